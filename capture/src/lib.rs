@@ -1,0 +1,1 @@
+//! wirestamp-capture: sources of [`wirestamp_core::Frame`]s.

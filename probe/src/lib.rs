@@ -1,0 +1,1 @@
+//! wirestamp-probe: stage stamps from inside the trading app (issue 4).
