@@ -1,0 +1,71 @@
+//! Test support shared by every crate's tests: the reference data folder and peer tools as oracles.
+//!
+//! Reference captures stay in `../shared/data` (never copied into the project). A test that needs them
+//! calls [`shared_data`], which panics with the path it looked at when the folder is missing: a missing
+//! oracle is a failure, never a silent pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The shared reference data folder: `$WIRESTAMP_SHARED_DATA`, else `../shared/data` beside the
+/// workspace root. Panics, naming the path, when it does not exist.
+pub fn shared_data() -> PathBuf {
+    let dir = match std::env::var_os("WIRESTAMP_SHARED_DATA") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+    };
+    assert!(
+        dir.join("README.md").is_file(),
+        "reference data not found at {} (set WIRESTAMP_SHARED_DATA to the shared/data folder)",
+        dir.display()
+    );
+    dir
+}
+
+/// A file inside the shared reference data folder; panics naming it when it is missing.
+pub fn data_file(rel: &str) -> PathBuf {
+    let p = shared_data().join(rel);
+    assert!(p.is_file(), "reference file missing: {}", p.display());
+    p
+}
+
+/// Runs `tshark -r FILE -T fields -E separator=| -E occurrence=a ... -e F1 -e F2 ...` with extra args
+/// (e.g. `--enable-heuristic metamako_eth`) and returns one row of field strings per frame.
+/// Panics with tshark's stderr when it is missing or fails, so an absent oracle fails the test.
+pub fn tshark_fields(file: &Path, extra: &[&str], fields: &[&str]) -> Vec<Vec<String>> {
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-n").arg("-r").arg(file).args(extra).args(["-T", "fields", "-E", "separator=|", "-E", "occurrence=a"]);
+    for f in fields {
+        cmd.arg("-e").arg(f);
+    }
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run tshark (scripts/setup.sh installs it): {e}"));
+    assert!(out.status.success(), "tshark failed on {}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('|').map(str::to_owned).collect()).collect()
+}
+
+/// Parses tshark's `frame.time_epoch` (`seconds.fraction`, up to 9 digits) into integer nanoseconds,
+/// with no float on the way.
+pub fn epoch_to_ns(s: &str) -> i64 {
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
+    assert!(frac.len() <= 9, "more than 9 fractional digits in {s}");
+    let sec: i64 = sec.parse().unwrap_or_else(|_| panic!("bad epoch seconds in {s}"));
+    let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().expect("bad fraction") };
+    let ns = sec * 1_000_000_000 + frac_ns;
+    if neg { -ns } else { ns }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_parsing() {
+        assert_eq!(epoch_to_ns("1527552589.170404442"), 1_527_552_589_170_404_442);
+        assert_eq!(epoch_to_ns("1473799831.415144"), 1_473_799_831_415_144_000);
+        assert_eq!(epoch_to_ns("12"), 12_000_000_000);
+    }
+}
