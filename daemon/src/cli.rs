@@ -1,0 +1,109 @@
+//! The command line as data: clap definitions and the dispatch to each command's module.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Honest wire-to-wire latency for electronic trading.
+///
+/// wirestamp reads captures from taps and hosts (pcap, pcapng, ERF; plain, gzip or zstd), decodes the
+/// timestamp trailers tap devices append (Arista 7130/Metamako, Exablaze, Arista 7150/7280, cPacket),
+/// and reports latency with every timestamp's provenance and every loss counted.
+#[derive(Debug, Parser)]
+#[command(name = "wirestamp", version, propagate_version = true, max_term_width = 110)]
+pub struct Cli {
+    /// Log filter (e.g. `info`, `wirestamp_capture=debug`); default `warn`, or `RUST_LOG`.
+    #[arg(long, global = true, value_name = "FILTER")]
+    pub log: Option<String>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print every frame's timestamp, provenance and L3/L4 summary, one CSV (or JSON) line per frame.
+    ///
+    /// Like `tshark -T fields` for timestamps: what wirestamp sees in a capture. Several files are merged
+    /// into one stream ordered by time. Tap trailers are detected automatically; `--trailer` forces one.
+    ///
+    /// Columns: index (0-based, in output order), time_ns (best timestamp: the trailer's when there is
+    /// one, else the record's; ns since the epoch), caplen, wirelen, interface (global number across the
+    /// inputs), direction (in/out/empty), ts_source (pcap, pcapng, erf, none, or the trailer's name),
+    /// trailer, trailer_time_ns, device, port, src, dst, proto, sport, dport, payload_len (transport payload
+    /// as the headers declare it, without padding or trailer), then record_time_ns (the container's own
+    /// time, always kept), quality (clock-quality flags), vlan (outer/inner ids), anomaly (first malformed
+    /// header: layer@offset: reason), input (index of the file on the command line).
+    ///
+    /// Examples:
+    ///   wirestamp frames capture.pcapng
+    ///   wirestamp frames --trailer metamako tap1.pcap.gz tap2.pcap.zst
+    ///   wirestamp frames --trailer tap1.pcap=arista7150 --format json tap1.pcap tap2.pcap
+    #[command(verbatim_doc_comment)]
+    Frames(FramesArgs),
+
+    /// Run wirestamp on a built-in default: generate a small capture with tap trailers, then read it back
+    /// and summarise what was found.
+    Demo {
+        /// Where to write the generated capture (default: a temporary file, removed afterwards).
+        #[arg(long, value_name = "FILE")]
+        keep: Option<PathBuf>,
+    },
+}
+
+/// Output format of `frames`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Comma-separated values with a header row.
+    Csv,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FramesArgs {
+    /// Capture files: pcap (µs/ns, either byte order, modified), pcapng, ERF; optionally gzip or zstd.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Timestamp trailer decoding: `auto` (default: detect conservatively), `none`, or a format to force
+    /// on every file (metamako, cpacket, exablaze_hpt, exablaze_fusion, arista7150, arista7280). `FILE=KIND`
+    /// forces a format on one file only. A forced format that does not validate on a file's first frames
+    /// is an error naming the file, the frame and the reason. Repeatable.
+    #[arg(long, value_name = "KIND|FILE=KIND")]
+    pub trailer: Vec<String>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Csv)]
+    pub format: Format,
+
+    /// Stop after this many frames.
+    #[arg(short = 'c', long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Do not print the summary of counts and warnings on standard error.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Frames(args) => crate::frames::run(&args),
+        Command::Demo { keep } => crate::demo::run(keep.as_deref()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,308 @@
+//! `wirestamp frames`: one line per frame with its timestamp, provenance and L3/L4 summary.
+
+use crate::cli::{Format, FramesArgs};
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use wirestamp_capture::MergedReader;
+use wirestamp_core::dissect::{Dissection, Transport, dissect};
+use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerMode, TrailerStamp};
+use wirestamp_core::{Direction, Frame, TsSource};
+
+/// Column names, in order; the CSV header row.
+pub const COLUMNS: [&str; 22] = [
+    "index",
+    "time_ns",
+    "caplen",
+    "wirelen",
+    "interface",
+    "direction",
+    "ts_source",
+    "trailer",
+    "trailer_time_ns",
+    "device",
+    "port",
+    "src",
+    "dst",
+    "proto",
+    "sport",
+    "dport",
+    "payload_len",
+    "record_time_ns",
+    "quality",
+    "vlan",
+    "anomaly",
+    "input",
+];
+
+/// One output line. Field names are the column names.
+#[derive(Debug, Serialize)]
+struct Row {
+    index: u64,
+    time_ns: Option<i64>,
+    caplen: u32,
+    wirelen: u32,
+    interface: u32,
+    direction: &'static str,
+    ts_source: &'static str,
+    trailer: Option<&'static str>,
+    trailer_time_ns: Option<i64>,
+    device: Option<u32>,
+    port: Option<u32>,
+    src: Option<String>,
+    dst: Option<String>,
+    proto: Option<u8>,
+    sport: Option<u16>,
+    dport: Option<u16>,
+    payload_len: Option<usize>,
+    record_time_ns: Option<i64>,
+    quality: String,
+    vlan: String,
+    anomaly: Option<String>,
+    input: usize,
+}
+
+impl Row {
+    fn new(index: u64, input: usize, f: &Frame<'_>, d: &Dissection, stamp: Option<&TrailerStamp>) -> Row {
+        let record_time = f.has_ts().then_some(f.ts_ns);
+        let (time_ns, ts_source) = match stamp {
+            Some(s) => (Some(s.time_ns), TsSource::Trailer(s.kind)),
+            None => (record_time, f.ts_source),
+        };
+        let direction = if f.direction == Direction::Unknown { d.link_direction } else { f.direction };
+        let (sport, dport) = d.transport.ports().unzip();
+        let mut quality = f.quality;
+        if let Some(s) = stamp {
+            quality |= s.quality;
+        }
+        let vlan = d.vlans[..(d.vlan_count as usize).min(2)].iter().map(u16::to_string).collect::<Vec<_>>().join("/");
+        Row {
+            index,
+            time_ns,
+            caplen: f.caplen(),
+            wirelen: f.wire_len,
+            interface: f.interface,
+            direction: direction.name(),
+            ts_source: ts_source.name(),
+            trailer: stamp.map(|s| s.kind.name()),
+            trailer_time_ns: stamp.map(|s| s.time_ns),
+            device: stamp.and_then(|s| s.device),
+            port: stamp.and_then(|s| s.port),
+            src: d.ip.map(|ip| ip.src.to_string()),
+            dst: d.ip.map(|ip| ip.dst.to_string()),
+            proto: d.ip.map(|ip| ip.proto),
+            sport,
+            dport,
+            payload_len: (!matches!(d.transport, Transport::None)).then_some(d.payload_len),
+            record_time_ns: record_time,
+            quality: quality.names(),
+            vlan,
+            anomaly: d.anomaly.map(|a| a.to_string()),
+            input,
+        }
+    }
+
+    fn write_csv(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        fn opt<T: std::fmt::Display>(v: &Option<T>) -> String {
+            v.as_ref().map(T::to_string).unwrap_or_default()
+        }
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            self.index,
+            opt(&self.time_ns),
+            self.caplen,
+            self.wirelen,
+            self.interface,
+            self.direction,
+            self.ts_source,
+            opt(&self.trailer),
+            opt(&self.trailer_time_ns),
+            opt(&self.device),
+            opt(&self.port),
+            opt(&self.src),
+            opt(&self.dst),
+            opt(&self.proto),
+            opt(&self.sport),
+            opt(&self.dport),
+            opt(&self.payload_len),
+            opt(&self.record_time_ns),
+            self.quality,
+            self.vlan,
+            csv_quote(self.anomaly.as_deref().unwrap_or("")),
+            self.input,
+        )
+    }
+}
+
+/// Quotes a CSV field when it holds a comma or a quote.
+fn csv_quote(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
+}
+
+/// Which trailer mode applies to each input: `KIND` sets the default, `FILE=KIND` one file.
+fn trailer_modes(specs: &[String], files: &[PathBuf]) -> Result<Vec<TrailerMode>> {
+    let mut default = TrailerMode::Auto;
+    let mut per_file: Vec<Option<TrailerMode>> = vec![None; files.len()];
+    for spec in specs {
+        match spec.rsplit_once('=') {
+            Some((file, kind)) => {
+                let mode: TrailerMode = kind.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?;
+                let matches: Vec<usize> =
+                    files.iter().enumerate().filter(|(_, f)| same_file(f, Path::new(file))).map(|(i, _)| i).collect();
+                if matches.is_empty() {
+                    bail!("--trailer {spec}: {file} is not one of the input files");
+                }
+                for i in matches {
+                    per_file[i] = Some(mode);
+                }
+            }
+            None => default = spec.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?,
+        }
+    }
+    Ok(per_file.into_iter().map(|m| m.unwrap_or(default)).collect())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// What the summary on stderr counts.
+#[derive(Default)]
+struct Summary {
+    frames: u64,
+    by_trailer: BTreeMap<&'static str, u64>,
+    keyframes: u64,
+    anomalies: BTreeMap<&'static str, u64>,
+    no_timestamp: u64,
+}
+
+pub fn run(args: &FramesArgs) -> Result<ExitCode> {
+    let modes = trailer_modes(&args.trailer, &args.files)?;
+    let mut reader = MergedReader::open(&args.files)?;
+    let mut decoders: Vec<TrailerDecoder> = modes.iter().map(|m| TrailerDecoder::new(*m)).collect();
+    let mut per_input_index = vec![0u64; args.files.len()];
+
+    let sink: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, sink);
+    if args.format == Format::Csv {
+        writeln!(out, "{}", COLUMNS.join(","))?;
+    }
+
+    let mut summary = Summary::default();
+    let limit = args.count.unwrap_or(u64::MAX);
+    let mut failure = None;
+    while summary.frames < limit {
+        let (input, frame) = match reader.next_frame() {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(e) => {
+                failure = Some(anyhow::Error::new(e));
+                break;
+            }
+        };
+        let frame_no = per_input_index[input];
+        per_input_index[input] += 1;
+        let d = dissect(frame.data, frame.link);
+        let decoded = match decoders[input].decode(&frame, &d) {
+            Ok(x) => x,
+            Err(e) => {
+                failure = Some(anyhow::anyhow!(
+                    "{}: frame {frame_no}: --trailer {} does not validate: {}",
+                    args.files[input].display(),
+                    e.kind.name(),
+                    e.reason
+                ));
+                break;
+            }
+        };
+        let stamp = match &decoded {
+            Decoded::Stamp(s) => Some(s),
+            Decoded::Keyframe => {
+                summary.keyframes += 1;
+                None
+            }
+            Decoded::None => None,
+        };
+        if let Some(s) = stamp {
+            *summary.by_trailer.entry(s.kind.name()).or_default() += 1;
+        }
+        if let Some(a) = d.anomaly {
+            *summary.anomalies.entry(a.layer.name()).or_default() += 1;
+        }
+        if !frame.has_ts() {
+            summary.no_timestamp += 1;
+        }
+        let row = Row::new(summary.frames, input, &frame, &d, stamp);
+        match args.format {
+            Format::Csv => row.write_csv(&mut out)?,
+            Format::Json => {
+                serde_json::to_writer(&mut out, &row)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        summary.frames += 1;
+    }
+    out.flush()?;
+
+    if !args.quiet {
+        print_summary(&summary, &reader, &args.files);
+    }
+    match failure {
+        Some(e) => Err(e.context(format!("stopped after {} frames", summary.frames))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn print_summary(s: &Summary, reader: &MergedReader, files: &[PathBuf]) {
+    let mut line = format!("wirestamp: {} frames from {} input(s)", s.frames, files.len());
+    if !s.by_trailer.is_empty() {
+        let t: Vec<String> = s.by_trailer.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        line += &format!("; trailer timestamps: {}", t.join(", "));
+    }
+    if s.keyframes > 0 {
+        line += &format!("; keyframes: {}", s.keyframes);
+    }
+    if !s.anomalies.is_empty() {
+        let a: Vec<String> = s.anomalies.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        line += &format!("; malformed headers: {}", a.join(", "));
+    }
+    if s.no_timestamp > 0 {
+        line += &format!("; frames without a timestamp (pcapng SPB): {}", s.no_timestamp);
+    }
+    eprintln!("{line}");
+    for input in reader.inputs() {
+        for w in input.warnings() {
+            eprintln!("wirestamp: warning: {w}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailer_mode_specs() {
+        let files = vec![PathBuf::from("a.pcap"), PathBuf::from("b.pcap")];
+        let m = trailer_modes(&["metamako".into(), "b.pcap=none".into()], &files).unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(matches!(m[0], TrailerMode::Forced(_)));
+        assert!(matches!(m[1], TrailerMode::Off));
+        let err = trailer_modes(&["c.pcap=metamako".into()], &files).unwrap_err().to_string();
+        assert!(err.contains("c.pcap is not one of the input files"), "{err}");
+        assert!(trailer_modes(&["bogus".into()], &files).is_err());
+    }
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_quote("udp header at byte 38: truncated"), "udp header at byte 38: truncated");
+        assert_eq!(csv_quote("a,b"), "\"a,b\"");
+    }
+}
