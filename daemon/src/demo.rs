@@ -94,7 +94,11 @@ pub fn run(keep: Option<&Path>) -> Result<ExitCode> {
         }
     };
     let truth = generate(&path)?;
-    println!("generated {} ({} frames: Ethernet/IPv4/UDP market data with Arista 7130 trailers)", path.display(), FRAMES);
+    println!(
+        "generated {} ({} frames: Ethernet/IPv4/UDP market data with Arista 7130 trailers)",
+        path.display(),
+        FRAMES
+    );
 
     let mut reader = MergedReader::open(std::slice::from_ref(&path))?;
     let mut decoder = TrailerDecoder::new(TrailerMode::Auto);

@@ -1,0 +1,266 @@
+//! TCP byte-stream reassembly for one direction of one connection, with no IO and bounded memory.
+//!
+//! Segments arrive in capture order with their sequence number, payload and a caller-chosen metadata
+//! value `M` (typically the frame index and timestamp). The reassembler delivers the stream in order as
+//! [`Piece::Data`] chunks, each tagged with the metadata of the frame that carried those bytes *first in
+//! stream order*, so a message framer can time a message by the frame carrying its first byte and keep
+//! the frame carrying its last byte. Retransmitted bytes are dropped (counted); out-of-order segments
+//! wait in a bounded buffer; when that bound is exceeded, or the stream ends with bytes missing, the
+//! missing range is delivered as a [`Piece::Hole`] (counted) and delivery resumes after it. The framer
+//! is then responsible for resynchronising at a message boundary it can prove.
+//!
+//! Sequence numbers wrap at 2^32; the reassembler works on 64-bit stream offsets (bytes since the first
+//! byte it saw), so wrap-around is invisible to the caller.
+
+use std::collections::BTreeMap;
+
+/// Default bound on bytes held for out-of-order segments, per stream direction.
+pub const DEFAULT_MAX_PENDING: usize = 1 << 20;
+
+/// What the reassembler hands to the consumer, in stream order.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece<'a, M> {
+    /// Contiguous bytes starting at stream offset `offset`, first carried by the frame described by `meta`.
+    Data {
+        /// Stream offset of `data[0]`.
+        offset: u64,
+        /// The bytes.
+        data: &'a [u8],
+        /// Metadata of the frame that carried them.
+        meta: M,
+    },
+    /// `len` bytes starting at `offset` were never seen.
+    Hole {
+        /// Stream offset of the first missing byte.
+        offset: u64,
+        /// Number of missing bytes.
+        len: u64,
+    },
+}
+
+/// Counters of what reassembly saw. Every byte that is not delivered is in one of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReasmStats {
+    /// Segments pushed (with or without payload).
+    pub segments: u64,
+    /// Payload bytes delivered in order.
+    pub bytes: u64,
+    /// Segments that held at least one byte already delivered or already pending (retransmissions).
+    pub retransmitted_segments: u64,
+    /// Payload bytes dropped because they had already been delivered or were already pending.
+    pub retransmitted_bytes: u64,
+    /// Segments that arrived ahead of the next expected byte.
+    pub out_of_order_segments: u64,
+    /// Ranges of the stream never seen.
+    pub holes: u64,
+    /// Bytes in those ranges.
+    pub hole_bytes: u64,
+}
+
+/// Reassembles one direction of a TCP connection.
+#[derive(Debug)]
+pub struct Reassembler<M> {
+    /// Sequence number of stream offset `next_off`; `None` until the first segment.
+    next_seq: Option<u32>,
+    /// Stream offset of the next byte to deliver.
+    next_off: u64,
+    /// Out-of-order segments by stream offset.
+    pending: BTreeMap<u64, (Vec<u8>, M)>,
+    pending_bytes: usize,
+    max_pending: usize,
+    stats: ReasmStats,
+}
+
+impl<M: Copy> Default for Reassembler<M> {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_PENDING)
+    }
+}
+
+impl<M: Copy> Reassembler<M> {
+    /// A reassembler holding at most `max_pending` bytes of out-of-order data.
+    pub fn new(max_pending: usize) -> Self {
+        Reassembler {
+            next_seq: None,
+            next_off: 0,
+            pending: BTreeMap::new(),
+            pending_bytes: 0,
+            max_pending,
+            stats: ReasmStats::default(),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &ReasmStats {
+        &self.stats
+    }
+
+    /// Stream offset of the next byte to be delivered.
+    pub fn next_offset(&self) -> u64 {
+        self.next_off
+    }
+
+    /// Feeds one segment. `syn` is the segment's SYN flag (it occupies one sequence number).
+    /// Delivers every piece that became contiguous to `sink`, in stream order.
+    pub fn push(&mut self, seq: u32, syn: bool, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+        self.stats.segments += 1;
+        let data_seq = if syn { seq.wrapping_add(1) } else { seq };
+        let next_seq = match self.next_seq {
+            Some(s) => s,
+            None => {
+                // The first segment fixes offset 0 (mid-stream captures start wherever they start).
+                if payload.is_empty() && !syn {
+                    return;
+                }
+                self.next_seq = Some(data_seq);
+                data_seq
+            }
+        };
+        if payload.is_empty() {
+            return;
+        }
+        // Offset relative to the next expected byte; sequence space is circular, so the signed
+        // difference is right for any segment within 2 GiB of the stream position.
+        let rel = data_seq.wrapping_sub(next_seq) as i32 as i64;
+        let start = self.next_off as i64 + rel;
+        let end = start + payload.len() as i64;
+        if end <= self.next_off as i64 {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += payload.len() as u64;
+            return;
+        }
+        if start < 0 {
+            // Bytes before the first one we ever saw: only the tail is new.
+            let skip = (-start) as usize;
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += skip as u64;
+            return self.push_at(0, &payload[skip..], meta, sink);
+        }
+        self.push_at(start as u64, payload, meta, sink);
+    }
+
+    fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if start <= self.next_off {
+            let end = start + payload.len() as u64;
+            let mut dup = self.next_off.min(end) - start;
+            // Bytes already pending were carried first by an earlier frame: deliver those copies, and
+            // from this payload only what lies between them.
+            while self.next_off < end {
+                let upto = match self.pending.first_key_value() {
+                    Some((&p, _)) if p < end => p,
+                    _ => end,
+                };
+                self.deliver(&payload[(self.next_off - start) as usize..(upto - start) as usize], meta, sink);
+                if upto == end {
+                    break;
+                }
+                self.drain_pending(sink);
+                dup += self.next_off.min(end) - upto;
+            }
+            self.drain_pending(sink);
+            if dup > 0 {
+                self.stats.retransmitted_segments += 1;
+                self.stats.retransmitted_bytes += dup;
+            }
+        } else {
+            self.stats.out_of_order_segments += 1;
+            self.store(start, payload, meta);
+            while self.pending_bytes > self.max_pending {
+                self.skip_to_first_pending(sink);
+                self.drain_pending(sink);
+            }
+        }
+    }
+
+    /// Declares the stream finished: whatever is still pending is delivered after the holes before it.
+    pub fn finish(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        while !self.pending.is_empty() {
+            self.skip_to_first_pending(sink);
+            self.drain_pending(sink);
+        }
+    }
+
+    fn deliver(&mut self, data: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if data.is_empty() {
+            return;
+        }
+        sink(Piece::Data { offset: self.next_off, data, meta });
+        self.advance(data.len() as u64);
+        self.stats.bytes += data.len() as u64;
+    }
+
+    fn advance(&mut self, n: u64) {
+        self.next_off += n;
+        self.next_seq = self.next_seq.map(|s| s.wrapping_add(n as u32));
+    }
+
+    /// Stores an out-of-order segment, keeping only bytes not already pending (first copy wins).
+    fn store(&mut self, start: u64, payload: &[u8], meta: M) {
+        let end = start + payload.len() as u64;
+        let mut cursor = start;
+        let mut pieces: Vec<(u64, u64)> = Vec::new();
+        // Pending ranges overlapping [start, end), in order.
+        let first = self.pending.range(..start).next_back().filter(|(o, (d, _))| **o + d.len() as u64 > start);
+        let overlapping: Vec<(u64, u64)> = first
+            .map(|(o, (d, _))| (*o, *o + d.len() as u64))
+            .into_iter()
+            .chain(self.pending.range(start..end).map(|(o, (d, _))| (*o, *o + d.len() as u64)))
+            .collect();
+        for (o_start, o_end) in overlapping {
+            if o_start > cursor {
+                pieces.push((cursor, o_start));
+            }
+            cursor = cursor.max(o_end);
+        }
+        if cursor < end {
+            pieces.push((cursor, end));
+        }
+        let kept: u64 = pieces.iter().map(|(a, b)| b - a).sum();
+        let dup = payload.len() as u64 - kept;
+        if dup > 0 {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += dup;
+        }
+        for (a, b) in pieces {
+            let bytes = payload[(a - start) as usize..(b - start) as usize].to_vec();
+            self.pending_bytes += bytes.len();
+            self.pending.insert(a, (bytes, meta));
+        }
+    }
+
+    /// Delivers pending segments that are now contiguous.
+    fn drain_pending(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        while let Some(entry) = self.pending.first_entry() {
+            let off = *entry.key();
+            if off > self.next_off {
+                break;
+            }
+            let (bytes, meta) = entry.remove();
+            self.pending_bytes -= bytes.len();
+            let end = off + bytes.len() as u64;
+            if end <= self.next_off {
+                self.stats.retransmitted_bytes += bytes.len() as u64;
+                continue;
+            }
+            let skip = (self.next_off - off) as usize;
+            self.stats.retransmitted_bytes += skip as u64;
+            self.deliver(&bytes[skip..], meta, sink);
+        }
+    }
+
+    /// Gives up on the bytes before the first pending segment: they become a hole.
+    fn skip_to_first_pending(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if let Some((&off, _)) = self.pending.first_key_value()
+            && off > self.next_off
+        {
+            let len = off - self.next_off;
+            sink(Piece::Hole { offset: self.next_off, len });
+            self.stats.holes += 1;
+            self.stats.hole_bytes += len;
+            self.advance(len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+use super::*;
+
+/// Pushes segments `(seq, syn, bytes, meta)` and records what comes out as owned values.
+#[derive(Debug, PartialEq, Eq)]
+enum Out {
+    Data(u64, Vec<u8>, u32),
+    Hole(u64, u64),
+}
+
+fn run(r: &mut Reassembler<u32>, segs: &[(u32, bool, &[u8], u32)], finish: bool) -> Vec<Out> {
+    let mut out = Vec::new();
+    let mut sink = |p: Piece<'_, u32>| match p {
+        Piece::Data { offset, data, meta } => out.push(Out::Data(offset, data.to_vec(), meta)),
+        Piece::Hole { offset, len } => out.push(Out::Hole(offset, len)),
+    };
+    for &(seq, syn, bytes, meta) in segs {
+        r.push(seq, syn, bytes, meta, &mut sink);
+    }
+    if finish {
+        r.finish(&mut sink);
+    }
+    out
+}
+
+#[test]
+fn in_order_after_syn() {
+    let mut r = Reassembler::default();
+    let out = run(&mut r, &[(1000, true, b"", 0), (1001, false, b"abc", 1), (1004, false, b"de", 2)], false);
+    assert_eq!(out, vec![Out::Data(0, b"abc".to_vec(), 1), Out::Data(3, b"de".to_vec(), 2)]);
+    assert_eq!(r.stats().bytes, 5);
+}
+
+#[test]
+fn retransmission_and_partial_overlap() {
+    let mut r = Reassembler::default();
+    let out = run(
+        &mut r,
+        &[(10, false, b"abcd", 1), (10, false, b"abcd", 2), (12, false, b"cdefg", 3), (20, false, b"", 4)],
+        false,
+    );
+    assert_eq!(out, vec![Out::Data(0, b"abcd".to_vec(), 1), Out::Data(4, b"efg".to_vec(), 3)]);
+    let s = r.stats();
+    assert_eq!(s.retransmitted_segments, 2);
+    assert_eq!(s.retransmitted_bytes, 4 + 2);
+    assert_eq!(s.bytes, 7);
+}
+
+#[test]
+fn out_of_order_is_reordered_with_first_carrier_meta() {
+    let mut r = Reassembler::default();
+    let out = run(&mut r, &[(0, false, b"ab", 1), (4, false, b"ef", 2), (2, false, b"cd", 3)], false);
+    assert_eq!(
+        out,
+        vec![Out::Data(0, b"ab".to_vec(), 1), Out::Data(2, b"cd".to_vec(), 3), Out::Data(4, b"ef".to_vec(), 2)]
+    );
+    assert_eq!(r.stats().out_of_order_segments, 1);
+    assert_eq!(r.stats().holes, 0);
+}
+
+#[test]
+fn overlapping_out_of_order_keeps_first_copy() {
+    let mut r = Reassembler::default();
+    // "ghij" pending at 6, then "efghIJKL" at 4 overlaps it: only "ef" and "KL" are new.
+    let out = run(&mut r, &[(0, false, b"abcd", 1), (6, false, b"ghij", 2), (4, false, b"efGHIJkl", 3)], false);
+    assert_eq!(
+        out,
+        vec![
+            Out::Data(0, b"abcd".to_vec(), 1),
+            Out::Data(4, b"ef".to_vec(), 3),
+            Out::Data(6, b"ghij".to_vec(), 2),
+            Out::Data(10, b"kl".to_vec(), 3)
+        ]
+    );
+    assert_eq!(r.stats().retransmitted_bytes, 4);
+}
+
+#[test]
+fn hole_when_buffer_bound_exceeded() {
+    let mut r = Reassembler::new(4);
+    let out = run(&mut r, &[(0, false, b"ab", 1), (5, false, b"fgh", 2), (8, false, b"ij", 3)], false);
+    assert_eq!(
+        out,
+        vec![
+            Out::Data(0, b"ab".to_vec(), 1),
+            Out::Hole(2, 3),
+            Out::Data(5, b"fgh".to_vec(), 2),
+            Out::Data(8, b"ij".to_vec(), 3)
+        ]
+    );
+    assert_eq!(r.stats().holes, 1);
+    assert_eq!(r.stats().hole_bytes, 3);
+    // The late copy of the missing bytes is now a retransmission of a range given up on.
+    let late = run(&mut r, &[(2, false, b"cde", 4)], false);
+    assert!(late.is_empty());
+}
+
+#[test]
+fn finish_turns_missing_ranges_into_holes() {
+    let mut r = Reassembler::default();
+    let out = run(&mut r, &[(100, false, b"a", 1), (110, false, b"k", 2)], true);
+    assert_eq!(out, vec![Out::Data(0, b"a".to_vec(), 1), Out::Hole(1, 9), Out::Data(10, b"k".to_vec(), 2)]);
+}
+
+#[test]
+fn sequence_wrap_is_invisible() {
+    let mut r = Reassembler::default();
+    let base = u32::MAX - 2;
+    let out = run(&mut r, &[(base, false, b"xyz", 1), (base.wrapping_add(3), false, b"uvw", 2)], false);
+    assert_eq!(out, vec![Out::Data(0, b"xyz".to_vec(), 1), Out::Data(3, b"uvw".to_vec(), 2)]);
+    assert_eq!(r.next_offset(), 6);
+}
+
+#[test]
+fn bytes_before_the_first_segment_are_ignored() {
+    let mut r = Reassembler::default();
+    let out = run(&mut r, &[(50, false, b"cd", 1), (48, false, b"abcdef", 2)], false);
+    assert_eq!(out, vec![Out::Data(0, b"cd".to_vec(), 1), Out::Data(2, b"ef".to_vec(), 2)]);
+}
+
+#[test]
+fn every_byte_is_accounted_for_under_shuffling() {
+    // A 4 KiB stream cut into segments, sent with duplicates and reordering by a fixed permutation;
+    // what is delivered must be exactly the stream, with no holes.
+    let stream: Vec<u8> = (0..4096u32).map(|i| (i * 31 % 251) as u8).collect();
+    let mut segs: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut off = 0usize;
+    let mut k = 0usize;
+    while off < stream.len() {
+        let len = 1 + (k * 37) % 97;
+        let end = (off + len).min(stream.len());
+        segs.push((7_000 + off as u32, stream[off..end].to_vec()));
+        off = end;
+        k += 1;
+    }
+    let n = segs.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in 0..n {
+        order.swap(i, (i * 7 + 3) % n.min(i + 5));
+    }
+    order.extend((0..n).step_by(5)); // duplicates
+    let mut r = Reassembler::default();
+    let mut got = Vec::new();
+    let mut holes = 0;
+    let mut sink = |p: Piece<'_, usize>| match p {
+        Piece::Data { offset, data, .. } => {
+            assert_eq!(offset as usize, got.len());
+            got.extend_from_slice(data);
+        }
+        Piece::Hole { .. } => holes += 1,
+    };
+    // Segment 0 first so offset 0 is the stream start.
+    r.push(segs[0].0, false, &segs[0].1, 0, &mut sink);
+    for &i in &order {
+        r.push(segs[i].0, false, &segs[i].1, i, &mut sink);
+    }
+    r.finish(&mut sink);
+    assert_eq!(holes, 0);
+    assert_eq!(got, stream);
+}
