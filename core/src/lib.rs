@@ -8,6 +8,7 @@
 pub mod dissect;
 pub mod frame;
 pub mod reasm;
+pub mod stats;
 pub mod time;
 pub mod trailer;
 pub mod wire;
