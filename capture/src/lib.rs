@@ -1,1 +1,2 @@
 //! wirestamp-capture: sources of [`wirestamp_core::Frame`]s.
+pub mod write;

@@ -1,0 +1,173 @@
+//! Capture file writers: classic pcap (nanosecond magic) and pcapng (one IDB per interface, `if_tsresol`
+//! = 10^-9, `epb_flags` direction), both little-endian. Used by `synth`, and by live capture for its output.
+
+use std::io::{self, Write};
+use wirestamp_core::{Direction, LinkType};
+
+/// Writes a classic pcap with nanosecond timestamps.
+pub struct PcapWriter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> PcapWriter<W> {
+    /// Writes the 24-byte file header.
+    pub fn new(mut out: W, link: LinkType, snaplen: u32) -> io::Result<Self> {
+        out.write_all(&0xa1b2_3c4d_u32.to_le_bytes())?;
+        out.write_all(&2u16.to_le_bytes())?;
+        out.write_all(&4u16.to_le_bytes())?;
+        out.write_all(&[0; 8])?;
+        out.write_all(&snaplen.to_le_bytes())?;
+        out.write_all(&(link.to_u16() as u32).to_le_bytes())?;
+        Ok(PcapWriter { out })
+    }
+
+    /// Writes one record. `ts_ns` must lie in 1970..2106 (the format's unsigned 32-bit seconds).
+    pub fn write(&mut self, ts_ns: i64, data: &[u8], wire_len: u32) -> io::Result<()> {
+        if !(0..(1i64 << 32) * 1_000_000_000).contains(&ts_ns) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("timestamp {ts_ns} ns outside pcap's range"),
+            ));
+        }
+        let mut hdr = [0u8; 16];
+        hdr[0..4].copy_from_slice(&((ts_ns / 1_000_000_000) as u32).to_le_bytes());
+        hdr[4..8].copy_from_slice(&((ts_ns % 1_000_000_000) as u32).to_le_bytes());
+        hdr[8..12].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        hdr[12..16].copy_from_slice(&wire_len.to_le_bytes());
+        self.out.write_all(&hdr)?;
+        self.out.write_all(data)
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// An interface description for [`PcapngWriter`].
+#[derive(Debug, Clone)]
+pub struct IfaceSpec {
+    /// Link type.
+    pub link: LinkType,
+    /// `if_name`.
+    pub name: String,
+    /// `if_description` (free text: where the timestamps come from, for instance).
+    pub description: Option<String>,
+    /// Snap length.
+    pub snaplen: u32,
+}
+
+/// Writes a pcapng section with nanosecond interfaces.
+pub struct PcapngWriter<W: Write> {
+    out: W,
+    interfaces: u32,
+}
+
+const SHB: u32 = 0x0A0D_0D0A;
+const IDB: u32 = 1;
+const EPB: u32 = 6;
+const OPT_COMMENT: u16 = 1;
+const IF_NAME: u16 = 2;
+const IF_DESCRIPTION: u16 = 3;
+const IF_TSRESOL: u16 = 9;
+const EPB_FLAGS: u16 = 2;
+
+fn pad4(n: usize) -> usize {
+    (4 - n % 4) % 4
+}
+
+fn option(buf: &mut Vec<u8>, code: u16, value: &[u8]) {
+    buf.extend_from_slice(&code.to_le_bytes());
+    buf.extend_from_slice(&(value.len() as u16).to_le_bytes());
+    buf.extend_from_slice(value);
+    buf.resize(buf.len() + pad4(value.len()), 0);
+}
+
+fn end_options(buf: &mut Vec<u8>) {
+    buf.extend_from_slice(&[0; 4]);
+}
+
+impl<W: Write> PcapngWriter<W> {
+    /// Writes the Section Header Block (with `shb_userappl`-style comment naming the writer).
+    pub fn new(mut out: W, comment: Option<&str>) -> io::Result<Self> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&0x1A2B_3C4D_u32.to_le_bytes());
+        body.extend_from_slice(&1u16.to_le_bytes());
+        body.extend_from_slice(&0u16.to_le_bytes());
+        body.extend_from_slice(&(-1i64).to_le_bytes());
+        option(&mut body, 4, format!("wirestamp {}", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
+        if let Some(c) = comment {
+            option(&mut body, OPT_COMMENT, c.as_bytes());
+        }
+        end_options(&mut body);
+        write_block(&mut out, SHB, &body)?;
+        Ok(PcapngWriter { out, interfaces: 0 })
+    }
+
+    /// Writes an Interface Description Block and returns its interface id.
+    pub fn add_interface(&mut self, spec: &IfaceSpec) -> io::Result<u32> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&spec.link.to_u16().to_le_bytes());
+        body.extend_from_slice(&0u16.to_le_bytes());
+        body.extend_from_slice(&spec.snaplen.to_le_bytes());
+        option(&mut body, IF_NAME, spec.name.as_bytes());
+        if let Some(d) = &spec.description {
+            option(&mut body, IF_DESCRIPTION, d.as_bytes());
+        }
+        option(&mut body, IF_TSRESOL, &[9]);
+        end_options(&mut body);
+        write_block(&mut self.out, IDB, &body)?;
+        self.interfaces += 1;
+        Ok(self.interfaces - 1)
+    }
+
+    /// Writes an Enhanced Packet Block. `ts_ns` may be any i64 (pcapng timestamps are unsigned 64-bit;
+    /// negative times are refused).
+    pub fn write(&mut self, iface: u32, ts_ns: i64, data: &[u8], wire_len: u32, dir: Direction) -> io::Result<()> {
+        if iface >= self.interfaces {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface {iface} was never added")));
+        }
+        let ts = u64::try_from(ts_ns)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("negative timestamp {ts_ns}")))?;
+        let flags: u32 = match dir {
+            Direction::Unknown => 0,
+            Direction::Inbound => 1,
+            Direction::Outbound => 2,
+        };
+        let opts_len = if flags != 0 { 12 } else { 0 } + 4;
+        let total = 28 + data.len() + pad4(data.len()) + opts_len + 4;
+        let mut hdr = Vec::with_capacity(28);
+        hdr.extend_from_slice(&EPB.to_le_bytes());
+        hdr.extend_from_slice(&(total as u32).to_le_bytes());
+        hdr.extend_from_slice(&iface.to_le_bytes());
+        hdr.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        hdr.extend_from_slice(&(ts as u32).to_le_bytes());
+        hdr.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        hdr.extend_from_slice(&wire_len.to_le_bytes());
+        self.out.write_all(&hdr)?;
+        self.out.write_all(data)?;
+        self.out.write_all(&[0; 3][..pad4(data.len())])?;
+        let mut opts = Vec::with_capacity(16);
+        if flags != 0 {
+            option(&mut opts, EPB_FLAGS, &flags.to_le_bytes());
+        }
+        end_options(&mut opts);
+        self.out.write_all(&opts)?;
+        self.out.write_all(&(total as u32).to_le_bytes())
+    }
+
+    /// Flushes and returns the inner writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+fn write_block(out: &mut impl Write, kind: u32, body: &[u8]) -> io::Result<()> {
+    let total = (12 + body.len()) as u32;
+    out.write_all(&kind.to_le_bytes())?;
+    out.write_all(&total.to_le_bytes())?;
+    out.write_all(body)?;
+    out.write_all(&total.to_le_bytes())
+}
