@@ -1,0 +1,100 @@
+//! The interface table: one row per capture interface seen in an input, and the exact conversion
+//! of each interface's timestamp units to nanoseconds.
+
+use wirestamp_core::LinkType;
+
+/// Which container an interface comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ContainerKind {
+    /// Classic pcap (one interface per file).
+    Pcap,
+    /// pcapng (one Interface Description Block each).
+    Pcapng,
+    /// Endace ERF (one per ERF interface number seen, in order of first appearance).
+    Erf,
+}
+
+/// Resolution of an interface's timestamp units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TsResolution {
+    /// 10^-n s (pcap µs = 6, ns = 9; pcapng `if_tsresol` with MSB clear).
+    Dec(u8),
+    /// 2^-n s (pcapng `if_tsresol` with MSB set; ERF = 32).
+    Bin(u8),
+}
+
+impl TsResolution {
+    /// Decodes a pcapng `if_tsresol` byte.
+    pub fn from_pcapng(b: u8) -> TsResolution {
+        if b & 0x80 != 0 { TsResolution::Bin(b & 0x7f) } else { TsResolution::Dec(b) }
+    }
+
+    /// Nanoseconds in `units` of this resolution, rounded toward negative infinity (units are
+    /// unsigned, so: truncated), computed exactly with 128-bit integers. That is Wireshark's rule
+    /// (wiretap/pcapng.c divides by the units per second and truncates).
+    pub fn units_to_ns(self, units: u64) -> i128 {
+        match self {
+            TsResolution::Dec(n) if n <= 9 => units as i128 * 10i128.pow(9 - n as u32),
+            TsResolution::Dec(n) => match 10u128.checked_pow(n as u32 - 9) {
+                Some(div) => (units as u128 / div) as i128,
+                None => 0,
+            },
+            // units < 2^64 and 1e9 < 2^30, so the product fits in 94 bits; n <= 127.
+            TsResolution::Bin(n) => ((units as u128 * 1_000_000_000) >> n) as i128,
+        }
+    }
+}
+
+/// One capture interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    /// Number used in `Frame::interface`: the row index in the table that holds this row (a
+    /// reader's own table, or the merged reader's global one).
+    pub id: u32,
+    /// Index of the input file (0 for a reader used on its own).
+    pub input: usize,
+    /// Interface number inside the file: pcap 0; pcapng the IDB's index counted across all
+    /// sections of the file (as tshark's `frame.interface_id`); ERF the 3-bit interface number
+    /// from the record flags.
+    pub local_id: u32,
+    /// pcapng `if_name`.
+    pub name: Option<String>,
+    /// pcapng `if_description`.
+    pub description: Option<String>,
+    /// Link type of the interface's records (LINKTYPE_ERF for ERF-in-pcap: its frames are
+    /// presented unwrapped as Ethernet).
+    pub link: LinkType,
+    /// Timestamp resolution.
+    pub ts_resolution: TsResolution,
+    /// pcapng `if_tsoffset`, seconds (signed), already added to every frame's `ts_ns`.
+    pub ts_offset_s: i64,
+    /// FCS length in bytes when the container says (pcap link-type word, `if_fcslen`, ERF = 4).
+    pub fcs_len: Option<u8>,
+    /// Container the interface comes from.
+    pub container: ContainerKind,
+    /// Snapshot length (0 = unknown/unlimited).
+    pub snaplen: u32,
+    /// pcapng section number (0-based); 0 for other containers.
+    pub section: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolution_conversions_are_exact() {
+        assert_eq!(TsResolution::from_pcapng(6), TsResolution::Dec(6));
+        assert_eq!(TsResolution::from_pcapng(0x9e), TsResolution::Bin(30));
+        assert_eq!(TsResolution::Dec(6).units_to_ns(1_500_000), 1_500_000_000);
+        assert_eq!(TsResolution::Dec(9).units_to_ns(7), 7);
+        assert_eq!(TsResolution::Dec(12).units_to_ns(1_999), 1);
+        // 2^-30: 3.5 s = 3*2^30 + 2^29 units.
+        assert_eq!(TsResolution::Bin(30).units_to_ns(3 * (1 << 30) + (1 << 29)), 3_500_000_000);
+        // 1 unit of 2^-30 s = 0.931322574615... ns: truncated to 0; 3 units = 2.79 ns -> 2.
+        assert_eq!(TsResolution::Bin(30).units_to_ns(1), 0);
+        assert_eq!(TsResolution::Bin(30).units_to_ns(3), 2);
+        assert_eq!(TsResolution::Bin(127).units_to_ns(u64::MAX), 0);
+        assert_eq!(TsResolution::Dec(127).units_to_ns(u64::MAX), 0);
+    }
+}

@@ -1,0 +1,185 @@
+//! Classic pcap files (libpcap format), including the nanosecond and "modified" variants.
+//!
+//! [draft-ietf-opsawg-pcap; Wireshark wiretap/libpcap.c for the modified (Kuznetzov) format]
+//! ```text
+//! file header (24 bytes, in the writer's byte order):
+//!  magic u32 | major u16 | minor u16 | reserved1 u32 | reserved2 u32 | snaplen u32 | linktype word u32
+//!  magic: a1b2c3d4 µs, a1b23c4d ns, a1b2cd34 modified (µs, 24-byte records)
+//!  linktype word: FCS len (bits 28-31, 16-bit words) | R 27 | P 26 (FCS len valid) | reserved | LINKTYPE (0-15)
+//! record header (16 bytes; modified: + ifindex u32, protocol u16, pkt_type u8, pad u8):
+//!  ts_sec u32 | ts_usec-or-nsec u32 | caplen u32 | origlen u32 | caplen bytes of data
+//! ```
+//! LINKTYPE_ERF (197) records are unwrapped: the frame is the ERF payload, timestamped by the ERF
+//! header (see [`crate::erf`]).
+
+use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
+
+use crate::buffer::{ChunkBuffer, MAX_RECORD};
+use crate::erf;
+use crate::error::ReadErrorKind;
+use crate::interface::{ContainerKind, Interface, TsResolution};
+use crate::raw::{RawFrame, Step, pcap_fcs_len, sll_direction, u16_at, u32_at};
+
+/// Byte order of a file (pcap) or section (pcapng).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Little-endian.
+    Little,
+    /// Big-endian.
+    Big,
+}
+
+/// Variant of a pcap file, from its magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PcapMagic {
+    pub nanos: bool,
+    pub byte_order: ByteOrder,
+    pub modified: bool,
+}
+
+impl PcapMagic {
+    /// Recognises the 4 first bytes of a pcap file.
+    pub(crate) fn detect(head: [u8; 4]) -> Option<PcapMagic> {
+        let (magic, byte_order) = match u32::from_le_bytes(head) {
+            m @ (0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34) => (m, ByteOrder::Little),
+            m => match m.swap_bytes() {
+                m @ (0xa1b2_c3d4 | 0xa1b2_3c4d | 0xa1b2_cd34) => (m, ByteOrder::Big),
+                _ => return None,
+            },
+        };
+        Some(PcapMagic { nanos: magic == 0xa1b2_3c4d, byte_order, modified: magic == 0xa1b2_cd34 })
+    }
+}
+
+pub(crate) struct PcapParser {
+    swap: bool,
+    hdr_len: usize,
+    /// ns per fraction unit (1000 for µs files, 1 for ns).
+    frac_mult: i64,
+    link: LinkType,
+    fcs_len: Option<u8>,
+    /// Link type needs per-frame work (SLL direction, ERF unwrapping).
+    special: bool,
+}
+
+/// Size of the file header.
+const FILE_HEADER_LEN: usize = 24;
+
+impl PcapParser {
+    /// Parses the file header (the buffer starts at it); returns the parser and its interface.
+    pub(crate) fn open(buf: &mut ChunkBuffer, magic: PcapMagic) -> Result<(PcapParser, Interface), ReadErrorKind> {
+        if !buf.fill(FILE_HEADER_LEN)? {
+            return Err(ReadErrorKind::HeaderTruncated { needed: FILE_HEADER_LEN, have: buf.avail().len() });
+        }
+        let h = buf.avail();
+        // The helpers read little-endian and swap on request, whatever the host.
+        let swap = magic.byte_order == ByteOrder::Big;
+        let (major, minor) = (u16_at(h, 4, swap), u16_at(h, 6, swap));
+        if major != 2 || !(2..=4).contains(&minor) {
+            return Err(ReadErrorKind::PcapVersion { major, minor });
+        }
+        let snaplen = u32_at(h, 16, swap);
+        let word = u32_at(h, 20, swap);
+        let link = LinkType::from_u16(word as u16);
+        let fcs_len = pcap_fcs_len(word);
+        buf.consume(FILE_HEADER_LEN);
+        let iface = Interface {
+            id: 0,
+            input: 0,
+            local_id: 0,
+            name: None,
+            description: None,
+            link,
+            ts_resolution: TsResolution::Dec(if magic.nanos { 9 } else { 6 }),
+            ts_offset_s: 0,
+            fcs_len,
+            container: ContainerKind::Pcap,
+            snaplen,
+            section: 0,
+        };
+        let parser = PcapParser {
+            swap,
+            hdr_len: if magic.modified { 24 } else { 16 },
+            frac_mult: if magic.nanos { 1 } else { 1000 },
+            link,
+            fcs_len,
+            special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
+        };
+        Ok((parser, iface))
+    }
+
+    #[inline(always)]
+    pub(crate) fn next(&mut self, buf: &mut ChunkBuffer) -> Result<Step, ReadErrorKind> {
+        let a = buf.avail();
+        if let Some(h) = a.first_chunk::<16>() {
+            let caplen = u32_at(h, 8, self.swap) as usize;
+            if a.len() >= self.hdr_len + caplen {
+                let f = RawFrame {
+                    start: buf.pos() + self.hdr_len,
+                    len: caplen as u32,
+                    wire_len: u32_at(h, 12, self.swap),
+                    ts_ns: u32_at(h, 0, self.swap) as i64 * 1_000_000_000
+                        + u32_at(h, 4, self.swap) as i64 * self.frac_mult,
+                    ts_source: TsSource::PcapRecord,
+                    link: self.link,
+                    interface: 0,
+                    direction: Direction::Unknown,
+                    fcs_len: self.fcs_len,
+                    quality: ClockQuality::default(),
+                };
+                buf.consume(self.hdr_len + caplen);
+                buf.prefetch_ahead();
+                if self.special {
+                    return self.special_frame(buf, f);
+                }
+                return Ok(Step::Frame(f));
+            }
+        }
+        self.refill(buf)
+    }
+
+    /// Slow path: the record is not wholly in the buffer.
+    #[cold]
+    fn refill(&mut self, buf: &mut ChunkBuffer) -> Result<Step, ReadErrorKind> {
+        if !buf.fill(self.hdr_len)? {
+            let have = buf.avail().len() as u64;
+            return Ok(if have == 0 { Step::Eof } else { Step::Cut { needed: self.hdr_len as u64, have } });
+        }
+        let caplen = u32_at(buf.avail(), 8, self.swap) as u64;
+        if caplen > (MAX_RECORD - self.hdr_len) as u64 {
+            return Err(ReadErrorKind::TooLarge { what: "pcap record captured", len: caplen, max: MAX_RECORD as u64 });
+        }
+        let needed = self.hdr_len + caplen as usize;
+        if !buf.fill(needed)? {
+            return Ok(Step::Cut { needed: needed as u64, have: buf.avail().len() as u64 });
+        }
+        self.next(buf)
+    }
+
+    /// SLL direction, ERF unwrapping.
+    fn special_frame(&self, buf: &ChunkBuffer, mut f: RawFrame) -> Result<Step, ReadErrorKind> {
+        let data = buf.bytes().get(f.start..f.start + f.len as usize).unwrap_or_default();
+        if self.link == LinkType::Erf {
+            return unwrap_erf(data, f);
+        }
+        f.direction = sll_direction(self.link, data);
+        Ok(Step::Frame(f))
+    }
+}
+
+/// Replaces a LINKTYPE_ERF frame by the ERF payload, with the ERF timestamp and wire length.
+pub(crate) fn unwrap_erf(data: &[u8], mut f: RawFrame) -> Result<Step, ReadErrorKind> {
+    let rec = erf::parse(data).map_err(ReadErrorKind::BadErf)?;
+    let Some(link) = rec.link else {
+        return Ok(Step::Skipped(erf::skip_name(rec.rtype)));
+    };
+    f.start += rec.payload_off;
+    f.len = rec.payload_len as u32;
+    f.wire_len = rec.wlen as u32;
+    f.ts_ns = rec.ts_ns;
+    f.ts_source = TsSource::Erf;
+    f.link = link;
+    f.quality |= rec.quality;
+    f.fcs_len = (link == LinkType::Ethernet).then_some(4);
+    Ok(Step::Frame(f))
+}

@@ -1,0 +1,415 @@
+//! pcapng files: several sections (each with its own byte order) and interfaces.
+//!
+//! [draft-ietf-opsawg-pcapng; Wireshark wiretap/pcapng.c for the obsolete Packet Block]
+//! ```text
+//! every block: type u32 | total length u32 | body ... | total length u32   (multiple of 4)
+//! SHB 0x0A0D0D0A: byte-order magic 0x1A2B3C4D | major u16 | minor u16 | section length i64 | options
+//! IDB 1:  linktype u16 | reserved u16 | snaplen u32 | options
+//!         if_name 2, if_description 3, if_tsresol 9 (u8: MSB 0 -> 10^-n s, 1 -> 2^-n s; default 10^-6),
+//!         if_fcslen 13 (u8), if_tsoffset 14 (i64 seconds added to every timestamp)
+//! EPB 6:  interface u32 | ts high u32 | ts low u32 | caplen u32 | origlen u32 | data (pad 4) | options
+//!         epb_flags 2 (u32): bits 0-1 direction (1 in, 2 out), bits 5-8 FCS length in bytes
+//! SPB 3:  origlen u32 | data (pad 4)  -- interface 0, no timestamp; caplen = min(origlen, snaplen, body)
+//! PB 2:   interface u16 | drops u16 | ts high | ts low | caplen | origlen | data | options (pack_flags 2)
+//! option: code u16 | length u16 | value (pad 4); code 0 ends the list
+//! ```
+//! Interface ids in packet blocks are per section; the reader's table numbers every IDB of the
+//! file in order (as tshark's `frame.interface_id`). ISB, NRB, custom and unknown blocks are
+//! skipped and counted.
+
+use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
+
+use crate::buffer::{ChunkBuffer, MAX_RECORD};
+use crate::error::ReadErrorKind;
+use crate::interface::{ContainerKind, Interface, TsResolution};
+use crate::pcap::unwrap_erf;
+use crate::raw::{RawFrame, Step, pad4, sll_direction, u16_at, u32_at, u64_at};
+use crate::reader::ReadStats;
+
+const SHB: u32 = 0x0A0D_0D0A;
+const EPB: u32 = 6;
+
+/// Per-interface state of the current section.
+struct IfState {
+    res: TsResolution,
+    offset_ns: i128,
+    link: LinkType,
+    fcs_len: Option<u8>,
+    snaplen: u32,
+    row: u32,
+    /// Link type needs per-frame work (SLL direction, ERF unwrapping).
+    special: bool,
+}
+
+impl IfState {
+    /// Timestamp units to ns since the epoch; saturates (and says so) beyond the i64 range.
+    #[inline(always)]
+    fn ts_ns(&self, units: u64) -> Result<i64, i64> {
+        let ns = self.res.units_to_ns(units) + self.offset_ns;
+        i64::try_from(ns).map_err(|_| if ns < 0 { i64::MIN } else { i64::MAX })
+    }
+}
+
+pub(crate) struct PcapngParser {
+    swap: bool,
+    /// SHBs seen so far.
+    sections: u32,
+    ifs: Vec<IfState>,
+}
+
+fn bad(block: &'static str, what: impl Into<String>) -> ReadErrorKind {
+    ReadErrorKind::BadBlock { block, what: what.into() }
+}
+
+fn block_name(t: u32) -> &'static str {
+    match t {
+        SHB => "SHB",
+        1 => "IDB",
+        2 => "PB",
+        3 => "SPB",
+        4 => "NRB",
+        5 => "ISB",
+        EPB => "EPB",
+        _ => "block",
+    }
+}
+
+/// Walks an option list, calling `f(code, value)` for each option before `opt_endofopt`.
+fn for_each_option(
+    opts: &[u8],
+    swap: bool,
+    block: &'static str,
+    mut f: impl FnMut(u16, &[u8]),
+) -> Result<(), ReadErrorKind> {
+    let mut p = 0;
+    while p + 4 <= opts.len() {
+        let code = u16_at(opts, p, swap);
+        let len = u16_at(opts, p + 2, swap) as usize;
+        if code == 0 {
+            break;
+        }
+        let Some(value) = opts.get(p + 4..p + 4 + len) else {
+            return Err(bad(block, format!("option {code} of length {len} runs past the end of the block")));
+        };
+        f(code, value);
+        p += 4 + pad4(len);
+    }
+    Ok(())
+}
+
+/// Direction and FCS length from `epb_flags` / `pack_flags` in an option list.
+fn packet_flags(opts: &[u8], swap: bool, block: &'static str) -> Result<Option<u32>, ReadErrorKind> {
+    let mut flags = None;
+    for_each_option(opts, swap, block, |code, v| {
+        if code == 2 && v.len() == 4 {
+            flags = Some(u32_at(v, 0, swap));
+        }
+    })?;
+    Ok(flags)
+}
+
+fn text(v: &[u8]) -> String {
+    let end = v.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    String::from_utf8_lossy(&v[..end]).into_owned()
+}
+
+impl PcapngParser {
+    pub(crate) fn new() -> PcapngParser {
+        PcapngParser { swap: false, sections: 0, ifs: Vec::new() }
+    }
+
+    /// Byte order of the current section.
+    pub(crate) fn big_endian(&self) -> bool {
+        self.swap
+    }
+
+    #[inline(always)]
+    pub(crate) fn next(
+        &mut self,
+        buf: &mut ChunkBuffer,
+        ifaces: &mut Vec<Interface>,
+        stats: &mut ReadStats,
+        input: usize,
+    ) -> Result<Step, ReadErrorKind> {
+        let a = buf.avail();
+        if let Some(h) = a.first_chunk::<12>() {
+            let blen = u32_at(h, 4, self.swap) as usize;
+            if u32_at(h, 0, self.swap) == EPB && blen <= a.len() {
+                return self.epb(buf, blen, stats);
+            }
+        }
+        self.block(buf, ifaces, stats, input)
+    }
+
+    /// Any block, reading more of the stream as needed.
+    fn block(
+        &mut self,
+        buf: &mut ChunkBuffer,
+        ifaces: &mut Vec<Interface>,
+        stats: &mut ReadStats,
+        input: usize,
+    ) -> Result<Step, ReadErrorKind> {
+        if !buf.fill(12)? {
+            let have = buf.avail().len() as u64;
+            return Ok(if have == 0 { Step::Eof } else { Step::Cut { needed: 12, have } });
+        }
+        let a = buf.avail();
+        let is_shb = a.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+        let swap = if is_shb {
+            match a.get(8..12) {
+                Some([0x4d, 0x3c, 0x2b, 0x1a]) => false,
+                Some([0x1a, 0x2b, 0x3c, 0x4d]) => true,
+                _ => return Err(bad("SHB", format!("bad byte-order magic {:02x?}", &a[8..12]))),
+            }
+        } else {
+            self.swap
+        };
+        let btype = u32_at(a, 0, swap);
+        let blen = u32_at(a, 4, swap) as usize;
+        let name = block_name(btype);
+        if blen < 12 || !blen.is_multiple_of(4) {
+            return Err(bad(name, format!("total length {blen} is not a multiple of 4 of at least 12")));
+        }
+        if blen > MAX_RECORD {
+            return Err(ReadErrorKind::TooLarge { what: "pcapng block", len: blen as u64, max: MAX_RECORD as u64 });
+        }
+        if !buf.fill(blen)? {
+            return Ok(Step::Cut { needed: blen as u64, have: buf.avail().len() as u64 });
+        }
+        let b = &buf.avail()[..blen];
+        let trailer = u32_at(b, blen - 4, swap) as usize;
+        if trailer != blen {
+            return Err(bad(name, format!("trailing total length {trailer} differs from the leading {blen}")));
+        }
+        let step = match btype {
+            SHB => self.shb(b, swap)?,
+            1 => self.idb(b, ifaces, input)?,
+            EPB => return self.epb(buf, blen, stats),
+            3 => return self.spb(buf, blen),
+            2 => return self.pb(buf, blen, stats),
+            5 => Step::Skipped("pcapng ISB"),
+            4 => Step::Skipped("pcapng NRB"),
+            0x0000_0BAD | 0x4000_0BAD => Step::Skipped("pcapng custom block"),
+            0x0000_000A => Step::Skipped("pcapng DSB"),
+            0x0000_0009 => Step::Skipped("pcapng systemd journal"),
+            _ => Step::Skipped("pcapng unknown block"),
+        };
+        buf.consume(blen);
+        Ok(step)
+    }
+
+    fn shb(&mut self, b: &[u8], swap: bool) -> Result<Step, ReadErrorKind> {
+        if b.len() < 28 {
+            return Err(bad("SHB", format!("total length {} is less than 28", b.len())));
+        }
+        let (major, minor) = (u16_at(b, 12, swap), u16_at(b, 14, swap));
+        if major != 1 || !(minor == 0 || minor == 2) {
+            return Err(ReadErrorKind::PcapngVersion { major, minor });
+        }
+        for_each_option(&b[24..b.len() - 4], swap, "SHB", |_, _| {})?;
+        self.swap = swap;
+        self.sections += 1;
+        self.ifs.clear();
+        Ok(Step::Header)
+    }
+
+    fn idb(&mut self, b: &[u8], ifaces: &mut Vec<Interface>, input: usize) -> Result<Step, ReadErrorKind> {
+        if b.len() < 20 {
+            return Err(bad("IDB", format!("total length {} is less than 20", b.len())));
+        }
+        let swap = self.swap;
+        let link = LinkType::from_u16(u16_at(b, 8, swap));
+        let snaplen = u32_at(b, 12, swap);
+        let (mut name, mut description, mut res, mut fcs_len, mut offset) = (None, None, TsResolution::Dec(6), None, 0);
+        for_each_option(&b[16..b.len() - 4], swap, "IDB", |code, v| match (code, v.len()) {
+            (2, _) => name = Some(text(v)),
+            (3, _) => description = Some(text(v)),
+            (9, 1..) => res = TsResolution::from_pcapng(v[0]),
+            (13, 1..) => fcs_len = Some(v[0]),
+            (14, 8) => offset = u64_at(v, 0, swap) as i64,
+            _ => {}
+        })?;
+        let row = ifaces.len() as u32;
+        ifaces.push(Interface {
+            id: row,
+            input,
+            local_id: row,
+            name,
+            description,
+            link,
+            ts_resolution: res,
+            ts_offset_s: offset,
+            fcs_len,
+            container: ContainerKind::Pcapng,
+            snaplen,
+            section: self.sections.saturating_sub(1),
+        });
+        self.ifs.push(IfState {
+            res,
+            offset_ns: offset as i128 * 1_000_000_000,
+            link,
+            fcs_len,
+            snaplen,
+            row,
+            special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
+        });
+        Ok(Step::Header)
+    }
+
+    /// Enhanced Packet Block; the whole block (`blen` bytes, checked by the caller to be in the
+    /// buffer) is at the read position.
+    #[inline(always)]
+    fn epb(&mut self, buf: &mut ChunkBuffer, blen: usize, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
+        let Some(b) = buf.avail().get(..blen) else { return Err(bad("EPB", "block beyond the buffer")) };
+        if blen < 32 || !blen.is_multiple_of(4) || u32_at(b, blen - 4, self.swap) as usize != blen {
+            return Err(bad(
+                "EPB",
+                format!(
+                    "total length {blen} (trailing {}) is not a multiple of 4 of at least 32, or differs at the end",
+                    u32_at(b, blen.saturating_sub(4), self.swap)
+                ),
+            ));
+        }
+        let swap = self.swap;
+        let id = u32_at(b, 8, swap);
+        let Some(ifs) = self.ifs.get(id as usize) else {
+            return Err(bad("EPB", format!("interface {id} not defined in this section ({} IDBs)", self.ifs.len())));
+        };
+        let caplen = u32_at(b, 20, swap) as usize;
+        if caplen > blen - 32 {
+            return Err(bad("EPB", format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
+        }
+        let units = (u32_at(b, 12, swap) as u64) << 32 | u32_at(b, 16, swap) as u64;
+        let mut f = RawFrame {
+            start: buf.pos() + 28,
+            len: caplen as u32,
+            wire_len: u32_at(b, 24, swap),
+            ts_ns: 0,
+            ts_source: TsSource::PcapngBlock,
+            link: ifs.link,
+            interface: ifs.row,
+            direction: Direction::Unknown,
+            fcs_len: ifs.fcs_len,
+            quality: ClockQuality::default(),
+        };
+        f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
+            stats.ts_out_of_range += 1;
+            sat
+        });
+        let opt_start = 28 + pad4(caplen);
+        if opt_start + 4 < blen
+            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "EPB")?
+        {
+            apply_flags(&mut f, flags);
+        }
+        let special = ifs.special;
+        buf.consume(blen);
+        buf.prefetch_ahead();
+        if special {
+            return special_frame(buf, f);
+        }
+        Ok(Step::Frame(f))
+    }
+
+    fn spb(&mut self, buf: &mut ChunkBuffer, blen: usize) -> Result<Step, ReadErrorKind> {
+        let b = &buf.avail()[..blen];
+        if blen < 16 {
+            return Err(bad("SPB", format!("total length {blen} is less than 16")));
+        }
+        let Some(ifs) = self.ifs.first() else {
+            return Err(bad("SPB", "no interface defined in this section"));
+        };
+        let origlen = u32_at(b, 8, self.swap);
+        let mut caplen = (origlen as usize).min(blen - 16);
+        if ifs.snaplen != 0 {
+            caplen = caplen.min(ifs.snaplen as usize);
+        }
+        let f = RawFrame {
+            start: buf.pos() + 12,
+            len: caplen as u32,
+            wire_len: origlen,
+            ts_ns: 0,
+            ts_source: TsSource::PcapngNone,
+            link: ifs.link,
+            interface: ifs.row,
+            direction: Direction::Unknown,
+            fcs_len: ifs.fcs_len,
+            quality: ClockQuality::default(),
+        };
+        let special = ifs.special;
+        buf.consume(blen);
+        if special {
+            return special_frame(buf, f);
+        }
+        Ok(Step::Frame(f))
+    }
+
+    fn pb(&mut self, buf: &mut ChunkBuffer, blen: usize, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
+        let b = &buf.avail()[..blen];
+        if blen < 32 {
+            return Err(bad("PB", format!("total length {blen} is less than 32")));
+        }
+        let swap = self.swap;
+        let id = u16_at(b, 8, swap);
+        let Some(ifs) = self.ifs.get(id as usize) else {
+            return Err(bad("PB", format!("interface {id} not defined in this section ({} IDBs)", self.ifs.len())));
+        };
+        let caplen = u32_at(b, 20, swap) as usize;
+        if caplen > blen - 32 {
+            return Err(bad("PB", format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
+        }
+        let units = (u32_at(b, 12, swap) as u64) << 32 | u32_at(b, 16, swap) as u64;
+        let mut f = RawFrame {
+            start: buf.pos() + 28,
+            len: caplen as u32,
+            wire_len: u32_at(b, 24, swap),
+            ts_ns: 0,
+            ts_source: TsSource::PcapngBlock,
+            link: ifs.link,
+            interface: ifs.row,
+            direction: Direction::Unknown,
+            fcs_len: ifs.fcs_len,
+            quality: ClockQuality::default(),
+        };
+        f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
+            stats.ts_out_of_range += 1;
+            sat
+        });
+        let opt_start = 28 + pad4(caplen);
+        if opt_start + 4 < blen
+            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "PB")?
+        {
+            apply_flags(&mut f, flags);
+        }
+        let special = ifs.special;
+        buf.consume(blen);
+        if special {
+            return special_frame(buf, f);
+        }
+        Ok(Step::Frame(f))
+    }
+}
+
+/// `epb_flags`: direction (bits 0-1) and FCS length in bytes (bits 5-8, 0 = not given).
+fn apply_flags(f: &mut RawFrame, flags: u32) {
+    f.direction = match flags & 3 {
+        1 => Direction::Inbound,
+        2 => Direction::Outbound,
+        _ => Direction::Unknown,
+    };
+    let fcs = (flags >> 5) & 0xf;
+    if fcs != 0 {
+        f.fcs_len = Some(fcs as u8);
+    }
+}
+
+fn special_frame(buf: &ChunkBuffer, mut f: RawFrame) -> Result<Step, ReadErrorKind> {
+    let data = buf.bytes().get(f.start..f.start + f.len as usize).unwrap_or_default();
+    if f.link == LinkType::Erf {
+        return unwrap_erf(data, f);
+    }
+    if f.direction == Direction::Unknown {
+        f.direction = sll_direction(f.link, data);
+    }
+    Ok(Step::Frame(f))
+}

@@ -1,0 +1,259 @@
+//! [`CaptureReader`]: one input file of any supported format, compressed or not.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+use wirestamp_core::Frame;
+
+use crate::buffer::ChunkBuffer;
+use crate::decompress::{self, Compression};
+use crate::erf::{self, ErfParser};
+use crate::error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
+use crate::interface::Interface;
+use crate::pcap::{ByteOrder, PcapMagic, PcapParser};
+use crate::pcapng::PcapngParser;
+use crate::raw::{RawFrame, Step};
+
+/// Container format of an input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// Classic pcap.
+    Pcap {
+        /// Nanosecond timestamps (magic a1b23c4d) rather than µs.
+        nanos: bool,
+        /// Byte order of the file.
+        byte_order: ByteOrder,
+        /// The modified (Kuznetzov, a1b2cd34) format with 24-byte record headers.
+        modified: bool,
+    },
+    /// pcapng (byte order is per section).
+    Pcapng,
+    /// Endace ERF records.
+    Erf,
+}
+
+/// Format of an input: container and compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileFormat {
+    /// Container.
+    pub container: Container,
+    /// Compression around it.
+    pub compression: Compression,
+}
+
+/// Counters of one input.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadStats {
+    /// Frames returned.
+    pub frames: u64,
+    /// Records/blocks read: frames, headers (pcapng SHB/IDB) and skipped ones.
+    pub records: u64,
+    /// Bytes of the (decompressed) stream consumed.
+    pub bytes: u64,
+    /// Records/blocks that carry no frame, by kind ("pcapng ISB", "pcapng NRB", "pcapng custom
+    /// block", "pcapng unknown block", "erf META", "erf PAD", "erf non-Ethernet type", ...).
+    pub skipped: BTreeMap<&'static str, u64>,
+    /// Timestamps beyond the i64 ns range (year 2262), saturated.
+    pub ts_out_of_range: u64,
+}
+
+enum Parser {
+    Pcap(PcapParser),
+    Pcapng(PcapngParser),
+    Erf(ErfParser),
+}
+
+/// Streaming reader of one capture file (pcap, pcapng or ERF; plain, gzip or zstd).
+///
+/// Memory stays bounded whatever the file size: records are parsed in a reusable 4 MiB buffer,
+/// which only grows for a record larger than it, up to 256 MiB.
+pub struct CaptureReader {
+    name: String,
+    buf: ChunkBuffer,
+    parser: Parser,
+    format: FileFormat,
+    interfaces: Vec<Interface>,
+    stats: ReadStats,
+    warnings: Vec<ReadWarning>,
+    done: bool,
+    input: usize,
+}
+
+impl CaptureReader {
+    /// Opens a file; the format and compression are recognised from its content.
+    pub fn open(path: &Path) -> Result<CaptureReader, ReadError> {
+        let name = path.display().to_string();
+        match File::open(path) {
+            Ok(f) => CaptureReader::from_reader(name, Box::new(f)),
+            Err(e) => Err(ReadError { path: name, offset: 0, frame_index: 0, kind: ReadErrorKind::Io(e) }),
+        }
+    }
+
+    /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
+    pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
+        let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, kind };
+        let (src, compression) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let mut buf = ChunkBuffer::new(src);
+        buf.fill(4).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let Some(&magic) = buf.avail().first_chunk::<4>() else {
+            return Err(err(ReadErrorKind::TooShort(buf.avail().len())));
+        };
+        let mut interfaces = Vec::new();
+        let (parser, container) = if let Some(m) = PcapMagic::detect(magic) {
+            let (p, iface) = PcapParser::open(&mut buf, m).map_err(err)?;
+            interfaces.push(iface);
+            (Parser::Pcap(p), Container::Pcap { nanos: m.nanos, byte_order: m.byte_order, modified: m.modified })
+        } else if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
+            (Parser::Pcapng(PcapngParser::new()), Container::Pcapng)
+        } else {
+            // ERF has no file header: look at the first records (a short file is fine; a FIFO
+            // only blocks here for non-pcap content).
+            buf.fill(1 << 16).map_err(|e| err(ReadErrorKind::Io(e)))?;
+            let head = buf.avail();
+            if !erf::looks_like_erf(head) {
+                return Err(err(ReadErrorKind::UnknownFormat(head[..head.len().min(8)].to_vec())));
+            }
+            (Parser::Erf(ErfParser::new()), Container::Erf)
+        };
+        let mut r = CaptureReader {
+            name,
+            buf,
+            parser,
+            format: FileFormat { container, compression },
+            interfaces,
+            stats: ReadStats::default(),
+            warnings: Vec::new(),
+            done: false,
+            input: 0,
+        };
+        r.stats.bytes = r.buf.offset();
+        Ok(r)
+    }
+
+    /// The input's name (path).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Container format and compression.
+    pub fn format(&self) -> FileFormat {
+        self.format
+    }
+
+    /// Next frame, or `Ok(None)` at the end of the file (also after a cut-short record, which
+    /// leaves a warning, and after an error, which was returned once).
+    #[inline]
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
+        match self.advance()? {
+            Some(raw) => Ok(Some(self.frame(&raw))),
+            None => Ok(None),
+        }
+    }
+
+    /// Interfaces seen so far (pcapng IDBs and ERF interface numbers are added as they appear;
+    /// complete once the file has been read).
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &ReadStats {
+        &self.stats
+    }
+
+    /// Warnings so far (e.g. the file cut short inside a record).
+    pub fn warnings(&self) -> &[ReadWarning] {
+        &self.warnings
+    }
+
+    /// Sets the input index recorded in the interface table (the merged reader's numbering).
+    pub(crate) fn set_input(&mut self, input: usize) {
+        self.input = input;
+        for i in &mut self.interfaces {
+            i.input = input;
+        }
+    }
+
+    /// The frame at `raw`; valid until the next `advance`.
+    #[inline(always)]
+    pub(crate) fn frame(&self, raw: &RawFrame) -> Frame<'_> {
+        Frame {
+            data: self.buf.bytes().get(raw.start..raw.start + raw.len as usize).unwrap_or_default(),
+            wire_len: raw.wire_len,
+            ts_ns: raw.ts_ns,
+            ts_source: raw.ts_source,
+            link: raw.link,
+            interface: raw.interface,
+            direction: raw.direction,
+            fcs_len: raw.fcs_len,
+            quality: raw.quality,
+        }
+    }
+
+    /// Moves to the next frame and returns where it lies in the buffer.
+    #[inline(always)]
+    pub(crate) fn advance(&mut self) -> Result<Option<RawFrame>, ReadError> {
+        if self.done {
+            return Ok(None);
+        }
+        loop {
+            let step = match &mut self.parser {
+                Parser::Pcap(p) => p.next(&mut self.buf),
+                Parser::Pcapng(p) => p.next(&mut self.buf, &mut self.interfaces, &mut self.stats, self.input),
+                Parser::Erf(p) => p.next(&mut self.buf, &mut self.interfaces, self.input),
+            };
+            match step {
+                Ok(Step::Frame(f)) => {
+                    self.stats.frames += 1;
+                    self.stats.records += 1;
+                    self.stats.bytes = self.buf.offset();
+                    return Ok(Some(f));
+                }
+                Ok(Step::Skipped(kind)) => {
+                    self.stats.records += 1;
+                    *self.stats.skipped.entry(kind).or_default() += 1;
+                }
+                Ok(Step::Header) => self.stats.records += 1,
+                Ok(Step::Eof) => return Ok(self.finish(None)),
+                Ok(Step::Cut { needed, have }) => {
+                    let w = WarningKind::Truncated { needed, have };
+                    return Ok(self.finish(Some(w)));
+                }
+                Err(ReadErrorKind::Io(e))
+                    if e.kind() == io::ErrorKind::UnexpectedEof && self.format.compression != Compression::None =>
+                {
+                    return Ok(self.finish(Some(WarningKind::CompressedStreamCut)));
+                }
+                Err(kind) => {
+                    self.finish(None);
+                    return Err(ReadError {
+                        path: self.name.clone(),
+                        offset: self.buf.offset(),
+                        frame_index: self.stats.records,
+                        kind,
+                    });
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn finish(&mut self, warning: Option<WarningKind>) -> Option<RawFrame> {
+        self.done = true;
+        self.stats.bytes = self.buf.offset();
+        if let Some(kind) = warning {
+            self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
+        }
+        None
+    }
+
+    /// Byte order of the current pcapng section (for diagnostics).
+    pub fn pcapng_big_endian(&self) -> Option<bool> {
+        match &self.parser {
+            Parser::Pcapng(p) => Some(p.big_endian()),
+            _ => None,
+        }
+    }
+}
