@@ -1,5 +1,52 @@
-//! Tap timestamp trailers and headers (formats.md §4). Placeholder: filled in by the trailer work.
+//! Tap timestamp trailers and headers (formats.md §4): decoded, validated, and located so the caller can
+//! remove them from the frame.
+//!
+//! A tap or switch on the wire stamps each frame with its own clock. The stamp travels in one of three ways,
+//! each in its own submodule with its layout diagram and sources:
+//!
+//! | kind | where | module |
+//! |---|---|---|
+//! | Arista 7130 / Metamako | 16-byte trailer (+ TLVs, + new FCS) | [`metamako`] |
+//! | cPacket | same 12-byte core, no TLVs | [`cpacket`] |
+//! | Exablaze/Cisco Fusion HPT | 16-byte trailer, 2^-40 s fraction | [`hpt`] |
+//! | Exablaze/Cisco Fusion 32-bit counter | replaces or precedes the FCS, + keyframes | [`fusion`] |
+//! | Arista 7150 31-bit tick | replaces or precedes the FCS, + keyframes | [`arista7150`] |
+//! | Arista 7280 | 0xD28B header after the MAC addresses | [`arista7280`] |
+//!
+//! Counter formats share the keyframe engine in [`counter`].
+//!
+//! # Detection
+//! [`TrailerMode::Auto`] is conservative, after Wireshark's heuristics: a fixed trailer (Metamako, HPT) is
+//! accepted only when its seconds lie within 30 days (Metamako) / 1 week (HPT) of the record time and
+//! its nanoseconds are below 10^9, tried without then with a trailing FCS (only the one the container
+//! declares when `Frame::fcs_len` is known); the trailer must fit after `IpInfo::end` on IP frames; a
+//! counter (Fusion, 7150) is tried only once a keyframe of its kind has been seen in this file, and only
+//! accepted when the time it gives since the keyframe agrees with the record clock within
+//! [`counter::AGREE_NS`]. In `Auto` a cPacket footer is reported as Metamako (same core; only `Forced`
+//! reports `cpacket`). Snap-truncated frames (captured < wire length) never yield a trailer.
+//!
+//! # Forced formats
+//! [`TrailerMode::Forced`] tries only that kind. Validation rule: the **first frame that is not a keyframe**
+//! must carry a valid trailer, else [`TrailerDecoder::decode`] returns [`TrailerError`] with the reason.
+//! For counter kinds, frames before the first keyframe are [`Decoded::None`] (counted in
+//! `before_keyframe`) as long as a keyframe shows up within [`FORCED_KEYFRAME_WAIT_NS`] of record time
+//! (keyframes come at 1-2 Hz; every real capture starts between two); later, or after
+//! [`FORCED_KEYFRAME_WAIT_FRAMES`] frames when the container has no timestamps, it is an error with reason
+//! "no keyframe yet". Call [`TrailerDecoder::finish`] at the end of the input: it reports a forced kind
+//! that never validated (e.g. a file too short to reach the waits above). After validation, a frame
+//! without a valid trailer is [`Decoded::None`] and counted.
 
+pub mod arista7150;
+pub mod arista7280;
+pub mod counter;
+pub mod cpacket;
+pub mod fusion;
+pub mod hpt;
+pub mod metamako;
+
+use crate::dissect::Dissection;
+use crate::frame::Frame;
+use crate::time::ClockQuality;
 use serde::Serialize;
 
 /// A timestamp trailer/header format.
@@ -21,6 +68,16 @@ pub enum TrailerKind {
 }
 
 impl TrailerKind {
+    /// Every kind, in a stable order.
+    pub const ALL: [TrailerKind; 6] = [
+        TrailerKind::Metamako,
+        TrailerKind::Cpacket,
+        TrailerKind::ExablazeHpt,
+        TrailerKind::ExablazeFusion,
+        TrailerKind::Arista7150,
+        TrailerKind::Arista7280,
+    ];
+
     /// Short stable name, as used by `--trailer` and in output.
     pub fn name(self) -> &'static str {
         match self {
@@ -32,4 +89,459 @@ impl TrailerKind {
             TrailerKind::Arista7280 => "arista7280",
         }
     }
+
+    /// True for the wrapping-counter kinds that need keyframes.
+    pub fn is_counter(self) -> bool {
+        matches!(self, TrailerKind::ExablazeFusion | TrailerKind::Arista7150)
+    }
 }
+
+/// A decoded tap timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrailerStamp {
+    /// The format it came from.
+    pub kind: TrailerKind,
+    /// Device time, integer ns since the epoch, in the device's timescale (see `tai`).
+    pub time_ns: i64,
+    /// Fraction of a nanosecond in units of 2^-32 ns (0 when the format has none).
+    pub sub_ns: u32,
+    /// Device (tap, switch) id, when the format carries one.
+    pub device: Option<u32>,
+    /// Port id, when the format carries one.
+    pub port: Option<u32>,
+    /// Quality flags.
+    pub quality: ClockQuality,
+    /// Bytes at the end of the captured data that are trailer (with the original FCS it keeps and any
+    /// FCS after it): `data[..len - trailer_len]` is the frame without them. 0 for the 7280 header.
+    pub trailer_len: usize,
+    /// Counter formats: device time since the keyframe used (negative when stamped before it).
+    pub keyframe_age_ns: Option<i64>,
+    /// The device says its clock is TAI (Arista 7280 timescale 0); otherwise UTC.
+    pub tai: bool,
+}
+
+/// Which formats to look for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrailerMode {
+    /// Conservative automatic detection (the default).
+    #[default]
+    Auto,
+    /// Never decode trailers.
+    Off,
+    /// Only this kind; the first frames must validate (see the module docs).
+    Forced(TrailerKind),
+}
+
+/// `--trailer` value that is not a known mode.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown trailer mode {0:?}: expected auto, none, metamako, cpacket, exablaze_hpt, exablaze_fusion, arista7150 or arista7280"
+)]
+pub struct ParseTrailerModeError(pub String);
+
+impl std::str::FromStr for TrailerMode {
+    type Err = ParseTrailerModeError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(TrailerMode::Auto),
+            "none" => Ok(TrailerMode::Off),
+            _ => TrailerKind::ALL
+                .into_iter()
+                .find(|k| k.name() == s)
+                .map(TrailerMode::Forced)
+                .ok_or_else(|| ParseTrailerModeError(s.to_owned())),
+        }
+    }
+}
+
+/// What [`TrailerDecoder::decode`] found in one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    /// No trailer.
+    None,
+    /// A timestamp.
+    Stamp(TrailerStamp),
+    /// The frame was a keyframe consumed by the decoder (it carries no stamp of its own).
+    Keyframe,
+}
+
+/// A forced format did not validate: why. The caller adds the file and frame index.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--trailer {}: {reason}", kind.name())]
+pub struct TrailerError {
+    /// The forced kind.
+    pub kind: TrailerKind,
+    /// What was wrong, and what to try.
+    pub reason: String,
+}
+
+/// A count per [`TrailerKind`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct KindCounts {
+    /// Metamako.
+    pub metamako: u64,
+    /// cPacket.
+    pub cpacket: u64,
+    /// Exablaze HPT.
+    pub exablaze_hpt: u64,
+    /// Exablaze Fusion counter.
+    pub exablaze_fusion: u64,
+    /// Arista 7150.
+    pub arista7150: u64,
+    /// Arista 7280.
+    pub arista7280: u64,
+}
+
+impl KindCounts {
+    fn slot(&mut self, k: TrailerKind) -> &mut u64 {
+        match k {
+            TrailerKind::Metamako => &mut self.metamako,
+            TrailerKind::Cpacket => &mut self.cpacket,
+            TrailerKind::ExablazeHpt => &mut self.exablaze_hpt,
+            TrailerKind::ExablazeFusion => &mut self.exablaze_fusion,
+            TrailerKind::Arista7150 => &mut self.arista7150,
+            TrailerKind::Arista7280 => &mut self.arista7280,
+        }
+    }
+    /// The count for `k`.
+    pub fn get(&self, k: TrailerKind) -> u64 {
+        match k {
+            TrailerKind::Metamako => self.metamako,
+            TrailerKind::Cpacket => self.cpacket,
+            TrailerKind::ExablazeHpt => self.exablaze_hpt,
+            TrailerKind::ExablazeFusion => self.exablaze_fusion,
+            TrailerKind::Arista7150 => self.arista7150,
+            TrailerKind::Arista7280 => self.arista7280,
+        }
+    }
+    /// Sum over all kinds.
+    pub fn total(&self) -> u64 {
+        TrailerKind::ALL.iter().map(|&k| self.get(k)).sum()
+    }
+}
+
+/// Counters kept by a [`TrailerDecoder`] over one input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TrailerStats {
+    /// Frames passed to `decode`.
+    pub frames: u64,
+    /// Frames stamped, per kind.
+    pub stamped: KindCounts,
+    /// Keyframes consumed, per kind.
+    pub keyframes: KindCounts,
+    /// Frames that looked like keyframes but failed validation (bad magic/version, impossible skew or
+    /// frequency, UTC far from the record time).
+    pub keyframes_rejected: u64,
+    /// v1 keyframes whose measured tick frequency was off nominal by more than 2 % (nominal used).
+    pub freq_rejected: u64,
+    /// Frames returned as [`Decoded::None`].
+    pub no_trailer: u64,
+    /// Counter candidates (after a keyframe) that did not agree with the record clock, and 7280 headers
+    /// with an unknown version.
+    pub rejected: u64,
+    /// Forced counter kinds: frames before the first keyframe.
+    pub before_keyframe: u64,
+    /// Counter frames whose newest keyframe was older than [`counter::REJECT_AGE_NS`] (not stamped).
+    pub keyframe_too_old: u64,
+    /// Frames captured shorter than on the wire: a trailer at the end cannot be read.
+    pub truncated: u64,
+    /// Stamps flagged [`ClockQuality::STALE_KEYFRAME`].
+    pub stale: u64,
+    /// Stamps flagged [`ClockQuality::UNSYNCED`] (sync losses reported by keyframes).
+    pub unsynced: u64,
+    /// Stamps flagged [`ClockQuality::DEGRADED`].
+    pub degraded: u64,
+    /// Stamps flagged [`ClockQuality::EXTENDED`].
+    pub extended: u64,
+}
+
+/// Forced counter kinds: how long (record time from the first frame) to wait for the first keyframe.
+pub const FORCED_KEYFRAME_WAIT_NS: i64 = 10_000_000_000;
+/// Forced counter kinds without record timestamps: how many frames to wait for the first keyframe.
+pub const FORCED_KEYFRAME_WAIT_FRAMES: u64 = 100_000;
+
+/// Why a candidate trailer was not accepted (static, cheap on the hot path).
+pub(crate) type Miss = &'static str;
+
+/// Decodes tap trailers for one input file, keeping keyframe state per device.
+#[derive(Debug, Clone)]
+pub struct TrailerDecoder {
+    mode: TrailerMode,
+    validated: bool,
+    first_ts: Option<i64>,
+    counters: counter::CounterState,
+    stats: TrailerStats,
+}
+
+impl TrailerDecoder {
+    /// A decoder for one input.
+    pub fn new(mode: TrailerMode) -> Self {
+        TrailerDecoder {
+            mode,
+            validated: false,
+            first_ts: None,
+            counters: counter::CounterState::default(),
+            stats: TrailerStats::default(),
+        }
+    }
+
+    /// The mode it was built with.
+    pub fn mode(&self) -> TrailerMode {
+        self.mode
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &TrailerStats {
+        &self.stats
+    }
+
+    /// Decodes the trailer/header of `frame` (whose dissection is `d`).
+    ///
+    /// Errors only in [`TrailerMode::Forced`], while the forced kind has not yet validated.
+    pub fn decode(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
+        self.stats.frames += 1;
+        if self.first_ts.is_none() && frame.has_ts() {
+            self.first_ts = Some(frame.ts_ns);
+        }
+        let out = match self.mode {
+            TrailerMode::Off => Decoded::None,
+            TrailerMode::Auto => self.decode_auto(frame, d),
+            TrailerMode::Forced(kind) => self.decode_forced(kind, frame, d)?,
+        };
+        match out {
+            Decoded::None => self.stats.no_trailer += 1,
+            Decoded::Keyframe => {}
+            Decoded::Stamp(s) => {
+                *self.stats.stamped.slot(s.kind) += 1;
+                let q = s.quality;
+                self.stats.stale += q.contains(ClockQuality::STALE_KEYFRAME) as u64;
+                self.stats.unsynced += q.contains(ClockQuality::UNSYNCED) as u64;
+                self.stats.degraded += q.contains(ClockQuality::DEGRADED) as u64;
+                self.stats.extended += q.contains(ClockQuality::EXTENDED) as u64;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Call once after the last frame: reports a forced kind that never validated.
+    pub fn finish(&self) -> Result<(), TrailerError> {
+        match self.mode {
+            TrailerMode::Forced(kind) if !self.validated => {
+                let reason = if kind.is_counter() && self.stats.keyframes.get(kind) == 0 {
+                    format!("no {} keyframe in the input (keyframes map the counter to time)", kind.name())
+                } else {
+                    "no frame carried a valid trailer".to_owned()
+                };
+                Err(TrailerError { kind, reason })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Frames captured shorter than their wire length have lost their trailer.
+    fn whole(&mut self, frame: &Frame<'_>) -> bool {
+        let whole = frame.wire_len == 0 || frame.data.len() >= frame.wire_len as usize;
+        if !whole {
+            self.stats.truncated += 1;
+        }
+        whole
+    }
+
+    fn decode_auto(&mut self, frame: &Frame<'_>, d: &Dissection) -> Decoded {
+        if d.tap_header.is_some() {
+            return match arista7280::decode(frame, d) {
+                Ok(s) => Decoded::Stamp(s),
+                Err(_) => {
+                    self.stats.rejected += 1;
+                    Decoded::None
+                }
+            };
+        }
+        match self.counters.try_keyframe(frame, d, None) {
+            counter::KeyframeSeen::Accepted(kind) => {
+                *self.stats.keyframes.slot(kind) += 1;
+                return Decoded::Keyframe;
+            }
+            counter::KeyframeSeen::Rejected => self.stats.keyframes_rejected += 1,
+            counter::KeyframeSeen::No => {}
+        }
+        if !self.whole(frame) {
+            return Decoded::None;
+        }
+        if !self.counters.is_empty() {
+            match self.counters.decode(frame, d, None) {
+                Ok(s) => return Decoded::Stamp(s),
+                Err(counter::CounterMiss::TooOld) => self.stats.keyframe_too_old += 1,
+                Err(_) => self.stats.rejected += 1,
+            }
+        }
+        let bounds = Bounds::of(frame, d);
+        if let Ok(s) = metamako::find(frame, &bounds) {
+            return Decoded::Stamp(s);
+        }
+        if let Ok(s) = hpt::find(frame, &bounds) {
+            return Decoded::Stamp(s);
+        }
+        Decoded::None
+    }
+
+    fn decode_forced(&mut self, kind: TrailerKind, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
+        let attempt: Result<TrailerStamp, String> = match kind {
+            TrailerKind::Arista7280 => arista7280::decode(frame, d).map_err(str::to_owned),
+            TrailerKind::ExablazeFusion | TrailerKind::Arista7150 => {
+                match self.counters.try_keyframe(frame, d, Some(kind)) {
+                    counter::KeyframeSeen::Accepted(k) => {
+                        *self.stats.keyframes.slot(k) += 1;
+                        return Ok(Decoded::Keyframe);
+                    }
+                    counter::KeyframeSeen::Rejected => self.stats.keyframes_rejected += 1,
+                    counter::KeyframeSeen::No => {}
+                }
+                if self.counters.is_empty() {
+                    self.stats.before_keyframe += 1;
+                    let waited_ns = match (self.first_ts, frame.has_ts()) {
+                        (Some(t0), true) => frame.ts_ns.saturating_sub(t0),
+                        _ => 0,
+                    };
+                    if waited_ns > FORCED_KEYFRAME_WAIT_NS || self.stats.before_keyframe > FORCED_KEYFRAME_WAIT_FRAMES {
+                        return Err(TrailerError {
+                            kind,
+                            reason: format!(
+                                "no keyframe yet: none in the first {} s / {} frames; is the device sending \
+                                 keyframes to this capture point (IPv4 protocol 253 or EtherType 0x88B5)?",
+                                FORCED_KEYFRAME_WAIT_NS / 1_000_000_000,
+                                self.stats.before_keyframe
+                            ),
+                        });
+                    }
+                    return Ok(Decoded::None);
+                }
+                if !self.whole(frame) {
+                    Err("frame captured shorter than on the wire: its trailer was cut off".to_owned())
+                } else {
+                    match self.counters.decode(frame, d, Some(kind)) {
+                        Ok(s) => Ok(s),
+                        Err(m) => {
+                            if m == counter::CounterMiss::TooOld {
+                                self.stats.keyframe_too_old += 1;
+                            } else {
+                                self.stats.rejected += 1;
+                            }
+                            Err(m.reason().to_owned())
+                        }
+                    }
+                }
+            }
+            TrailerKind::Metamako | TrailerKind::Cpacket | TrailerKind::ExablazeHpt => {
+                if !self.whole(frame) {
+                    Err("frame captured shorter than on the wire: its trailer was cut off".to_owned())
+                } else {
+                    let bounds = Bounds::of(frame, d);
+                    match kind {
+                        TrailerKind::Metamako => metamako::find(frame, &bounds),
+                        TrailerKind::Cpacket => cpacket::find(frame, &bounds),
+                        _ => hpt::find(frame, &bounds),
+                    }
+                    .map_err(str::to_owned)
+                }
+            }
+        };
+        match attempt {
+            Ok(s) => {
+                self.validated = true;
+                Ok(Decoded::Stamp(s))
+            }
+            Err(reason) if !self.validated => Err(TrailerError { kind, reason }),
+            Err(_) => Ok(Decoded::None),
+        }
+    }
+}
+
+/// Where a trailer may start: never inside the headers or the IP datagram.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Bounds {
+    /// First byte a trailer (including its original FCS) may occupy.
+    pub min_start: usize,
+    /// The container's statement about a trailing FCS.
+    pub fcs_len: Option<u8>,
+}
+
+impl Bounds {
+    pub(crate) fn of(frame: &Frame<'_>, d: &Dissection) -> Bounds {
+        let mut min_start = d.l3_offset;
+        if let Some(ip) = d.ip {
+            min_start = min_start.max(ip.end);
+        }
+        Bounds { min_start, fcs_len: frame.fcs_len }
+    }
+
+    /// Lengths of trailing FCS to try, in order (Wireshark: without, then with).
+    pub(crate) fn fcs_options(&self) -> &'static [usize] {
+        match self.fcs_len {
+            Some(0) => &[0],
+            Some(4) => &[4],
+            _ => &[0, 4],
+        }
+    }
+}
+
+/// Seconds within `window_s` of the record time (false when the container has no timestamp).
+pub(crate) fn near_record(frame: &Frame<'_>, sec: i64, window_s: i64) -> bool {
+    frame.has_ts() && (sec - frame.ts_ns.div_euclid(1_000_000_000)).abs() <= window_s
+}
+
+/// Bounds-checked big-endian readers: trailers are read from untrusted ends of frames.
+pub(crate) mod rd {
+    /// `n` bytes at `at`, if inside `b`.
+    #[inline]
+    pub fn bytes<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
+        b.get(at..at.checked_add(N)?)?.try_into().ok()
+    }
+    /// Big-endian u16.
+    #[inline]
+    pub fn u16(b: &[u8], at: usize) -> Option<u16> {
+        bytes::<2>(b, at).map(u16::from_be_bytes)
+    }
+    /// Big-endian u32.
+    #[inline]
+    pub fn u32(b: &[u8], at: usize) -> Option<u32> {
+        bytes::<4>(b, at).map(u32::from_be_bytes)
+    }
+    /// Big-endian u64.
+    #[inline]
+    pub fn u64(b: &[u8], at: usize) -> Option<u64> {
+        bytes::<8>(b, at).map(u64::from_be_bytes)
+    }
+}
+
+/// IEEE 802.3 CRC-32 (reflected 0xEDB88320), as in the Ethernet FCS.
+pub(crate) fn crc32(data: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (i, slot) in t.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 { 0xEDB8_8320 ^ (c >> 1) } else { c >> 1 };
+            }
+            *slot = c;
+        }
+        t
+    });
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc = table[((crc ^ b as u32) & 0xFF) as usize] ^ (crc >> 8);
+    }
+    !crc
+}
+
+/// True when the last 4 bytes of `data` are a valid Ethernet FCS over the bytes before them.
+pub(crate) fn fcs_valid(data: &[u8]) -> bool {
+    data.len() >= 18 && {
+        let n = data.len() - 4;
+        rd::bytes::<4>(data, n).map(u32::from_le_bytes) == Some(crc32(&data[..n]))
+    }
+}
+
+#[cfg(test)]
+mod tests;
