@@ -209,7 +209,20 @@ fn sll_direction(pkttype: u16) -> Direction {
 
 /// BSD address families that mean IPv6 on the various BSDs and macOS.
 fn af_is_ipv6(af: u32) -> bool {
-    matches!(af, 10 | 24 | 28 | 30)
+    matches!(af, 24 | 28 | 30)
+}
+
+/// The LINKTYPE_NULL header value: written in the capturing host's byte order, sometimes as an IRIX or
+/// UNICOS 16-bit value in the upper half. Wireshark's packet-null.c resolves the ambiguity this way.
+fn null_family(raw: [u8; 4]) -> u32 {
+    let h = u32::from_le_bytes(raw);
+    if h & 0xffff_0000 != 0 {
+        if h & 0xff00_0000 == 0 && h & 0x00ff_0000 < 0x0006_0000 { h >> 16 } else { h.swap_bytes() }
+    } else if h & 0xff == 0 && h & 0xff00 < 0x0600 {
+        ((h & 0xffff) as u16).swap_bytes() as u32
+    } else {
+        h
+    }
 }
 
 /// Dissects `data` whose link-layer header is `link`.
@@ -239,16 +252,17 @@ pub fn dissect(data: &[u8], link: LinkType) -> Dissection {
                 return d.stop(Layer::Link, 0, WireError::Truncated { need: 4, have: data.len() });
             }
             let raw = [data[0], data[1], data[2], data[3]];
-            // LINKTYPE_NULL is in the writer's byte order; families are small, so the order whose value
-            // is small is the right one.
-            let af = if link == LinkType::Loop || u32::from_be_bytes(raw) < 256 {
-                u32::from_be_bytes(raw)
-            } else {
-                u32::from_le_bytes(raw)
-            };
-            let et = if af == 2 {
+            if raw[0] == 0xff && raw[1] == 0x03 {
+                // PPP in HDLC framing: not dissected.
+                return d;
+            }
+            let h = if link == LinkType::Loop { u32::from_be_bytes(raw) } else { null_family(raw) };
+            // Some writers put an EtherType here instead of an address family (Wireshark does the same).
+            let et = if h > 1500 {
+                h as u16
+            } else if h == 2 {
                 ethertype::IPV4
-            } else if af_is_ipv6(af) {
+            } else if af_is_ipv6(h) {
                 ethertype::IPV6
             } else {
                 0

@@ -96,12 +96,13 @@ pub enum LinkType {
 }
 
 impl LinkType {
-    /// Maps a LINKTYPE_ number (the low 16 bits of the pcap link-type word).
+    /// Maps a LINKTYPE_ number (the low 16 bits of the pcap link-type word). DLT_RAW's platform values
+    /// 12 and 14, found in old files instead of LINKTYPE_RAW, read as [`LinkType::Raw`].
     pub fn from_u16(v: u16) -> LinkType {
         match v {
             0 => LinkType::Null,
             1 => LinkType::Ethernet,
-            101 => LinkType::Raw,
+            12 | 14 | 101 => LinkType::Raw,
             108 => LinkType::Loop,
             113 => LinkType::LinuxSll,
             197 => LinkType::Erf,
@@ -139,5 +140,7 @@ mod tests {
             assert_eq!(LinkType::from_u16(v).to_u16(), v);
         }
         assert_eq!(LinkType::from_u16(276), LinkType::LinuxSll2);
+        assert_eq!(LinkType::from_u16(12), LinkType::Raw);
+        assert_eq!(LinkType::from_u16(14), LinkType::Raw);
     }
 }

@@ -130,7 +130,10 @@ pub fn run(keep: Option<&Path>) -> Result<ExitCode> {
         us(sorted[sorted.len() - 1])
     );
     println!("(p99.9 rests on {} samples beyond it: fewer than 100, so it is not stable)", sorted.len() / 1000);
-    println!("\nsee every frame: wirestamp frames {}", path.display());
+    match keep {
+        Some(p) => println!("\nsee every frame: wirestamp frames {}", p.display()),
+        None => println!("\nkeep the capture with --keep FILE, then see every frame with `wirestamp frames FILE`"),
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -100,13 +100,21 @@ fn elk_nasdaq_matches_tshark() {
 }
 
 #[test]
+fn libtrace_tags_and_erf_match_tshark() {
+    for f in ["vlan.pcap", "qinq.pcap", "100_packets.erf", "5_packets.erf.gz", "complex.pcapng"] {
+        assert!(compare_with_tshark(&format!("libtrace_traces/test/traces/{f}")) > 0, "{f}");
+    }
+}
+
+#[test]
 fn libtrace_pcapng_matches_tshark() {
-    assert_eq!(compare_with_tshark("libtrace_traces/100_packets.pcapng"), 100);
+    assert_eq!(compare_with_tshark("libtrace_traces/test/traces/100_packets.pcapng"), 100);
 }
 
 #[test]
 fn sll_nano_matches_tshark() {
-    compare_with_tshark("tcpdump_tests/tcp-handshake-nano.pcap");
+    compare_with_tshark("tcpdump_tests/tests/tcp-handshake-nano.pcap");
+    compare_with_tshark("libtrace_traces/test/traces/100_sll.pcap");
 }
 
 #[test]

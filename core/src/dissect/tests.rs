@@ -123,6 +123,13 @@ fn null_and_raw_links() {
     be.extend_from_slice(&ip);
     assert_eq!(dissect(&be, LinkType::Loop).transport, Transport::Udp { sport: 1, dport: 2 });
     assert_eq!(dissect(&ip, LinkType::Raw).transport, Transport::Udp { sport: 1, dport: 2 });
+    // A null header holding an EtherType in the "wrong" order (seen in pcapplusplus's null_loopback.pcap).
+    let mut et = vec![0x0f, 0x00, 0x08, 0x00];
+    et.extend_from_slice(&ip);
+    assert_eq!(dissect(&et, LinkType::Null).transport, Transport::Udp { sport: 1, dport: 2 });
+    // Big-endian AF_INET6 (Darwin's 30) on LINKTYPE_NULL.
+    assert_eq!(null_family([0, 0, 0, 30]), 30);
+    assert_eq!(null_family([30, 0, 0, 0]), 30);
     assert_eq!(dissect(&ip, LinkType::Ipv4).l3_offset, 0);
 }
 
