@@ -66,7 +66,7 @@ fn compare_with_tshark(rel: &str) -> usize {
         "vlan.id",
         "frame.encap_type",
     ];
-    let theirs =
+    let mut theirs =
         tshark_fields(Path::new(&path), &["-o", "ip.defragment:FALSE", "-o", "ipv6.defragment:FALSE"], &fields);
     // tshark 4 lists some pcapng non-packet blocks (custom, journal) as frames without an encapsulation.
     theirs.retain(|t| !t[15].is_empty());
