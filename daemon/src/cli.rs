@@ -42,6 +42,17 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Frames(FramesArgs),
 
+    /// Generate a synthetic capture with ground truth: an ITCH 5.0 / MoldUDP64 feed (A and B copies,
+    /// several messages per packet, bursts, VLAN tags, noise) and an OUCH 5.0 / SoupBinTCP session
+    /// (segmentation, coalescing, a retransmission) whose tick-to-trade latencies are known exactly.
+    ///
+    /// Writes FILE (pcapng with one interface per capture point, or pcap with `--pcap`) and FILE's truth
+    /// as CSV (`--truth`, default FILE.truth.csv): one line per order with the trigger's MoldUDP64
+    /// sequence, tick time (earliest copy), order time (frame carrying its first byte), latency, and
+    /// ack time. Each order's ClOrdID is `T` followed by the trigger's sequence in 13 digits, so
+    /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
+    Synth(SynthArgs),
+
     /// Run wirestamp on a built-in default: generate a small capture with tap trailers, then read it back
     /// and summarise what was found.
     Demo {
@@ -49,6 +60,46 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         keep: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SynthArgs {
+    /// Capture file to write.
+    #[arg(value_name = "FILE")]
+    pub output: PathBuf,
+    /// Truth CSV to write (default: FILE.truth.csv).
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<PathBuf>,
+    /// Market-data packets to generate (each on feed A and feed B).
+    #[arg(short = 'n', long, default_value_t = 100_000)]
+    pub packets: u64,
+    /// Random seed: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write classic pcap (nanosecond) instead of pcapng.
+    #[arg(long)]
+    pub pcap: bool,
+    /// Probability that a market-data packet triggers an order.
+    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    pub order_prob: f64,
+    /// Median tick-to-trade latency, ns.
+    #[arg(long, default_value_t = 6_000.0, value_name = "NS")]
+    pub median_ns: f64,
+    /// Spread of the log-normal latency body (standard deviation of its log).
+    #[arg(long, default_value_t = 0.35)]
+    pub sigma: f64,
+    /// Probability that an order stalls.
+    #[arg(long, default_value_t = 0.002, value_name = "P")]
+    pub stall_prob: f64,
+    /// Typical stall, ns (each drawn uniformly between half and 1.5 times this).
+    #[arg(long, default_value_t = 250_000.0, value_name = "NS")]
+    pub stall_ns: f64,
+    /// Mean gap between market-data packets outside bursts, ns.
+    #[arg(long, default_value_t = 4_000, value_name = "NS")]
+    pub gap_ns: u64,
+    /// Do not send a B copy of the feed.
+    #[arg(long)]
+    pub no_feed_b: bool,
 }
 
 /// Output format of `frames`.
@@ -93,6 +144,7 @@ pub struct FramesArgs {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Frames(args) => crate::frames::run(&args),
+        Command::Synth(args) => crate::synth::run(&args),
         Command::Demo { keep } => crate::demo::run(keep.as_deref()),
     }
 }

@@ -4,6 +4,7 @@
 mod cli;
 mod demo;
 mod frames;
+mod synth;
 mod telemetry;
 
 use clap::Parser;
