@@ -135,24 +135,23 @@ impl<W: Write> PcapngWriter<W> {
             Direction::Inbound => 1,
             Direction::Outbound => 2,
         };
-        let opts_len = if flags != 0 { 12 } else { 0 } + 4;
-        let total = 28 + data.len() + pad4(data.len()) + opts_len + 4;
-        let mut hdr = Vec::with_capacity(28);
-        hdr.extend_from_slice(&EPB.to_le_bytes());
-        hdr.extend_from_slice(&(total as u32).to_le_bytes());
-        hdr.extend_from_slice(&iface.to_le_bytes());
-        hdr.extend_from_slice(&((ts >> 32) as u32).to_le_bytes());
-        hdr.extend_from_slice(&(ts as u32).to_le_bytes());
-        hdr.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        hdr.extend_from_slice(&wire_len.to_le_bytes());
-        self.out.write_all(&hdr)?;
-        self.out.write_all(data)?;
-        self.out.write_all(&[0; 3][..pad4(data.len())])?;
-        let mut opts = Vec::with_capacity(16);
+        let mut opts = Vec::with_capacity(12);
         if flags != 0 {
             option(&mut opts, EPB_FLAGS, &flags.to_le_bytes());
         }
         end_options(&mut opts);
+        let total = 28 + data.len() + pad4(data.len()) + opts.len() + 4;
+        let mut hdr = [0u8; 28];
+        hdr[0..4].copy_from_slice(&EPB.to_le_bytes());
+        hdr[4..8].copy_from_slice(&(total as u32).to_le_bytes());
+        hdr[8..12].copy_from_slice(&iface.to_le_bytes());
+        hdr[12..16].copy_from_slice(&((ts >> 32) as u32).to_le_bytes());
+        hdr[16..20].copy_from_slice(&(ts as u32).to_le_bytes());
+        hdr[20..24].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        hdr[24..28].copy_from_slice(&wire_len.to_le_bytes());
+        self.out.write_all(&hdr)?;
+        self.out.write_all(data)?;
+        self.out.write_all(&[0; 3][..pad4(data.len())])?;
         self.out.write_all(&opts)?;
         self.out.write_all(&(total as u32).to_le_bytes())
     }
