@@ -61,8 +61,8 @@ fn pcapng_round_trips_through_tshark() {
         assert_eq!(g[4], (len + 4).to_string());
         let want = match dir {
             Direction::Unknown => "",
-            Direction::Inbound => "1",
-            Direction::Outbound => "2",
+            Direction::Inbound => "0x00000001",
+            Direction::Outbound => "0x00000002",
         };
         assert_eq!(g[5], want);
     }

@@ -15,9 +15,15 @@ fn main() -> ExitCode {
     telemetry::init(cli.log.as_deref());
     match cli::run(cli) {
         Ok(code) => code,
+        // A closed pipe (`wirestamp frames f | head`) ends the output quietly, as it does for other tools.
+        Err(err) if err.chain().any(is_broken_pipe) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("wirestamp: error: {err:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
