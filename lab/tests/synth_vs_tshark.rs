@@ -18,8 +18,8 @@ fn small() -> SynthConfig {
 
 #[test]
 fn deterministic_for_a_seed() {
-    let cfg = small();
-    let (a_path, b_path, c_path) = (tmp("a.pcapng"), tmp("b.pcapng"), tmp("c.pcapng"));
+    let cfg = SynthConfig { container: Container::Pcap, ..small() };
+    let (a_path, b_path, c_path) = (tmp("a.pcap"), tmp("b.pcap"), tmp("c.pcap"));
     let (ta, _) = synth(&cfg, &a_path).unwrap();
     let (tb, _) = synth(&cfg, &b_path).unwrap();
     let (tc, _) = synth(&SynthConfig { seed: 2, ..cfg }, &c_path).unwrap();
@@ -35,8 +35,8 @@ fn deterministic_for_a_seed() {
 
 #[test]
 fn capture_agrees_with_tshark() {
-    let cfg = SynthConfig { container: Container::Pcap, ..small() };
-    let path = tmp("t.pcap");
+    let cfg = small();
+    let path = tmp("t.pcapng");
     let (truth, sum) = synth(&cfg, &path).unwrap();
     assert!(truth.len() > 300, "{} orders", truth.len());
     assert!(
@@ -74,6 +74,13 @@ fn capture_agrees_with_tshark() {
         ],
     );
     assert_eq!(rows.len() as u64, sum.frames);
+    let mut ours = wirestamp_capture::CaptureReader::open(&path).unwrap();
+    let mut n = 0u64;
+    while let Some(f) = ours.next_frame().unwrap() {
+        assert_eq!(f.ts_ns, epoch_to_ns(&rows[n as usize][0]));
+        n += 1;
+    }
+    assert_eq!(n, sum.frames);
     // Earliest capture time of each MoldUDP64 sequence number, per feed.
     let mut first_seen: HashMap<u64, i64> = HashMap::new();
     let mut next_seq: HashMap<String, u64> = HashMap::new();
