@@ -77,6 +77,15 @@ macro_rules! kind_ty {
     (a8) => {
         [u8; 8]
     };
+    (a5) => {
+        [u8; 5]
+    };
+    (a6) => {
+        [u8; 6]
+    };
+    (a20) => {
+        [u8; 20]
+    };
     (a10) => {
         [u8; 10]
     };
@@ -123,6 +132,15 @@ macro_rules! kind_len {
     (a8) => {
         8
     };
+    (a5) => {
+        5
+    };
+    (a6) => {
+        6
+    };
+    (a20) => {
+        20
+    };
     (a10) => {
         10
     };
@@ -168,6 +186,15 @@ macro_rules! kind_read {
     };
     (a8, $b:expr, $at:expr) => {
         $crate::proto::read::bytes::<8>($b, $at)
+    };
+    (a5, $b:expr, $at:expr) => {
+        $crate::proto::read::bytes::<5>($b, $at)
+    };
+    (a6, $b:expr, $at:expr) => {
+        $crate::proto::read::bytes::<6>($b, $at)
+    };
+    (a20, $b:expr, $at:expr) => {
+        $crate::proto::read::bytes::<20>($b, $at)
     };
     (a10, $b:expr, $at:expr) => {
         $crate::proto::read::bytes::<10>($b, $at)
