@@ -148,6 +148,73 @@ enum_with_unknown! {
     }
 }
 
+/// Direction of an order-entry message, in the specs' words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderDir {
+    /// Client to exchange (OUCH "inbound").
+    Inbound,
+    /// Exchange to client (OUCH "outbound").
+    Outbound,
+}
+
+/// The client's identifier of an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OrderId {
+    /// OUCH 5.0 UserRefNum.
+    UserRefNum(u32),
+    /// OUCH 4.x Order Token (14 alpha).
+    Token([u8; 14]),
+}
+
+/// The fields of an order-entry message the correlator keys on (the `Repr` level), for OUCH 5.0
+/// and 4.2 alike. Fields the message does not carry are `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderSummary {
+    /// Direction.
+    pub dir: OrderDir,
+    /// Message type byte (meaning depends on `dir`).
+    pub msg_type: u8,
+    /// The order the message is about (for a replace: the replacement).
+    pub id: Option<OrderId>,
+    /// For a replace: the order being replaced.
+    pub orig_id: Option<OrderId>,
+    /// ClOrdID (OUCH 5.0).
+    pub cl_ord_id: Option<[u8; 14]>,
+    /// Symbol.
+    pub symbol: Option<Symbol>,
+    /// Side.
+    pub side: Option<Side>,
+    /// Quantity: ordered, accepted, executed, canceled (as the message defines it).
+    pub qty: Option<u32>,
+    /// Price, 4 implied decimals.
+    pub price: Option<u64>,
+    /// Exchange timestamp, ns since midnight (outbound messages).
+    pub timestamp_ns: Option<u64>,
+    /// Exchange Order Reference Number (links the order to ITCH).
+    pub order_ref: Option<u64>,
+    /// Match Number (executions, breaks).
+    pub match_number: Option<u64>,
+}
+
+impl OrderSummary {
+    pub(crate) fn new(dir: OrderDir, msg_type: u8) -> Self {
+        OrderSummary {
+            dir,
+            msg_type,
+            id: None,
+            orig_id: None,
+            cl_ord_id: None,
+            symbol: None,
+            side: None,
+            qty: None,
+            price: None,
+            timestamp_ns: None,
+            order_ref: None,
+            match_number: None,
+        }
+    }
+}
+
 /// Trims right padding (spaces, NULs) from a fixed-width alpha field.
 pub fn trim_alpha(a: &[u8]) -> &[u8] {
     let end = a.iter().rposition(|&c| c != b' ' && c != 0).map_or(0, |i| i + 1);
