@@ -290,3 +290,42 @@ macro_rules! message_view {
         )?
     };
 }
+
+/// Generates an OUCH direction's message enum, `message_type()` and parser (the type byte is only
+/// unique within a direction).
+macro_rules! ouch_direction {
+    ($(#[$m:meta])* $enum:ident, $ty:ident, $parse:ident, $what:literal, [$( $variant:ident ),+ $(,)?]) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $enum<'a> {
+            $(
+                #[doc = concat!("See [`", stringify!($variant), "`].")]
+                $variant($variant<&'a [u8]>),
+            )+
+            /// A type this decoder does not know: the type byte and the whole message.
+            Unknown(u8, &'a [u8]),
+        }
+
+        /// Decodes one message of this direction (the payload of one SoupBinTCP data packet).
+        #[inline]
+        pub fn $parse(buf: &[u8]) -> $crate::proto::Result<$enum<'_>> {
+            let Some(&t) = buf.first() else {
+                return Err($crate::proto::ProtoError::Truncated { what: $what, offset: 0, need: 1, have: 0 });
+            };
+            Ok(match $ty::from(t) {
+                $( $ty::$variant => $enum::$variant($variant::new_checked(buf)?), )+
+                $ty::Unknown(t) => $enum::Unknown(t, buf),
+            })
+        }
+
+        impl<'a> $enum<'a> {
+            /// The message type.
+            pub fn message_type(&self) -> $ty {
+                match self {
+                    $( $enum::$variant(_) => $ty::$variant, )+
+                    $enum::Unknown(t, _) => $ty::Unknown(*t),
+                }
+            }
+        }
+    };
+}
