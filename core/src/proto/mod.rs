@@ -9,6 +9,9 @@
 //! | [`ouch5`]     | Nasdaq OUCH 5.0 (with TagValue appendages) | SoupBinTCP              |
 //! | [`ouch42`]    | Nasdaq OUCH 4.2 (14-byte order tokens)     | SoupBinTCP              |
 //!
+//! [`market::MoldItchDecoder`] runs ITCH over MoldUDP64 end to end and yields the market-data
+//! summaries the correlator keys on; [`OrderSummary`] is the order-entry counterpart.
+//!
 //! Contract (as smoltcp's): every view has `new_checked`, which runs `check_len`; once it returned
 //! `Ok`, no accessor panics, whatever the bytes hold. `new_unchecked` skips the check for callers
 //! that did it. Integers are big-endian. Nothing here allocates per message; decoding a message is
@@ -21,6 +24,7 @@
 mod macros;
 
 pub mod itch;
+pub mod market;
 pub mod moldudp64;
 pub mod ouch42;
 pub mod ouch5;
