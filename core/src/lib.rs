@@ -7,6 +7,7 @@
 
 pub mod dissect;
 pub mod frame;
+pub mod proto;
 pub mod reasm;
 pub mod stats;
 pub mod time;

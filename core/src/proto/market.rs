@@ -1,0 +1,162 @@
+//! ITCH 5.0 over MoldUDP64: one UDP payload in, one [`MarketDataSummary`] per message out.
+//!
+//! [`MoldItchDecoder`] ties the pieces together for the correlator: it walks a packet's message
+//! blocks, decodes each ITCH message, learns stock locate codes from Stock Directory messages and
+//! counts every anomaly (malformed packet, malformed block, truncated or unknown ITCH message)
+//! instead of failing. It allocates nothing per packet (the locate table grows on new codes only).
+
+use super::Symbol;
+use super::itch::{ItchCounters, ItchSummary, LocateMap, MessageType};
+use super::moldudp64::{Packet, Session};
+use super::{ProtoError, itch};
+
+/// The market-data key of one message: where it sits in the feed and what it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarketDataSummary {
+    /// MoldUDP64 session.
+    pub session: Session,
+    /// Sequence number of the message.
+    pub seq: u64,
+    /// ITCH message type.
+    pub msg_type: MessageType,
+    /// Stock locate.
+    pub stock_locate: u16,
+    /// Symbol: from the message, else from the locate map.
+    pub symbol: Option<Symbol>,
+    /// ITCH timestamp, ns since midnight (Eastern time).
+    pub timestamp_ns: u64,
+    /// All the correlator fields of the message.
+    pub itch: ItchSummary,
+}
+
+/// What one packet held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketInfo {
+    /// Session.
+    pub session: Session,
+    /// First sequence number.
+    pub sequence: u64,
+    /// Count field as on the wire (0 heartbeat, 0xFFFF end of session).
+    pub count: u16,
+    /// Message blocks read.
+    pub blocks: u16,
+    /// The malformed block that stopped the walk, if any.
+    pub error: Option<ProtoError>,
+}
+
+/// Decodes MoldUDP64 packets carrying ITCH 5.0 and counts what went wrong.
+#[derive(Debug, Clone, Default)]
+pub struct MoldItchDecoder {
+    /// ITCH per-type, unknown and truncated counters.
+    pub itch: ItchCounters,
+    /// Stock locate -> symbol, learnt from 'R' messages.
+    pub locates: LocateMap,
+    /// Packets decoded (header readable).
+    pub packets: u64,
+    /// Payloads too short for a MoldUDP64 header.
+    pub short_packets: u64,
+    /// Packets whose message blocks ran past the datagram.
+    pub malformed_blocks: u64,
+    /// Packets with bytes left after their announced blocks.
+    pub trailing_bytes: u64,
+}
+
+impl MoldItchDecoder {
+    /// A decoder with empty counters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes one UDP payload; calls `on_message` per ITCH message of known type. Errors are
+    /// counted; the `Err` (short header) or `PacketInfo::error` (bad block) say where.
+    pub fn packet<F: FnMut(MarketDataSummary)>(
+        &mut self,
+        udp_payload: &[u8],
+        mut on_message: F,
+    ) -> Result<PacketInfo, ProtoError> {
+        let p = match Packet::new_checked(udp_payload) {
+            Ok(p) => p,
+            Err(e) => {
+                self.short_packets += 1;
+                return Err(e);
+            }
+        };
+        self.packets += 1;
+        let session = p.session();
+        let mut blocks = 0u16;
+        let mut it = p.messages();
+        for (seq, msg) in it.by_ref() {
+            blocks += 1;
+            let Some(m) = self.itch.decode(msg) else { continue };
+            if let itch::Message::StockDirectory(_) = m {
+                self.locates.observe(&m);
+            }
+            let Some(s) = m.summary() else { continue };
+            on_message(MarketDataSummary {
+                session,
+                seq,
+                msg_type: s.msg_type,
+                stock_locate: s.stock_locate,
+                symbol: s.stock.or_else(|| self.locates.get(s.stock_locate)),
+                timestamp_ns: s.timestamp_ns,
+                itch: s,
+            });
+        }
+        let error = it.error();
+        if error.is_some() {
+            self.malformed_blocks += 1;
+        } else if it.trailing() > 0 {
+            self.trailing_bytes += 1;
+        }
+        Ok(PacketInfo { session, sequence: p.sequence(), count: p.message_count(), blocks, error })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::testutil::B;
+
+    #[test]
+    fn directory_then_add_order_gets_its_symbol() {
+        let r = B::new()
+            .c(b'R')
+            .u16(5)
+            .u16(0)
+            .u48(1)
+            .s("ZXZZT", 8)
+            .raw(b"QN")
+            .u32(100)
+            .raw(b"NC  PNN1N")
+            .u32(0)
+            .c(b'N')
+            .done();
+        let a = B::new().c(b'A').u16(5).u16(0).u48(2).u64(9).c(b'B').u32(10).s("ZXZZT", 8).u32(1).done();
+        let mut d = B::new().s("SESSION001", 10).u64(41).u16(4).u16(39).raw(&r).u16(36).raw(&a);
+        d = d.u16(3).raw(b"zzz").u16(5).raw(b"A\0\0\0\0"); // unknown type, truncated 'A'
+        let pkt = d.done();
+        let x = B::new().c(b'X').u16(5).u16(0).u48(3).u64(9).u32(4).done();
+        let pkt2 = B::new().s("SESSION001", 10).u64(45).u16(1).u16(23).raw(&x).done();
+        let mut dec = MoldItchDecoder::new();
+        let mut out = Vec::new();
+        let info = dec.packet(&pkt, |m| out.push(m)).unwrap();
+        assert_eq!((info.sequence, info.count, info.blocks, info.error), (41, 4, 4, None));
+        dec.packet(&pkt2, |m| out.push(m)).unwrap();
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            (out[0].seq, out[0].msg_type, out[0].symbol),
+            (41, MessageType::StockDirectory, Some(Symbol::new("ZXZZT")))
+        );
+        assert_eq!((out[1].seq, out[1].stock_locate, out[1].timestamp_ns, out[1].itch.order_ref), (42, 5, 2, Some(9)));
+        // 'X' carries no symbol: it comes from the locate map.
+        assert_eq!(
+            (out[2].seq, out[2].msg_type, out[2].symbol),
+            (45, MessageType::OrderCancel, Some(Symbol::new("ZXZZT")))
+        );
+        assert_eq!((dec.itch.unknown(), dec.itch.truncated, dec.packets), (1, 1, 2));
+        assert!(dec.packet(&pkt[..19], |_| {}).is_err());
+        let info = dec.packet(&pkt[..30], |_| {}).unwrap();
+        assert!(info.error.is_some());
+        assert_eq!((dec.short_packets, dec.malformed_blocks), (1, 1));
+    }
+}
