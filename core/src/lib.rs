@@ -5,6 +5,7 @@
 //! - Timestamps are integer nanoseconds since the Unix epoch (`i64`); no float ever touches one.
 //! - Malformed input is a counted anomaly, never a panic.
 
+pub mod analyze;
 pub mod dissect;
 pub mod frame;
 pub mod proto;

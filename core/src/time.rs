@@ -121,3 +121,74 @@ mod tests {
         assert_eq!((ClockQuality::DEGRADED | ClockQuality::EXTENDED).names(), "degraded|extended");
     }
 }
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The (year, month, day) of a day count since 1970-01-01 (Hinnant's `civil_from_days`).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+}
+
+/// UTC offset of US Eastern time (New York, where NASDAQ's ITCH timestamps are kept) at `utc_ns`:
+/// −4 h during daylight saving time (second Sunday of March 02:00 local to first Sunday of November
+/// 02:00 local, the rule since 2007), −5 h otherwise. In seconds.
+pub fn us_eastern_offset_s(utc_ns: i64) -> i64 {
+    const H: i64 = 3_600;
+    let secs = utc_ns.div_euclid(NANOS_PER_SEC);
+    let (year, _, _) = civil_from_days(secs.div_euclid(86_400));
+    // Weekday of a day count: 1970-01-01 was a Thursday (4, with Sunday = 0).
+    let sunday_on_or_after = |days: i64| days + (7 - (days + 4).rem_euclid(7)) % 7;
+    let march_8 = days_from_civil(year, 3, 8);
+    let nov_1 = days_from_civil(year, 11, 1);
+    // 02:00 EST = 07:00 UTC; 02:00 EDT = 06:00 UTC.
+    let dst_start = sunday_on_or_after(march_8) * 86_400 + 7 * H;
+    let dst_end = sunday_on_or_after(nov_1) * 86_400 + 6 * H;
+    if (dst_start..dst_end).contains(&secs) { -4 * H } else { -5 * H }
+}
+
+#[cfg(test)]
+mod civil_tests {
+    use super::*;
+
+    #[test]
+    fn civil_round_trip() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2016, 9, 13), 17_057);
+        for z in [-1_000_000i64, -1, 0, 17_057, 20_000, 2_932_896] {
+            let (y, m, d) = civil_from_days(z);
+            assert_eq!(days_from_civil(y, m, d), z);
+        }
+    }
+
+    #[test]
+    fn eastern_dst_edges() {
+        let at = |y, mo, d, h: i64, mi: i64| (days_from_civil(y, mo, d) * 86_400 + h * 3_600 + mi * 60) * NANOS_PER_SEC;
+        // 2016: DST from 2016-03-13 07:00 UTC to 2016-11-06 06:00 UTC.
+        assert_eq!(us_eastern_offset_s(at(2016, 3, 13, 6, 59)), -5 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2016, 3, 13, 7, 0)), -4 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2016, 9, 13, 20, 50)), -4 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2016, 11, 6, 5, 59)), -4 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2016, 11, 6, 6, 0)), -5 * 3_600);
+        // 2026: second Sunday of March is the 8th, first Sunday of November the 1st.
+        assert_eq!(us_eastern_offset_s(at(2026, 3, 8, 7, 0)), -4 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2026, 11, 1, 6, 0)), -5 * 3_600);
+        assert_eq!(us_eastern_offset_s(at(2026, 11, 30, 14, 30)), -5 * 3_600);
+    }
+}

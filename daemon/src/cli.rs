@@ -42,6 +42,26 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Frames(FramesArgs),
 
+    /// Tick-to-trade from captures: decode market data (ITCH 5.0 over MoldUDP64) and orders (OUCH over
+    /// SoupBinTCP), match each order to the tick that triggered it, and report honest percentiles.
+    ///
+    /// Feeds and order sessions come from --md / --orders, from --config, or, with neither, are
+    /// detected from the traffic (what was chosen is printed). Every figure is printed beside the
+    /// counters that qualify it: unmatched orders, gaps, duplicates, TCP holes, malformed input,
+    /// and where the timestamps came from. A percentile with fewer than 100 samples beyond it is
+    /// marked with `*`.
+    ///
+    /// Metrics: tick_to_trade (earliest copy of the trigger -> frame carrying the order's first
+    /// byte), order_to_ack (order -> exchange response), feed_ab_delay (later copy of a tick behind
+    /// the first), exchange_to_capture (ITCH timestamp, US Eastern time, -> capture).
+    ///
+    /// Examples:
+    ///   wirestamp analyze capture.pcapng
+    ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 cap.pcap
+    ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
+    #[command(verbatim_doc_comment)]
+    Analyze(AnalyzeArgs),
+
     /// Generate a synthetic capture with ground truth: an ITCH 5.0 / MoldUDP64 feed (A and B copies,
     /// several messages per packet, bursts, VLAN tags, noise) and an OUCH 5.0 / SoupBinTCP session
     /// (segmentation, coalescing, a retransmission) whose tick-to-trade latencies are known exactly.
@@ -60,6 +80,55 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         keep: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    /// Capture files (merged by time): pcap, pcapng, ERF; optionally gzip or zstd.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// A market-data feed: udp:GROUP:PORT[@moldudp64] (GROUP may be `*`). Repeatable.
+    #[arg(long = "md", value_name = "SPEC")]
+    pub md: Vec<String>,
+
+    /// An order session, by the exchange's end: tcp:HOST:PORT[@ouch50|@ouch42]. Repeatable.
+    #[arg(long = "orders", value_name = "SPEC")]
+    pub orders: Vec<String>,
+
+    /// A TOML file with `md = [...]`, `orders = [...]`, `match = "..."`, `by = ["symbol"]`.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// How orders are matched to ticks: `token:REGEX` (the first capture group of REGEX, applied to
+    /// the ClOrdID or order token, is the trigger's MoldUDP64 sequence) or `symbol[:WINDOW]` (the last
+    /// message for the order's symbol within WINDOW before it; default 1s).
+    #[arg(long = "match", value_name = "RULE")]
+    pub matching: Option<String>,
+
+    /// Extra breakdowns of tick_to_trade: `symbol`.
+    #[arg(long, value_name = "DIM")]
+    pub by: Vec<String>,
+
+    /// Timestamp trailer decoding, as for `frames`: auto (default), none, KIND or FILE=KIND.
+    #[arg(long, value_name = "KIND|FILE=KIND")]
+    pub trailer: Vec<String>,
+
+    /// Print the report as one JSON document (schema in the README) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write every matched pair to this CSV file.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<PathBuf>,
+
+    /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per metric).
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+
+    /// No progress display on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -144,6 +213,7 @@ pub struct FramesArgs {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Frames(args) => crate::frames::run(&args),
+        Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
         Command::Demo { keep } => crate::demo::run(keep.as_deref()),
     }

@@ -1,16 +1,15 @@
 //! `wirestamp frames`: one line per frame with its timestamp, provenance and L3/L4 summary.
 
 use crate::cli::{Format, FramesArgs};
-use anyhow::{Context, Result, bail};
+use crate::pipeline::{Pipeline, Stamped};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use wirestamp_capture::MergedReader;
-use wirestamp_core::dissect::{Dissection, Transport, dissect};
-use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerMode, TrailerStamp};
-use wirestamp_core::{Direction, Frame, TsSource};
+use wirestamp_core::Direction;
+use wirestamp_core::dissect::Transport;
+use wirestamp_core::trailer::Decoded;
 
 /// Column names, in order; the CSV header row.
 pub const COLUMNS: [&str; 22] = [
@@ -66,18 +65,13 @@ struct Row {
 }
 
 impl Row {
-    fn new(index: u64, input: usize, f: &Frame<'_>, d: &Dissection, stamp: Option<&TrailerStamp>) -> Row {
+    fn new(index: u64, s: &Stamped<'_>) -> Row {
+        let (f, d, stamp) = (&s.frame, &s.dissection, s.stamp());
         let record_time = f.has_ts().then_some(f.ts_ns);
-        let (time_ns, ts_source) = match stamp {
-            Some(s) => (Some(s.time_ns), TsSource::Trailer(s.kind)),
-            None => (record_time, f.ts_source),
-        };
+        let (time_ns, ts_source) = (s.best_time(), s.ts_source());
         let direction = if f.direction == Direction::Unknown { d.link_direction } else { f.direction };
         let (sport, dport) = d.transport.ports().unzip();
-        let mut quality = f.quality;
-        if let Some(s) = stamp {
-            quality |= s.quality;
-        }
+        let quality = s.quality();
         let vlan = d.vlans[..(d.vlan_count as usize).min(2)].iter().map(u16::to_string).collect::<Vec<_>>().join("/");
         Row {
             index,
@@ -101,7 +95,7 @@ impl Row {
             quality: quality.names(),
             vlan,
             anomaly: d.anomaly.map(|a| a.to_string()),
-            input,
+            input: s.input,
         }
     }
 
@@ -143,33 +137,6 @@ fn csv_quote(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
 }
 
-/// Which trailer mode applies to each input: `KIND` sets the default, `FILE=KIND` one file.
-fn trailer_modes(specs: &[String], files: &[PathBuf]) -> Result<Vec<TrailerMode>> {
-    let mut default = TrailerMode::Auto;
-    let mut per_file: Vec<Option<TrailerMode>> = vec![None; files.len()];
-    for spec in specs {
-        match spec.rsplit_once('=') {
-            Some((file, kind)) => {
-                let mode: TrailerMode = kind.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?;
-                let matches: Vec<usize> =
-                    files.iter().enumerate().filter(|(_, f)| same_file(f, Path::new(file))).map(|(i, _)| i).collect();
-                if matches.is_empty() {
-                    bail!("--trailer {spec}: {file} is not one of the input files");
-                }
-                for i in matches {
-                    per_file[i] = Some(mode);
-                }
-            }
-            None => default = spec.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?,
-        }
-    }
-    Ok(per_file.into_iter().map(|m| m.unwrap_or(default)).collect())
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-}
-
 /// What the summary on stderr counts.
 #[derive(Default)]
 struct Summary {
@@ -181,11 +148,7 @@ struct Summary {
 }
 
 pub fn run(args: &FramesArgs) -> Result<ExitCode> {
-    let modes = trailer_modes(&args.trailer, &args.files)?;
-    let mut reader = MergedReader::open(&args.files)?;
-    let mut decoders: Vec<TrailerDecoder> = modes.iter().map(|m| TrailerDecoder::new(*m)).collect();
-    let mut per_input_index = vec![0u64; args.files.len()];
-
+    let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
     let sink: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
         None => Box::new(std::io::stdout().lock()),
@@ -199,47 +162,26 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
     let limit = args.count.unwrap_or(u64::MAX);
     let mut failure = None;
     while summary.frames < limit {
-        let (input, frame) = match reader.next_frame() {
-            Ok(Some(x)) => x,
+        let s = match pipe.next() {
+            Ok(Some(s)) => s,
             Ok(None) => break,
             Err(e) => {
-                failure = Some(anyhow::Error::new(e));
+                failure = Some(e);
                 break;
             }
         };
-        let frame_no = per_input_index[input];
-        per_input_index[input] += 1;
-        let d = dissect(frame.data, frame.link);
-        let decoded = match decoders[input].decode(&frame, &d) {
-            Ok(x) => x,
-            Err(e) => {
-                failure = Some(anyhow::anyhow!(
-                    "{}: frame {frame_no}: --trailer {} does not validate: {}",
-                    args.files[input].display(),
-                    e.kind.name(),
-                    e.reason
-                ));
-                break;
-            }
-        };
-        let stamp = match &decoded {
-            Decoded::Stamp(s) => Some(s),
-            Decoded::Keyframe => {
-                summary.keyframes += 1;
-                None
-            }
-            Decoded::None => None,
-        };
-        if let Some(s) = stamp {
-            *summary.by_trailer.entry(s.kind.name()).or_default() += 1;
+        match &s.decoded {
+            Decoded::Stamp(st) => *summary.by_trailer.entry(st.kind.name()).or_default() += 1,
+            Decoded::Keyframe => summary.keyframes += 1,
+            Decoded::None => {}
         }
-        if let Some(a) = d.anomaly {
+        if let Some(a) = s.dissection.anomaly {
             *summary.anomalies.entry(a.layer.name()).or_default() += 1;
         }
-        if !frame.has_ts() {
+        if !s.frame.has_ts() {
             summary.no_timestamp += 1;
         }
-        let row = Row::new(summary.frames, input, &frame, &d, stamp);
+        let row = Row::new(summary.frames, &s);
         match args.format {
             Format::Csv => row.write_csv(&mut out)?,
             Format::Json => {
@@ -252,7 +194,8 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
     out.flush()?;
 
     if !args.quiet {
-        print_summary(&summary, &reader, &args.files);
+        print_summary(&summary, args.files.len());
+        pipe.print_warnings();
     }
     match failure {
         Some(e) => Err(e.context(format!("stopped after {} frames", summary.frames))),
@@ -260,8 +203,8 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
     }
 }
 
-fn print_summary(s: &Summary, reader: &MergedReader, files: &[PathBuf]) {
-    let mut line = format!("wirestamp: {} frames from {} input(s)", s.frames, files.len());
+fn print_summary(s: &Summary, inputs: usize) {
+    let mut line = format!("wirestamp: {} frames from {inputs} input(s)", s.frames);
     if !s.by_trailer.is_empty() {
         let t: Vec<String> = s.by_trailer.iter().map(|(k, v)| format!("{k} {v}")).collect();
         line += &format!("; trailer timestamps: {}", t.join(", "));
@@ -277,28 +220,11 @@ fn print_summary(s: &Summary, reader: &MergedReader, files: &[PathBuf]) {
         line += &format!("; frames without a timestamp (pcapng SPB): {}", s.no_timestamp);
     }
     eprintln!("{line}");
-    for input in reader.inputs() {
-        for w in input.warnings() {
-            eprintln!("wirestamp: warning: {w}");
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trailer_mode_specs() {
-        let files = vec![PathBuf::from("a.pcap"), PathBuf::from("b.pcap")];
-        let m = trailer_modes(&["metamako".into(), "b.pcap=none".into()], &files).unwrap();
-        assert_eq!(m.len(), 2);
-        assert!(matches!(m[0], TrailerMode::Forced(_)));
-        assert!(matches!(m[1], TrailerMode::Off));
-        let err = trailer_modes(&["c.pcap=metamako".into()], &files).unwrap_err().to_string();
-        assert!(err.contains("c.pcap is not one of the input files"), "{err}");
-        assert!(trailer_modes(&["bogus".into()], &files).is_err());
-    }
 
     #[test]
     fn csv_quoting() {

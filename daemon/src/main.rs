@@ -1,9 +1,11 @@
 //! `wirestamp`: the command-line entry point. Parses arguments, sets up logging, runs one command and
 //! turns its outcome into an exit code; everything else lives in the modules below.
 
+mod analyze;
 mod cli;
 mod demo;
 mod frames;
+mod pipeline;
 mod synth;
 mod telemetry;
 

@@ -472,8 +472,10 @@ impl Gen<'_> {
     }
 }
 
+/// ITCH and OUCH timestamps: ns since midnight, US Eastern time (where NASDAQ keeps its clocks).
 fn ns_since_midnight(t: i64) -> u64 {
-    t.rem_euclid(86_400 * 1_000_000_000) as u64
+    let local = t + wirestamp_core::time::us_eastern_offset_s(t) * 1_000_000_000;
+    local.rem_euclid(86_400 * 1_000_000_000) as u64
 }
 
 /// Generates the capture at `out` and returns the truth, in order-time order, and a summary.

@@ -1,0 +1,251 @@
+//! Which traffic is what: market-data feeds and order sessions, given by the user or detected.
+//!
+//! A feed is `udp:GROUP:PORT[@proto]` (GROUP an IP address, usually multicast; `*` for any), an order
+//! session `tcp:HOST:PORT[@proto]` (the exchange side's address and port). Protocols: `moldudp64`
+//! (ITCH 5.0 inside, the default for feeds), `soupbin-ouch50` (default for order sessions) and
+//! `soupbin-ouch42`.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+/// What a feed carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedProto {
+    /// NASDAQ ITCH 5.0 over MoldUDP64.
+    MoldItch50,
+}
+
+/// What an order session carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OrderProto {
+    /// OUCH 5.0 over SoupBinTCP.
+    Ouch50,
+    /// OUCH 4.2 over SoupBinTCP.
+    Ouch42,
+}
+
+/// A market-data feed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FeedSpec {
+    /// Destination address (`None`: any).
+    pub group: Option<IpAddr>,
+    /// Destination UDP port.
+    pub port: u16,
+    /// Protocol.
+    pub proto: FeedProto,
+}
+
+/// An order-entry session, identified by the exchange's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OrderSpec {
+    /// Exchange address (`None`: any).
+    pub host: Option<IpAddr>,
+    /// Exchange TCP port.
+    pub port: u16,
+    /// Protocol.
+    pub proto: OrderProto,
+}
+
+/// A flow given on the command line or in the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowSpec {
+    /// `udp:...`
+    Feed(FeedSpec),
+    /// `tcp:...`
+    Orders(OrderSpec),
+}
+
+/// Why a flow spec did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("flow `{spec}`: {reason} (expected udp:GROUP:PORT[@moldudp64] or tcp:HOST:PORT[@ouch50|@ouch42])")]
+pub struct FlowSpecError {
+    /// The text given.
+    pub spec: String,
+    /// What was wrong with it.
+    pub reason: String,
+}
+
+impl FromStr for FlowSpec {
+    type Err = FlowSpecError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let err = |reason: &str| FlowSpecError { spec: s.to_owned(), reason: reason.to_owned() };
+        let (body, proto) = match s.rsplit_once('@') {
+            Some((b, p)) => (b, Some(p)),
+            None => (s, None),
+        };
+        let (kind, rest) = body.split_once(':').ok_or_else(|| err("missing the udp:/tcp: prefix"))?;
+        // The address may be IPv6 in brackets: [2001:db8::1]:26477.
+        let (addr, port) = rest.rsplit_once(':').ok_or_else(|| err("missing :PORT"))?;
+        let port: u16 = port.parse().map_err(|_| err(&format!("`{port}` is not a port number")))?;
+        let addr = addr.trim_start_matches('[').trim_end_matches(']');
+        let ip = if addr == "*" || addr.is_empty() {
+            None
+        } else {
+            Some(addr.parse::<IpAddr>().map_err(|_| err(&format!("`{addr}` is not an IP address or *")))?)
+        };
+        match kind {
+            "udp" => {
+                let proto = match proto {
+                    None | Some("moldudp64") | Some("itch") | Some("itch50") => FeedProto::MoldItch50,
+                    Some(p) => return Err(err(&format!("unknown feed protocol `{p}`"))),
+                };
+                Ok(FlowSpec::Feed(FeedSpec { group: ip, port, proto }))
+            }
+            "tcp" => {
+                let proto = match proto {
+                    None | Some("ouch50") | Some("ouch5") | Some("soupbin-ouch50") => OrderProto::Ouch50,
+                    Some("ouch42") | Some("soupbin-ouch42") => OrderProto::Ouch42,
+                    Some(p) => return Err(err(&format!("unknown order protocol `{p}`"))),
+                };
+                Ok(FlowSpec::Orders(OrderSpec { host: ip, port, proto }))
+            }
+            k => Err(err(&format!("unknown transport `{k}`"))),
+        }
+    }
+}
+
+impl std::fmt::Display for FeedSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.group {
+            Some(IpAddr::V6(a)) => write!(f, "udp:[{a}]:{}", self.port),
+            Some(a) => write!(f, "udp:{a}:{}", self.port),
+            None => write!(f, "udp:*:{}", self.port),
+        }
+    }
+}
+
+impl std::fmt::Display for OrderSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = match self.proto {
+            OrderProto::Ouch50 => "ouch50",
+            OrderProto::Ouch42 => "ouch42",
+        };
+        match self.host {
+            Some(IpAddr::V6(a)) => write!(f, "tcp:[{a}]:{}@{p}", self.port),
+            Some(a) => write!(f, "tcp:{a}:{}@{p}", self.port),
+            None => write!(f, "tcp:*:{}@{p}", self.port),
+        }
+    }
+}
+
+impl FeedSpec {
+    /// Whether a datagram to `dst:dport` belongs to this feed.
+    pub fn matches(&self, dst: IpAddr, dport: u16) -> bool {
+        self.port == dport && self.group.is_none_or(|g| g == dst)
+    }
+}
+
+impl OrderSpec {
+    /// Whether a segment between `src:sport` and `dst:dport` belongs to this session, and if so
+    /// whether it goes to the exchange (`Some(true)`) or comes from it (`Some(false)`).
+    pub fn direction(&self, src: IpAddr, sport: u16, dst: IpAddr, dport: u16) -> Option<bool> {
+        if dport == self.port && self.host.is_none_or(|h| h == dst) {
+            Some(true)
+        } else if sport == self.port && self.host.is_none_or(|h| h == src) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+/// Recognises MoldUDP64 by its framing: a 20-byte header and at least one message block, the blocks
+/// tiling the datagram exactly. Heartbeats alone (20 bytes) prove nothing: any 20-byte datagram
+/// would pass, so a feed is only detected on a packet with messages.
+pub fn looks_like_mold(payload: &[u8]) -> bool {
+    if payload.len() < 20 {
+        return false;
+    }
+    let count = u16::from_be_bytes([payload[18], payload[19]]);
+    if count == 0 || count == 0xffff {
+        return false;
+    }
+    let mut off = 20;
+    for _ in 0..count {
+        if off + 2 > payload.len() {
+            return false;
+        }
+        let len = u16::from_be_bytes([payload[off], payload[off + 1]]) as usize;
+        if len == 0 {
+            return false;
+        }
+        off += 2 + len;
+    }
+    off == payload.len()
+}
+
+/// Recognises SoupBinTCP by its framing: packets with known type bytes tiling the segment exactly.
+pub fn looks_like_soupbin(payload: &[u8]) -> bool {
+    if payload.len() < 3 {
+        return false;
+    }
+    let mut off = 0;
+    while off < payload.len() {
+        if off + 3 > payload.len() {
+            return false;
+        }
+        let len = u16::from_be_bytes([payload[off], payload[off + 1]]) as usize;
+        if len == 0 || !matches!(payload[off + 2], b'+' | b'A' | b'J' | b'S' | b'H' | b'Z' | b'L' | b'U' | b'R' | b'O')
+        {
+            return false;
+        }
+        off += 2 + len;
+    }
+    off == payload.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_specs() {
+        let f: FlowSpec = "udp:233.54.12.111:26477".parse().unwrap();
+        assert_eq!(
+            f,
+            FlowSpec::Feed(FeedSpec {
+                group: Some("233.54.12.111".parse().unwrap()),
+                port: 26477,
+                proto: FeedProto::MoldItch50
+            })
+        );
+        let o: FlowSpec = "tcp:10.1.0.1:8003@ouch42".parse().unwrap();
+        assert_eq!(
+            o,
+            FlowSpec::Orders(OrderSpec { host: Some("10.1.0.1".parse().unwrap()), port: 8003, proto: OrderProto::Ouch42 })
+        );
+        let any: FlowSpec = "udp:*:26477@moldudp64".parse().unwrap();
+        assert!(matches!(any, FlowSpec::Feed(FeedSpec { group: None, .. })));
+        let v6: FlowSpec = "tcp:[2001:db8::1]:8003".parse().unwrap();
+        assert!(matches!(v6, FlowSpec::Orders(OrderSpec { host: Some(IpAddr::V6(_)), .. })));
+        for bad in ["233.54.12.111:26477", "udp:233.54.12.111", "udp:x:1", "udp:1.2.3.4:99999", "sctp:1.2.3.4:1", "udp:1.2.3.4:1@fix"]
+        {
+            let e = bad.parse::<FlowSpec>().unwrap_err();
+            assert!(e.to_string().contains(bad), "{e}");
+        }
+    }
+
+    #[test]
+    fn framing_detectors() {
+        let mut mold = b"SESSION001".to_vec();
+        mold.extend_from_slice(&7u64.to_be_bytes());
+        mold.extend_from_slice(&2u16.to_be_bytes());
+        for m in [&b"abc"[..], b"defg"] {
+            mold.extend_from_slice(&(m.len() as u16).to_be_bytes());
+            mold.extend_from_slice(m);
+        }
+        assert!(looks_like_mold(&mold));
+        assert!(!looks_like_mold(&mold[..mold.len() - 1]));
+        let mut hb = b"SESSION001".to_vec();
+        hb.extend_from_slice(&[0; 10]);
+        assert!(!looks_like_mold(&hb), "a heartbeat alone does not prove a feed");
+        assert!(!looks_like_mold(&[0u8; 40]));
+        let soup = [0, 3, b'U', 1, 2, 0, 1, b'R'];
+        assert!(looks_like_soupbin(&soup));
+        assert!(!looks_like_soupbin(&soup[..7]));
+        assert!(!looks_like_soupbin(&[0, 3, b'x', 1, 2]));
+    }
+}

@@ -1,0 +1,718 @@
+//! Tick-to-trade analysis: classify frames into feeds and order sessions, decode them, arbitrate A/B
+//! copies, correlate each order with the tick that triggered it, and keep honest statistics.
+//!
+//! [`Analyzer`] is fed frames in time order (from a file or a live source alike) and does no IO.
+//! Matched pairs and closed one-second intervals are queued for the caller to drain (so memory stays
+//! bounded by open orders and retained ticks, not by capture length); [`Analyzer::finish`] returns the
+//! [`report::Report`].
+
+pub mod arbiter;
+pub mod flows;
+pub mod orders;
+pub mod report;
+
+use crate::dissect::{Dissection, Transport};
+use crate::frame::Frame;
+use crate::proto::moldudp64::{SeqTracker, Session};
+use crate::proto::market::MoldItchDecoder;
+use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
+use crate::stats::Latency;
+use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
+use arbiter::{Arbiter, Arrival};
+use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
+use orders::{FrameRef, OrderMsg, OrderStream};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::IpAddr;
+
+/// How orders are matched to the ticks that triggered them.
+#[derive(Debug, Clone)]
+pub enum MatchRule {
+    /// The order's ClOrdID / token carries the trigger's MoldUDP64 sequence in the regex's first group.
+    Token(regex::Regex),
+    /// The last market-data message for the order's symbol before the order, within the window.
+    Symbol {
+        /// Window, ns.
+        window_ns: i64,
+    },
+}
+
+impl MatchRule {
+    /// Parses `token:REGEX` or `symbol[:WINDOW]` (WINDOW like `500us`, `1ms`, `1s`, or ns).
+    pub fn parse(s: &str) -> Result<MatchRule, String> {
+        if let Some(re) = s.strip_prefix("token:") {
+            let r = regex::Regex::new(re).map_err(|e| format!("--match {s}: bad regular expression: {e}"))?;
+            if r.captures_len() < 2 {
+                return Err(format!("--match {s}: the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"));
+            }
+            Ok(MatchRule::Token(r))
+        } else if s == "symbol" {
+            Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
+        } else if let Some(w) = s.strip_prefix("symbol:") {
+            let window_ns = parse_duration_ns(w).ok_or_else(|| format!("--match {s}: `{w}` is not a duration (e.g. 500us, 2ms, 1s)"))?;
+            Ok(MatchRule::Symbol { window_ns })
+        } else {
+            Err(format!("--match {s}: expected token:REGEX or symbol[:WINDOW]"))
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            MatchRule::Token(r) => format!("token:{}", r.as_str()),
+            MatchRule::Symbol { window_ns } => format!("symbol:{}", crate::stats::format_ns(*window_ns)),
+        }
+    }
+}
+
+/// Parses `123`, `123ns`, `5us`, `2ms`, `1s` into ns.
+pub fn parse_duration_ns(s: &str) -> Option<i64> {
+    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1)
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+        (n, 1_000)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1_000_000)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1_000_000_000)
+    } else {
+        (s, 1)
+    };
+    let v: i64 = num.trim().parse().ok()?;
+    v.checked_mul(mult).filter(|v| *v >= 0)
+}
+
+/// What to analyse and how.
+#[derive(Debug, Clone)]
+pub struct AnalyzeConfig {
+    /// Feeds and order sessions; empty: detect them from the traffic.
+    pub flows: Vec<FlowSpec>,
+    /// Correlation rule.
+    pub matching: MatchRule,
+    /// Break tick-to-trade down by symbol too.
+    pub by_symbol: bool,
+    /// How long ticks are kept for correlation and arbitration, ns.
+    pub tick_retain_ns: i64,
+    /// How long an order waits for its response before it counts as unacknowledged, ns.
+    pub ack_timeout_ns: i64,
+    /// Length of one statistics interval (for interval logs), ns.
+    pub interval_ns: i64,
+}
+
+impl Default for AnalyzeConfig {
+    fn default() -> Self {
+        AnalyzeConfig {
+            flows: Vec::new(),
+            matching: MatchRule::Symbol { window_ns: 1_000_000_000 },
+            by_symbol: false,
+            tick_retain_ns: 10_000_000_000,
+            ack_timeout_ns: 10_000_000_000,
+            interval_ns: 1_000_000_000,
+        }
+    }
+}
+
+/// One matched tick → order pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pair {
+    /// Trigger's MoldUDP64 session.
+    pub tick_session: Session,
+    /// Trigger's sequence number.
+    pub tick_seq: u64,
+    /// Capture time of the trigger's earliest copy.
+    pub tick_time_ns: i64,
+    /// Order identifier (UserRefNum, or token), as text.
+    pub order_id: String,
+    /// ClOrdID / token text.
+    pub token: String,
+    /// Capture time of the frame carrying the order's first byte.
+    pub order_time_ns: i64,
+    /// Index of that frame.
+    pub order_frame: u64,
+    /// Index of the frame carrying the order's last byte.
+    pub order_last_frame: u64,
+    /// `order_time_ns - tick_time_ns`.
+    pub latency_ns: i64,
+}
+
+/// The metrics wirestamp reports.
+pub const METRICS: [&str; 4] = ["tick_to_trade", "order_to_ack", "feed_ab_delay", "exchange_to_capture"];
+const T2T: usize = 0;
+const O2A: usize = 1;
+const AB: usize = 2;
+const E2C: usize = 3;
+
+/// One metric: total and per-dimension histograms.
+#[derive(Debug, Clone, Default)]
+pub struct Metric {
+    /// All samples.
+    pub total: Latency,
+    /// Per dimension (`feed:A`, `session:...`, `symbol:AAPL`).
+    pub dims: BTreeMap<String, Latency>,
+}
+
+impl Metric {
+    fn record(&mut self, ns: i64, dims: &[String]) {
+        self.total.record(ns);
+        for d in dims {
+            self.dims.entry(d.clone()).or_default().record(ns);
+        }
+    }
+}
+
+/// A closed statistics interval of one metric (for HdrHistogram interval logs).
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Metric name (one of [`METRICS`]).
+    pub metric: &'static str,
+    /// Interval start, ns since the epoch.
+    pub start_ns: i64,
+    /// Interval length, ns.
+    pub len_ns: i64,
+    /// The samples of the interval.
+    pub latency: Latency,
+}
+
+#[derive(Debug)]
+struct FeedState {
+    spec: FeedSpec,
+    detected: bool,
+    decoder: MoldItchDecoder,
+    frames: u64,
+    bad_packets: u64,
+    first_bad_frame: Option<u64>,
+    first_bad_reason: Option<String>,
+}
+
+#[derive(Debug)]
+struct SessionState {
+    spec: OrderSpec,
+    detected: bool,
+}
+
+#[derive(Debug)]
+struct Conn {
+    session: usize,
+    label: String,
+    to_exchange: OrderStream,
+    from_exchange: OrderStream,
+    frames: u64,
+}
+
+type ConnKey = (IpAddr, u16, IpAddr, u16);
+
+/// Counters that qualify the figures; all reported.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Counters {
+    /// Frames seen.
+    pub frames: u64,
+    /// Frames belonging to no feed or order session.
+    pub other_frames: u64,
+    /// Frames whose headers were malformed (dissection anomaly).
+    pub malformed_frames: u64,
+    /// IP fragments (not reassembled).
+    pub ip_fragments: u64,
+    /// Market-data messages, first copies (ticks).
+    pub ticks: u64,
+    /// Later copies of ticks (A/B duplicates).
+    pub tick_copies: u64,
+    /// Copies too late to arbitrate.
+    pub stale_copies: u64,
+    /// Order actions sent (Enter/Replace/Cancel/Modify).
+    pub orders: u64,
+    /// Orders matched to a tick.
+    pub matched: u64,
+    /// Orders with no tick under the rule.
+    pub unmatched_orders: u64,
+    /// Orders whose trigger is ambiguous (several sessions, or several messages of the symbol at once).
+    pub ambiguous: u64,
+    /// Orders whose token named a tick captured after the order.
+    pub trigger_after_order: u64,
+    /// Orders whose token carried no sequence the rule could read.
+    pub no_token: u64,
+    /// Exchange responses paired with an order.
+    pub acked: u64,
+    /// Orders that got no response within the timeout (or before the end).
+    pub unacked: u64,
+    /// Responses that matched no pending order.
+    pub unmatched_responses: u64,
+    /// Frames whose timestamp came from each source (among frames used).
+    pub ts_sources: BTreeMap<&'static str, u64>,
+    /// Frames used whose clock carried a quality warning.
+    pub degraded_clock_frames: u64,
+}
+
+/// The analysis state.
+pub struct Analyzer {
+    cfg: AnalyzeConfig,
+    feeds: Vec<FeedState>,
+    sessions: Vec<SessionState>,
+    detect: bool,
+    conns: HashMap<ConnKey, usize>,
+    conn_list: Vec<Conn>,
+    seq: SeqTracker<u16>,
+    arbiter: Arbiter,
+    /// Last tick per symbol: (time, session, seq, messages of that symbol at that time).
+    last_by_symbol: HashMap<Symbol, (i64, Session, u64, u32)>,
+    pending: HashMap<(usize, OrderId), (i64, u64)>,
+    pending_order: VecDeque<(i64, usize, OrderId)>,
+    metrics: [Metric; 4],
+    interval: [Latency; 4],
+    interval_start: Option<i64>,
+    closed: Vec<Interval>,
+    pairs: Vec<Pair>,
+    counters: Counters,
+    /// (UTC hour, offset) cache for exchange-to-capture.
+    eastern: (i64, i64),
+    first_time: Option<i64>,
+    last_time: i64,
+    last_frame: u64,
+    scratch: Vec<OrderMsg>,
+}
+
+impl Analyzer {
+    /// A new analysis.
+    pub fn new(cfg: AnalyzeConfig) -> Self {
+        let mut feeds = Vec::new();
+        let mut sessions = Vec::new();
+        for f in &cfg.flows {
+            match *f {
+                FlowSpec::Feed(spec) => feeds.push(FeedState::new(spec, false)),
+                FlowSpec::Orders(spec) => sessions.push(SessionState { spec, detected: false }),
+            }
+        }
+        let detect = cfg.flows.is_empty();
+        let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
+        Analyzer {
+            cfg,
+            feeds,
+            sessions,
+            detect,
+            conns: HashMap::new(),
+            conn_list: Vec::new(),
+            seq: SeqTracker::new(1024),
+            arbiter,
+            last_by_symbol: HashMap::new(),
+            pending: HashMap::new(),
+            pending_order: VecDeque::new(),
+            metrics: Default::default(),
+            interval: Default::default(),
+            interval_start: None,
+            closed: Vec::new(),
+            pairs: Vec::new(),
+            counters: Counters::default(),
+            eastern: (i64::MIN, 0),
+            first_time: None,
+            last_time: i64::MIN,
+            last_frame: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Takes the pairs matched since the last call.
+    pub fn drain_pairs(&mut self) -> std::vec::Drain<'_, Pair> {
+        self.pairs.drain(..)
+    }
+
+    /// Takes the intervals closed since the last call.
+    pub fn drain_intervals(&mut self) -> std::vec::Drain<'_, Interval> {
+        self.closed.drain(..)
+    }
+
+    /// Flows detected from the traffic so far, as specs (for printing what was chosen).
+    pub fn detected_flows(&self) -> Vec<String> {
+        let f = self.feeds.iter().filter(|f| f.detected).map(|f| f.spec.to_string());
+        let s = self.sessions.iter().filter(|s| s.detected).map(|s| s.spec.to_string());
+        f.chain(s).collect()
+    }
+
+    /// Feeds one frame. `time_ns` is its best timestamp (a tap trailer's, else the record's), with
+    /// `ts_source` and `quality` saying where it came from.
+    pub fn frame(&mut self, index: u64, time_ns: i64, f: &Frame<'_>, d: &Dissection, ts_source: TsSource, quality: ClockQuality) {
+        self.counters.frames += 1;
+        self.last_frame = index;
+        if d.anomaly.is_some() {
+            self.counters.malformed_frames += 1;
+        }
+        let Some(ip) = d.ip else {
+            self.counters.other_frames += 1;
+            return;
+        };
+        if ip.fragment != crate::dissect::Fragment::No {
+            self.counters.ip_fragments += 1;
+        }
+        self.advance_time(time_ns);
+        let payload = d.payload(f.data);
+        let used = match d.transport {
+            Transport::Udp { dport, .. } => match self.feed_for(ip.dst, dport, payload) {
+                Some(fi) => {
+                    self.market_data(fi, index, time_ns, payload);
+                    true
+                }
+                None => false,
+            },
+            Transport::Tcp { sport, dport, seq, flags, .. } => {
+                match self.session_for(ip.src, sport, ip.dst, dport, payload) {
+                    Some((si, to_exchange)) => {
+                        let key = if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
+                        let syn = flags & crate::wire::tcp::flags::SYN != 0;
+                        self.order_segment(si, key, to_exchange, seq, syn, payload, FrameRef { index, time_ns });
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Transport::None => false,
+        };
+        if used {
+            *self.counters.ts_sources.entry(ts_source.name()).or_default() += 1;
+            if !quality.is_clean() {
+                self.counters.degraded_clock_frames += 1;
+            }
+        } else {
+            self.counters.other_frames += 1;
+        }
+    }
+
+    fn advance_time(&mut self, t: i64) {
+        self.first_time.get_or_insert(t);
+        self.last_time = self.last_time.max(t);
+        let len = self.cfg.interval_ns;
+        let start = *self.interval_start.get_or_insert(t.div_euclid(len) * len);
+        if t >= start + len {
+            self.close_interval(start);
+            self.interval_start = Some(t.div_euclid(len) * len);
+        }
+        // Orders waiting too long for a response are unacknowledged.
+        while let Some(&(at, conn, id)) = self.pending_order.front() {
+            if t - at <= self.cfg.ack_timeout_ns {
+                break;
+            }
+            self.pending_order.pop_front();
+            if self.pending.get(&(conn, id)).is_some_and(|p| p.0 == at) {
+                self.pending.remove(&(conn, id));
+                self.counters.unacked += 1;
+            }
+        }
+    }
+
+    fn close_interval(&mut self, start: i64) {
+        for (i, l) in self.interval.iter_mut().enumerate() {
+            if l.count() > 0 {
+                let latency = std::mem::take(l);
+                self.closed.push(Interval { metric: METRICS[i], start_ns: start, len_ns: self.cfg.interval_ns, latency });
+            }
+        }
+    }
+
+    fn record(&mut self, metric: usize, ns: i64, dims: &[String]) {
+        self.metrics[metric].record(ns, dims);
+        self.interval[metric].record(ns);
+    }
+
+    fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
+        if let Some(i) = self.feeds.iter().position(|f| f.spec.matches(dst, dport)) {
+            return Some(i);
+        }
+        if self.detect && looks_like_mold(payload) {
+            let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
+            self.feeds.push(FeedState::new(spec, true));
+            return Some(self.feeds.len() - 1);
+        }
+        None
+    }
+
+    fn session_for(&mut self, src: IpAddr, sport: u16, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<(usize, bool)> {
+        for (i, s) in self.sessions.iter().enumerate() {
+            if let Some(to) = s.spec.direction(src, sport, dst, dport) {
+                return Some((i, to));
+            }
+        }
+        if !self.detect || !looks_like_soupbin(payload) {
+            return None;
+        }
+        // Which end is the exchange: clients send Login Request, Unsequenced Data, heartbeats, Logout.
+        let to_exchange = match payload[2] {
+            b'L' | b'U' | b'R' | b'O' => true,
+            b'A' | b'J' | b'S' | b'H' | b'Z' => false,
+            _ => return None,
+        };
+        let (host, port) = if to_exchange { (dst, dport) } else { (src, sport) };
+        let proto = detect_ouch_version(payload);
+        self.sessions.push(SessionState { spec: OrderSpec { host: Some(host), port, proto }, detected: true });
+        Some((self.sessions.len() - 1, to_exchange))
+    }
+
+    fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, interval, counters, eastern, .. } = self;
+        let feed = &mut feeds[fi];
+        feed.frames += 1;
+        let fi16 = fi as u16;
+        let feed_dim = [format!("feed:{}", feed.spec)];
+        let res = feed.decoder.packet(payload, |m| {
+            match arbiter.observe(m.session, m.seq, fi16, m.stock_locate, t) {
+                Arrival::First => {
+                    counters.ticks += 1;
+                    if let Some(sym) = m.symbol {
+                        // Several messages of one symbol at one time (one packet): a symbol match on
+                        // them cannot tell which one triggered, so it is counted as ambiguous.
+                        let e = last_by_symbol.entry(sym).or_insert((t, m.session, m.seq, 0));
+                        let n = if e.0 == t { e.3 + 1 } else { 1 };
+                        *e = (t, m.session, m.seq, n);
+                    }
+                    // Exchange (ITCH timestamp, Eastern time) to capture.
+                    let hour = t.div_euclid(3_600_000_000_000);
+                    if eastern.0 != hour {
+                        *eastern = (hour, us_eastern_offset_s(t) * 1_000_000_000);
+                    }
+                    let local = t + eastern.1;
+                    let day = 86_400_000_000_000i64;
+                    let mut delay = local - (local.div_euclid(day) * day + m.timestamp_ns as i64);
+                    if delay > day / 2 {
+                        delay -= day;
+                    } else if delay < -day / 2 {
+                        delay += day;
+                    }
+                    metrics[E2C].record(delay, &feed_dim);
+                    interval[E2C].record(delay);
+                }
+                Arrival::Later { delay_ns, .. } => {
+                    counters.tick_copies += 1;
+                    metrics[AB].record(delay_ns, &feed_dim);
+                    interval[AB].record(delay_ns);
+                }
+                Arrival::Stale => counters.stale_copies += 1,
+            }
+        });
+        match res {
+            Ok(info) => {
+                self.seq.observe(fi16, info.session, info.sequence, info.count);
+                if let Some(e) = info.error {
+                    let f = &mut self.feeds[fi];
+                    f.bad_packets += 1;
+                    if f.first_bad_frame.is_none() {
+                        f.first_bad_frame = Some(index);
+                        f.first_bad_reason = Some(e.to_string());
+                    }
+                }
+            }
+            Err(e) => {
+                let f = &mut self.feeds[fi];
+                f.bad_packets += 1;
+                if f.first_bad_frame.is_none() {
+                    f.first_bad_frame = Some(index);
+                    f.first_bad_reason = Some(e.to_string());
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seq: u32, syn: bool, payload: &[u8], frame: FrameRef) {
+        let ci = match self.conns.get(&key) {
+            Some(&c) => c,
+            None => {
+                let proto = self.sessions[si].spec.proto;
+                self.conn_list.push(Conn {
+                    session: si,
+                    label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
+                    to_exchange: OrderStream::new(OrderDir::Inbound, proto),
+                    from_exchange: OrderStream::new(OrderDir::Outbound, proto),
+                    frames: 0,
+                });
+                self.conns.insert(key, self.conn_list.len() - 1);
+                self.conn_list.len() - 1
+            }
+        };
+        let mut msgs = std::mem::take(&mut self.scratch);
+        let conn = &mut self.conn_list[ci];
+        conn.frames += 1;
+        let stream = if to_exchange { &mut conn.to_exchange } else { &mut conn.from_exchange };
+        stream.segment(seq, syn, payload, frame, &mut |m| msgs.push(m));
+        for m in msgs.drain(..) {
+            self.order_msg(ci, m);
+        }
+        self.scratch = msgs;
+    }
+
+    fn order_msg(&mut self, ci: usize, m: OrderMsg) {
+        let s = m.summary;
+        match s.dir {
+            OrderDir::Inbound => {
+                if !matches!(s.msg_type, b'O' | b'U' | b'X' | b'M') {
+                    return;
+                }
+                self.counters.orders += 1;
+                self.correlate(ci, &s, &m);
+                if let Some(id) = s.id {
+                    let t = m.first.time_ns;
+                    self.pending.entry((ci, id)).or_insert((t, m.first.index));
+                    self.pending_order.push_back((t, ci, id));
+                }
+            }
+            OrderDir::Outbound => {
+                // Responses that acknowledge an order action.
+                if !matches!(s.msg_type, b'A' | b'J' | b'U' | b'C' | b'M') {
+                    return;
+                }
+                let Some(id) = s.id else { return };
+                match self.pending.remove(&(ci, id)) {
+                    Some((t, _)) => {
+                        self.counters.acked += 1;
+                        let dims = [format!("session:{}", self.conn_list[ci].label)];
+                        self.record(O2A, m.first.time_ns - t, &dims);
+                    }
+                    None => self.counters.unmatched_responses += 1,
+                }
+            }
+        }
+    }
+
+    fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg) {
+        let t = m.first.time_ns;
+        let token = token_text(s);
+        let found = match &self.cfg.matching {
+            MatchRule::Token(re) => {
+                let Some(seq) = token.as_deref().and_then(|tok| re.captures(tok)).and_then(|c| c.get(1)).and_then(|g| g.as_str().parse::<u64>().ok())
+                else {
+                    self.counters.no_token += 1;
+                    self.counters.unmatched_orders += 1;
+                    return;
+                };
+                match self.arbiter.find(seq) {
+                    Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
+                    Ok(None) => None,
+                    Err(_) => {
+                        self.counters.ambiguous += 1;
+                        return;
+                    }
+                }
+            }
+            MatchRule::Symbol { window_ns } => {
+                let window = *window_ns;
+                match s.symbol.and_then(|sym| self.last_by_symbol.get(&sym).copied()) {
+                    Some((tt, session, seq, n)) if t - tt <= window && tt <= t => {
+                        if n > 1 {
+                            self.counters.ambiguous += 1;
+                        }
+                        let feed = self.arbiter.get(session, seq).map_or(0, |k| k.feed);
+                        Some((session, seq, tt, feed))
+                    }
+                    _ => None,
+                }
+            }
+        };
+        let Some((session, seq, tick_time, feed)) = found else {
+            self.counters.unmatched_orders += 1;
+            return;
+        };
+        if tick_time > t {
+            self.counters.trigger_after_order += 1;
+            self.counters.unmatched_orders += 1;
+            return;
+        }
+        self.counters.matched += 1;
+        let latency = t - tick_time;
+        let mut dims = vec![
+            format!("feed:{}", self.feeds.get(feed as usize).map(|f| f.spec.to_string()).unwrap_or_default()),
+            format!("session:{}", self.conn_list[ci].label),
+        ];
+        if self.cfg.by_symbol
+            && let Some(sym) = s.symbol
+        {
+            dims.push(format!("symbol:{sym}"));
+        }
+        self.record(T2T, latency, &dims);
+        self.pairs.push(Pair {
+            tick_session: session,
+            tick_seq: seq,
+            tick_time_ns: tick_time,
+            order_id: match s.id {
+                Some(OrderId::UserRefNum(n)) => n.to_string(),
+                Some(OrderId::Token(tok)) => String::from_utf8_lossy(crate::proto::trim_alpha(&tok)).into_owned(),
+                None => String::new(),
+            },
+            token: token.unwrap_or_default(),
+            order_time_ns: t,
+            order_frame: m.first.index,
+            order_last_frame: m.last.index,
+            latency_ns: latency,
+        });
+    }
+
+    /// Ends the analysis: flushes the order streams (pairs found there are queued) and closes the last
+    /// interval. Call once, after the last frame; then drain, then [`Analyzer::report`].
+    pub fn finish(&mut self) {
+        let last = self.last_frame;
+        let mut msgs = Vec::new();
+        for ci in 0..self.conn_list.len() {
+            let c = &mut self.conn_list[ci];
+            c.to_exchange.finish(last, &mut |m| msgs.push(m));
+            c.from_exchange.finish(last, &mut |m| msgs.push(m));
+            for m in msgs.drain(..) {
+                self.order_msg(ci, m);
+            }
+        }
+        self.counters.unacked += self.pending.len() as u64;
+        self.pending.clear();
+        if let Some(start) = self.interval_start.take() {
+            self.close_interval(start);
+        }
+    }
+
+    /// The report of everything seen so far.
+    pub fn report(&self) -> report::Report {
+        report::build(self)
+    }
+}
+
+impl FeedState {
+    fn new(spec: FeedSpec, detected: bool) -> Self {
+        FeedState {
+            spec,
+            detected,
+            decoder: MoldItchDecoder::new(),
+            frames: 0,
+            bad_packets: 0,
+            first_bad_frame: None,
+            first_bad_reason: None,
+        }
+    }
+}
+
+fn fmt_ip(a: IpAddr) -> String {
+    match a {
+        IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    }
+}
+
+/// The text a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token.
+fn token_text(s: &OrderSummary) -> Option<String> {
+    if let Some(c) = s.cl_ord_id {
+        return Some(String::from_utf8_lossy(crate::proto::trim_alpha(&c)).into_owned());
+    }
+    match s.id {
+        Some(OrderId::Token(t)) => Some(String::from_utf8_lossy(crate::proto::trim_alpha(&t)).into_owned()),
+        _ => None,
+    }
+}
+
+/// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session: an Enter Order of 4.2 is 49
+/// bytes; 5.0's is 47 plus its appendage. Anything else: 5.0, the current version.
+fn detect_ouch_version(payload: &[u8]) -> OrderProto {
+    let len = u16::from_be_bytes([payload[0], payload[1]]) as usize;
+    if payload[2] == b'U' && payload.len() >= 2 + len && len > 1 {
+        let msg = &payload[3..2 + len];
+        if msg.first() == Some(&b'O') {
+            if msg.len() >= 47 && 47 + u16::from_be_bytes([msg[45], msg[46]]) as usize == msg.len() {
+                return OrderProto::Ouch50;
+            }
+            if msg.len() == 49 {
+                return OrderProto::Ouch42;
+            }
+        }
+    }
+    OrderProto::Ouch50
+}
+
+#[cfg(test)]
+mod tests;

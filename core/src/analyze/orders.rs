@@ -1,0 +1,202 @@
+//! One direction of an order-entry TCP connection: reassembly, SoupBinTCP framing, OUCH decoding.
+//!
+//! Each OUCH message comes out with the frame that carried its first byte (its wire time, STAC's
+//! start-of-frame) and the frame that carried its last byte. After a hole in the stream the framer
+//! cannot know where the next packet starts, so it waits for a boundary it can prove: the start of a
+//! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets.
+
+use super::flows::{OrderProto, looks_like_soupbin};
+use crate::proto::soupbin::{Framer, PacketType};
+use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
+use crate::reasm::{Piece, Reassembler};
+use std::collections::VecDeque;
+
+/// A frame, as far as timing is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FrameRef {
+    /// Index of the frame in the analysed stream.
+    pub index: u64,
+    /// Its timestamp, ns.
+    pub time_ns: i64,
+}
+
+/// An order-entry message with its wire times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderMsg {
+    /// What the message says.
+    pub summary: OrderSummary,
+    /// The frame carrying its first byte (the SoupBinTCP length field).
+    pub first: FrameRef,
+    /// The frame carrying its last byte.
+    pub last: FrameRef,
+}
+
+/// Counters of one stream direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StreamCounters {
+    /// SoupBinTCP packets framed.
+    pub soup_packets: u64,
+    /// OUCH messages decoded.
+    pub ouch_messages: u64,
+    /// OUCH messages of a type the decoder does not know.
+    pub ouch_unknown: u64,
+    /// OUCH messages shorter than their type requires (or otherwise malformed).
+    pub ouch_malformed: u64,
+    /// Times the framer lost sync (zero or oversized length) and had to resynchronise.
+    pub framing_errors: u64,
+    /// Bytes skipped while waiting for a provable packet boundary.
+    pub resync_skipped_bytes: u64,
+    /// Bytes of an incomplete packet at the end of the stream.
+    pub truncated_tail_bytes: u64,
+    /// Index of the first frame where something was wrong, if any.
+    pub first_bad_frame: Option<u64>,
+}
+
+/// One direction of one connection.
+#[derive(Debug)]
+pub struct OrderStream {
+    reasm: Reassembler<FrameRef>,
+    fr: Framing,
+}
+
+/// Framing state: split from the reassembler so its callback can drive it.
+#[derive(Debug)]
+struct Framing {
+    dir: OrderDir,
+    proto: OrderProto,
+    framer: Framer,
+    /// Delivered data not yet fully consumed by the framer: (start offset, end offset, frame).
+    pieces: VecDeque<(u64, u64, FrameRef)>,
+    /// Stream offset of the next SoupBinTCP packet.
+    next_packet: u64,
+    /// Waiting for a provable packet boundary.
+    resync: bool,
+    counters: StreamCounters,
+}
+
+impl OrderStream {
+    /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`.
+    pub fn new(dir: OrderDir, proto: OrderProto) -> Self {
+        OrderStream {
+            reasm: Reassembler::default(),
+            fr: Framing {
+                dir,
+                proto,
+                framer: Framer::default(),
+                pieces: VecDeque::new(),
+                next_packet: 0,
+                resync: false,
+                counters: StreamCounters::default(),
+            },
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> &StreamCounters {
+        &self.fr.counters
+    }
+
+    /// Reassembly counters so far.
+    pub fn reasm(&self) -> &crate::reasm::ReasmStats {
+        self.reasm.stats()
+    }
+
+    /// Feeds one TCP segment of this direction.
+    pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let fr = &mut self.fr;
+        self.reasm.push(seq, syn, payload, frame, &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index),
+        });
+    }
+
+    /// Declares the end of the stream (capture end or FIN): pending out-of-order data is delivered
+    /// after the holes before it; an incomplete packet left over is counted.
+    pub fn finish(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
+        let fr = &mut self.fr;
+        self.reasm.finish(&mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(last_frame),
+        });
+        let tail = self.fr.framer.pending() as u64;
+        if tail > 0 {
+            self.fr.counters.truncated_tail_bytes += tail;
+            self.fr.bad(last_frame);
+            self.fr.framer.reset();
+        }
+    }
+}
+
+impl Framing {
+    fn bad(&mut self, frame: u64) {
+        self.counters.first_bad_frame.get_or_insert(frame);
+    }
+
+    fn hole(&mut self, frame: u64) {
+        self.framer.reset();
+        self.pieces.clear();
+        self.resync = true;
+        self.bad(frame);
+    }
+
+    fn data(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        if self.resync {
+            if !looks_like_soupbin(data) {
+                self.counters.resync_skipped_bytes += data.len() as u64;
+                return;
+            }
+            self.resync = false;
+            self.framer.reset();
+            self.next_packet = offset;
+        }
+        self.pieces.push_back((offset, offset + data.len() as u64, meta));
+        let Self { framer, pieces, next_packet, counters, dir, proto, .. } = self;
+        let (dir, proto) = (*dir, *proto);
+        let result = framer.feed(data, |pkt| {
+            let start = *next_packet;
+            let end = start + pkt.total_len() as u64;
+            *next_packet = end;
+            counters.soup_packets += 1;
+            let ty = pkt.packet_type();
+            let carries = match dir {
+                OrderDir::Inbound => ty == PacketType::UnsequencedData,
+                OrderDir::Outbound => ty == PacketType::SequencedData || ty == PacketType::UnsequencedData,
+            };
+            if !carries {
+                return;
+            }
+            let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
+            let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
+            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto {
+                OrderProto::Ouch50 => ouch5::summarize(dir, pkt.payload()),
+                OrderProto::Ouch42 => ouch42::summarize(dir, pkt.payload()),
+            };
+            match decoded {
+                Ok(Some(summary)) => {
+                    counters.ouch_messages += 1;
+                    out(OrderMsg { summary, first, last });
+                }
+                Ok(None) => counters.ouch_unknown += 1,
+                Err(_) => {
+                    counters.ouch_malformed += 1;
+                    counters.first_bad_frame.get_or_insert(first.index);
+                }
+            }
+        });
+        if result.is_err() {
+            self.counters.framing_errors += 1;
+            self.bad(meta.index);
+            self.hole(meta.index);
+            return;
+        }
+        // Pieces wholly before the next packet start are no longer needed, except the one holding a
+        // packet in progress.
+        let keep_from = self.next_packet;
+        while let Some(&(_, end, _)) = self.pieces.front() {
+            if end > keep_from {
+                break;
+            }
+            self.pieces.pop_front();
+        }
+    }
+}

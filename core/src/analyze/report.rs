@@ -1,0 +1,382 @@
+//! The report model (what `--json` prints) and its terminal rendering.
+
+use super::orders::StreamCounters;
+use super::{Analyzer, Counters, METRICS, Metric};
+use crate::reasm::ReasmStats;
+use crate::stats::{Latency, STABLE_TAIL_SAMPLES, format_ns};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One metric's figures (or one dimension's).
+#[derive(Debug, Clone, Serialize)]
+pub struct MetricReport {
+    /// Metric name, or the dimension (`feed:...`, `session:...`, `symbol:...`).
+    pub name: String,
+    /// Samples.
+    pub count: u64,
+    /// Exact minimum (null without samples).
+    pub min_ns: Option<i64>,
+    /// Median.
+    pub p50_ns: Option<i64>,
+    /// 90th percentile.
+    pub p90_ns: Option<i64>,
+    /// 99th percentile.
+    pub p99_ns: Option<i64>,
+    /// 99.9th percentile.
+    pub p99_9_ns: Option<i64>,
+    /// 99.99th percentile.
+    pub p99_99_ns: Option<i64>,
+    /// Exact maximum.
+    pub max_ns: Option<i64>,
+    /// Mean (printed beside the percentiles, never instead).
+    pub mean_ns: Option<i64>,
+    /// Percentiles with fewer than 100 samples beyond them (not stable).
+    pub unstable: Vec<&'static str>,
+    /// Negative samples (the two ends' clocks disagree).
+    pub negative: u64,
+    /// Per-dimension figures.
+    pub dims: Vec<MetricReport>,
+}
+
+impl MetricReport {
+    fn from_latency(name: String, l: &Latency) -> MetricReport {
+        let s = l.summary();
+        let has = s.count > 0;
+        let p = |i: usize| has.then(|| s.percentiles[i].value_ns);
+        MetricReport {
+            name,
+            count: s.count,
+            min_ns: has.then_some(s.min_ns),
+            p50_ns: p(0),
+            p90_ns: p(1),
+            p99_ns: p(2),
+            p99_9_ns: p(3),
+            p99_99_ns: p(4),
+            max_ns: has.then_some(s.max_ns),
+            mean_ns: has.then_some(s.mean_ns),
+            unstable: s.percentiles.iter().filter(|p| has && p.tail_samples < STABLE_TAIL_SAMPLES).map(|p| p.label).collect(),
+            negative: s.negative,
+            dims: Vec::new(),
+        }
+    }
+
+    fn from_metric(name: &str, m: &Metric) -> MetricReport {
+        let mut r = Self::from_latency(name.to_owned(), &m.total);
+        r.dims = m.dims.iter().map(|(d, l)| Self::from_latency(d.clone(), l)).collect();
+        r
+    }
+}
+
+/// One market-data feed.
+#[derive(Debug, Clone, Serialize)]
+pub struct FeedReport {
+    /// `udp:GROUP:PORT`.
+    pub feed: String,
+    /// Detected from the traffic rather than given.
+    pub detected: bool,
+    /// Frames of this feed.
+    pub frames: u64,
+    /// MoldUDP64 packets (all sessions).
+    pub packets: u64,
+    /// New messages (per-feed first copies).
+    pub messages: u64,
+    /// Heartbeats.
+    pub heartbeats: u64,
+    /// Gap events.
+    pub gaps: u64,
+    /// Messages still missing.
+    pub missing: u64,
+    /// Duplicate packets.
+    pub duplicates: u64,
+    /// Packets out of order.
+    pub out_of_order: u64,
+    /// Packets that were not valid MoldUDP64 or held a malformed message block.
+    pub malformed_packets: u64,
+    /// First frame of this feed that was malformed, and why.
+    pub first_bad_frame: Option<u64>,
+    /// Why that frame was bad.
+    pub first_bad_reason: Option<String>,
+    /// ITCH messages by type letter.
+    pub itch_types: BTreeMap<String, u64>,
+    /// ITCH messages of unknown type.
+    pub itch_unknown: u64,
+    /// ITCH messages shorter than their type requires.
+    pub itch_truncated: u64,
+    /// MoldUDP64 sessions seen.
+    pub sessions: Vec<String>,
+}
+
+/// One direction of one order connection.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamReport {
+    /// Framing and decoding counters.
+    #[serde(flatten)]
+    pub counters: StreamCounters,
+    /// TCP reassembly counters.
+    pub tcp: TcpReport,
+}
+
+/// TCP reassembly counters.
+#[derive(Debug, Clone, Serialize)]
+pub struct TcpReport {
+    /// Segments.
+    pub segments: u64,
+    /// Payload bytes delivered.
+    pub bytes: u64,
+    /// Retransmitted segments.
+    pub retransmitted_segments: u64,
+    /// Out-of-order segments.
+    pub out_of_order_segments: u64,
+    /// Holes (bytes never captured).
+    pub holes: u64,
+    /// Bytes in holes.
+    pub hole_bytes: u64,
+}
+
+impl From<&ReasmStats> for TcpReport {
+    fn from(s: &ReasmStats) -> Self {
+        TcpReport {
+            segments: s.segments,
+            bytes: s.bytes,
+            retransmitted_segments: s.retransmitted_segments,
+            out_of_order_segments: s.out_of_order_segments,
+            holes: s.holes,
+            hole_bytes: s.hole_bytes,
+        }
+    }
+}
+
+/// One order connection.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnReport {
+    /// `client:port>exchange:port`.
+    pub connection: String,
+    /// The session spec it belongs to.
+    pub session: String,
+    /// Whether that session was detected.
+    pub detected: bool,
+    /// Frames.
+    pub frames: u64,
+    /// Client to exchange.
+    pub to_exchange: StreamReport,
+    /// Exchange to client.
+    pub from_exchange: StreamReport,
+}
+
+/// The whole analysis.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The correlation rule.
+    #[serde(rename = "match")]
+    pub matching: String,
+    /// First frame time used, ns.
+    pub first_time_ns: Option<i64>,
+    /// Last frame time used, ns.
+    pub last_time_ns: Option<i64>,
+    /// Metrics, in the order of [`METRICS`].
+    pub metrics: Vec<MetricReport>,
+    /// Counters qualifying them.
+    pub counters: Counters,
+    /// Feeds.
+    pub feeds: Vec<FeedReport>,
+    /// Order connections.
+    pub connections: Vec<ConnReport>,
+}
+
+pub(super) fn build(a: &Analyzer) -> Report {
+    let metrics = METRICS.iter().zip(a.metrics.iter()).map(|(n, m)| MetricReport::from_metric(n, m)).collect();
+    let feeds = a
+        .feeds
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut r = FeedReport {
+                feed: f.spec.to_string(),
+                detected: f.detected,
+                frames: f.frames,
+                packets: 0,
+                messages: 0,
+                heartbeats: 0,
+                gaps: 0,
+                missing: 0,
+                duplicates: 0,
+                out_of_order: 0,
+                malformed_packets: f.bad_packets,
+                first_bad_frame: f.first_bad_frame,
+                first_bad_reason: f.first_bad_reason.clone(),
+                itch_types: BTreeMap::new(),
+                itch_unknown: f.decoder.itch.unknown_by_type.iter().sum(),
+                itch_truncated: f.decoder.itch.truncated,
+                sessions: Vec::new(),
+            };
+            for (feed, session, c) in a.seq.iter() {
+                if feed as usize != i {
+                    continue;
+                }
+                r.sessions.push(session.to_string());
+                r.packets += c.packets;
+                r.messages += c.messages;
+                r.heartbeats += c.heartbeats;
+                r.gaps += c.gaps;
+                r.missing += c.missing;
+                r.duplicates += c.duplicates;
+                r.out_of_order += c.out_of_order;
+            }
+            for (t, &n) in f.decoder.itch.by_type.iter().enumerate() {
+                if n > 0 {
+                    r.itch_types.insert((t as u8 as char).to_string(), n);
+                }
+            }
+            r
+        })
+        .collect();
+    let connections = a
+        .conn_list
+        .iter()
+        .map(|c| {
+            let s = &a.sessions[c.session];
+            ConnReport {
+                connection: c.label.clone(),
+                session: s.spec.to_string(),
+                detected: s.detected,
+                frames: c.frames,
+                to_exchange: StreamReport { counters: *c.to_exchange.counters(), tcp: c.to_exchange.reasm().into() },
+                from_exchange: StreamReport { counters: *c.from_exchange.counters(), tcp: c.from_exchange.reasm().into() },
+            }
+        })
+        .collect();
+    Report {
+        matching: a.cfg.matching.name(),
+        first_time_ns: a.first_time,
+        last_time_ns: (a.last_time != i64::MIN).then_some(a.last_time),
+        metrics,
+        counters: a.counters.clone(),
+        feeds,
+        connections,
+    }
+}
+
+impl Report {
+    /// The terminal table: every metric with its percentiles and, beside them, the counters that
+    /// qualify them. Percentiles with fewer than 100 samples beyond them carry a `*`.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        let c = &self.counters;
+        let _ = writeln!(
+            o,
+            "{:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "metric", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"
+        );
+        let mut any_unstable = false;
+        let mut row = |o: &mut String, indent: &str, m: &MetricReport| {
+            let mut f = |v: Option<i64>, label: &str| match v {
+                None => "-".to_owned(),
+                Some(v) if m.unstable.contains(&label) => {
+                    any_unstable = true;
+                    format!("{}*", format_ns(v))
+                }
+                Some(v) => format_ns(v),
+            };
+            let mut name = format!("{indent}{}", m.name);
+            if name.len() > 44 {
+                name.truncate(43);
+                name.push('~');
+            }
+            let _ = writeln!(
+                o,
+                "{:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                name,
+                m.count,
+                f(m.min_ns, ""),
+                f(m.p50_ns, "p50"),
+                f(m.p90_ns, "p90"),
+                f(m.p99_ns, "p99"),
+                f(m.p99_9_ns, "p99.9"),
+                f(m.p99_99_ns, "p99.99"),
+                f(m.max_ns, ""),
+                f(m.mean_ns, "")
+            );
+        };
+        for m in &self.metrics {
+            row(&mut o, "", m);
+            for d in &m.dims {
+                row(&mut o, "  ", d);
+            }
+        }
+        if any_unstable {
+            let _ = writeln!(o, "* fewer than 100 samples beyond this percentile: not stable");
+        }
+        let _ = writeln!(
+            o,
+            "\nmatching ({}): {} orders, {} matched, {} unmatched ({} without a readable token, {} whose trigger came after them), {} ambiguous",
+            self.matching, c.orders, c.matched, c.unmatched_orders, c.no_token, c.trigger_after_order, c.ambiguous
+        );
+        let _ = writeln!(
+            o,
+            "ticks: {} (first copies), {} later copies, {} too late to arbitrate; responses: {} paired, {} orders unacknowledged, {} responses unmatched",
+            c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
+        );
+        for f in &self.feeds {
+            let types: Vec<String> = f.itch_types.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = writeln!(
+                o,
+                "feed {}{}: {} packets, {} messages ({}), {} heartbeats, {} gaps ({} missing), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
+                f.feed,
+                if f.detected { " (detected)" } else { "" },
+                f.packets,
+                f.messages,
+                types.join(", "),
+                f.heartbeats,
+                f.gaps,
+                f.missing,
+                f.duplicates,
+                f.out_of_order,
+                f.malformed_packets,
+                f.itch_unknown,
+                f.itch_truncated,
+                match (&f.first_bad_frame, &f.first_bad_reason) {
+                    (Some(i), Some(r)) => format!("; first bad frame {i}: {r}"),
+                    _ => String::new(),
+                }
+            );
+        }
+        for conn in &self.connections {
+            for (dir, s) in [("->", &conn.to_exchange), ("<-", &conn.from_exchange)] {
+                let k = &s.counters;
+                let _ = writeln!(
+                    o,
+                    "orders {} {dir} {}{}: {} SoupBinTCP packets, {} OUCH messages ({} unknown, {} malformed), TCP: {} segments, {} retransmitted, {} out of order, {} holes ({} bytes), {} bytes skipped to resync, {} framing errors, {} bytes cut at the end{}",
+                    conn.connection,
+                    conn.session,
+                    if conn.detected { " (detected)" } else { "" },
+                    k.soup_packets,
+                    k.ouch_messages,
+                    k.ouch_unknown,
+                    k.ouch_malformed,
+                    s.tcp.segments,
+                    s.tcp.retransmitted_segments,
+                    s.tcp.out_of_order_segments,
+                    s.tcp.holes,
+                    s.tcp.hole_bytes,
+                    k.resync_skipped_bytes,
+                    k.framing_errors,
+                    k.truncated_tail_bytes,
+                    k.first_bad_frame.map(|i| format!("; first bad frame {i}")).unwrap_or_default()
+                );
+            }
+        }
+        let srcs: Vec<String> = c.ts_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            o,
+            "frames: {} ({} not in any feed or session, {} with malformed headers, {} IP fragments); timestamps used: {}; with clock warnings: {}",
+            c.frames,
+            c.other_frames,
+            c.malformed_frames,
+            c.ip_fragments,
+            if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
+            c.degraded_clock_frames
+        );
+        o
+    }
+}

@@ -1,0 +1,259 @@
+//! `wirestamp analyze`: the offline tick-to-trade report.
+
+use crate::cli::AnalyzeArgs;
+use crate::pipeline::Pipeline;
+use anyhow::{Context, Result, bail};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use serde::Deserialize;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use wirestamp_core::analyze::flows::FlowSpec;
+use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair};
+
+/// The `--config` file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    #[serde(default)]
+    md: Vec<String>,
+    #[serde(default)]
+    orders: Vec<String>,
+    #[serde(rename = "match")]
+    matching: Option<String>,
+    #[serde(default)]
+    by: Vec<String>,
+}
+
+fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
+    let file = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            toml::from_str::<ConfigFile>(&text).with_context(|| format!("{}: not a valid wirestamp config", p.display()))?
+        }
+        None => ConfigFile::default(),
+    };
+    let mut flows = Vec::new();
+    for s in file.md.iter().chain(&args.md) {
+        match s.parse::<FlowSpec>()? {
+            f @ FlowSpec::Feed(_) => flows.push(f),
+            FlowSpec::Orders(_) => bail!("--md {s}: a market-data feed is udp:GROUP:PORT"),
+        }
+    }
+    for s in file.orders.iter().chain(&args.orders) {
+        match s.parse::<FlowSpec>()? {
+            f @ FlowSpec::Orders(_) => flows.push(f),
+            FlowSpec::Feed(_) => bail!("--orders {s}: an order session is tcp:HOST:PORT"),
+        }
+    }
+    let rule = args.matching.as_deref().or(file.matching.as_deref()).unwrap_or("symbol");
+    let matching = MatchRule::parse(rule).map_err(anyhow::Error::msg)?;
+    let mut by_symbol = false;
+    for b in file.by.iter().chain(&args.by) {
+        match b.as_str() {
+            "symbol" => by_symbol = true,
+            other => bail!("--by {other}: the breakdowns are `symbol` (feed and session are always shown)"),
+        }
+    }
+    Ok(AnalyzeConfig { flows, matching, by_symbol, ..AnalyzeConfig::default() })
+}
+
+/// Progress on stderr, only when it is a terminal and the work takes more than a second.
+struct Progress {
+    on: bool,
+    started: Instant,
+    last: Instant,
+    total_bytes: u64,
+}
+
+impl Progress {
+    fn new(files: &[std::path::PathBuf], quiet: bool) -> Progress {
+        let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+        let now = Instant::now();
+        Progress { on: !quiet && std::io::stderr().is_terminal(), started: now, last: now, total_bytes }
+    }
+
+    fn tick(&mut self, frames: u64, bytes: u64) {
+        if !self.on || frames % 65_536 != 0 {
+            return;
+        }
+        let now = Instant::now();
+        if now - self.started < Duration::from_secs(1) || now - self.last < Duration::from_millis(200) {
+            return;
+        }
+        self.last = now;
+        let rate = frames as f64 / (now - self.started).as_secs_f64() / 1e6;
+        // Compressed inputs count decompressed bytes, so the fraction is only shown when it is one.
+        let pct = if bytes <= self.total_bytes && self.total_bytes > 0 {
+            format!("{:>5.1}% ", 100.0 * bytes as f64 / self.total_bytes as f64)
+        } else {
+            String::new()
+        };
+        eprint!("\r{pct}{frames} frames, {rate:.1} M/s   ");
+    }
+
+    fn done(&self) {
+        if self.on && Instant::now() - self.started >= Duration::from_secs(1) {
+            eprint!("\r{:60}\r", "");
+        }
+    }
+}
+
+fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "{},{},{},{},{},{},{},{},{}",
+        p.tick_session, p.tick_seq, p.tick_time_ns, p.order_id, p.token, p.order_time_ns, p.order_frame, p.order_last_frame, p.latency_ns
+    )
+}
+
+pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
+    let cfg = config(args)?;
+    let detect = cfg.flows.is_empty();
+    let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
+    let mut analyzer = Analyzer::new(cfg);
+
+    let mut pairs = match &args.pairs {
+        Some(p) => {
+            let mut w = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
+            writeln!(w, "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns")?;
+            Some(w)
+        }
+        None => None,
+    };
+    let mut hlog = match &args.hlog {
+        Some(p) => Some(HlogSink::create(p)?),
+        None => None,
+    };
+
+    let mut progress = Progress::new(&args.files, args.quiet);
+    let mut index = 0u64;
+    let mut no_time = 0u64;
+    let mut failure = None;
+    loop {
+        let s = match pipe.next() {
+            Ok(Some(s)) => s,
+            Ok(None) => break,
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        };
+        match s.best_time() {
+            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
+            None => no_time += 1,
+        }
+        index += 1;
+        if let Some(w) = pairs.as_mut() {
+            for p in analyzer.drain_pairs() {
+                write_pair(w, &p)?;
+            }
+        } else {
+            analyzer.drain_pairs().for_each(drop);
+        }
+        match hlog.as_mut() {
+            Some(h) => {
+                for i in analyzer.drain_intervals() {
+                    h.write(&i)?;
+                }
+            }
+            None => analyzer.drain_intervals().for_each(drop),
+        }
+        if progress.on {
+            let bytes = pipe.reader().inputs().iter().map(|r| r.stats().bytes).sum();
+            progress.tick(index, bytes);
+        }
+    }
+    progress.done();
+    analyzer.finish();
+    if let Some(w) = pairs.as_mut() {
+        for p in analyzer.drain_pairs() {
+            write_pair(w, &p)?;
+        }
+        w.flush()?;
+    }
+    if let Some(h) = hlog.as_mut() {
+        for i in analyzer.drain_intervals() {
+            h.write(&i)?;
+        }
+        h.out.flush()?;
+    }
+    let detected = analyzer.detected_flows();
+    let report = analyzer.report();
+    if args.json {
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        if detect {
+            if detected.is_empty() {
+                println!("detected no MoldUDP64 feed and no SoupBinTCP session: give them with --md / --orders");
+            } else {
+                println!("detected from the traffic: {}", detected.join(", "));
+            }
+        }
+        print!("{}", report.render());
+        if no_time > 0 {
+            println!("{no_time} frames had no timestamp (pcapng Simple Packet Blocks) and were not used");
+        }
+    }
+    pipe.print_warnings();
+    match failure {
+        Some(e) => Err(e.context(format!("stopped after {index} frames; the report covers those"))),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The `--hlog` writer: HdrHistogram interval log format 1.3, readable by HistogramLogProcessor.
+/// Lines: `Tag=METRIC,start_s,length_s,max_ms,base64(V2+deflate histogram)`, times relative to
+/// the StartTime header (the first interval's start), maxima in ms (the processor's default ratio).
+struct HlogSink {
+    out: BufWriter<std::fs::File>,
+    serializer: V2DeflateSerializer,
+    start_ns: Option<i64>,
+    buf: Vec<u8>,
+}
+
+impl HlogSink {
+    fn create(p: &Path) -> Result<HlogSink> {
+        let out = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
+        Ok(HlogSink { out, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
+    }
+
+    fn write(&mut self, i: &Interval) -> Result<()> {
+        let start_ns = match self.start_ns {
+            Some(s) => s,
+            None => {
+                let secs = i.start_ns.div_euclid(1_000_000_000);
+                let ms = i.start_ns.rem_euclid(1_000_000_000) / 1_000_000;
+                writeln!(self.out, "#[Histogram log format version 1.3]")?;
+                writeln!(self.out, "#[StartTime: {secs}.{ms:03} (seconds since epoch)]")?;
+                writeln!(
+                    self.out,
+                    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+                )?;
+                self.start_ns = Some(i.start_ns);
+                i.start_ns
+            }
+        };
+        self.buf.clear();
+        self.serializer.serialize(i.latency.histogram(), &mut self.buf).context("cannot compress a histogram")?;
+        let rel_ms = (i.start_ns - start_ns) / 1_000_000;
+        let max_ms = i.latency.summary().max_ns as f64 / 1e6;
+        writeln!(
+            self.out,
+            "Tag={},{}.{:03},{}.{:03},{:.3},{}",
+            i.metric,
+            rel_ms / 1000,
+            rel_ms % 1000,
+            i.len_ns / 1_000_000_000,
+            (i.len_ns % 1_000_000_000) / 1_000_000,
+            max_ms,
+            BASE64.encode(&self.buf)
+        )?;
+        Ok(())
+    }
+}

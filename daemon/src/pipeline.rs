@@ -1,0 +1,147 @@
+//! The front of every command that reads captures: merged inputs, dissection and tap-trailer
+//! decoding, giving each frame its best timestamp with its provenance.
+
+use anyhow::{Result, bail};
+use std::path::{Path, PathBuf};
+use wirestamp_capture::MergedReader;
+use wirestamp_core::dissect::{Dissection, dissect};
+use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerMode, TrailerStamp};
+use wirestamp_core::{ClockQuality, Frame, TsSource};
+
+/// One frame with what the front of the pipeline learnt about it.
+pub struct Stamped<'a> {
+    /// Index of the input file it came from.
+    pub input: usize,
+    /// The frame.
+    pub frame: Frame<'a>,
+    /// Its headers.
+    pub dissection: Dissection,
+    /// Its tap trailer, if any.
+    pub decoded: Decoded,
+}
+
+impl Stamped<'_> {
+    /// The tap timestamp, when the frame carried one.
+    pub fn stamp(&self) -> Option<&TrailerStamp> {
+        match &self.decoded {
+            Decoded::Stamp(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The best timestamp: the tap's when there is one, else the record's (none for a pcapng SPB).
+    pub fn best_time(&self) -> Option<i64> {
+        match self.stamp() {
+            Some(s) => Some(s.time_ns),
+            None => self.frame.has_ts().then_some(self.frame.ts_ns),
+        }
+    }
+
+    /// Where [`Stamped::best_time`] came from.
+    pub fn ts_source(&self) -> TsSource {
+        self.stamp().map_or(self.frame.ts_source, |s| TsSource::Trailer(s.kind))
+    }
+
+    /// Quality flags of the container and of the trailer together.
+    pub fn quality(&self) -> ClockQuality {
+        self.frame.quality | self.stamp().map_or(ClockQuality::default(), |s| s.quality)
+    }
+}
+
+/// Merged inputs plus one trailer decoder per input.
+pub struct Pipeline {
+    reader: MergedReader,
+    decoders: Vec<TrailerDecoder>,
+    per_input: Vec<u64>,
+    files: Vec<PathBuf>,
+}
+
+impl Pipeline {
+    /// Opens `files` (merged by time) with the trailer modes `--trailer` asked for.
+    pub fn open(files: &[PathBuf], trailer_specs: &[String]) -> Result<Pipeline> {
+        let modes = trailer_modes(trailer_specs, files)?;
+        let reader = MergedReader::open(files)?;
+        Ok(Pipeline {
+            reader,
+            decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
+            per_input: vec![0; files.len()],
+            files: files.to_vec(),
+        })
+    }
+
+    /// The next frame in time order, or `None` at the end. A reader error ends the stream after the
+    /// frames before it; a forced trailer that does not validate is an error naming file and frame.
+    pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {
+        let Some((input, frame)) = self.reader.next_frame()? else { return Ok(None) };
+        let frame_in_input = self.per_input[input];
+        self.per_input[input] += 1;
+        let dissection = dissect(frame.data, frame.link);
+        let decoded = self.decoders[input].decode(&frame, &dissection).map_err(|e| {
+            anyhow::anyhow!(
+                "{}: frame {frame_in_input}: --trailer {} does not validate: {}",
+                self.files[input].display(),
+                e.kind.name(),
+                e.reason
+            )
+        })?;
+        Ok(Some(Stamped { input, frame, dissection, decoded }))
+    }
+
+    /// The merged reader (interfaces, per-input statistics and warnings).
+    pub fn reader(&self) -> &MergedReader {
+        &self.reader
+    }
+
+    /// Prints the readers' warnings (files cut short, ...) on stderr.
+    pub fn print_warnings(&self) {
+        for input in self.reader.inputs() {
+            for w in input.warnings() {
+                eprintln!("wirestamp: warning: {w}");
+            }
+        }
+    }
+}
+
+/// Which trailer mode applies to each input: `KIND` sets the default, `FILE=KIND` one file.
+fn trailer_modes(specs: &[String], files: &[PathBuf]) -> Result<Vec<TrailerMode>> {
+    let mut default = TrailerMode::Auto;
+    let mut per_file: Vec<Option<TrailerMode>> = vec![None; files.len()];
+    for spec in specs {
+        match spec.rsplit_once('=') {
+            Some((file, kind)) => {
+                let mode: TrailerMode = kind.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?;
+                let matches: Vec<usize> =
+                    files.iter().enumerate().filter(|(_, f)| same_file(f, Path::new(file))).map(|(i, _)| i).collect();
+                if matches.is_empty() {
+                    bail!("--trailer {spec}: {file} is not one of the input files");
+                }
+                for i in matches {
+                    per_file[i] = Some(mode);
+                }
+            }
+            None => default = spec.parse().map_err(|e| anyhow::anyhow!("--trailer {spec}: {e}"))?,
+        }
+    }
+    Ok(per_file.into_iter().map(|m| m.unwrap_or(default)).collect())
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailer_mode_specs() {
+        let files = vec![PathBuf::from("a.pcap"), PathBuf::from("b.pcap")];
+        let m = trailer_modes(&["metamako".into(), "b.pcap=none".into()], &files).unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(matches!(m[0], TrailerMode::Forced(_)));
+        assert!(matches!(m[1], TrailerMode::Off));
+        let err = trailer_modes(&["c.pcap=metamako".into()], &files).unwrap_err().to_string();
+        assert!(err.contains("c.pcap is not one of the input files"), "{err}");
+        assert!(trailer_modes(&["bogus".into()], &files).is_err());
+    }
+}
