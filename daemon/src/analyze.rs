@@ -32,7 +32,8 @@ fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     let file = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            toml::from_str::<ConfigFile>(&text).with_context(|| format!("{}: not a valid wirestamp config", p.display()))?
+            toml::from_str::<ConfigFile>(&text)
+                .with_context(|| format!("{}: not a valid wirestamp config", p.display()))?
         }
         None => ConfigFile::default(),
     };
@@ -106,7 +107,15 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     writeln!(
         w,
         "{},{},{},{},{},{},{},{},{}",
-        p.tick_session, p.tick_seq, p.tick_time_ns, p.order_id, p.token, p.order_time_ns, p.order_frame, p.order_last_frame, p.latency_ns
+        p.tick_session,
+        p.tick_seq,
+        p.tick_time_ns,
+        p.order_id,
+        p.token,
+        p.order_time_ns,
+        p.order_frame,
+        p.order_last_frame,
+        p.latency_ns
     )
 }
 
@@ -118,8 +127,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     let mut pairs = match &args.pairs {
         Some(p) => {
-            let mut w = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
-            writeln!(w, "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns")?;
+            let mut w =
+                BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
+            writeln!(
+                w,
+                "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns"
+            )?;
             Some(w)
         }
         None => None,

@@ -215,14 +215,24 @@ mod tests {
         let o: FlowSpec = "tcp:10.1.0.1:8003@ouch42".parse().unwrap();
         assert_eq!(
             o,
-            FlowSpec::Orders(OrderSpec { host: Some("10.1.0.1".parse().unwrap()), port: 8003, proto: OrderProto::Ouch42 })
+            FlowSpec::Orders(OrderSpec {
+                host: Some("10.1.0.1".parse().unwrap()),
+                port: 8003,
+                proto: OrderProto::Ouch42
+            })
         );
         let any: FlowSpec = "udp:*:26477@moldudp64".parse().unwrap();
         assert!(matches!(any, FlowSpec::Feed(FeedSpec { group: None, .. })));
         let v6: FlowSpec = "tcp:[2001:db8::1]:8003".parse().unwrap();
         assert!(matches!(v6, FlowSpec::Orders(OrderSpec { host: Some(IpAddr::V6(_)), .. })));
-        for bad in ["233.54.12.111:26477", "udp:233.54.12.111", "udp:x:1", "udp:1.2.3.4:99999", "sctp:1.2.3.4:1", "udp:1.2.3.4:1@fix"]
-        {
+        for bad in [
+            "233.54.12.111:26477",
+            "udp:233.54.12.111",
+            "udp:x:1",
+            "udp:1.2.3.4:99999",
+            "sctp:1.2.3.4:1",
+            "udp:1.2.3.4:1@fix",
+        ] {
             let e = bad.parse::<FlowSpec>().unwrap_err();
             assert!(e.to_string().contains(bad), "{e}");
         }

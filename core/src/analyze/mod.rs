@@ -13,8 +13,8 @@ pub mod report;
 
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
-use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::market::MoldItchDecoder;
+use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use crate::stats::Latency;
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
@@ -42,13 +42,16 @@ impl MatchRule {
         if let Some(re) = s.strip_prefix("token:") {
             let r = regex::Regex::new(re).map_err(|e| format!("--match {s}: bad regular expression: {e}"))?;
             if r.captures_len() < 2 {
-                return Err(format!("--match {s}: the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"));
+                return Err(format!(
+                    "--match {s}: the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"
+                ));
             }
             Ok(MatchRule::Token(r))
         } else if s == "symbol" {
             Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
         } else if let Some(w) = s.strip_prefix("symbol:") {
-            let window_ns = parse_duration_ns(w).ok_or_else(|| format!("--match {s}: `{w}` is not a duration (e.g. 500us, 2ms, 1s)"))?;
+            let window_ns = parse_duration_ns(w)
+                .ok_or_else(|| format!("--match {s}: `{w}` is not a duration (e.g. 500us, 2ms, 1s)"))?;
             Ok(MatchRule::Symbol { window_ns })
         } else {
             Err(format!("--match {s}: expected token:REGEX or symbol[:WINDOW]"))
@@ -180,6 +183,8 @@ struct FeedState {
     bad_packets: u64,
     first_bad_frame: Option<u64>,
     first_bad_reason: Option<String>,
+    /// Lowest and highest message sequence seen.
+    seq_range: Option<(u64, u64)>,
 }
 
 #[derive(Debug)]
@@ -326,7 +331,15 @@ impl Analyzer {
 
     /// Feeds one frame. `time_ns` is its best timestamp (a tap trailer's, else the record's), with
     /// `ts_source` and `quality` saying where it came from.
-    pub fn frame(&mut self, index: u64, time_ns: i64, f: &Frame<'_>, d: &Dissection, ts_source: TsSource, quality: ClockQuality) {
+    pub fn frame(
+        &mut self,
+        index: u64,
+        time_ns: i64,
+        f: &Frame<'_>,
+        d: &Dissection,
+        ts_source: TsSource,
+        quality: ClockQuality,
+    ) {
         self.counters.frames += 1;
         self.last_frame = index;
         if d.anomaly.is_some() {
@@ -352,7 +365,8 @@ impl Analyzer {
             Transport::Tcp { sport, dport, seq, flags, .. } => {
                 match self.session_for(ip.src, sport, ip.dst, dport, payload) {
                     Some((si, to_exchange)) => {
-                        let key = if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
+                        let key =
+                            if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
                         let syn = flags & crate::wire::tcp::flags::SYN != 0;
                         self.order_segment(si, key, to_exchange, seq, syn, payload, FrameRef { index, time_ns });
                         true
@@ -398,7 +412,12 @@ impl Analyzer {
         for (i, l) in self.interval.iter_mut().enumerate() {
             if l.count() > 0 {
                 let latency = std::mem::take(l);
-                self.closed.push(Interval { metric: METRICS[i], start_ns: start, len_ns: self.cfg.interval_ns, latency });
+                self.closed.push(Interval {
+                    metric: METRICS[i],
+                    start_ns: start,
+                    len_ns: self.cfg.interval_ns,
+                    latency,
+                });
             }
         }
     }
@@ -420,7 +439,14 @@ impl Analyzer {
         None
     }
 
-    fn session_for(&mut self, src: IpAddr, sport: u16, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<(usize, bool)> {
+    fn session_for(
+        &mut self,
+        src: IpAddr,
+        sport: u16,
+        dst: IpAddr,
+        dport: u16,
+        payload: &[u8],
+    ) -> Option<(usize, bool)> {
         for (i, s) in self.sessions.iter().enumerate() {
             if let Some(to) = s.spec.direction(src, sport, dst, dport) {
                 return Some((i, to));
@@ -485,6 +511,12 @@ impl Analyzer {
         match res {
             Ok(info) => {
                 self.seq.observe(fi16, info.session, info.sequence, info.count);
+                if info.count > 0 && info.count != crate::proto::moldudp64::END_OF_SESSION {
+                    let last = info.sequence + u64::from(info.count) - 1;
+                    let f = &mut self.feeds[fi];
+                    f.seq_range =
+                        Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
+                }
                 if let Some(e) = info.error {
                     let f = &mut self.feeds[fi];
                     f.bad_packets += 1;
@@ -506,7 +538,16 @@ impl Analyzer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seq: u32, syn: bool, payload: &[u8], frame: FrameRef) {
+    fn order_segment(
+        &mut self,
+        si: usize,
+        key: ConnKey,
+        to_exchange: bool,
+        seq: u32,
+        syn: bool,
+        payload: &[u8],
+        frame: FrameRef,
+    ) {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None => {
@@ -571,7 +612,11 @@ impl Analyzer {
         let token = token_text(s);
         let found = match &self.cfg.matching {
             MatchRule::Token(re) => {
-                let Some(seq) = token.as_deref().and_then(|tok| re.captures(tok)).and_then(|c| c.get(1)).and_then(|g| g.as_str().parse::<u64>().ok())
+                let Some(seq) = token
+                    .as_deref()
+                    .and_then(|tok| re.captures(tok))
+                    .and_then(|c| c.get(1))
+                    .and_then(|g| g.as_str().parse::<u64>().ok())
                 else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
@@ -674,6 +719,7 @@ impl FeedState {
             bad_packets: 0,
             first_bad_frame: None,
             first_bad_reason: None,
+            seq_range: None,
         }
     }
 }

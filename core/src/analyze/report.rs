@@ -55,7 +55,12 @@ impl MetricReport {
             p99_99_ns: p(4),
             max_ns: has.then_some(s.max_ns),
             mean_ns: has.then_some(s.mean_ns),
-            unstable: s.percentiles.iter().filter(|p| has && p.tail_samples < STABLE_TAIL_SAMPLES).map(|p| p.label).collect(),
+            unstable: s
+                .percentiles
+                .iter()
+                .filter(|p| has && p.tail_samples < STABLE_TAIL_SAMPLES)
+                .map(|p| p.label)
+                .collect(),
             negative: s.negative,
             dims: Vec::new(),
         }
@@ -105,6 +110,10 @@ pub struct FeedReport {
     pub itch_truncated: u64,
     /// MoldUDP64 sessions seen.
     pub sessions: Vec<String>,
+    /// Lowest message sequence number seen.
+    pub first_seq: Option<u64>,
+    /// Highest message sequence number seen.
+    pub last_seq: Option<u64>,
 }
 
 /// One direction of one order connection.
@@ -209,6 +218,8 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 itch_unknown: f.decoder.itch.unknown_by_type.iter().sum(),
                 itch_truncated: f.decoder.itch.truncated,
                 sessions: Vec::new(),
+                first_seq: f.seq_range.map(|r| r.0),
+                last_seq: f.seq_range.map(|r| r.1),
             };
             for (feed, session, c) in a.seq.iter() {
                 if feed as usize != i {
@@ -242,7 +253,10 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 detected: s.detected,
                 frames: c.frames,
                 to_exchange: StreamReport { counters: *c.to_exchange.counters(), tcp: c.to_exchange.reasm().into() },
-                from_exchange: StreamReport { counters: *c.from_exchange.counters(), tcp: c.from_exchange.reasm().into() },
+                from_exchange: StreamReport {
+                    counters: *c.from_exchange.counters(),
+                    tcp: c.from_exchange.reasm().into(),
+                },
             }
         })
         .collect();
@@ -321,12 +335,16 @@ impl Report {
             let types: Vec<String> = f.itch_types.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 o,
-                "feed {}{}: {} packets, {} messages ({}), {} heartbeats, {} gaps ({} missing), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
+                "feed {}{}: {} packets, {} messages ({}) seq {}, {} heartbeats, {} gaps ({} missing), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
                 f.feed,
                 if f.detected { " (detected)" } else { "" },
                 f.packets,
                 f.messages,
                 types.join(", "),
+                match (f.first_seq, f.last_seq) {
+                    (Some(a), Some(b)) => format!("{a}..{b}"),
+                    _ => "-".to_owned(),
+                },
                 f.heartbeats,
                 f.gaps,
                 f.missing,

@@ -1,0 +1,199 @@
+//! `wirestamp analyze` end to end: against synth's ground truth (exact counts, extremes and pairs;
+//! percentiles within HdrHistogram's precision), against real captures, against HdrHistogram's own
+//! Java HistogramLogProcessor for the interval log, and on bad input.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use wirestamp_testdata::data_file;
+
+fn wirestamp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = wirestamp(args);
+    assert!(out.status.success(), "wirestamp {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wirestamp-analyze-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn csv(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path).unwrap().lines().skip(1).map(|l| l.split(',').map(str::to_owned).collect()).collect()
+}
+
+fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
+}
+
+/// Nearest-rank percentile of sorted values.
+fn nearest_rank(sorted: &[i64], q: f64) -> i64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).max(1);
+    sorted[rank - 1]
+}
+
+fn check_against_truth(container_flag: &[&str], name: &str) {
+    let dir = tmpdir(name);
+    let cap = dir.join("synth.cap");
+    let cap_s = cap.to_str().unwrap();
+    let mut synth_args = vec!["synth", cap_s, "-n", "40000", "--seed", "11", "--order-prob", "0.1"];
+    synth_args.extend_from_slice(container_flag);
+    ok(&synth_args);
+    let truth = csv(&dir.join("synth.cap.truth.csv"));
+    assert!(truth.len() > 3000, "{} pairs", truth.len());
+    let pairs_path = dir.join("pairs.csv");
+    let hlog_path = dir.join("run.hlog");
+    let json = ok(&[
+        "analyze",
+        "-q",
+        "--json",
+        "--match",
+        r"token:T(\d+)",
+        "--pairs",
+        pairs_path.to_str().unwrap(),
+        "--hlog",
+        hlog_path.to_str().unwrap(),
+        cap_s,
+    ]);
+    let report: Value = serde_json::from_str(&json).unwrap();
+
+    // Every pair, exactly: (tick seq, tick time, UserRefNum, order time, latency).
+    // truth: tick_seq,tick_time_ns,first_feed,user_ref_num,cl_ord_id,order_time_ns,latency_ns,ack_time_ns,...
+    // pairs: tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns
+    let mut ours: Vec<(String, String, String, String, String)> = csv(&pairs_path)
+        .into_iter()
+        .map(|p| (p[1].clone(), p[2].clone(), p[3].clone(), p[5].clone(), p[8].clone()))
+        .collect();
+    let mut want: Vec<(String, String, String, String, String)> =
+        truth.iter().map(|t| (t[0].clone(), t[1].clone(), t[3].clone(), t[5].clone(), t[6].clone())).collect();
+    ours.sort();
+    want.sort();
+    assert_eq!(ours.len(), want.len());
+    assert_eq!(ours, want);
+
+    let mut lat: Vec<i64> = truth.iter().map(|t| t[6].parse().unwrap()).collect();
+    lat.sort_unstable();
+    let t2t = metric(&report, "tick_to_trade");
+    assert_eq!(t2t["count"], lat.len() as u64);
+    assert_eq!(t2t["min_ns"], lat[0]);
+    assert_eq!(t2t["max_ns"], *lat.last().unwrap());
+    for (field, q) in [("p50_ns", 0.5), ("p90_ns", 0.9), ("p99_ns", 0.99), ("p99_9_ns", 0.999), ("p99_99_ns", 0.9999)] {
+        let exact = nearest_rank(&lat, q);
+        let got = t2t[field].as_i64().unwrap();
+        // 3 significant digits: the bucket holding the exact value reaches at most 1/1024 above it.
+        assert!(exact <= got && got <= exact + exact / 1000 + 1, "{field}: {got} vs exact {exact}");
+    }
+    let mut acks: Vec<i64> = truth.iter().map(|t| t[8].parse().unwrap()).collect();
+    acks.sort_unstable();
+    let o2a = metric(&report, "order_to_ack");
+    assert_eq!(o2a["count"], acks.len() as u64);
+    assert_eq!(o2a["max_ns"], *acks.last().unwrap());
+    let c = &report["counters"];
+    assert_eq!(c["matched"], lat.len() as u64);
+    assert_eq!(c["unmatched_orders"], 0);
+    assert_eq!(c["acked"], lat.len() as u64);
+    assert_eq!(c["unacked"], 0);
+    // The synthetic session wraps its sequence space, coalesces, splits, and retransmits one segment.
+    let conn = &report["connections"][0];
+    assert_eq!(conn["to_exchange"]["tcp"]["retransmitted_segments"], 1);
+    assert_eq!(conn["to_exchange"]["tcp"]["holes"], 0);
+
+    // The interval log, read by HdrHistogram's own HistogramLogProcessor (Java, from Debian).
+    let out = Command::new("java")
+        .args([
+            "-cp",
+            "/usr/share/java/hdrhistogram.jar",
+            "org.HdrHistogram.HistogramLogProcessor",
+            "-csv",
+            "-tag",
+            "tick_to_trade",
+        ])
+        .arg("-i")
+        .arg(&hlog_path)
+        .arg("-o")
+        .arg(dir.join("hlp"))
+        .output()
+        .expect("java with libhdrhistogram-java (scripts/setup.sh installs them)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(dir.join("hlp")).unwrap();
+    let last = text.lines().last().unwrap();
+    let cols: Vec<&str> = last.split(',').collect();
+    assert_eq!(cols[5], lat.len().to_string(), "Total_Count of the last interval line: {last}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn synth_pcapng_matches_truth() {
+    check_against_truth(&[], "ng");
+}
+
+#[test]
+fn synth_pcap_matches_truth() {
+    check_against_truth(&["--pcap"], "pcap");
+}
+
+#[test]
+fn elk_nasdaq_real_itch() {
+    let f = data_file("pcap_market/elk_nasdaq.pcap");
+    let report: Value = serde_json::from_str(&ok(&["analyze", "-q", "--json", f.to_str().unwrap()])).unwrap();
+    let feeds = report["feeds"].as_array().unwrap();
+    assert_eq!(feeds.len(), 1);
+    let feed = &feeds[0];
+    assert_eq!(feed["feed"], "udp:233.54.12.111:26477");
+    assert_eq!(feed["detected"], true);
+    assert_eq!(feed["packets"], 2036);
+    assert_eq!(feed["messages"], 2232);
+    assert_eq!(feed["first_seq"], 484_311_999u64);
+    assert_eq!(feed["last_seq"], 484_314_230u64);
+    assert_eq!(feed["gaps"], 0);
+    assert_eq!(feed["sessions"][0], "000007525B");
+    let types = &feed["itch_types"];
+    for (t, n) in [("D", 1389), ("A", 635), ("U", 109), ("X", 86), ("E", 12), ("P", 1)] {
+        assert_eq!(types[t], n, "type {t}");
+    }
+    assert_eq!(report["counters"]["other_frames"], 11);
+    // Exchange (ITCH, Eastern daylight time) to capture: about 1.26 ms (data README §1.1).
+    let e2c = metric(&report, "exchange_to_capture");
+    assert_eq!(e2c["count"], 2232);
+    let p50 = e2c["p50_ns"].as_i64().unwrap();
+    assert!((1_200_000..1_320_000).contains(&p50), "{p50}");
+}
+
+#[test]
+fn omi_itch_multiple_packets() {
+    let f = data_file("omi_data_packets/Nasdaq/Nasdaq.Equities.TotalView.Itch.v5.0/Multiple.Packets.pcap");
+    let report: Value = serde_json::from_str(&ok(&["analyze", "-q", "--json", f.to_str().unwrap()])).unwrap();
+    let feed = &report["feeds"][0];
+    assert_eq!(feed["packets"], 2);
+    assert_eq!(feed["messages"], 39);
+    assert_eq!(feed["itch_types"]["A"], 36);
+    assert_eq!(feed["itch_types"]["F"], 2);
+    assert_eq!(feed["itch_types"]["D"], 1);
+}
+
+#[test]
+fn omi_ouch_user_ref_nums() {
+    let dir = data_file("omi_data_packets/Nasdaq/Nasdaq.Nsm.Ouch.v5.0/CancelOrderMessage.pcap");
+    let dir = dir.parent().unwrap();
+    let files: Vec<String> = ["EnterOrderMessage", "CancelOrderMessage", "OrderAcceptedMessage", "CanceledMessage"]
+        .iter()
+        .map(|f| dir.join(format!("{f}.pcap")).to_str().unwrap().to_owned())
+        .collect();
+    let mut args = vec!["analyze", "-q", "--json"];
+    args.extend(files.iter().map(String::as_str));
+    let report: Value = serde_json::from_str(&ok(&args)).unwrap();
+    let c = &report["counters"];
+    // Two order actions (an Enter on port 8001, the Cancel of UserRefNum 0x00752e71 on 8003); the
+    // Accepted and Canceled both carry UserRefNum 0x00753a8d, which no captured request has: they
+    // pair with nothing, and nothing pairs with them.
+    assert_eq!(c["orders"], 2);
+    assert_eq!(c["acked"], 0);
+    assert_eq!(c["unmatched_responses"], 2);
+    assert_eq!(c["unacked"], 2);
+    assert_eq!(c["ts_sources"]["metamako"], 3);
+}
