@@ -5,11 +5,13 @@
 //!
 //! ```text
 //! d0 = (c - K) mod 2^w                                   ticks since the keyframe, one wrap ambiguous
-//! d  = d0 + n * 2^w, n chosen so d is nearest (record time - R) in ticks   (multi-wrap, before-keyframe)
+//! d  = d0 + n * 2^w, n chosen so d is nearest O + (record time - R) in ticks (multi-wrap, before-keyframe)
 //!      (no record time: d0, or d0 - 2^w when d0 >= 3/4 * 2^w)
 //! t  = U + d * num / den   -> time_ns = floor, sub_ns = remainder in 2^-32 ns   (integers only)
 //! ```
-//! A candidate is accepted only when `t - U` agrees with `record time - R` within
+//! where `O` is the time from the keyframe's UTC sample to its emission (7150 `kf_timestamp - asic_time`,
+//! 0.5-0.7 s in the samples; 0 for Fusion), the moment its record time `R` refers to.
+//! A candidate is accepted only when `t - U` agrees with `O + record time - R` within
 //! `AGREE_NS + |record time - R| / 10^4` (clock drift of 100 ppm): garbage in the last 4 bytes of an
 //! unstamped frame (LLDP, frames the switch generated) almost never does. With several devices the one
 //! that agrees best wins. Quality:
@@ -93,6 +95,9 @@ struct Device {
     ticks: u64,
     utc_ns: i64,
     rec_ns: Option<i64>,
+    /// Ticks from `ticks` (the UTC sample) to the moment the keyframe left the device, which is what its
+    /// record time stamps (7150: `kf_timestamp - asic_time`, ~0.5-0.7 s in the samples; else 0).
+    ref_off: i64,
     rate: Rate,
     sync_age_ns: Option<i64>,
     seq: u64,
@@ -155,6 +160,7 @@ struct Parsed {
     compressed: bool,
     ticks: u64,
     utc: u64,
+    ref_off: i64,
     rate: Option<Rate>,
     sync_age_ns: Option<i64>,
 }
@@ -196,6 +202,7 @@ impl CounterState {
                     ticks: 0,
                     utc_ns: 0,
                     rec_ns: None,
+                    ref_off: 0,
                     rate: Rate::NOMINAL,
                     sync_age_ns: None,
                     seq: 0,
@@ -230,6 +237,7 @@ impl CounterState {
         dev.ticks = p.ticks & ((1u64 << dev.bits()) - 1);
         dev.utc_ns = utc;
         dev.rec_ns = rec_ns;
+        dev.ref_off = p.ref_off;
         dev.rate = rate;
         dev.sync_age_ns = p.sync_age_ns;
         dev.seq = self.seq;
@@ -298,9 +306,11 @@ fn decode_with(dev: &Device, field: u32, rec: Option<i64>) -> Result<(i64, Trail
     if rec_delta.is_some_and(|x| x.saturating_abs() > REJECT_AGE_NS) {
         return Err(CounterMiss::TooOld);
     }
-    let delta = match rec_delta {
-        Some(rd) => {
-            let expect = dev.rate.ns_to_ticks(rd);
+    // Device time since the UTC sample that the record clock predicts for this frame.
+    let expect_ns = rec_delta.map(|rd| dev.rate.ticks_to_ns(dev.ref_off).map_or(rd, |(o, _)| o.saturating_add(rd)));
+    let delta = match expect_ns {
+        Some(e) => {
+            let expect = dev.rate.ns_to_ticks(e);
             let n = (expect - d0 as i128 + (wrap as i128 / 2)).div_euclid(wrap as i128);
             d0 as i128 + n * wrap as i128
         }
@@ -309,15 +319,15 @@ fn decode_with(dev: &Device, field: u32, rec: Option<i64>) -> Result<(i64, Trail
     };
     let delta = i64::try_from(delta).map_err(|_| CounterMiss::Disagrees)?;
     let (ns, sub_ns) = dev.rate.ticks_to_ns(delta).ok_or(CounterMiss::Disagrees)?;
-    let resid = match rec_delta {
-        Some(rd) => {
-            let r = ns.saturating_sub(rd).saturating_abs();
+    let resid = match (rec_delta, expect_ns) {
+        (Some(rd), Some(e)) => {
+            let r = ns.saturating_sub(e).saturating_abs();
             if r > AGREE_NS + rd.saturating_abs() / 10_000 {
                 return Err(CounterMiss::Disagrees);
             }
             r
         }
-        None => 0,
+        _ => 0,
     };
     let mut quality = ClockQuality::default();
     if !(-(wrap / 4)..wrap / 4 * 3).contains(&delta) {
@@ -365,12 +375,17 @@ fn parse_keyframe(b: &[u8], d: &Dissection) -> Option<Parsed> {
         TrailerKind::Arista7150
     };
     let rate = k.skew.map(|(n, dd)| Rate { num: 20 * n as u128, den: 7 * dd as u128 });
+    // kf_timestamp counts the same ticks as asic_time and marks when the keyframe was sent; trusted when
+    // it is 0..10 s after the UTC sample (at the 350 MHz nominal).
+    let ref_off = k.kf_timestamp.wrapping_sub(k.asic_time) as i64;
+    let ref_off = if (0..=3_500_000_000).contains(&ref_off) { ref_off } else { 0 };
     Some(Parsed {
         kind,
         id: Some(k.device as u32),
         compressed: true,
         ticks: k.asic_time,
         utc: k.utc_nanos,
+        ref_off,
         rate,
         sync_age_ns: if kind == TrailerKind::Arista7150 { k.sync_age_ns() } else { None },
     })
@@ -390,6 +405,7 @@ fn native(p: &[u8]) -> Option<Parsed> {
         compressed: false,
         ticks: k.counter,
         utc: k.utc,
+        ref_off: 0,
         rate: Some(Rate { num: 1_000_000_000, den: k.freq as u128 }),
         sync_age_ns,
     })
