@@ -38,7 +38,9 @@ fn femto_of(frac: &str) -> i64 {
     format!("{digits:0<15}").parse().unwrap()
 }
 
-fn check(pcap: &Pcap, i: usize, s: &TrailerStamp, fcs: &str, device: &str, port: &str, sec: &str, frac: &str) {
+/// `want`: original FCS, device, port, seconds, fractional seconds, as tshark prints them.
+fn check(pcap: &Pcap, i: usize, s: &TrailerStamp, want: [&str; 5]) {
+    let [fcs, device, port, sec, frac] = want;
     assert_eq!(s.kind, TrailerKind::ExablazeHpt);
     assert_eq!(s.time_ns / 1_000_000_000, sec.parse::<i64>().unwrap(), "frame {i} seconds");
     // 15 digits of a double: the exact value agrees within one unit of the last digit.
@@ -68,7 +70,7 @@ fn hpt_matches_saved_oracle_csv() {
         // frame.number, frame.time_epoch, original_fcs, device, port, seconds, fractional_seconds
         let i: usize = row[0].parse::<usize>().unwrap() - 1;
         assert_eq!(pcap.records[i].ts_ns, epoch_to_ns(row[1]));
-        check(&pcap, i, s, row[2], row[3], row[4], row[5], row[6]);
+        check(&pcap, i, s, [row[2], row[3], row[4], row[5], row[6]]);
         // In this capture the record time is the trailer time truncated to the ns.
         assert_eq!(s.time_ns, epoch_to_ns(row[1]), "frame {i}");
     }
@@ -89,6 +91,6 @@ fn hpt_matches_live_tshark() {
     assert_eq!(rows.len(), stamps.len());
     for (i, (r, s)) in rows.iter().zip(&stamps).enumerate() {
         assert_eq!(s.time_ns, parse_tshark_abs_time(&r[0]), "frame {i}: absolute time to the ns");
-        check(&pcap, i, s, &r[1], &r[2], &r[3], &r[4], &r[5]);
+        check(&pcap, i, s, [&r[1], &r[2], &r[3], &r[4], &r[5]]);
     }
 }
