@@ -305,24 +305,8 @@ impl TrailerDecoder {
         if self.first_ts.is_none() && frame.has_ts() {
             self.first_ts = Some(frame.ts_ns);
         }
-        let out = match self.mode {
-            TrailerMode::Off => Decoded::None,
-            // Taps stamp Ethernet frames; other links (PPP, raw IP, loopback...) keep no trailer of theirs.
-            TrailerMode::Auto | TrailerMode::Forced(_) if !carries_trailers(frame.link) => match self.mode {
-                TrailerMode::Forced(kind) if !self.validated => {
-                    return Err(TrailerError {
-                        kind,
-                        reason: format!(
-                            "link type {} cannot carry tap trailers (Ethernet and Linux cooked captures only)",
-                            frame.link.to_u16()
-                        ),
-                    });
-                }
-                _ => Decoded::None,
-            },
-            TrailerMode::Auto => self.decode_auto(frame, d),
-            TrailerMode::Forced(kind) => self.decode_forced(kind, frame, d)?,
-        };
+        let out = self.decode_inner(frame, d)?;
+        self.stats.freq_rejected = self.counters.freq_rejected;
         match out {
             Decoded::None => self.stats.no_trailer += 1,
             Decoded::Keyframe => {}
@@ -336,6 +320,25 @@ impl TrailerDecoder {
             }
         }
         Ok(out)
+    }
+
+    fn decode_inner(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
+        Ok(match self.mode {
+            TrailerMode::Off => Decoded::None,
+            // Taps stamp Ethernet frames; other links (PPP, raw IP, loopback...) keep no trailer of theirs.
+            TrailerMode::Forced(kind) if !carries_trailers(frame.link) && !self.validated => {
+                return Err(TrailerError {
+                    kind,
+                    reason: format!(
+                        "link type {} cannot carry tap trailers (Ethernet and Linux cooked captures only)",
+                        frame.link.to_u16()
+                    ),
+                });
+            }
+            _ if !carries_trailers(frame.link) => Decoded::None,
+            TrailerMode::Auto => self.decode_auto(frame, d),
+            TrailerMode::Forced(kind) => self.decode_forced(kind, frame, d)?,
+        })
     }
 
     /// Call once after the last frame: reports a forced kind that never validated.

@@ -311,6 +311,19 @@ fn a7150_v1_frequency_estimated_between_keyframes() {
     run(&mut dec, &kf_v1(10_000 + 350_035_000 + 367_500_000, U + 2_000_000_000, 3), R + 2_000_000_000);
     let s = stamp(run(&mut dec, &stamped(field7150(10_000 + 350_035_000 + 367_500_000 + 7)), R + 2_000_000_020));
     assert_eq!(s.time_ns, U as i64 + 2_000_000_020);
+    assert_eq!(dec.stats().freq_rejected, 1);
+}
+
+#[test]
+fn lldp_is_never_counter_stamped() {
+    let mut dec = TrailerDecoder::new(TrailerMode::Auto);
+    run(&mut dec, &kf_v2(1_000, U, 0, (1, 1), 1_000, 1), R);
+    // An LLDP frame whose last 4 bytes happen to agree with the record clock.
+    let mut v = vec![0x01, 0x80, 0xc2, 0, 0, 0x0e, 0x02, 0, 0, 0, 0, 2, 0x88, 0xCC];
+    v.extend_from_slice(&[0; 46]);
+    v.extend_from_slice(&field7150(1_000 + 350_000));
+    assert_eq!(run(&mut dec, &v, R + 1_000_000), Decoded::None);
+    assert_eq!(dec.stats().rejected, 1);
 }
 
 #[test]
