@@ -18,9 +18,9 @@
 //! # Detection
 //! [`TrailerMode::Auto`] is conservative, after Wireshark's heuristics: a fixed trailer (Metamako, HPT) is
 //! accepted only when its seconds lie within 30 days (Metamako) / 1 week (HPT) of the record time and
-//! after 2000-01-01 ([`MIN_TRAILER_SEC`]), and
-//! its nanoseconds are below 10^9, tried without then with a trailing FCS (only the one the container
-//! declares when `Frame::fcs_len` is known); the trailer must fit after `IpInfo::end` on IP frames; a
+//! after 2000-01-01 ([`MIN_TRAILER_SEC`]) and its nanoseconds are below 10^9, tried without then with a
+//! trailing FCS (only the one the container declares when `Frame::fcs_len` is known); the trailer must fit
+//! after `IpInfo::end` on IP frames (after the declared length of ARP and PTP messages); a
 //! counter (Fusion, 7150) is tried only once a keyframe of its kind has been seen in this file, and only
 //! accepted when the time it gives since the keyframe agrees with the record clock within
 //! [`counter::AGREE_NS`]. In `Auto` a cPacket footer is reported as Metamako (same core; only `Forced`
@@ -238,8 +238,8 @@ pub struct TrailerStats {
     pub freq_rejected: u64,
     /// Frames returned as [`Decoded::None`].
     pub no_trailer: u64,
-    /// Counter candidates (after a keyframe) that did not agree with the record clock, and 7280 headers
-    /// with an unknown version.
+    /// Counter candidates (after a keyframe) that did not agree with the record clock or cannot carry a
+    /// counter (LLDP, no room), and 7280 headers with an unknown version or impossible fields.
     pub rejected: u64,
     /// Forced counter kinds: frames before the first keyframe.
     pub before_keyframe: u64,
@@ -439,6 +439,11 @@ impl TrailerDecoder {
                 } else {
                     match self.counters.decode(frame, d, Some(kind)) {
                         Ok(s) => Ok(s),
+                        // The device never stamps these: not a reason to refuse the format.
+                        Err(counter::CounterMiss::NotStamped) => {
+                            self.stats.rejected += 1;
+                            return Ok(Decoded::None);
+                        }
                         Err(m) => {
                             if m == counter::CounterMiss::TooOld {
                                 self.stats.keyframe_too_old += 1;
