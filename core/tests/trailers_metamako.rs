@@ -206,3 +206,113 @@ fn forced_metamako_works_on_the_right_file() {
     let Decoded::Stamp(s) = got[0] else { panic!() };
     assert_eq!((s.kind, s.time_ns, s.port), (TrailerKind::Cpacket, 1_714_407_847_483_719_953, Some(45)));
 }
+
+/// Builds an Ethernet/IPv4/UDP frame followed by a Metamako trailer: original FCS, `tlvs`, the core, and
+/// optionally a new FCS.
+fn built_frame(payload: &[u8], orig_fcs: u32, tlvs: &[u8], flags: u8, new_fcs: bool) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x08, 0x00];
+    let udp_len = 8 + payload.len() as u16;
+    let ip_len = 20 + udp_len;
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (ip_len >> 8) as u8,
+        ip_len as u8,
+        0,
+        0,
+        0,
+        0,
+        64,
+        17,
+        0,
+        0,
+        10,
+        0,
+        0,
+        1,
+        10,
+        0,
+        0,
+        2,
+    ]);
+    f.extend_from_slice(&[0x04, 0xd2, 0x16, 0x2e, (udp_len >> 8) as u8, udp_len as u8, 0, 0]);
+    f.extend_from_slice(payload);
+    while f.len() < 60 {
+        f.push(0); // Ethernet minimum-frame padding, before the trailer
+    }
+    f.extend_from_slice(&orig_fcs.to_be_bytes());
+    f.extend_from_slice(tlvs);
+    f.extend_from_slice(&1_700_000_000u32.to_be_bytes());
+    f.extend_from_slice(&123_456_789u32.to_be_bytes());
+    f.extend_from_slice(&[flags, 0x4c, 0x1c, 46]);
+    if new_fcs {
+        f.extend_from_slice(&[1, 2, 3, 4]);
+    }
+    f
+}
+
+#[test]
+fn metamako_tlvs_match_tshark_on_a_built_capture() {
+    // TLV chains, nearest the core first in reading order (they are written before it on the wire):
+    // A: sub-ns 0x800000 (0.5 ns) with F=1; then bytes tshark must leave to the packet side.
+    let chain_a = [0x12, 0x34, 0x00, 0x40, 0x80, 0x00, 0x00, 0x21];
+    // B: secondary tag string "ABCD" (F=1) | seq number, one extra word | sub-ns 0x400000 (0.25 ns), F=0.
+    let chain_b = [b'A', b'B', b'C', b'D', 0, 0, 0, 0x3F, 0, 0, 0, 0, 0x12, 0x34, 0x00, 0x40, 0x40, 0x00, 0x00, 0x01];
+    // C: unknown primary tag 5 with 2 extra words (F=1) | sub-ns 1 (2^-24 ns), F=0.
+    let chain_c = [9, 9, 9, 9, 8, 8, 8, 8, 0x00, 0x00, 0x00, 0xA5, 0x00, 0x00, 0x01, 0x01];
+    let frames = [
+        built_frame(b"hello world, a longer payload", 0xA1A1_A1A1, &chain_a, 0x03, false),
+        built_frame(b"hello world, a longer payload", 0xB2B2_B2B2, &chain_b, 0x13, true),
+        built_frame(b"abc", 0xC3C3_C3C3, &[], 0x21, false),
+        built_frame(b"xyz", 0xD4D4_D4D4, &chain_c, 0x02, true),
+    ];
+    let mut file = Vec::new();
+    for w in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65_535, 1] {
+        file.extend_from_slice(&w.to_le_bytes()); // ns pcap, LE; version 2.4 packed in one word
+    }
+    let ts_ns = 1_700_000_000_123_456_789i64;
+    for f in &frames {
+        for w in [1_700_000_000u32, 123_456_789, f.len() as u32, f.len() as u32] {
+            file.extend_from_slice(&w.to_le_bytes());
+        }
+        file.extend_from_slice(f);
+    }
+    let path = std::env::temp_dir().join(format!("wirestamp-trailer-tlv-{}.pcap", std::process::id()));
+    std::fs::write(&path, &file).unwrap();
+    let rows = tshark_fields(
+        &path,
+        &["--enable-heuristic", "metamako_eth"],
+        &[
+            "metamako.time",
+            "metamako.subns",
+            "metamako.flags",
+            "metamako.srcdevice",
+            "metamako.srcport",
+            "metamako.orig_fcs",
+        ],
+    );
+    let pcap = Pcap::read(&path);
+    std::fs::remove_file(&path).ok();
+    assert_eq!(rows.len(), 4);
+    let mut dec = TrailerDecoder::new(TrailerMode::Auto);
+    for (i, r) in rows.iter().enumerate() {
+        let f = pcap.frame(i);
+        assert_eq!(f.ts_ns, ts_ns);
+        let Ok(Decoded::Stamp(s)) = dec.decode(&f, &dissect(f.data, f.link)) else { panic!("frame {i}") };
+        assert_eq!(s.time_ns, parse_tshark_abs_time(&r[0]), "frame {i}");
+        let subns24: u32 = if r[1].is_empty() { 0 } else { r[1].parse().unwrap() };
+        assert_eq!(s.sub_ns, subns24 << 8, "frame {i}: sub-ns");
+        let flags = u8::from_str_radix(r[2].trim_start_matches("0x"), 16).unwrap();
+        assert_eq!(s.quality.contains(wirestamp_core::ClockQuality::DEGRADED), flags & 0x10 != 0, "frame {i}");
+        assert_eq!((s.device, s.port), (Some(r[3].parse().unwrap()), Some(r[4].parse().unwrap())), "frame {i}");
+        // Where tshark found the original FCS is where our trailer starts.
+        let start = f.data.len() - s.trailer_len;
+        let orig = u32::from_str_radix(r[5].trim_start_matches("0x"), 16).unwrap();
+        assert_eq!(u32::from_be_bytes(f.data[start..start + 4].try_into().unwrap()), orig, "frame {i}: trailer start");
+    }
+    // And by construction: chain A stops at its F bit, so the word before it is the "original FCS".
+    let want_orig = [0x1234_0040u32, 0xB2B2_B2B2, 0xC3C3_C3C3, 0xD4D4_D4D4];
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(u32::from_str_radix(r[5].trim_start_matches("0x"), 16).unwrap(), want_orig[i], "frame {i}");
+    }
+}
