@@ -18,12 +18,14 @@
 //! # Detection
 //! [`TrailerMode::Auto`] is conservative, after Wireshark's heuristics: a fixed trailer (Metamako, HPT) is
 //! accepted only when its seconds lie within 30 days (Metamako) / 1 week (HPT) of the record time and
-//! its nanoseconds are below 10^9, tried without then with a trailing FCS (only the one the container
-//! declares when `Frame::fcs_len` is known); the trailer must fit after `IpInfo::end` on IP frames; a
+//! after 2000-01-01 ([`MIN_TRAILER_SEC`]) and its nanoseconds are below 10^9, tried without then with a
+//! trailing FCS (only the one the container declares when `Frame::fcs_len` is known); the trailer must fit
+//! after `IpInfo::end` on IP frames (after the declared length of ARP and PTP messages); a
 //! counter (Fusion, 7150) is tried only once a keyframe of its kind has been seen in this file, and only
 //! accepted when the time it gives since the keyframe agrees with the record clock within
 //! [`counter::AGREE_NS`]. In `Auto` a cPacket footer is reported as Metamako (same core; only `Forced`
-//! reports `cpacket`). Snap-truncated frames (captured < wire length) never yield a trailer.
+//! reports `cpacket`). Snap-truncated frames (captured < wire length) never yield a trailer, nor do frames
+//! of links other than Ethernet and Linux cooked captures ([`carries_trailers`]).
 //!
 //! # Forced formats
 //! [`TrailerMode::Forced`] tries only that kind. Validation rule: the **first frame that is not a keyframe**
@@ -45,7 +47,7 @@ pub mod hpt;
 pub mod metamako;
 
 use crate::dissect::Dissection;
-use crate::frame::Frame;
+use crate::frame::{Frame, LinkType};
 use crate::time::ClockQuality;
 use serde::Serialize;
 
@@ -236,8 +238,8 @@ pub struct TrailerStats {
     pub freq_rejected: u64,
     /// Frames returned as [`Decoded::None`].
     pub no_trailer: u64,
-    /// Counter candidates (after a keyframe) that did not agree with the record clock, and 7280 headers
-    /// with an unknown version.
+    /// Counter candidates (after a keyframe) that did not agree with the record clock or cannot carry a
+    /// counter (LLDP, no room), and 7280 headers with an unknown version or impossible fields.
     pub rejected: u64,
     /// Forced counter kinds: frames before the first keyframe.
     pub before_keyframe: u64,
@@ -303,11 +305,8 @@ impl TrailerDecoder {
         if self.first_ts.is_none() && frame.has_ts() {
             self.first_ts = Some(frame.ts_ns);
         }
-        let out = match self.mode {
-            TrailerMode::Off => Decoded::None,
-            TrailerMode::Auto => self.decode_auto(frame, d),
-            TrailerMode::Forced(kind) => self.decode_forced(kind, frame, d)?,
-        };
+        let out = self.decode_inner(frame, d)?;
+        self.stats.freq_rejected = self.counters.freq_rejected;
         match out {
             Decoded::None => self.stats.no_trailer += 1,
             Decoded::Keyframe => {}
@@ -321,6 +320,25 @@ impl TrailerDecoder {
             }
         }
         Ok(out)
+    }
+
+    fn decode_inner(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
+        Ok(match self.mode {
+            TrailerMode::Off => Decoded::None,
+            // Taps stamp Ethernet frames; other links (PPP, raw IP, loopback...) keep no trailer of theirs.
+            TrailerMode::Forced(kind) if !carries_trailers(frame.link) && !self.validated => {
+                return Err(TrailerError {
+                    kind,
+                    reason: format!(
+                        "link type {} cannot carry tap trailers (Ethernet and Linux cooked captures only)",
+                        frame.link.to_u16()
+                    ),
+                });
+            }
+            _ if !carries_trailers(frame.link) => Decoded::None,
+            TrailerMode::Auto => self.decode_auto(frame, d),
+            TrailerMode::Forced(kind) => self.decode_forced(kind, frame, d)?,
+        })
     }
 
     /// Call once after the last frame: reports a forced kind that never validated.
@@ -421,6 +439,11 @@ impl TrailerDecoder {
                 } else {
                     match self.counters.decode(frame, d, Some(kind)) {
                         Ok(s) => Ok(s),
+                        // The device never stamps these: not a reason to refuse the format.
+                        Err(counter::CounterMiss::NotStamped) => {
+                            self.stats.rejected += 1;
+                            return Ok(Decoded::None);
+                        }
                         Err(m) => {
                             if m == counter::CounterMiss::TooOld {
                                 self.stats.keyframe_too_old += 1;
@@ -457,7 +480,12 @@ impl TrailerDecoder {
     }
 }
 
-/// Where a trailer may start: never inside the headers or the IP datagram.
+/// Link types whose frames can end in a tap trailer (or start with a 0xD28B header).
+pub fn carries_trailers(link: LinkType) -> bool {
+    matches!(link, LinkType::Ethernet | LinkType::LinuxSll | LinkType::LinuxSll2)
+}
+
+/// Where a trailer may start: never inside the headers, the IP datagram, or an ARP or PTP message.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Bounds {
     /// First byte a trailer (including its original FCS) may occupy.
@@ -468,11 +496,17 @@ pub(crate) struct Bounds {
 
 impl Bounds {
     pub(crate) fn of(frame: &Frame<'_>, d: &Dissection) -> Bounds {
-        let mut min_start = d.l3_offset;
-        if let Some(ip) = d.ip {
-            min_start = min_start.max(ip.end);
-        }
-        Bounds { min_start, fcs_len: frame.fcs_len }
+        let b = frame.data;
+        let l3 = d.l3_offset;
+        let declared = match (d.ip, d.ethertype) {
+            (Some(ip), _) => Some(ip.end),
+            // ARP: 8 + 2 * (hardware + protocol address lengths).
+            (None, 0x0806) => b.get(l3 + 4..l3 + 6).map(|x| l3 + 8 + 2 * (x[0] as usize + x[1] as usize)),
+            // PTP over Ethernet: messageLength. Its timestamps would otherwise pass for a trailer.
+            (None, 0x88F7) => rd::u16(b, l3 + 2).map(|n| l3 + n as usize),
+            _ => None,
+        };
+        Bounds { min_start: declared.map_or(l3, |e| e.max(l3)), fcs_len: frame.fcs_len }
     }
 
     /// Lengths of trailing FCS to try, in order (Wireshark: without, then with).
@@ -485,9 +519,15 @@ impl Bounds {
     }
 }
 
-/// Seconds within `window_s` of the record time (false when the container has no timestamp).
+/// Earliest trailer time accepted, 2000-01-01T00:00:00Z. Wireshark only asks for more than 3600 s; a
+/// later floor keeps zeroed or fuzzed bytes in captures whose clock sits near 1970 from passing for a
+/// trailer (tcpdump's `lldp-infinite-loop-2.pcap`, `brcm-tag.pcap`).
+pub const MIN_TRAILER_SEC: i64 = 946_684_800;
+
+/// Seconds after [`MIN_TRAILER_SEC`] and within `window_s` of the record time (false when the container
+/// has no timestamp).
 pub(crate) fn near_record(frame: &Frame<'_>, sec: i64, window_s: i64) -> bool {
-    frame.has_ts() && (sec - frame.ts_ns.div_euclid(1_000_000_000)).abs() <= window_s
+    sec >= MIN_TRAILER_SEC && frame.has_ts() && (sec - frame.ts_ns.div_euclid(1_000_000_000)).abs() <= window_s
 }
 
 /// Bounds-checked big-endian readers: trailers are read from untrusted ends of frames.

@@ -17,6 +17,7 @@
 //! ```text
 //! native (EtherType 0x88B5, or IPv4 proto 253 payload of 40 bytes), all u64 big-endian:
 //!   magic "EXKF" (4) | version u8 = 1 | reserved (3) | utc ns u64 | counter u64 | freq Hz u64 | last_sync u64
+//!   (older version 0: first word 01 00 00 00, version byte 0, same fields)
 //! compat (IPv4 proto 253, 0.0.0.0 -> 255.255.255.255, 62 bytes): the Arista 7150 v2 keyframe
 //!   (see [`super::arista7150`]); frames then carry the 7150's bit-7-free 31-bit tick.
 //! ```
@@ -50,8 +51,11 @@ pub struct NativeKeyframe {
 impl NativeKeyframe {
     /// Parses a native keyframe body (at least 40 bytes; Ethernet padding may follow).
     pub fn parse(p: &[u8]) -> Option<NativeKeyframe> {
-        if rd::bytes::<4>(p, 0)? != MAGIC || *p.get(4)? != 1 {
-            return None;
+        // Version 1 has the magic; the Cisco decoder also accepts the older version 0 whose first word
+        // reads 1 on a little-endian host (bytes 01 00 00 00), as in `exnic-fcsu.pcap`.
+        match (rd::bytes::<4>(p, 0)?, *p.get(4)?) {
+            (MAGIC, 1) | ([1, 0, 0, 0], 0) => {}
+            _ => return None,
         }
         Some(NativeKeyframe {
             utc: rd::u64(p, 8)?,

@@ -8,6 +8,7 @@
 //! ... payload | [padding] | orig FCS (4) | device (1) | port (1) | seconds (4) |
 //!     fraction of a second (5, units of 2^-40 s) | reserved (1) | [new FCS (4)]
 //! ```
+//! Heuristic: seconds within a week of the record time and after 2000 ([`super::MIN_TRAILER_SEC`]).
 //! The fraction converts exactly with integers: `f * 10^9 / 2^40` ns; the quotient is `time_ns`'s
 //! sub-second part and the remainder, scaled to 2^-32 ns, is `sub_ns`.
 

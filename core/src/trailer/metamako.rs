@@ -72,7 +72,8 @@ impl Core {
         })
     }
 
-    /// Wireshark's plausibility test: seconds > 3600, nanoseconds < 10^9, within `WINDOW_S` of the record.
+    /// Wireshark's plausibility test (nanoseconds < 10^9, within `WINDOW_S` of the record), with seconds
+    /// after 2000 ([`super::MIN_TRAILER_SEC`]) instead of > 3600.
     pub fn plausible(&self, frame: &Frame<'_>) -> bool {
         self.sec > 3600 && self.nsec < 1_000_000_000 && near_record(frame, self.sec as i64, WINDOW_S)
     }

@@ -1,0 +1,133 @@
+//! Test-only classic pcap reader (µs and ns magic, both byte orders). Not product code: the capture crate
+//! owns the real readers. Panics on malformed files, which is what a test wants.
+#![allow(dead_code)]
+
+use std::path::Path;
+use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
+
+/// One record, owning its bytes.
+pub struct Record {
+    pub ts_ns: i64,
+    pub data: Vec<u8>,
+    pub wire_len: u32,
+}
+
+/// A whole pcap file in memory.
+pub struct Pcap {
+    pub link: LinkType,
+    pub records: Vec<Record>,
+}
+
+impl Pcap {
+    pub fn read(path: &Path) -> Pcap {
+        let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(b.len() >= 24, "{}: no pcap header", path.display());
+        let magic = [b[0], b[1], b[2], b[3]];
+        let (le, nanos) = match magic {
+            [0xd4, 0xc3, 0xb2, 0xa1] => (true, false),
+            [0x4d, 0x3c, 0xb2, 0xa1] => (true, true),
+            [0xa1, 0xb2, 0xc3, 0xd4] => (false, false),
+            [0xa1, 0xb2, 0x3c, 0x4d] => (false, true),
+            _ => panic!("{}: not a classic pcap (magic {magic:02x?})", path.display()),
+        };
+        let u32_at = |at: usize| {
+            let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+            if le { u32::from_le_bytes(w) } else { u32::from_be_bytes(w) }
+        };
+        let link = LinkType::from_u16(u32_at(20) as u16);
+        let mut records = Vec::new();
+        let mut off = 24;
+        while off + 16 <= b.len() {
+            let (sec, frac, caplen, wire_len) = (u32_at(off), u32_at(off + 4), u32_at(off + 8), u32_at(off + 12));
+            off += 16;
+            let end = off + caplen as usize;
+            assert!(end <= b.len(), "{}: record at {} runs past the end", path.display(), off - 16);
+            let frac_ns = if nanos { frac as i64 } else { frac as i64 * 1000 };
+            records.push(Record { ts_ns: sec as i64 * 1_000_000_000 + frac_ns, data: b[off..end].to_vec(), wire_len });
+            off = end;
+        }
+        Pcap { link, records }
+    }
+
+    /// The record as a [`Frame`] (FCS presence unknown, as in classic pcap).
+    pub fn frame(&self, i: usize) -> Frame<'_> {
+        let r = &self.records[i];
+        Frame {
+            data: &r.data,
+            wire_len: r.wire_len,
+            ts_ns: r.ts_ns,
+            ts_source: TsSource::PcapRecord,
+            link: self.link,
+            interface: 0,
+            direction: Default::default(),
+            fcs_len: None,
+            quality: ClockQuality::default(),
+        }
+    }
+}
+
+/// Every frame's bytes as tshark prints them with `-x` (hex dump blocks separated by blank lines).
+/// Independent of [`Pcap::read`]: the oracle for the bytes the tests compute expected values from.
+pub fn tshark_bytes(path: &Path) -> Vec<Vec<u8>> {
+    let out = std::process::Command::new("tshark")
+        .arg("-n")
+        .arg("-r")
+        .arg(path)
+        .arg("-x")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run tshark: {e}"));
+    assert!(out.status.success(), "tshark -x failed on {}", path.display());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut frames = Vec::new();
+    let mut cur: Vec<u8> = Vec::new();
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            if !cur.is_empty() {
+                frames.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        // "0010  4b 46 01 ...   KF..": offset, two spaces, up to 16 "xx" separated by one space, ASCII.
+        let hex = &line[6.min(line.len())..53.min(line.len())];
+        for tok in hex.split_whitespace() {
+            cur.push(u8::from_str_radix(tok, 16).unwrap_or_else(|_| panic!("bad hex dump line {line:?}")));
+        }
+    }
+    if !cur.is_empty() {
+        frames.push(cur);
+    }
+    frames
+}
+
+/// Parses tshark's absolute time `"Apr 29, 2024 16:24:07.483428074 UTC"` into ns since the epoch
+/// (days-from-civil, integers only).
+pub fn parse_tshark_abs_time(s: &str) -> i64 {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    assert_eq!(parts.len(), 5, "unexpected time {s:?}");
+    assert_eq!(parts[4], "UTC", "tshark must run in UTC: {s:?}");
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        .iter()
+        .position(|m| *m == parts[0])
+        .unwrap_or_else(|| panic!("month in {s:?}")) as i64
+        + 1;
+    let day: i64 = parts[1].trim_end_matches(',').parse().unwrap();
+    let year: i64 = parts[2].parse().unwrap();
+    let (hms, frac) = parts[3].split_once('.').unwrap_or((parts[3], "0"));
+    let hms: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+    let frac_ns: i64 = format!("{frac:0<9}").parse().unwrap();
+    // Howard Hinnant's days_from_civil.
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    ((days * 86_400 + hms[0] * 3600 + hms[1] * 60 + hms[2]) * 1_000_000_000) + frac_ns
+}
+
+/// Decodes a hex string (tshark bytes fields, with or without `0x` and `:` separators).
+pub fn unhex(s: &str) -> Vec<u8> {
+    let s: String = s.trim_start_matches("0x").chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+}
