@@ -72,7 +72,19 @@ impl Pipeline {
     /// The next frame in time order, or `None` at the end. A reader error ends the stream after the
     /// frames before it; a forced trailer that does not validate is an error naming file and frame.
     pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {
-        let Some((input, frame)) = self.reader.next_frame()? else { return Ok(None) };
+        let Some((input, frame)) = self.reader.next_frame()? else {
+            for (i, d) in self.decoders.iter().enumerate() {
+                d.finish().map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: --trailer {} does not validate: {}",
+                        self.files[i].display(),
+                        e.kind.name(),
+                        e.reason
+                    )
+                })?;
+            }
+            return Ok(None);
+        };
         let frame_in_input = self.per_input[input];
         self.per_input[input] += 1;
         let dissection = dissect(frame.data, frame.link);

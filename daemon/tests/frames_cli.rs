@@ -1,0 +1,70 @@
+//! `wirestamp frames` as a user meets it: trailers in the output, forced formats that do not
+//! validate, files cut short, bad paths, JSON lines.
+
+use std::process::Command;
+use wirestamp_testdata::data_file;
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).arg("frames").args(args).output().unwrap();
+    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn metamako_trailers_in_the_output() {
+    let f = data_file("omi_data_packets/Nasdaq/Nasdaq.Nsm.Ouch.v5.0/CancelOrderMessage.pcap");
+    let (ok, out, err) = run(&[f.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 2);
+    let cols: Vec<&str> = rows[1].split(',').collect();
+    // index,time_ns,caplen,wirelen,interface,direction,ts_source,trailer,trailer_time_ns,device,port,...
+    // Expected values: data README §1.2 (device 19484, port 46, 16:24:07.483428074 UTC).
+    assert_eq!(cols[6], "metamako");
+    assert_eq!(cols[7], "metamako");
+    assert_eq!(cols[1], "1714407847483428074");
+    assert_eq!(cols[8], "1714407847483428074");
+    assert_eq!(cols[9], "19484");
+    assert_eq!(cols[10], "46");
+    assert_eq!(cols[16], "12", "payload_len excludes the trailer");
+    assert!(err.contains("trailer timestamps: metamako 1"), "{err}");
+}
+
+#[test]
+fn forced_trailer_that_does_not_validate_is_an_error_naming_file_and_frame() {
+    let f = data_file("pcap_market/elk_nasdaq.pcap");
+    let (ok, _out, err) = run(&["--trailer", "metamako", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("elk_nasdaq.pcap: frame 0: --trailer metamako does not validate"), "{err}");
+    let (ok, _, err) = run(&["--trailer", "nosuch", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("--trailer nosuch"), "{err}");
+}
+
+#[test]
+fn a_file_cut_short_keeps_its_frames_and_warns() {
+    let f = data_file("hwts_arista7150/test.pcap");
+    let (ok, out, err) = run(&["--trailer", "none", f.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert_eq!(out.lines().count() - 1, 609, "complete records before the cut");
+    assert!(err.contains("warning"), "{err}");
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let (ok, _, err) = run(&["/nonexistent/capture.pcap"]);
+    assert!(!ok);
+    assert!(err.contains("/nonexistent/capture.pcap"), "{err}");
+}
+
+#[test]
+fn json_lines_carry_the_same_fields() {
+    let f = data_file("omi_data_packets/Nasdaq/Nasdaq.Nsm.Ouch.v5.0/CancelOrderMessage.pcap");
+    let (ok, out, _) = run(&["--format", "json", f.to_str().unwrap()]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["device"], 19484);
+    assert_eq!(v["port"], 46);
+    assert_eq!(v["time_ns"], 1_714_407_847_483_428_074i64);
+    assert_eq!(v["src"], "10.49.247.1");
+    assert_eq!(v["payload_len"], 12);
+}
