@@ -73,12 +73,16 @@ pub enum Command {
     /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
     Synth(SynthArgs),
 
-    /// Run wirestamp on a built-in default: generate a small capture with tap trailers, then read it back
-    /// and summarise what was found.
+    /// Run wirestamp's main job on a built-in default: generate a synthetic market with known
+    /// latencies (`synth`), analyse it (`analyze`), and check the result against the ground truth.
     Demo {
-        /// Where to write the generated capture (default: a temporary file, removed afterwards).
-        #[arg(long, value_name = "FILE")]
+        /// Keep the generated capture, truth, pairs and interval log in this directory (default: a
+        /// temporary directory, removed afterwards).
+        #[arg(long, value_name = "DIR")]
         keep: Option<PathBuf>,
+        /// Market-data packets to generate.
+        #[arg(short = 'n', long, default_value_t = 200_000)]
+        packets: u64,
     },
 }
 
@@ -215,7 +219,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Frames(args) => crate::frames::run(&args),
         Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
-        Command::Demo { keep } => crate::demo::run(keep.as_deref()),
+        Command::Demo { keep, packets } => crate::demo::run(keep.as_deref(), packets),
     }
 }
 

@@ -197,3 +197,9 @@ fn omi_ouch_user_ref_nums() {
     assert_eq!(c["unacked"], 2);
     assert_eq!(c["ts_sources"]["metamako"], 3);
 }
+
+#[test]
+fn demo_checks_itself_against_the_truth() {
+    let out = ok(&["demo", "-n", "20000"]);
+    assert!(out.contains("measured tick-to-trade pairs equal the ground truth, to the nanosecond"), "{out}");
+}

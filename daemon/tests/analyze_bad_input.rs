@@ -1,0 +1,92 @@
+//! Bad input to `wirestamp analyze`: a feed that is not what it was declared to be, a SoupBinTCP
+//! length that runs past the stream, an ITCH message shorter than its type. Each is counted per flow
+//! with the first offending frame, and the rest of the capture is still analysed.
+
+use serde_json::Value;
+use std::process::Command;
+use wirestamp_capture::write::PcapWriter;
+use wirestamp_core::LinkType;
+use wirestamp_lab::encode::{itch, mold, soup};
+use wirestamp_lab::packet::{self, TcpHdr};
+
+const T0: i64 = 1_796_049_000_000_000_000;
+
+fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, packet::multicast_mac(dst), [2, 0, 0, 0, 0, 9], None);
+    packet::ipv4_udp(&mut f, [10, 0, 0, 9], dst, 40000, dport, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
+    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+fn mold_packet(seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
+    let mut p = Vec::new();
+    mold::header(&mut p, b"BADSESS001", seq, msgs.len() as u16);
+    for m in msgs {
+        mold::block(&mut p, m);
+    }
+    p
+}
+
+#[test]
+fn bad_flows_are_counted_with_their_first_frame() {
+    let dir = std::env::temp_dir().join(format!("wirestamp-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.pcap");
+    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap(), LinkType::Ethernet, 65535).unwrap();
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let good = [233, 54, 12, 111];
+    // Frame 0: a good packet with one Add Order and one 'A' cut to 10 bytes (shorter than its 36).
+    let mut add = Vec::new();
+    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
+    frames.push(udp(good, 26477, &mold_packet(1, &[add.clone(), add[..10].to_vec()])));
+    // Frames 1-2: "declared" feed on port 5000 that carries something else.
+    frames.push(udp([239, 1, 1, 1], 5000, b"this is not moldudp64 at all"));
+    frames.push(udp([239, 1, 1, 1], 5000, b"nor this"));
+    // Frame 3: the good feed goes on.
+    frames.push(udp(good, 26477, &mold_packet(3, &[add.clone()])));
+    // Frames 4-5: an order session whose second packet declares 200 bytes but the stream ends.
+    let mut s1 = Vec::new();
+    soup::packet(&mut s1, b'R', &[]);
+    frames.push(tcp(1000, &s1));
+    let mut s2 = vec![0, 200, b'U'];
+    s2.extend_from_slice(b"short");
+    frames.push(tcp(1000 + s1.len() as u32, &s2));
+    for (i, f) in frames.iter().enumerate() {
+        w.write(T0 + i as i64 * 1_000, f, f.len() as u32).unwrap();
+    }
+    w.finish().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", "--json", "--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000"])
+        .args(["--orders", "tcp:10.1.0.1:8003"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let good_feed = &r["feeds"][0];
+    assert_eq!(good_feed["feed"], "udp:233.54.12.111:26477");
+    assert_eq!(good_feed["packets"], 2);
+    assert_eq!(good_feed["itch_truncated"], 1);
+    assert_eq!(good_feed["itch_types"]["A"], 2, "the two complete Add Orders");
+    let bad_feed = &r["feeds"][1];
+    assert_eq!(bad_feed["feed"], "udp:239.1.1.1:5000");
+    assert_eq!(bad_feed["malformed_packets"], 2);
+    assert_eq!(bad_feed["first_bad_frame"], 1);
+    assert!(bad_feed["first_bad_reason"].as_str().unwrap().contains("truncated"), "{}", bad_feed["first_bad_reason"]);
+    let conn = &r["connections"][0];
+    assert_eq!(conn["to_exchange"]["soup_packets"], 1);
+    assert_eq!(conn["to_exchange"]["truncated_tail_bytes"], 8);
+    assert_eq!(conn["to_exchange"]["first_bad_frame"], 5);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
