@@ -190,7 +190,7 @@ fn fuzz_all_decoders_no_panic() {
         for _ in 0..256 {
             input(&mut r, &mut buf);
             exercise(&buf, &mut mold, &mut tracker, &mut r);
-            if iterations % 4 == 0 {
+            if iterations.is_multiple_of(4) {
                 exercise_framer(&buf, &mut r);
             }
             iterations += 1;
