@@ -95,3 +95,65 @@ pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
 pub fn col(header: &[String], name: &str) -> usize {
     header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name} in {header:?}"))
 }
+
+/// An Ethernet + IPv4 + TCP frame (PSH|ACK, checksums zero: tshark does not verify them by
+/// default) carrying `payload`, from 10.0.0.1 (client) or 10.0.0.2 (server).
+pub fn tcp_frame(from_client: bool, sport: u16, dport: u16, seq: u32, payload: &[u8]) -> Vec<u8> {
+    tcp_frame_flags(from_client, sport, dport, seq, 1, 0x18, payload)
+}
+
+/// As [`tcp_frame`], with explicit acknowledgement number and TCP flags (0x02 SYN, 0x12 SYN|ACK,
+/// 0x18 PSH|ACK).
+pub fn tcp_frame_flags(
+    from_client: bool,
+    sport: u16,
+    dport: u16,
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    payload: &[u8],
+) -> Vec<u8> {
+    let (src, dst) = if from_client { ([10, 0, 0, 1], [10, 0, 0, 2]) } else { ([10, 0, 0, 2], [10, 0, 0, 1]) };
+    let mut f = Vec::new();
+    f.extend_from_slice(&[2, 0, 0, 0, 0, if from_client { 2 } else { 1 }]);
+    f.extend_from_slice(&[2, 0, 0, 0, 0, if from_client { 1 } else { 2 }]);
+    f.extend_from_slice(&0x0800u16.to_be_bytes());
+    let total = (20 + 20 + payload.len()) as u16;
+    f.extend_from_slice(&[0x45, 0]);
+    f.extend_from_slice(&total.to_be_bytes());
+    f.extend_from_slice(&[0, 0, 0x40, 0, 64, 6, 0, 0]);
+    f.extend_from_slice(&src);
+    f.extend_from_slice(&dst);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&seq.to_be_bytes());
+    f.extend_from_slice(&ack.to_be_bytes());
+    f.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Writes a little-endian µs classic pcap (Ethernet) with one record per frame, 1 ms apart.
+pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut b = Vec::new();
+    for v in [0xa1b2_c3d4u32] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    b.extend_from_slice(&2u16.to_le_bytes());
+    b.extend_from_slice(&4u16.to_le_bytes());
+    for v in [0u32, 0, 65_535, 1] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    for (i, f) in frames.iter().enumerate() {
+        for v in [1_700_000_000u32, (i as u32) * 1000, f.len() as u32, f.len() as u32] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        b.extend_from_slice(f);
+    }
+    std::fs::write(path, b).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// A fresh path in the temp dir for a generated capture (the process id keeps runs apart).
+pub fn temp_pcap(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("wirestamp-{}-{name}.pcap", std::process::id()))
+}
