@@ -136,9 +136,7 @@ pub fn tcp_frame_flags(
 /// Writes a little-endian µs classic pcap (Ethernet) with one record per frame, 1 ms apart.
 pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
     let mut b = Vec::new();
-    for v in [0xa1b2_c3d4u32] {
-        b.extend_from_slice(&v.to_le_bytes());
-    }
+    b.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
     b.extend_from_slice(&2u16.to_le_bytes());
     b.extend_from_slice(&4u16.to_le_bytes());
     for v in [0u32, 0, 65_535, 1] {
