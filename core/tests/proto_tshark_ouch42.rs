@@ -490,3 +490,64 @@ fn soupbin_framing_and_sequence_equal_tshark() {
     assert!(rows.iter().any(|r| r[1] == "  SESSION1"));
     assert_eq!(total, 1 + 1 + outbound().len() + 2 + 1);
 }
+
+#[test]
+fn soupbin_client_and_login_packets_equal_tshark() {
+    use wirestamp_core::proto::soupbin::LoginRequest;
+    let packets = vec![
+        soup(b'L', &B::default().s("USER01", 6).s("pass", 10).s("", 10).s("                 123", 20).0),
+        // 4.1: Heartbeat Timeout appended (tshark 4.0 shows the 4.0 fields only).
+        soup(
+            b'L',
+            &B::default().s("U2", 6).s("pw", 10).s("    SESS01", 10).s("                   0", 20).s("15000", 5).0,
+        ),
+        soup(b'R', b""),
+        soup(b'O', b""),
+        soup(b'+', b"dbg"),
+        soup(b'U', &inbound()[2]),
+    ];
+    let mut frames = Vec::new();
+    let mut seq = 1000u32;
+    for p in &packets {
+        frames.push(tcp_frame(true, 40000, 8000, seq, p));
+        seq += p.len() as u32;
+    }
+    let path = temp_pcap("soupclient");
+    write_pcap(&path, &frames);
+    let rows = tshark_fields(
+        &path,
+        &["-d", "tcp.port==8000,soupbintcp"],
+        &[
+            "soupbintcp.packet_type",
+            "soupbintcp.username",
+            "soupbintcp.password",
+            "soupbintcp.session",
+            "soupbintcp.text",
+        ],
+    );
+    let verbose = tshark_verbose(&path, &["-d", "tcp.port==8000,soupbintcp"]);
+    std::fs::remove_file(&path).ok();
+    assert_eq!((rows.len(), verbose.len()), (packets.len(), packets.len()));
+    for (i, p) in packets.iter().enumerate() {
+        let row = &rows[i];
+        assert_eq!(row[0], format!("'{}'", p[2] as char), "frame {}", i + 1);
+        match SoupPacket::parse(p).unwrap() {
+            SoupPacket::LoginRequest { username, session, sequence, heartbeat_timeout_ms } => {
+                let v = LoginRequest::new_checked(&p[..]).unwrap();
+                assert_eq!(row[1], String::from_utf8_lossy(&username));
+                assert_eq!(row[2], String::from_utf8_lossy(&v.password()));
+                assert_eq!(row[3], String::from_utf8_lossy(&session));
+                let theirs = verbose[i].lines().find_map(|l| l.trim().strip_prefix("Requested sequence number: "));
+                assert_eq!(theirs.map(str::to_owned), sequence.map(|s| s.to_string()), "frame {}", i + 1);
+                assert_eq!(heartbeat_timeout_ms, if i == 1 { Some(15_000) } else { None });
+            }
+            SoupPacket::Debug(t) => assert_eq!(row[4], String::from_utf8_lossy(t)),
+            SoupPacket::ClientHeartbeat | SoupPacket::LogoutRequest => assert!(row[1..].iter().all(String::is_empty)),
+            SoupPacket::UnsequencedData(m) => {
+                assert!(matches!(ouch42::parse_inbound(m).unwrap(), Inbound::CancelOrder(_)));
+                assert!(verbose[i].contains("OUCH, Cancel Order"), "{}", verbose[i]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
