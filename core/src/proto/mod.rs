@@ -18,7 +18,17 @@
 //! a length check and a few loads.
 //!
 //! Errors never abort: a malformed message is a [`ProtoError`] naming what, where (byte offset) and
-//! what was needed, for the caller to count (see [`itch::ItchCounters`]).
+//! what was needed, for the caller to count (see [`itch::ItchCounters`], [`OrderCounters`],
+//! [`market::MoldItchDecoder`]).
+//!
+//! Message layouts are written once, as the spec tables (field, kind, offset), in a
+//! `message_view!` invocation; the kind gives the width. Each view exposes that table as `FIELDS`
+//! and the unit tests check it tiles the spec length exactly, which catches offset typos.
+//!
+//! Not done here: TCP reassembly (the [`soupbin::Framer`] takes in-order stream bytes), MoldUDP64
+//! retransmission requests (the [`moldudp64::Packet`] view is for downstream packets), ITCH
+//! timestamps to epoch time (they are ns since midnight, Eastern time; the date and offset are the
+//! caller's), order book building.
 
 #[macro_use]
 mod macros;
