@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{tcp_frame, tcp_frame_flags, temp_pcap, write_pcap};
+use support::{B, tcp_frame, tcp_frame_flags, temp_pcap, write_pcap};
 use wirestamp_core::proto::ouch42::{self, Inbound, Outbound};
 use wirestamp_core::proto::soupbin::{Framer, SoupPacket, SoupSequencer};
 use wirestamp_core::proto::{Side, Symbol};
@@ -33,29 +33,6 @@ fn tshark_verbose(path: &std::path::Path, extra: &[&str]) -> Vec<String> {
         }
     }
     frames
-}
-
-/// Big-endian field builder.
-#[derive(Default)]
-struct B(Vec<u8>);
-impl B {
-    fn c(mut self, c: u8) -> B {
-        self.0.push(c);
-        self
-    }
-    fn u32(mut self, v: u32) -> B {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn u64(mut self, v: u64) -> B {
-        self.0.extend_from_slice(&v.to_be_bytes());
-        self
-    }
-    fn s(mut self, t: &str, w: usize) -> B {
-        self.0.extend_from_slice(t.as_bytes());
-        self.0.resize(self.0.len() + w - t.len(), b' ');
-        self
-    }
 }
 
 const T1: &str = "ORD00000000001";

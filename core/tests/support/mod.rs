@@ -155,3 +155,28 @@ pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
 pub fn temp_pcap(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("wirestamp-{}-{name}.pcap", std::process::id()))
 }
+
+/// Big-endian field builder for hand-built messages (fields in spec order).
+#[derive(Default)]
+pub struct B(pub Vec<u8>);
+
+impl B {
+    pub fn c(mut self, c: u8) -> B {
+        self.0.push(c);
+        self
+    }
+    pub fn u32(mut self, v: u32) -> B {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    pub fn u64(mut self, v: u64) -> B {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    /// ASCII text right-padded with spaces to `w`.
+    pub fn s(mut self, t: &str, w: usize) -> B {
+        self.0.extend_from_slice(t.as_bytes());
+        self.0.resize(self.0.len() + w - t.len(), b' ');
+        self
+    }
+}
