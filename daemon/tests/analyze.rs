@@ -203,3 +203,67 @@ fn demo_checks_itself_against_the_truth() {
     let out = ok(&["demo", "-n", "20000"]);
     assert!(out.contains("measured tick-to-trade pairs equal the ground truth, to the nanosecond"), "{out}");
 }
+
+#[test]
+fn symbol_matching_config_file_and_by_symbol() {
+    let dir = tmpdir("symbol");
+    let cap = dir.join("s.pcap");
+    ok(&["synth", cap.to_str().unwrap(), "-n", "20000", "--seed", "5", "--pcap"]);
+    let truth = csv(&dir.join("s.pcap.truth.csv"));
+    let cfg = dir.join("wirestamp.toml");
+    std::fs::write(
+        &cfg,
+        "md = [\"udp:233.54.12.111:26477\", \"udp:233.54.12.112:26478\"]\norders = [\"tcp:10.1.0.1:8003@ouch50\"]\nmatch = \"symbol:1s\"\nby = [\"symbol\"]\n",
+    )
+    .unwrap();
+    let pairs = dir.join("pairs.csv");
+    let report: Value = serde_json::from_str(&ok(&[
+        "analyze",
+        "-q",
+        "--json",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--pairs",
+        pairs.to_str().unwrap(),
+        cap.to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(report["match"], "symbol:1.000s");
+    assert_eq!(report["counters"]["matched"], truth.len() as u64);
+    // The last message for the symbol before the order is the trigger or a later one: never earlier.
+    let truth_by_ref: std::collections::HashMap<String, i64> =
+        truth.iter().map(|t| (t[3].clone(), t[6].parse().unwrap())).collect();
+    let ours = csv(&pairs);
+    assert_eq!(ours.len(), truth.len());
+    let mut equal = 0;
+    for p in &ours {
+        let got: i64 = p[8].parse().unwrap();
+        let want = truth_by_ref[&p[3]];
+        assert!(got <= want, "order {}: symbol match {got} later than the true trigger {want}", p[3]);
+        equal += usize::from(got == want);
+    }
+    assert!(equal * 2 > ours.len(), "most orders follow their trigger directly: {equal} of {}", ours.len());
+    // --by symbol: one dimension per symbol, adding up to the total.
+    let t2t = metric(&report, "tick_to_trade");
+    let sym: u64 = t2t["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["name"].as_str().unwrap().starts_with("symbol:"))
+        .map(|d| d["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sym, truth.len() as u64);
+    assert_eq!(report["feeds"][0]["detected"], false);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let out = wirestamp(&["analyze", "--md", "udp:1.2.3.4", "/dev/null"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flow `udp:1.2.3.4`: missing :PORT"));
+    let out = wirestamp(&["analyze", "--match", "token:T", "/dev/null"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("capture group"));
+    let out = wirestamp(&["analyze", "--by", "colour", "/dev/null"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--by colour"));
+}

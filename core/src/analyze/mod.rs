@@ -245,6 +245,11 @@ pub struct Counters {
     pub degraded_clock_frames: u64,
 }
 
+/// A tick of one symbol: (time, session, seq, messages of that symbol at that time).
+type SymTick = (i64, Session, u64, u32);
+const SYMBOL_HISTORY: usize = 4;
+const NO_TICK: SymTick = (i64::MIN, Session([0; 10]), 0, 0);
+
 /// The analysis state.
 pub struct Analyzer {
     cfg: AnalyzeConfig,
@@ -255,8 +260,10 @@ pub struct Analyzer {
     conn_list: Vec<Conn>,
     seq: SeqTracker<u16>,
     arbiter: Arbiter,
-    /// Last tick per symbol: (time, session, seq, messages of that symbol at that time).
-    last_by_symbol: HashMap<Symbol, (i64, Session, u64, u32)>,
+    /// Recent ticks per symbol, newest first: (time, session, seq, messages of that symbol at that time).
+    /// A few are kept because an order is correlated when its last byte arrives, which may be after
+    /// later ticks of its symbol; the match is the newest tick at or before its first byte.
+    last_by_symbol: HashMap<Symbol, [SymTick; SYMBOL_HISTORY]>,
     pending: HashMap<(usize, OrderId), (i64, u64)>,
     pending_order: VecDeque<(i64, usize, OrderId)>,
     metrics: [Metric; 4],
@@ -480,9 +487,13 @@ impl Analyzer {
                     if let Some(sym) = m.symbol {
                         // Several messages of one symbol at one time (one packet): a symbol match on
                         // them cannot tell which one triggered, so it is counted as ambiguous.
-                        let e = last_by_symbol.entry(sym).or_insert((t, m.session, m.seq, 0));
-                        let n = if e.0 == t { e.3 + 1 } else { 1 };
-                        *e = (t, m.session, m.seq, n);
+                        let h = last_by_symbol.entry(sym).or_insert([NO_TICK; SYMBOL_HISTORY]);
+                        if h[0].0 == t {
+                            h[0] = (t, m.session, m.seq, h[0].3 + 1);
+                        } else {
+                            h.rotate_right(1);
+                            h[0] = (t, m.session, m.seq, 1);
+                        }
                     }
                     // Exchange (ITCH timestamp, Eastern time) to capture.
                     let hour = t.div_euclid(3_600_000_000_000);
@@ -633,8 +644,12 @@ impl Analyzer {
             }
             MatchRule::Symbol { window_ns } => {
                 let window = *window_ns;
-                match s.symbol.and_then(|sym| self.last_by_symbol.get(&sym).copied()) {
-                    Some((tt, session, seq, n)) if t - tt <= window && tt <= t => {
+                let newest_before = s
+                    .symbol
+                    .and_then(|sym| self.last_by_symbol.get(&sym))
+                    .and_then(|h| h.iter().find(|k| k.0 != i64::MIN && k.0 <= t).copied());
+                match newest_before {
+                    Some((tt, session, seq, n)) if t - tt <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }

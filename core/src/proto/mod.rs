@@ -18,7 +18,17 @@
 //! a length check and a few loads.
 //!
 //! Errors never abort: a malformed message is a [`ProtoError`] naming what, where (byte offset) and
-//! what was needed, for the caller to count (see [`itch::ItchCounters`]).
+//! what was needed, for the caller to count (see [`itch::ItchCounters`], [`OrderCounters`],
+//! [`market::MoldItchDecoder`]).
+//!
+//! Message layouts are written once, as the spec tables (field, kind, offset), in a
+//! `message_view!` invocation; the kind gives the width. Each view exposes that table as `FIELDS`
+//! and the unit tests check it tiles the spec length exactly, which catches offset typos.
+//!
+//! Not done here: TCP reassembly (the [`soupbin::Framer`] takes in-order stream bytes), MoldUDP64
+//! retransmission requests (the [`moldudp64::Packet`] view is for downstream packets), ITCH
+//! timestamps to epoch time (they are ns since midnight, Eastern time; the date and offset are the
+//! caller's), order book building.
 
 #[macro_use]
 mod macros;
@@ -219,6 +229,52 @@ impl OrderSummary {
     }
 }
 
+/// Per-direction, per-type counters for order-entry messages: a bad message is a counter, not an
+/// error (unknown types and truncated messages are counted, the last error kept for the report).
+#[derive(Debug, Clone)]
+pub struct OrderCounters {
+    /// Decoded messages by `[direction][type byte]` (index 0 inbound, 1 outbound).
+    pub by_type: [[u64; 256]; 2],
+    /// Messages of a type unknown in their direction.
+    pub unknown: u64,
+    /// Messages shorter than their type requires (or empty).
+    pub truncated: u64,
+    /// The last decoding error.
+    pub last_error: Option<ProtoError>,
+}
+
+impl Default for OrderCounters {
+    fn default() -> Self {
+        OrderCounters { by_type: [[0; 256]; 2], unknown: 0, truncated: 0, last_error: None }
+    }
+}
+
+impl OrderCounters {
+    /// Counts the outcome of `ouch5::summarize` / `ouch42::summarize` for a message of type
+    /// `msg_type` (its first byte), and passes the summary through.
+    pub fn record(&mut self, dir: OrderDir, msg_type: u8, r: Result<Option<OrderSummary>>) -> Option<OrderSummary> {
+        match r {
+            Ok(Some(s)) => {
+                self.by_type[dir as usize][usize::from(msg_type)] += 1;
+                Some(s)
+            }
+            Ok(None) => {
+                self.unknown += 1;
+                None
+            }
+            Err(e) => {
+                self.truncated += 1;
+                self.last_error = Some(e);
+                None
+            }
+        }
+    }
+    /// Decoded messages of one type in one direction.
+    pub fn count(&self, dir: OrderDir, msg_type: u8) -> u64 {
+        self.by_type[dir as usize][usize::from(msg_type)]
+    }
+}
+
 /// Trims right padding (spaces, NULs) from a fixed-width alpha field.
 pub fn trim_alpha(a: &[u8]) -> &[u8] {
     let end = a.iter().rposition(|&c| c != b' ' && c != 0).map_or(0, |i| i + 1);
@@ -321,6 +377,21 @@ mod tests {
         assert_eq!(parse_ascii_u64(b"      "), None);
         assert_eq!(parse_ascii_u64(b" 1 2"), None);
         assert_eq!(parse_ascii_u64(b"99999999999999999999"), None);
+    }
+
+    #[test]
+    fn order_counters() {
+        let mut c = OrderCounters::default();
+        let enter = testutil::B::new().c(b'X').u32(7).u32(0).done();
+        assert!(c.record(OrderDir::Inbound, b'X', ouch5::summarize(OrderDir::Inbound, &enter)).is_some());
+        assert!(c.record(OrderDir::Inbound, b'X', ouch5::summarize(OrderDir::Inbound, &enter[..5])).is_none());
+        assert!(c.record(OrderDir::Outbound, b'~', ouch5::summarize(OrderDir::Outbound, b"~")).is_none());
+        assert_eq!((c.count(OrderDir::Inbound, b'X'), c.count(OrderDir::Outbound, b'X')), (1, 0));
+        assert_eq!((c.unknown, c.truncated), (1, 1));
+        assert_eq!(
+            c.last_error,
+            Some(ProtoError::Truncated { what: "OUCH 5.0 'X' Cancel Order", offset: 0, need: 9, have: 5 })
+        );
     }
 
     #[test]

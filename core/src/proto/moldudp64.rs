@@ -13,6 +13,8 @@
 //! is a heartbeat (its sequence is the next one expected); 0xFFFF marks the end of the session (no
 //! message blocks). Downstream packets carry exactly `count` blocks; a block whose length runs past
 //! the end of the datagram stops the [`Messages`] iterator, which then reports the offset.
+//! (Retransmission *requests* share the 20-byte header but carry no blocks: their count is the
+//! number of messages asked for, so read them with the header accessors only.)
 
 use super::{ProtoError, Result, read};
 use std::collections::HashMap;

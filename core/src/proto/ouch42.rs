@@ -5,7 +5,7 @@
 //! Replaced 80) and the `i01` OUCH42 `Messages.hpp` structs. Differences from 5.0: orders are
 //! identified by a 14-byte alpha Order Token, prices are `u32` (4 implied decimals), Time In Force
 //! is a `u32` (seconds; 0 IOC, 99998 market hours, 99999 system hours), no appendages, and the
-//! older types K (Price Correction) exist. Outbound messages start with
+//! 4.x-only types exist: F Trade Correction, G Executed with Reference Price, K Price Correction. Outbound messages start with
 //!
 //! ```text
 //! | type (1) | timestamp (u64, ns since midnight) | order token (14) | ...
@@ -48,6 +48,10 @@ enum_with_unknown! {
         Executed = b'E',
         /// 'B' Broken Trade.
         BrokenTrade = b'B',
+        /// 'F' Trade Correction.
+        TradeCorrection = b'F',
+        /// 'G' Executed with Reference Price.
+        ExecutedWithReferencePrice = b'G',
         /// 'K' Price Correction.
         PriceCorrection = b'K',
         /// 'J' Rejected.
@@ -305,6 +309,50 @@ message_view! {
 }
 
 message_view! {
+    /// 'F' Trade Correction (41 bytes).
+    pub struct TradeCorrection, what "OUCH 4.2 'F' Trade Correction", len 41;
+    /// Type.
+    message_type: char @ 0,
+    /// Nanoseconds since midnight.
+    timestamp: u64 @ 1,
+    /// Order Token.
+    order_token: a14 @ 9,
+    /// Executed Shares (corrected).
+    executed_shares: u32 @ 23,
+    /// Execution Price (corrected).
+    execution_price: u32 @ 27,
+    /// Liquidity Flag.
+    liquidity_flag: char @ 31,
+    /// Match Number of the corrected execution.
+    match_number: u64 @ 32,
+    /// Reason.
+    reason: char @ 40,
+}
+
+message_view! {
+    /// 'G' Executed with Reference Price (45 bytes).
+    pub struct ExecutedWithReferencePrice, what "OUCH 4.2 'G' Executed with Reference Price", len 45;
+    /// Type.
+    message_type: char @ 0,
+    /// Nanoseconds since midnight.
+    timestamp: u64 @ 1,
+    /// Order Token.
+    order_token: a14 @ 9,
+    /// Executed Shares.
+    executed_shares: u32 @ 23,
+    /// Execution Price.
+    execution_price: u32 @ 27,
+    /// Liquidity Flag.
+    liquidity_flag: char @ 31,
+    /// Match Number.
+    match_number: u64 @ 32,
+    /// Reference Price.
+    reference_price: u32 @ 40,
+    /// Reference Price Type.
+    reference_price_type: char @ 44,
+}
+
+message_view! {
     /// 'K' Price Correction (36 bytes).
     pub struct PriceCorrection, what "OUCH 4.2 'K' Price Correction", len 36;
     /// Type.
@@ -411,6 +459,8 @@ ouch_direction!(
         AiqCanceled,
         Executed,
         BrokenTrade,
+        TradeCorrection,
+        ExecutedWithReferencePrice,
         PriceCorrection,
         Rejected,
         CancelPending,
@@ -508,6 +558,20 @@ impl Outbound<'_> {
             Outbound::BrokenTrade(m) => {
                 s.timestamp_ns = Some(m.timestamp());
                 s.id = tok(m.order_token());
+                s.match_number = Some(m.match_number());
+            }
+            Outbound::TradeCorrection(m) => {
+                s.timestamp_ns = Some(m.timestamp());
+                s.id = tok(m.order_token());
+                s.qty = Some(m.executed_shares());
+                s.price = Some(m.execution_price().into());
+                s.match_number = Some(m.match_number());
+            }
+            Outbound::ExecutedWithReferencePrice(m) => {
+                s.timestamp_ns = Some(m.timestamp());
+                s.id = tok(m.order_token());
+                s.qty = Some(m.executed_shares());
+                s.price = Some(m.execution_price().into());
                 s.match_number = Some(m.match_number());
             }
             Outbound::PriceCorrection(m) => {
@@ -625,6 +689,8 @@ mod tests {
             t(B::new().c(b'E')).u32(200).u32(3_301_200).c(b'R').u64(55_001).done(),
             t(B::new().c(b'B')).u64(55_001).c(b'C').done(),
             t(B::new().c(b'K')).u64(55_001).u32(3_301_100).c(b'S').done(),
+            t(B::new().c(b'F')).u32(150).u32(3_301_150).c(b'A').u64(55_002).c(b'X').done(),
+            t(B::new().c(b'G')).u32(175).u32(3_301_175).c(b'R').u64(55_003).u32(3_301_000).c(b'1').done(),
             t(B::new().c(b'J')).c(b'H').done(),
             t(B::new().c(b'P')).done(),
             t(B::new().c(b'I')).done(),
@@ -656,7 +722,9 @@ mod tests {
         for (ex, len) in inbound_examples().iter().zip([49, 47, 19, 20]) {
             assert_eq!(ex.len(), len);
         }
-        for (ex, len) in outbound_examples().iter().zip([10, 66, 80, 28, 37, 40, 32, 36, 24, 23, 23, 36, 28]) {
+        assert_tiles("F", TradeCorrection::<&[u8]>::FIELDS, 41);
+        assert_tiles("G", ExecutedWithReferencePrice::<&[u8]>::FIELDS, 45);
+        for (ex, len) in outbound_examples().iter().zip([10, 66, 80, 28, 37, 40, 32, 36, 41, 45, 24, 23, 23, 36, 28]) {
             assert_eq!(ex.len(), len, "{}", ex[0] as char);
         }
     }
@@ -721,15 +789,21 @@ mod tests {
         assert_eq!((m.match_number(), m.reason()), (55_001, b'C'));
         let Outbound::PriceCorrection(m) = o[7] else { panic!() };
         assert_eq!((m.match_number(), m.new_execution_price(), m.reason()), (55_001, 3_301_100, b'S'));
-        let Outbound::Rejected(m) = o[8] else { panic!() };
+        let Outbound::TradeCorrection(m) = o[8] else { panic!() };
+        assert_eq!((m.order_token(), m.executed_shares(), m.execution_price()), (*b"ORD00000000001", 150, 3_301_150));
+        assert_eq!((m.liquidity_flag(), m.match_number(), m.reason()), (b'A', 55_002, b'X'));
+        let Outbound::ExecutedWithReferencePrice(m) = o[9] else { panic!() };
+        assert_eq!((m.executed_shares(), m.execution_price(), m.liquidity_flag()), (175, 3_301_175, b'R'));
+        assert_eq!((m.match_number(), m.reference_price(), m.reference_price_type()), (55_003, 3_301_000, b'1'));
+        let Outbound::Rejected(m) = o[10] else { panic!() };
         assert_eq!((m.order_token(), m.reason()), (*b"ORD00000000001", b'H'));
-        let Outbound::CancelPending(m) = o[9] else { panic!() };
+        let Outbound::CancelPending(m) = o[11] else { panic!() };
         assert_eq!((m.timestamp(), m.order_token()), (ts, *b"ORD00000000001"));
-        let Outbound::CancelReject(m) = o[10] else { panic!() };
+        let Outbound::CancelReject(m) = o[12] else { panic!() };
         assert_eq!(m.order_token(), *b"ORD00000000001");
-        let Outbound::OrderPriorityUpdate(m) = o[11] else { panic!() };
+        let Outbound::OrderPriorityUpdate(m) = o[13] else { panic!() };
         assert_eq!((m.price(), m.display(), m.order_reference_number()), (3_301_000, b'Y', 123_456_791));
-        let Outbound::OrderModified(m) = o[12] else { panic!() };
+        let Outbound::OrderModified(m) = o[14] else { panic!() };
         assert_eq!((m.side(), m.shares()), (Side::SellShortExempt, 250));
     }
 
