@@ -1,0 +1,1 @@
+//! Per-point and per-stage statistics and the `probe-stats` command.
