@@ -190,8 +190,8 @@ c_api! {
 /// The C header text for [`PROTOTYPES`] and the layout constants.
 pub fn c_header() -> String {
     let mut h = String::from(
-        "/* wirestamp_probe.h: C ABI of wirestamp-probe. GENERATED from probe/src/ffi.rs by c_header();\n\
-         * do not edit (WIRESTAMP_BLESS=1 cargo test -p wirestamp-probe --test c_abi regenerates it).\n\
+        "/* wirestamp_probe.h: C ABI of wirestamp-probe. GENERATED from probe/src/ffi.rs by c_header();\n \
+         * do not edit (WIRESTAMP_BLESS=1 cargo test -p wirestamp-probe --test c_abi regenerates it).\n \
          * Link with libwirestamp_probe.a -lpthread -ldl -lm. */\n\
          #ifndef WIRESTAMP_PROBE_H\n#define WIRESTAMP_PROBE_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n\
          #ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
