@@ -34,7 +34,10 @@ fn main() {
     let id = num("--id", 0);
     let values_only = flag("--values-only");
     let create = flag("--create").then(|| CreateOptions {
-        geometry: Geometry { max_threads: num("--threads-cap", 8) as u32, ring_capacity: num("--ring", 1 << 16) as u32 },
+        geometry: Geometry {
+            max_threads: num("--threads-cap", 8) as u32,
+            ring_capacity: num("--ring", 1 << 16) as u32,
+        },
         ..Default::default()
     });
     if let Err(e) = wirestamp_probe::attach(&session, &AttachOptions { create }) {

@@ -25,7 +25,8 @@ extern "C" {
 /* Attaches this process to the session /dev/shm/<session> and enables stamping. If create is */
 /* non-zero and the session does not exist, creates it (mode 0600) with max_threads rings of */
 /* ring_capacity records (0: defaults 32 and 65536). Returns 0 or a negative WSP_E_* code. */
-/* Safety: session is a NUL-terminated string. */
+/* # Safety */
+/* session is a NUL-terminated string. */
 int32_t wsp_attach(const char *session, int32_t create, uint32_t max_threads, uint32_t ring_capacity);
 
 /* Stops stamping and releases the calling thread's ring (call after stamping threads stopped). */
@@ -41,11 +42,13 @@ int32_t wsp_enabled(void);
 int32_t wsp_register_thread(void);
 
 /* Publishes the name of a point (at most 48 bytes of UTF-8). */
-/* Safety: name is a NUL-terminated string. */
+/* # Safety */
+/* name is a NUL-terminated string. */
 int32_t wsp_name_point(uint16_t point, const char *name);
 
 /* Publishes the name of a stage of a point (the interval ending at that stage is reported under it). */
-/* Safety: name is a NUL-terminated string. */
+/* # Safety */
+/* name is a NUL-terminated string. */
 int32_t wsp_name_stage(uint16_t point, uint8_t stage, const char *name);
 
 /* Opens the span (point, key). */
@@ -65,7 +68,8 @@ void wsp_link(uint64_t tick_key, uint64_t order_key);
 
 /* Copies the calling thread's last error message (NUL-terminated, truncated to len) into buf and */
 /* returns its full length. */
-/* Safety: buf is null or has room for len bytes. */
+/* # Safety */
+/* buf is null or has room for len bytes. */
 size_t wsp_last_error(char *buf, size_t len);
 
 #ifdef __cplusplus

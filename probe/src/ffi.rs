@@ -87,7 +87,8 @@ c_api! {
     /// Attaches this process to the session /dev/shm/<session> and enables stamping. If create is
     /// non-zero and the session does not exist, creates it (mode 0600) with max_threads rings of
     /// ring_capacity records (0: defaults 32 and 65536). Returns 0 or a negative WSP_E_* code.
-    /// Safety: session is a NUL-terminated string.
+    /// # Safety
+    /// session is a NUL-terminated string.
     [unsafe] fn wsp_attach(session: *const c_char, create: i32, max_threads: u32, ring_capacity: u32) -> i32 {
         // SAFETY: (caller) session is NUL-terminated.
         let name = match unsafe { str_arg(session, "null session name") } {
@@ -124,7 +125,8 @@ c_api! {
     }
 
     /// Publishes the name of a point (at most 48 bytes of UTF-8).
-    /// Safety: name is a NUL-terminated string.
+    /// # Safety
+    /// name is a NUL-terminated string.
     [unsafe] fn wsp_name_point(point: u16, name: *const c_char) -> i32 {
         // SAFETY: (caller) name is NUL-terminated.
         match unsafe { str_arg(name, "null name") } {
@@ -134,7 +136,8 @@ c_api! {
     }
 
     /// Publishes the name of a stage of a point (the interval ending at that stage is reported under it).
-    /// Safety: name is a NUL-terminated string.
+    /// # Safety
+    /// name is a NUL-terminated string.
     [unsafe] fn wsp_name_stage(point: u16, stage: u8, name: *const c_char) -> i32 {
         // SAFETY: (caller) name is NUL-terminated.
         match unsafe { str_arg(name, "null name") } {
@@ -170,7 +173,8 @@ c_api! {
 
     /// Copies the calling thread's last error message (NUL-terminated, truncated to len) into buf and
     /// returns its full length.
-    /// Safety: buf is null or has room for len bytes.
+    /// # Safety
+    /// buf is null or has room for len bytes.
     [unsafe] fn wsp_last_error(buf: *mut c_char, len: usize) -> usize {
         LAST_ERROR.with(|l| {
             let msg = l.borrow();
@@ -218,7 +222,11 @@ pub fn c_header() -> String {
         let args = if p.args.is_empty() {
             "void".to_string()
         } else {
-            p.args.iter().map(|(n, t)| if t.ends_with('*') { format!("{t}{n}") } else { format!("{t} {n}") }).collect::<Vec<_>>().join(", ")
+            p.args
+                .iter()
+                .map(|(n, t)| if t.ends_with('*') { format!("{t}{n}") } else { format!("{t} {n}") })
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         h += &format!("{} {}({args});\n", p.ret, p.name);
     }

@@ -109,9 +109,8 @@ impl Mapping {
 
 fn map_fd(fd: libc::c_int, len: usize, name: &str) -> Result<Mapping> {
     // SAFETY: mapping a file we opened read-write, shared, at a kernel-chosen address.
-    let p = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
-    };
+    let p =
+        unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
     if p == libc::MAP_FAILED {
         return Err(io("mapping", name));
     }
@@ -301,7 +300,7 @@ pub fn realtime_ns() -> i64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into our timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 /// Reads the published point and stage names: `(point, None, name)` for points, `(point, Some(stage), name)`

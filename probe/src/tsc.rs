@@ -51,13 +51,13 @@ pub fn invariant_tsc() -> bool {
 pub fn cpuid_tsc_khz() -> Option<u64> {
     let max_leaf = __cpuid(0).eax;
     if max_leaf >= 0x15 {
-            let l = __cpuid_count(0x15, 0);
+        let l = __cpuid_count(0x15, 0);
         if l.eax != 0 && l.ebx != 0 && l.ecx != 0 {
             return Some(l.ecx as u64 * l.ebx as u64 / l.eax as u64 / 1000);
         }
     }
     if max_leaf >= 0x16 {
-            let l = __cpuid_count(0x16, 0);
+        let l = __cpuid_count(0x16, 0);
         if l.eax & 0xffff != 0 {
             return Some((l.eax & 0xffff) as u64 * 1000);
         }

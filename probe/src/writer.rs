@@ -44,7 +44,12 @@ pub(crate) fn claim_slot(m: &Mapping) -> Option<(u32, u32)> {
 
 /// Gives a slot back (only if it is still ours: the reader may have freed it after deciding we died).
 pub(crate) fn release_slot(r: &RingHeader, generation: u32) {
-    let _ = r.state.compare_exchange(slot_word(generation, slot::ACTIVE), slot_word(generation, slot::FREE), Release, Relaxed);
+    let _ = r.state.compare_exchange(
+        slot_word(generation, slot::ACTIVE),
+        slot_word(generation, slot::FREE),
+        Release,
+        Relaxed,
+    );
 }
 
 /// Writes record `head` and publishes it.
@@ -293,11 +298,7 @@ pub fn register_thread() -> Result<()> {
     let m = SESSION.get().ok_or(ProbeError::NotAttached)?;
     // SAFETY: LOCAL is only touched by this thread.
     let has = LOCAL.with(|l| unsafe { !(*l.get()).records.is_null() });
-    if has || register(m) {
-        Ok(())
-    } else {
-        Err(ProbeError::NoFreeSlot { max_threads: m.geometry().max_threads })
-    }
+    if has || register(m) { Ok(()) } else { Err(ProbeError::NoFreeSlot { max_threads: m.geometry().max_threads }) }
 }
 
 fn register(m: &'static Mapping) -> bool {

@@ -44,6 +44,10 @@ fn fitted_frequency_matches_the_kernels() {
         let p = take_pair(16);
         let half_delay = f.ticks_to_ns(p.delay_ticks.div_ceil(2));
         let err = (f.to_ns(p.tsc) - p.ns).unsigned_abs();
-        assert!(err <= f.error_ns() + half_delay, "converted time off by {err} ns, stated bound {} + {half_delay}", f.error_ns());
+        assert!(
+            err <= f.error_ns() + half_delay,
+            "converted time off by {err} ns, stated bound {} + {half_delay}",
+            f.error_ns()
+        );
     }
 }

@@ -201,12 +201,15 @@ fn segment_permissions_are_enforced_with_a_clear_error() {
         assert_eq!(out.status.code(), Some(3));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("permission denied opening /dev/shm/") && err.contains("mode 600") && err.contains("uid 65534"),
+            err.contains("permission denied opening /dev/shm/")
+                && err.contains("mode 600")
+                && err.contains("uid 65534"),
             "{err}"
         );
         // ...but may when the segment is created for its group, 0660.
         let g = Session::new("permgrp");
-        let opts = CreateOptions { geometry: Geometry { max_threads: 2, ring_capacity: 64 }, mode: 0o660, group: Some(65534) };
+        let opts =
+            CreateOptions { geometry: Geometry { max_threads: 2, ring_capacity: 64 }, mode: 0o660, group: Some(65534) };
         shm::create(&g.0, &opts).unwrap();
         let out = Command::new(PRODUCER).arg(&g.0).args(["--count", "5"]).uid(65534).gid(65534).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -216,7 +219,9 @@ fn segment_permissions_are_enforced_with_a_clear_error() {
         // Not root: take our own access away; the owner then gets the same clear error.
         std::fs::set_permissions(s.path(), std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
         match shm::open(&s.0) {
-            Err(e @ ProbeError::PermissionDenied { mode: 0, .. }) => assert!(e.to_string().contains("permission denied")),
+            Err(e @ ProbeError::PermissionDenied { mode: 0, .. }) => {
+                assert!(e.to_string().contains("permission denied"))
+            }
             other => panic!("expected permission denied, got {other:?}"),
         }
     }

@@ -148,7 +148,13 @@ pub struct Calibrator {
 impl Calibrator {
     /// A calibrator over `window` pairs; checks the invariant TSC (see [`Calibrator::invariant`]).
     pub fn new(window: usize) -> Self {
-        Calibrator { pairs: VecDeque::new(), window: window.max(2), attempts: 16, fit: None, invariant: tsc::invariant_tsc() }
+        Calibrator {
+            pairs: VecDeque::new(),
+            window: window.max(2),
+            attempts: 16,
+            fit: None,
+            invariant: tsc::invariant_tsc(),
+        }
     }
 
     /// Takes a pair and refits.
@@ -188,7 +194,7 @@ pub fn kernel_tsc_khz() -> Option<(u64, String)> {
         let Ok(out) = std::process::Command::new(cmd[0]).args(&cmd[1..]).output() else { continue };
         let log = String::from_utf8_lossy(&out.stdout);
         for needle in ["Refined TSC clocksource calibration: ", "tsc: Detected "] {
-            if let Some(line) = log.lines().filter(|l| l.contains(needle)).last() {
+            if let Some(line) = log.lines().rfind(|l| l.contains(needle)) {
                 let tail = &line[line.find(needle)? + needle.len()..];
                 if let Some(khz) = tail.split_whitespace().next().and_then(parse_mhz_as_khz) {
                     return Some((khz, format!("{}: {}", cmd[0], line.trim())));
@@ -234,7 +240,11 @@ mod tests {
     fn exact_line_is_recovered() {
         // ns = 1e18 + (tsc - 1000) * 0.5 exactly: slope 0.5 ns/tick = 2 GHz.
         let pairs: Vec<Pair> = (0..10)
-            .map(|i| Pair { tsc: 1000 + i * 2_000_000, ns: 1_000_000_000_000_000_000 + i as i64 * 1_000_000, delay_ticks: 40 })
+            .map(|i| Pair {
+                tsc: 1000 + i * 2_000_000,
+                ns: 1_000_000_000_000_000_000 + i as i64 * 1_000_000,
+                delay_ticks: 40,
+            })
             .collect();
         let f = fit(&pairs).unwrap();
         assert_eq!(f.slope_q32, 1 << 31);

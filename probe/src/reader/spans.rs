@@ -144,7 +144,14 @@ impl SpanBuilder {
                     if tsc < start {
                         self.count(point).backwards += 1;
                     } else {
-                        out(Event::Interval { point, from_stage: from, stage: r.stage, key, start_tsc: start, end_tsc: tsc });
+                        out(Event::Interval {
+                            point,
+                            from_stage: from,
+                            stage: r.stage,
+                            key,
+                            start_tsc: start,
+                            end_tsc: tsc,
+                        });
                     }
                 }
             },
