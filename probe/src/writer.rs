@@ -42,6 +42,29 @@ pub(crate) fn claim_slot(m: &Mapping) -> Option<(u32, u32)> {
     None
 }
 
+/// Makes every page of ring `ring` resident and writable now, so no stamp ever takes a page fault
+/// (tmpfs allocates a page on its first write: several microseconds). Contents are left unchanged.
+pub(crate) fn prefault_ring(m: &Mapping, ring: u32) {
+    const MADV_POPULATE_WRITE: libc::c_int = 23; // Linux 5.14
+    let g = m.geometry();
+    let start = m.records(ring) as usize;
+    let len = g.ring_capacity as usize * RECORD_SIZE;
+    let page = 4096;
+    let (a, b) = (start / page * page, (start + len).div_ceil(page) * page);
+    // SAFETY: the range lies within our mapping; MADV_POPULATE_WRITE only faults pages in.
+    if unsafe { libc::madvise(a as *mut libc::c_void, b - a, MADV_POPULATE_WRITE) } == 0 {
+        return;
+    }
+    // Older kernels: an atomic add of zero on one word per page write-faults it without changing it.
+    let words = m.records(ring) as *const AtomicU64;
+    let mut off = 0;
+    while off < len {
+        // SAFETY: an 8-aligned word inside this ring's record area.
+        unsafe { (*words.add(off / 8)).fetch_add(0, Relaxed) };
+        off += page;
+    }
+}
+
 /// Gives a slot back (only if it is still ours: the reader may have freed it after deciding we died).
 pub(crate) fn release_slot(r: &RingHeader, generation: u32) {
     let _ = r.state.compare_exchange(
@@ -88,6 +111,7 @@ impl<'a> Producer<'a> {
     pub fn new(map: &'a Mapping) -> Result<Self> {
         let (ring, generation) =
             claim_slot(map).ok_or(ProbeError::NoFreeSlot { max_threads: map.geometry().max_threads })?;
+        prefault_ring(map, ring);
         let r = map.ring(ring);
         Ok(Producer {
             map,
@@ -293,7 +317,8 @@ pub fn name_stage(point: u16, stage: u8, name: &str) -> Result<()> {
     shm::publish_name(SESSION.get().ok_or(ProbeError::NotAttached)?, point, Some(stage), name)
 }
 
-/// Claims a ring for the calling thread now, rather than on its first stamp.
+/// Claims a ring for the calling thread now, rather than on its first stamp (which then pays for claiming
+/// the slot and faulting in the ring's pages: do this at thread start in latency-critical threads).
 pub fn register_thread() -> Result<()> {
     let m = SESSION.get().ok_or(ProbeError::NotAttached)?;
     // SAFETY: LOCAL is only touched by this thread.
@@ -303,6 +328,7 @@ pub fn register_thread() -> Result<()> {
 
 fn register(m: &'static Mapping) -> bool {
     let Some((ring, generation)) = claim_slot(m) else { return false };
+    prefault_ring(m, ring);
     let r = m.ring(ring);
     let local = Local {
         records: m.records(ring),
@@ -367,23 +393,25 @@ pub fn __stamp<const TIMED: bool, const FENCED: bool>(w0: u64, key: u64, lo: u64
     if cfg!(feature = "disabled") || !ENABLED.load(Relaxed) {
         return;
     }
-    let w0 = if !TIMED {
-        w0
-    } else if FENCED {
-        tsc::rdtsc_fenced()
-    } else {
-        tsc::rdtsc()
-    };
     LOCAL.with(|l| {
         // SAFETY: LOCAL is only touched by this thread and never re-entrantly.
         let l = unsafe { &mut *l.get() };
-        if l.records.is_null() {
+        // The ring state is loaded before the TSC read, so that after a fenced read only stores remain.
+        let (records, mask, head_ptr, head) = (l.records, l.mask, l.head_ptr, l.head);
+        let w0 = if !TIMED {
+            w0
+        } else if FENCED {
+            tsc::rdtsc_fenced()
+        } else {
+            tsc::rdtsc()
+        };
+        if records.is_null() {
             slow_stamp(w0, key, lo);
             return;
         }
         // SAFETY: records/mask/head_ptr describe the ring this thread claimed.
-        unsafe { push(l.records, l.mask, l.head_ptr, l.head, w0, key, lo) };
-        l.head += 1;
+        unsafe { push(records, mask, head_ptr, head, w0, key, lo) };
+        l.head = head + 1;
     });
 }
 

@@ -90,7 +90,9 @@ impl SpanBuilder {
     /// A builder with the given limits.
     pub fn new(max_open: usize, timeout_ticks: u64) -> Self {
         SpanBuilder {
-            open: HashMap::with_capacity_and_hasher(max_open.min(1 << 20), Default::default()),
+            // Small and growing: a table sized for the worst case spreads a handful of open spans over
+            // megabytes, and every lookup becomes a cache miss.
+            open: HashMap::with_capacity_and_hasher(max_open.min(4096), Default::default()),
             counters: Vec::new(),
             max_open,
             timeout_ticks,
