@@ -231,6 +231,27 @@ fn main() {
         with_collector(None, Some(slick_ring), false, || measure(|i| slick::stamp::<true>(1, black_box(i) as u32)));
     let sl_u_p = with_collector(None, Some(slick_ring), true, || measure(sl_unf));
 
+    // Amid app work: 8 stores (a 64-byte message written) before each stamp. A locked RMW must wait for
+    // them to drain from the store buffer; plain stores do not.
+    let mut buf = vec![0u64; 4096];
+    let mut work = |i: u64| {
+        let base = (i as usize * 8) & 4095;
+        for (k, w) in buf[base..base + 8].iter_mut().enumerate() {
+            *w = i + k as u64;
+        }
+        black_box(&buf[base]);
+    };
+    let work_only = measure(&mut work);
+    let ours_w = measure(|i| {
+        work(i);
+        __stamp::<true, false>(0, black_box(i), lo)
+    });
+    let sl_w = measure(|i| {
+        work(i);
+        slick::stamp::<false>(1, black_box(i) as u32)
+    });
+    let net = |(a, b): (f64, f64)| (a - work_only.0, b - work_only.1);
+
     row("stamp, unfenced", ours_u, Some((bare.1, "bare rdtsc (goal <= 1.30)")));
     row("stamp, fenced", ours_f, Some((bare_f.1, "bare fenced (goal <= 1.15)")));
     row("stamp, unfenced, collector draining", ours_u_c, Some((ours_u.1, "no collector (goal <= 1.15)")));
@@ -243,6 +264,9 @@ fn main() {
     row("slick model, unfenced, collector draining", sl_u_c, Some((ours_u_c.1, "ours, collector draining")));
     row("slick model, fenced, collector draining", sl_f_c, Some((ours_f_c.1, "ours, collector draining")));
     row("slick model, unfenced, collector polling 1 ms", sl_u_p, Some((ours_u_p.1, "ours, collector polling 1 ms")));
+    row("app work alone (8 stores)", work_only, None);
+    row("stamp, unfenced, amid app work (net of work)", net(ours_w), None);
+    row("slick model, unfenced, amid app work (net)", net(sl_w), Some((net(ours_w).1, "ours amid app work")));
     wirestamp_probe::detach();
 
     // Reader throughput: 2 rings each filled with 3-stamp spans (begin, step, end) by Producer handles,

@@ -31,6 +31,20 @@ pub fn rdtsc_fenced() -> u64 {
     }
 }
 
+/// `lfence; rdtsc; lfence` that takes `dep` as an (unused) input: whatever computes `dep` is done before
+/// the first fence, so after the read only the stores that use it remain.
+#[inline(always)]
+pub fn rdtsc_fenced_after<T>(dep: *const T) -> u64 {
+    let (lo, hi): (u32, u32);
+    // SAFETY: lfence/rdtsc only; no memory is accessed (the asm is not marked nomem so that the compiler
+    // keeps earlier loads before it and later stores after it).
+    unsafe {
+        core::arch::asm!("lfence", "rdtsc", "lfence", in("rcx") dep, out("eax") lo, out("edx") hi,
+            options(nostack, preserves_flags));
+    }
+    (hi as u64) << 32 | lo as u64
+}
+
 /// The TSC read the stamp functions use: fenced with the `fenced` feature, bare otherwise.
 #[inline(always)]
 pub fn read() -> u64 {

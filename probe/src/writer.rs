@@ -401,7 +401,7 @@ pub fn __stamp<const TIMED: bool, const FENCED: bool>(w0: u64, key: u64, lo: u64
         let w0 = if !TIMED {
             w0
         } else if FENCED {
-            tsc::rdtsc_fenced()
+            tsc::rdtsc_fenced_after(records.wrapping_add((head & mask) as usize))
         } else {
             tsc::rdtsc()
         };
