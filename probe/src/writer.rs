@@ -35,8 +35,10 @@ pub(crate) fn claim_slot(m: &Mapping) -> Option<(u32, u32)> {
             r.pid.store(pid, Relaxed);
             r.tid.store(tid, Relaxed);
             r.claimed_realtime_ns.store(shm::realtime_ns(), Relaxed);
-            r.state.store(slot_word(generation, slot::ACTIVE), Release);
-            return Some((i, generation));
+            let claiming = slot_word(generation, slot::CLAIMING);
+            if r.state.compare_exchange(claiming, slot_word(generation, slot::ACTIVE), Release, Relaxed).is_ok() {
+                return Some((i, generation));
+            }
         }
     }
     None

@@ -25,7 +25,7 @@ fn table_and_json_report_every_stage_and_value() {
     let opts = CreateOptions { geometry: Geometry { max_threads: 4, ring_capacity: 1 << 14 }, ..Default::default() };
     shm::create(&s.0, &opts).unwrap();
     // 1000 iterations: value(100, i) for i in 0..1000, span begin/step 1/end on point 1.
-    let st = Command::new(PRODUCER).arg(&s.0).args(["--count", "1000"]).status().unwrap();
+    let st = Command::new(PRODUCER).arg(&s.0).args(["--count", "1000"]).output().unwrap().status;
     assert!(st.success());
     let table = run(&s, false);
     let line = |stage: &str| {
@@ -47,7 +47,7 @@ fn table_and_json_report_every_stage_and_value() {
     assert!(table.contains("lost 0  corrupt 0"), "{table}");
 
     // The JSON form: same session re-read from the start is impossible (consumed), so refill first.
-    let st = Command::new(PRODUCER).arg(&s.0).args(["--count", "10"]).status().unwrap();
+    let st = Command::new(PRODUCER).arg(&s.0).args(["--count", "10"]).output().unwrap().status;
     assert!(st.success());
     let json = run(&s, true);
     let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();

@@ -9,7 +9,7 @@
 //! A kept record must carry its own index in its commit word; one that does not is counted as corrupt
 //! and never delivered.
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 use std::sync::atomic::fence;
 
 use crate::error::Result;
@@ -58,7 +58,7 @@ struct Cursor {
     tail: u64,
     /// Slot state word when last checked, and the thread's start time seen then (pid reuse detection).
     slot_word: u64,
-    start_time: Option<u64>,
+    start_time: Option<Option<u64>>,
 }
 
 /// Drains every ring of one session.
@@ -182,7 +182,11 @@ impl Drainer {
             if state == slot::FREE {
                 continue;
             }
-            if state != slot::ACTIVE && state != slot::CLAIMING {
+            // A slot being claimed still shows its previous owner's pid: never judge it.
+            if state == slot::CLAIMING {
+                continue;
+            }
+            if state != slot::ACTIVE {
                 if self.cursors[ring as usize].slot_word != w {
                     self.counters.bad_slot_states += 1;
                     self.cursors[ring as usize].slot_word = w;
@@ -198,10 +202,10 @@ impl Drainer {
             }
             let dead = match (alive, cur.start_time) {
                 (None, _) => true,
-                (Some(now), Some(then)) => now != then, // the tid was reused by another thread
-                (Some(_), None) => false,
+                (Some(Some(now)), Some(Some(then))) => now != then, // the tid was reused by another thread
+                _ => false,
             };
-            if !dead || (state == slot::CLAIMING && pid == 0) {
+            if !dead {
                 continue;
             }
             // Drain what it published, then look for a record it completed but did not publish.
@@ -214,8 +218,7 @@ impl Drainer {
             let meta = rec.meta.load(Acquire);
             let (point, stage, kind, seq) = unpack_meta(meta);
             self.counters.producers_gone += 1;
-            if state == slot::ACTIVE
-                && seq == head as u32
+            if seq == head as u32
                 && (kind::BEGIN..=kind::LINK).contains(&kind)
                 && r.head.compare_exchange(head, head + 1, AcqRel, Relaxed).is_ok()
             {
@@ -239,22 +242,31 @@ impl Drainer {
     }
 }
 
-use std::sync::atomic::Ordering::AcqRel;
-
-/// Start time (clock ticks since boot, /proc stat field 22) of thread `tid` of `pid`, or None if it is
-/// gone or a zombie.
-pub fn thread_start_time(pid: u32, tid: u32) -> Option<u64> {
-    if pid == 0 || tid == 0 {
+/// Start time (clock ticks since boot, /proc stat field 22) of thread `tid` of `pid` if it is alive (None
+/// inside when /proc cannot tell), or None if it is certainly gone (no such process, a zombie, or the
+/// process lives on without that thread). Unsure means alive: freeing a live producer's ring would give
+/// it a second writer.
+pub fn thread_start_time(pid: u32, tid: u32) -> Option<Option<u64>> {
+    if pid == 0 || tid == 0 || pid > i32::MAX as u32 {
         return None;
     }
-    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
-    // Fields after the command name, which is in parentheses and may itself contain spaces or ')'.
-    let rest = &s[s.rfind(')')? + 1..];
-    let mut f = rest.split_ascii_whitespace();
-    let state = f.next()?;
-    if state == "Z" || state == "X" || state == "x" {
+    // SAFETY: signal 0 only checks for existence and permission.
+    if unsafe { libc::kill(pid as i32, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    {
         return None;
+    }
+    let Ok(s) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")) else {
+        let proc_visible = std::path::Path::new(&format!("/proc/{pid}")).exists();
+        return if proc_visible { None } else { Some(None) };
+    };
+    // Fields after the command name, which is in parentheses and may itself contain spaces or ')'.
+    let Some(close) = s.rfind(')') else { return Some(None) };
+    let mut f = s[close + 1..].split_ascii_whitespace();
+    match f.next() {
+        Some("Z" | "X" | "x") => return None,
+        None => return Some(None),
+        _ => {}
     }
     // State is field 3; starttime is field 22, i.e. 19 fields further.
-    f.nth(18)?.parse().ok()
+    Some(f.nth(18).and_then(|v| v.parse().ok()))
 }
