@@ -65,6 +65,7 @@ fn global_api_across_threads() {
                 for i in 0..10 {
                     wirestamp_probe::value(10 + t as u16, i);
                 }
+                barrier.wait(); // and nobody exits (freeing its ring) before everyone has stamped
                 got
             })
         })
