@@ -3,7 +3,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,9 +30,13 @@ fn spawn(session: &str, args: &[&str]) -> Proc {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn probe-producer");
-    let mut line = String::new();
-    BufReader::new(c.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-    assert_eq!(line.trim(), "ready", "producer did not attach");
+    // Byte by byte: a buffered reader could swallow the "done" line that may follow immediately.
+    let (mut line, mut byte) = (Vec::new(), [0u8]);
+    let out = c.stdout.as_mut().unwrap();
+    while out.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    assert_eq!(line, b"ready", "producer did not attach");
     Proc(c)
 }
 
@@ -40,7 +44,7 @@ fn spawn(session: &str, args: &[&str]) -> Proc {
 fn finish(mut p: Proc) -> u64 {
     let st = p.0.wait().unwrap();
     let mut out = String::new();
-    std::io::Read::read_to_string(p.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    p.0.stdout.as_mut().unwrap().read_to_string(&mut out).unwrap();
     assert!(st.success(), "producer failed: {out}");
     out.trim().strip_prefix("done ").expect("done line").parse().unwrap()
 }
