@@ -21,6 +21,21 @@
 //!
 //! Features: `fenced` (lfence; rdtsc; lfence in every timed stamp), `disabled` (stamps compile to nothing),
 //! `reader`.
+//!
+//! Limits worth knowing:
+//! * One reader per session: the reader persists its position in the segment (`consumed`), and two
+//!   readers would move it under each other.
+//! * A thread's first stamp claims a ring and faults its pages in (tens of µs for a 1.5 MiB ring); call
+//!   [`register_thread`] at thread start in latency-critical threads. Rings are released at thread exit.
+//! * One session per process; the mapping is never unmapped (threads keep pointers into it), `detach`
+//!   only disables stamping.
+//! * When the ring overflows, the reader also gives up the oldest surviving record, because the producer
+//!   may be rewriting it at that moment; it is counted as lost like the others.
+//! * A record whose commit word was never written (its producer died in the middle of it) is
+//!   indistinguishable from an unwritten slot and is never read; one completed but not yet published is
+//!   recovered and counted (`died_mid_write`).
+//! * Someone truncating the segment file under a running reader or app would fault them (SIGBUS); the
+//!   segment is created 0600 (or for a chosen group) so only the session's users can.
 
 pub mod error;
 pub mod ffi;
