@@ -49,6 +49,9 @@ pub struct Mapping {
     pub(crate) base: *mut u8,
     pub(crate) len: usize,
     pub(crate) name: String,
+    /// Geometry as validated at open (or written at create): never re-read from the shared header, so
+    /// garbage written there later cannot move a ring outside the mapping.
+    pub(crate) geometry: Geometry,
 }
 
 // SAFETY: the mapping is plain shared memory accessed only through atomics.
@@ -75,10 +78,9 @@ impl Mapping {
         unsafe { &*(self.base as *const SegmentHeader) }
     }
 
-    /// Geometry recorded in the (validated) header.
+    /// Geometry recorded in the header when it was validated.
     pub fn geometry(&self) -> Geometry {
-        let h = self.header();
-        Geometry { max_threads: h.max_threads.load(Relaxed), ring_capacity: h.ring_capacity.load(Relaxed) }
+        self.geometry
     }
 
     /// Ring header `i` (caller checks `i < max_threads`).
@@ -114,7 +116,7 @@ fn map_fd(fd: libc::c_int, len: usize, name: &str) -> Result<Mapping> {
     if p == libc::MAP_FAILED {
         return Err(io("mapping", name));
     }
-    Ok(Mapping { base: p.cast(), len, name: name.to_string() })
+    Ok(Mapping { base: p.cast(), len, name: name.to_string(), geometry: Geometry { max_threads: 0, ring_capacity: 0 } })
 }
 
 struct Fd(libc::c_int);
@@ -156,7 +158,8 @@ pub fn create(name: &str, opts: &CreateOptions) -> Result<Mapping> {
     if unsafe { libc::ftruncate(fd.0, size as libc::off_t) } != 0 {
         return Err(undo(io("sizing", name)));
     }
-    let m = map_fd(fd.0, size as usize, name).map_err(undo)?;
+    let mut m = map_fd(fd.0, size as usize, name).map_err(undo)?;
+    m.geometry = opts.geometry;
     let h = m.header();
     let g = opts.geometry;
     h.version.store(LAYOUT_VERSION, Relaxed);
@@ -205,10 +208,10 @@ pub fn open(name: &str) -> Result<Mapping> {
         }
         let size = st.st_size as u64;
         if size >= RINGS_OFFSET as u64 {
-            let m = map_fd(fd.0, size.min(MAX_SEGMENT_SIZE) as usize, name)?;
+            let mut m = map_fd(fd.0, size.min(MAX_SEGMENT_SIZE) as usize, name)?;
             let magic = m.header().magic.load(Acquire);
             if magic == MAGIC {
-                validate(&m, size)?;
+                m.geometry = validate(&m, size)?;
                 return Ok(m);
             }
             if magic != 0 {
@@ -245,8 +248,8 @@ fn permission_error(path: PathBuf) -> ProbeError {
     ProbeError::PermissionDenied { path, mode, uid, gid, my_uid, my_gid }
 }
 
-/// Checks every header field against the layout this build defines.
-fn validate(m: &Mapping, file_size: u64) -> Result<()> {
+/// Checks every header field against the layout this build defines; returns the geometry.
+fn validate(m: &Mapping, file_size: u64) -> Result<Geometry> {
     let h = m.header();
     let path = segment_path(&m.name);
     let version = h.version.load(Relaxed);
@@ -271,7 +274,7 @@ fn validate(m: &Mapping, file_size: u64) -> Result<()> {
             return bad(field, offset, found, expected.to_string());
         }
     }
-    let g = m.geometry();
+    let g = Geometry { max_threads: h.max_threads.load(Relaxed), ring_capacity: h.ring_capacity.load(Relaxed) };
     if let Err(why) = g.check() {
         return bad("max_threads/ring_capacity", 24, g.max_threads as u64 | (g.ring_capacity as u64) << 32, why);
     }
@@ -282,7 +285,7 @@ fn validate(m: &Mapping, file_size: u64) -> Result<()> {
     if g.segment_size() != file_size {
         return bad("segment_size (from geometry)", 16, g.segment_size(), format!("the file size {file_size}"));
     }
-    Ok(())
+    Ok(g)
 }
 
 /// Removes a session segment (the mapping of anyone attached stays valid until they unmap).

@@ -133,6 +133,11 @@ fn garbage_records_are_counted_and_never_delivered() {
     let got: Vec<u64> = drain_all(&mut d).iter().map(|r| r.index).collect();
     assert_eq!(got, vec![0, 1, 3, 5]);
     assert_eq!(d.counters.corrupt_records, 2);
+    // Garbage in the header's geometry after the reader validated it changes nothing (it is not re-read).
+    s.poke(24, &u32::MAX.to_le_bytes());
+    s.poke(28, &(1u32 << 27).to_le_bytes());
+    p.raw(6, 6, meta_lo(1, 0, kind::VALUE));
+    assert_eq!(drain_all(&mut d).iter().map(|r| r.index).collect::<Vec<_>>(), vec![6]);
     // A head that went backwards (garbage in the ring header) is a resync, not a crash.
     s.poke(ring_offset(g, 0), &3u64.to_le_bytes());
     assert_eq!(drain_all(&mut d).len(), 0);

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 pub use drain::{DrainCounters, Drainer, RawRecord};
 pub use spans::{Event, PointCounters, SpanBuilder};
+pub use stats::{ProbeStatsArgs, probe_stats};
 
 use crate::error::Result;
 use crate::layout::kind;
