@@ -90,7 +90,7 @@ unsafe fn push(records: *mut Record, mask: u64, head_ptr: *const AtomicU64, head
     // The commit word last (release orders it after the two stores above; a plain mov on x86-64).
     r.meta.store(lo | (head << 32), Release);
     // SAFETY: (caller) head_ptr is this ring's head.
-    unsafe { (*head_ptr).store(head + 1, Release) };
+    unsafe { (*head_ptr).store(head.wrapping_add(1), Release) };
 }
 
 /// An explicit producer handle on one ring: for tools, tests and benchmarks that want a ring without the
@@ -148,7 +148,7 @@ impl<'a> Producer<'a> {
     pub fn raw(&mut self, word0: u64, key: u64, lo: u64) {
         // SAFETY: this producer owns the ring (claimed slot); records/mask/head_ptr describe it.
         unsafe { push(self.records, self.mask, self.head_ptr, self.head, word0, key, lo) };
-        self.head += 1;
+        self.head = self.head.wrapping_add(1);
     }
 
     /// Opens a span.
@@ -384,7 +384,7 @@ fn slow_stamp(w0: u64, key: u64, lo: u64) {
         let l = unsafe { &mut *l.get() };
         // SAFETY: as above.
         unsafe { push(l.records, l.mask, l.head_ptr, l.head, w0, key, lo) };
-        l.head += 1;
+        l.head = l.head.wrapping_add(1);
     });
 }
 
@@ -413,7 +413,7 @@ pub fn __stamp<const TIMED: bool, const FENCED: bool>(w0: u64, key: u64, lo: u64
         }
         // SAFETY: records/mask/head_ptr describe the ring this thread claimed.
         unsafe { push(records, mask, head_ptr, head, w0, key, lo) };
-        l.head = head + 1;
+        l.head = head.wrapping_add(1);
     });
 }
 

@@ -142,6 +142,10 @@ fn garbage_records_are_counted_and_never_delivered() {
     s.poke(ring_offset(g, 0), &3u64.to_le_bytes());
     assert_eq!(drain_all(&mut d).len(), 0);
     assert_eq!(d.counters.ring_resyncs, 1);
+    // And one absurdly far ahead.
+    s.poke(ring_offset(g, 0), &u64::MAX.to_le_bytes());
+    assert_eq!(drain_all(&mut d).len(), 0);
+    assert_eq!((d.counters.ring_resyncs, d.counters.lost), (2, 0));
 }
 
 #[test]

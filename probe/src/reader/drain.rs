@@ -125,7 +125,8 @@ impl Drainer {
         let records = self.map.records(ring);
         let cur = &mut self.cursors[ring as usize];
         let head = r.head.load(Acquire);
-        if head < cur.tail {
+        // Behind the reader, or 2^48 records ahead of it (a year at 8 M/s): garbage, not stamps.
+        if head < cur.tail || head - cur.tail > 1 << 48 {
             self.counters.ring_resyncs += 1;
             cur.tail = head;
             return 0;
@@ -134,7 +135,7 @@ impl Drainer {
             return 0;
         }
         let start = cur.tail.max(head.saturating_sub(cap));
-        let end = head.min(start + self.batch as u64);
+        let end = head.min(start.saturating_add(self.batch as u64));
         self.scratch.clear();
         for i in start..end {
             // SAFETY: the slot index is masked into the ring, which lies inside the mapping.
@@ -144,8 +145,8 @@ impl Drainer {
         // The copies above must complete before the head is re-read.
         fence(Acquire);
         let h2 = r.head.load(Relaxed);
-        let first_valid = start.max((h2 + 1).saturating_sub(cap)).min(end);
-        self.counters.lost += first_valid - cur.tail;
+        let first_valid = start.max(h2.saturating_add(1).saturating_sub(cap)).min(end);
+        self.counters.lost = self.counters.lost.saturating_add(first_valid - cur.tail);
         let mut n = 0;
         for (k, &(word0, key, meta)) in self.scratch.iter().enumerate() {
             let index = start + k as u64;
@@ -220,6 +221,7 @@ impl Drainer {
             self.counters.producers_gone += 1;
             if seq == head as u32
                 && (kind::BEGIN..=kind::LINK).contains(&kind)
+                && head < u64::MAX
                 && r.head.compare_exchange(head, head + 1, AcqRel, Relaxed).is_ok()
             {
                 self.counters.died_mid_write += 1;
