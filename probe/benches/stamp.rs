@@ -209,6 +209,10 @@ fn main() {
     row("empty loop (harness floor, in every figure)", empty, None);
     row("bare rdtsc", bare, None);
     row("bare lfence;rdtsc;lfence", bare_f, None);
+    let bare_p = measure(|_| {
+        black_box(wirestamp_probe::tsc::rdtscp_lfence());
+    });
+    row("bare rdtscp;lfence", bare_p, None);
 
     let lo = meta_lo(1, 0, kind::BEGIN);
     let unf = |i: u64| __stamp::<true, false>(0, black_box(i), lo);

@@ -45,6 +45,20 @@ pub fn rdtsc_fenced_after<T>(dep: *const T) -> u64 {
     (hi as u64) << 32 | lo as u64
 }
 
+/// `rdtscp; lfence`: rdtscp waits for earlier instructions, the lfence keeps later ones from starting
+/// before the read (the other fenced form; also returns IA32_TSC_AUX, discarded).
+#[inline(always)]
+pub fn rdtscp_lfence() -> u64 {
+    let mut aux = 0u32;
+    // SAFETY: rdtscp (checked by the caller's platform: every x86-64 CPU of the last 15 years) and lfence
+    // have no memory effects.
+    unsafe {
+        let t = core::arch::x86_64::__rdtscp(&mut aux);
+        _mm_lfence();
+        t
+    }
+}
+
 /// The TSC read the stamp functions use: fenced with the `fenced` feature, bare otherwise.
 #[inline(always)]
 pub fn read() -> u64 {
