@@ -73,6 +73,30 @@ pub enum Command {
     /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
     Synth(SynthArgs),
 
+    /// Live table of the stage stamps a trading app writes with the probe library (wirestamp-probe),
+    /// per point and stage: count, min, p50, p99, p99.9, max, lost, orphans. TSC ticks are converted to
+    /// ns by a continuous fit against CLOCK_REALTIME.
+    ///
+    /// Example: wirestamp probe-stats md-handler --interval 1s
+    #[command(verbatim_doc_comment)]
+    ProbeStats {
+        /// Session name (the segment is /dev/shm/SESSION).
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// Time between refreshes, e.g. 500ms, 1s.
+        #[arg(long, default_value = "1s", value_name = "DURATION")]
+        interval: String,
+        /// Stop after this many refreshes (default: until interrupted).
+        #[arg(short = 'c', long, value_name = "N")]
+        count: Option<u64>,
+        /// One refresh, then exit.
+        #[arg(long)]
+        once: bool,
+        /// One JSON object per refresh instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+
     /// Run wirestamp's main job on a built-in default: generate a synthetic market with known
     /// latencies (`synth`), analyse it (`analyze`), and check the result against the ground truth.
     Demo {
@@ -219,6 +243,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Frames(args) => crate::frames::run(&args),
         Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
+        Command::ProbeStats { session, interval, count, once, json } => {
+            let ns = wirestamp_core::analyze::parse_duration_ns(&interval)
+                .filter(|ns| *ns > 0)
+                .ok_or_else(|| anyhow::anyhow!("--interval {interval}: not a duration (e.g. 500ms, 1s)"))?;
+            let args = wirestamp_probe::reader::ProbeStatsArgs {
+                session,
+                interval: std::time::Duration::from_nanos(ns as u64),
+                count,
+                once,
+                json,
+            };
+            wirestamp_probe::reader::probe_stats(args, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo { keep, packets } => crate::demo::run(keep.as_deref(), packets),
     }
 }
