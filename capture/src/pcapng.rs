@@ -182,7 +182,10 @@ impl PcapngParser {
             return Err(bad(name, format!("trailing total length {trailer} differs from the leading {blen}")));
         }
         let step = match btype {
-            SHB => self.shb(b, swap)?,
+            SHB => {
+                stats.sections += 1;
+                self.shb(b, swap)?
+            }
             1 => self.idb(b, ifaces, input)?,
             EPB => return self.epb(buf, blen, stats),
             3 => return self.spb(buf, blen),
@@ -294,6 +297,7 @@ impl PcapngParser {
         };
         f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
             stats.ts_out_of_range += 1;
+            f.quality |= ClockQuality::RECORD_ERROR;
             sat
         });
         let opt_start = 28 + pad4(caplen);
@@ -373,6 +377,7 @@ impl PcapngParser {
         };
         f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
             stats.ts_out_of_range += 1;
+            f.quality |= ClockQuality::RECORD_ERROR;
             sat
         });
         let opt_start = 28 + pad4(caplen);

@@ -50,12 +50,15 @@ pub struct ReadStats {
     pub frames: u64,
     /// Records/blocks read: frames, headers (pcapng SHB/IDB) and skipped ones.
     pub records: u64,
+    /// pcapng sections (SHBs) read.
+    pub sections: u32,
     /// Bytes of the (decompressed) stream consumed.
     pub bytes: u64,
     /// Records/blocks that carry no frame, by kind ("pcapng ISB", "pcapng NRB", "pcapng custom
     /// block", "pcapng unknown block", "erf META", "erf PAD", "erf non-Ethernet type", ...).
     pub skipped: BTreeMap<&'static str, u64>,
-    /// Timestamps beyond the i64 ns range (year 2262), saturated.
+    /// Timestamps beyond the i64 ns range (before 1677 or after 2262), saturated to
+    /// `i64::MIN`/`i64::MAX` and flagged `ClockQuality::RECORD_ERROR`.
     pub ts_out_of_range: u64,
 }
 
