@@ -264,14 +264,12 @@ impl PcapngParser {
     #[inline(always)]
     fn epb(&mut self, buf: &mut ChunkBuffer, blen: usize, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
         let Some(b) = buf.avail().get(..blen) else { return Err(bad("EPB", "block beyond the buffer")) };
-        if blen < 32 || !blen.is_multiple_of(4) || u32_at(b, blen - 4, self.swap) as usize != blen {
-            return Err(bad(
-                "EPB",
-                format!(
-                    "total length {blen} (trailing {}) is not a multiple of 4 of at least 32, or differs at the end",
-                    u32_at(b, blen.saturating_sub(4), self.swap)
-                ),
-            ));
+        if blen < 32 || !blen.is_multiple_of(4) {
+            return Err(bad("EPB", format!("total length {blen} is not a multiple of 4 of at least 32")));
+        }
+        let trailer = u32_at(b, blen - 4, self.swap) as usize;
+        if trailer != blen {
+            return Err(bad("EPB", format!("trailing total length {trailer} differs from the leading {blen}")));
         }
         let swap = self.swap;
         let id = u32_at(b, 8, swap);

@@ -80,13 +80,16 @@ pub fn tshark_epoch(s: &str) -> i64 {
     (if neg { -sec } else { sec }) * 1_000_000_000 + frac
 }
 
-/// tshark's rows for a file. pcapng custom blocks (CB/DCB), which tshark 4.0 lists as records
-/// without an interface, are dropped: they are not packets.
+/// tshark's rows for a file. Records that are not packets are dropped: pcapng custom blocks
+/// (CB/DCB), which tshark 4.0 lists as records without an interface, and ERF META (27) and PAD
+/// (48) records, which it lists as frames.
 pub fn tshark_rows(path: &Path) -> Vec<Row> {
     let is_pcapng = std::fs::read(path).map(|b| b.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a])).unwrap_or(false);
-    tshark_fields(path, &[], &["frame.time_epoch", "frame.interface_id", "frame.len", "frame.cap_len"])
+    let fields = ["frame.time_epoch", "frame.interface_id", "frame.len", "frame.cap_len", "erf.types.type"];
+    tshark_fields(path, &[], &fields)
         .into_iter()
         .filter(|r| !(is_pcapng && r[1].is_empty()))
+        .filter(|r| r[4] != "27" && r[4] != "48")
         .map(|r| Row {
             ts_ns: (!r[0].is_empty()).then(|| tshark_epoch(&r[0])),
             iface: if r[1].is_empty() { 0 } else { r[1].parse().unwrap() },
@@ -116,3 +119,4 @@ pub fn temp_path(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
+pub mod build;
