@@ -60,6 +60,9 @@ pub struct ReadStats {
     /// Timestamps beyond the i64 ns range (before 1677 or after 2262), saturated to
     /// `i64::MIN`/`i64::MAX` and flagged `ClockQuality::RECORD_ERROR`.
     pub ts_out_of_range: u64,
+    /// pcap records whose fraction of a second is 10^6 µs / 10^9 ns or more (flagged
+    /// `ClockQuality::RECORD_ERROR`; the value carries into the seconds).
+    pub ts_fraction_invalid: u64,
 }
 
 enum Parser {
@@ -203,7 +206,7 @@ impl CaptureReader {
         }
         loop {
             let step = match &mut self.parser {
-                Parser::Pcap(p) => p.next(&mut self.buf),
+                Parser::Pcap(p) => p.next(&mut self.buf, &mut self.stats),
                 Parser::Pcapng(p) => p.next(&mut self.buf, &mut self.interfaces, &mut self.stats, self.input),
                 Parser::Erf(p) => p.next(&mut self.buf, &mut self.interfaces, self.input),
             };
