@@ -118,11 +118,6 @@ impl PcapngParser {
         PcapngParser { swap: false, sections: 0, ifs: Vec::new() }
     }
 
-    /// Byte order of the current section.
-    pub(crate) fn big_endian(&self) -> bool {
-        self.swap
-    }
-
     #[inline(always)]
     pub(crate) fn next(
         &mut self,

@@ -254,12 +254,4 @@ impl CaptureReader {
         }
         None
     }
-
-    /// Byte order of the current pcapng section (for diagnostics).
-    pub fn pcapng_big_endian(&self) -> Option<bool> {
-        match &self.parser {
-            Parser::Pcapng(p) => Some(p.big_endian()),
-            _ => None,
-        }
-    }
 }

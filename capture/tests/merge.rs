@@ -107,3 +107,29 @@ fn open_error_names_the_missing_file() {
     let e = MergedReader::open(&[PathBuf::from("/nonexistent/x.pcap")]).err().unwrap();
     assert!(e.to_string().starts_with("/nonexistent/x.pcap: at byte 0 (record 0): read failed"), "{e}");
 }
+
+#[test]
+fn a_failing_input_reports_once_and_the_others_go_on() {
+    let ng = Ng { be: false };
+    let mut f = ng.shb();
+    f.extend(ng.idb(1, 0, &[]));
+    f.extend(ng.epb(0, 1_500_000, &eth_frame(0), 60, &[]));
+    f.extend(ng.epb(9, 2_500_000, &eth_frame(1), 60, &[])); // interface 9 does not exist
+    let bad = temp_path("merge-bad.pcapng");
+    std::fs::write(&bad, f).unwrap();
+    let good = pcap_file("merge-good.pcap", &[1, 2, 3]);
+    let mut m = MergedReader::open(&[bad.clone(), good]).unwrap();
+    let mut frames = Vec::new();
+    let mut errors = Vec::new();
+    loop {
+        match m.next_frame() {
+            Ok(Some((i, f))) => frames.push((i, f.data[42])),
+            Ok(None) => break,
+            Err(e) => errors.push(e),
+        }
+    }
+    assert_eq!(frames, [(1, 0), (0, 0), (1, 1), (1, 2)]);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0].path, bad.display().to_string());
+    assert_eq!(errors[0].frame_index, 3);
+}

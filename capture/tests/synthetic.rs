@@ -385,3 +385,29 @@ fn invalid_pcap_fractions_are_flagged() {
         assert_eq!(r.stats().ts_fraction_invalid, 2, "{rel}");
     }
 }
+
+/// LINKTYPE_ERF interfaces in pcapng: unwrapped like in pcap, with the ERF header's timestamp
+/// (2^-32 s, the capture card's). tshark 4.0 shows the EPB's timestamp for these instead (it
+/// uses the ERF one only for ERF-in-pcap); writers put the same instant in both, this file
+/// makes them differ to show which one is used. Lengths and interfaces match tshark.
+#[test]
+fn erf_inside_pcapng() {
+    let ng = Ng { be: true };
+    let erf = erf_record((2000u64 << 32) | 0x4000_0000, 2, 0x02, &[], true, &eth_frame(7), 60);
+    let mut f = ng.shb();
+    f.extend(ng.idb(197, 0, &[]));
+    f.extend(ng.idb(1, 0, &[]));
+    f.extend(ng.epb(0, 5_000_000, &erf, erf.len() as u32, &[]));
+    f.extend(ng.epb(1, 6_000_000, &eth_frame(8), 60, &[]));
+    let path = write("erf-in.pcapng", &f);
+    let r = read_all(&path);
+    let theirs = common::tshark_rows(&path);
+    let ts: Vec<i64> = r.rows.iter().map(|x| x.ts_ns.unwrap()).collect();
+    assert_eq!(ts, [2_000_250_000_000, 6_000_000_000]);
+    let tts: Vec<i64> = theirs.iter().map(|x| x.ts_ns.unwrap()).collect();
+    assert_eq!(tts, [5_000_000_000, 6_000_000_000]);
+    for (a, b) in r.rows.iter().zip(&theirs) {
+        assert_eq!((a.iface, a.wire_len, a.cap_len), (b.iface, b.wire_len, b.cap_len));
+    }
+    assert_eq!(&r.data[0][..], &eth_frame(7)[..]);
+}
