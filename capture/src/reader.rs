@@ -174,6 +174,12 @@ impl CaptureReader {
         &self.warnings
     }
 
+    /// Bytes held by this reader's read buffer: 4 MiB, more only while a record larger than
+    /// that has been met (never more than 256 MiB). Independent of the file size.
+    pub fn buffer_len(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Sets the input index recorded in the interface table (the merged reader's numbering).
     pub(crate) fn set_input(&mut self, input: usize) {
         self.input = input;

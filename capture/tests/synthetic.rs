@@ -254,6 +254,8 @@ fn large_records_and_length_bound() {
     let mut r = CaptureReader::from_reader("big".into(), Box::new(std::io::Cursor::new(f))).unwrap();
     let lens: Vec<usize> = std::iter::from_fn(|| r.next_frame().unwrap().map(|x| x.data.len())).collect();
     assert_eq!(lens, [60, 5 << 20, 60]);
+    // Grown by doubling, only as far as that record needed.
+    assert_eq!(r.buffer_len(), 8 << 20);
 
     let mut f = pcap_header(0xa1b2_c3d4, 1);
     f.extend(pcap_record(1, 1, &eth_frame(1), 60));
@@ -410,4 +412,50 @@ fn erf_inside_pcapng() {
         assert_eq!((a.iface, a.wire_len, a.cap_len), (b.iface, b.wire_len, b.cap_len));
     }
     assert_eq!(&r.data[0][..], &eth_frame(7)[..]);
+}
+
+/// A pcap stream generated on the fly (never held in memory): `frames` records of 60 bytes.
+struct GenPcap {
+    frames: u64,
+    next: u64,
+    pending: Vec<u8>,
+    produced: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+impl Read for GenPcap {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.pending.len() < out.len() && self.next < self.frames {
+            if self.next == 0 && self.pending.is_empty() {
+                self.pending.extend(pcap_header(0xa1b2_3c4d, 1));
+            }
+            self.pending.extend(pcap_record(self.next as u32, 0, &eth_frame(self.next as u8), 60));
+            self.next += 1;
+        }
+        let n = out.len().min(self.pending.len());
+        out[..n].copy_from_slice(&self.pending[..n]);
+        self.pending.drain(..n);
+        self.produced.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Memory is constant in the file size: 3 million records (228 MB) stream through the same
+/// 4 MiB buffer, and the first frame comes out after reading one chunk, not the whole stream.
+#[test]
+fn constant_memory_streaming() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let produced = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let frames = 3_000_000u64;
+    let src = GenPcap { frames, next: 0, pending: Vec::new(), produced: produced.clone() };
+    let mut r = CaptureReader::from_reader("generated".into(), Box::new(src)).unwrap();
+    assert!(r.next_frame().unwrap().is_some());
+    assert!(produced.load(Relaxed) <= 4 << 20, "read {} bytes before the first frame", produced.load(Relaxed));
+    let mut n = 1;
+    while let Some(f) = r.next_frame().unwrap() {
+        assert_eq!(f.ts_ns, n as i64 * 1_000_000_000);
+        n += 1;
+    }
+    assert_eq!(n, frames);
+    assert_eq!(produced.load(Relaxed), 24 + frames * 76);
+    assert_eq!(r.buffer_len(), 4 << 20);
+    assert_eq!(r.stats().bytes, 24 + frames * 76);
 }
