@@ -320,6 +320,15 @@ fn pcapng_errors_and_cut_blocks() {
     let (n, e, _) = read(f);
     assert_eq!(n, 1);
     assert!(e.unwrap().to_string().contains("total length 13 is not a multiple of 4"));
+    // A second section with a bad byte-order magic.
+    let mut f = good.clone();
+    let mut shb = ng.shb();
+    shb[8..12].copy_from_slice(&[1, 2, 3, 4]);
+    f.extend(shb);
+    let (n, e, _) = read(f);
+    let e = e.unwrap();
+    assert_eq!((n, e.offset), (1, at));
+    assert!(e.to_string().contains("malformed pcapng SHB block: bad byte-order magic [01, 02, 03, 04]"), "{e}");
     // Cut in the middle of the second EPB: frame 1 kept, warning with the missing count.
     let mut f = good.clone();
     let b = ng.epb(0, 2, &eth_frame(2), 60, &[]);
@@ -329,6 +338,29 @@ fn pcapng_errors_and_cut_blocks() {
     assert_eq!(n, 1);
     assert_eq!(w.len(), 1);
     assert_eq!((w[0].offset, w[0].missing()), (at, b.len() as u64 - 50));
+}
+
+/// A zstd stream cut short: the frames before the cut, then a warning.
+#[test]
+fn cut_zstd_stream_is_a_warning() {
+    let mut f = pcap_header(0xa1b2_c3d4, 1);
+    for i in 0..20_000u32 {
+        f.extend(pcap_record(i, 0, &eth_frame(i as u8), 60));
+    }
+    let z = zstd::encode_all(&f[..], 3).unwrap();
+    let cut = z[..z.len() - 20].to_vec();
+    let mut r = CaptureReader::from_reader("cut.pcap.zst".into(), Box::new(std::io::Cursor::new(cut))).unwrap();
+    assert_eq!(r.format().compression, Compression::Zstd);
+    let mut n = 0;
+    loop {
+        match r.next_frame() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => break,
+            Err(e) => panic!("after {n} frames: {e}"),
+        }
+    }
+    assert!(n > 1000 && n < 20_000, "{n}");
+    assert_eq!(r.warnings().len(), 1, "{:?}", r.warnings());
 }
 
 /// A gzip stream cut short: the frames before the cut, then a warning.
