@@ -1,4 +1,13 @@
 //! [`CaptureReader`]: one input file of any supported format, compressed or not.
+//!
+//! The format is recognised from the content, never from the name: gzip (`1f 8b`) or zstd
+//! (`28 b5 2f fd`) first, then pcap by its magic (`a1b2c3d4` µs, `a1b23c4d` ns, `a1b2cd34`
+//! modified; either byte order), pcapng by its SHB type (`0a0d0d0a`), and otherwise ERF if the
+//! first records are plausible ERF records (ERF has no file header).
+//!
+//! Semantics: a malformed record is an error returned after every good frame before it, and the
+//! reader then ends (`Ok(None)`); a file cut short inside a record ends the stream with a
+//! [`ReadWarning`]; records that carry no frame are counted in [`ReadStats::skipped`].
 
 use std::collections::BTreeMap;
 use std::fs::File;
