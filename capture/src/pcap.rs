@@ -128,7 +128,13 @@ impl PcapParser {
             let caplen = u32_at(h, 8, self.swap) as usize;
             if a.len() >= self.hdr_len + caplen {
                 let frac = u32_at(h, 4, self.swap);
-                let mut f = RawFrame {
+                let mut quality = ClockQuality::default();
+                if frac >= self.frac_limit {
+                    quality = ClockQuality::RECORD_ERROR;
+                    stats.ts_fraction_invalid += 1;
+                }
+                // Built in one go (no field stored after): the caller copies it whole.
+                let f = RawFrame {
                     start: buf.pos() + self.hdr_len,
                     len: caplen as u32,
                     wire_len: u32_at(h, 12, self.swap),
@@ -138,12 +144,8 @@ impl PcapParser {
                     interface: 0,
                     direction: Direction::Unknown,
                     fcs_len: self.fcs_len,
-                    quality: ClockQuality::default(),
+                    quality,
                 };
-                if frac >= self.frac_limit {
-                    f.quality = ClockQuality::RECORD_ERROR;
-                    stats.ts_fraction_invalid += 1;
-                }
                 buf.consume(self.hdr_len + caplen);
                 buf.prefetch_ahead();
                 if self.special {
