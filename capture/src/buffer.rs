@@ -49,6 +49,11 @@ impl ChunkBuffer {
         self.pos
     }
 
+    /// Size of the buffer.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
     /// Stream offset of the first unread byte.
     #[inline(always)]
     pub(crate) fn offset(&self) -> u64 {

@@ -51,6 +51,9 @@ pub enum ReadErrorKind {
         /// Minor version.
         minor: u16,
     },
+    /// A pcap file header field is invalid.
+    #[error("bad pcap file header: {0}")]
+    BadHeader(String),
     /// A pcapng section header with a version this reader does not know.
     #[error("unsupported pcapng section version {major}.{minor} (expected 1.0 or 1.2)")]
     PcapngVersion {
@@ -80,9 +83,6 @@ pub enum ReadErrorKind {
     /// An ERF record is malformed.
     #[error("malformed ERF record: {0}")]
     BadErf(String),
-    /// A pcap record is malformed.
-    #[error("malformed pcap record: {0}")]
-    BadRecord(String),
 }
 
 /// Something odd that did not stop reading.

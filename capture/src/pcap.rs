@@ -19,6 +19,7 @@ use crate::erf;
 use crate::error::ReadErrorKind;
 use crate::interface::{ContainerKind, Interface, TsResolution};
 use crate::raw::{RawFrame, Step, pcap_fcs_len, sll_direction, u16_at, u32_at};
+use crate::reader::ReadStats;
 
 /// Byte order of a file (pcap) or section (pcapng).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,6 +57,8 @@ pub(crate) struct PcapParser {
     hdr_len: usize,
     /// ns per fraction unit (1000 for µs files, 1 for ns).
     frac_mult: i64,
+    /// Fraction units per second (10^6 or 10^9): a larger fraction is invalid.
+    frac_limit: u32,
     link: LinkType,
     fcs_len: Option<u8>,
     /// Link type needs per-frame work (SLL direction, ERF unwrapping).
@@ -80,6 +83,12 @@ impl PcapParser {
         }
         let snaplen = u32_at(h, 16, swap);
         let word = u32_at(h, 20, swap);
+        if word & 0x03ff_0000 != 0 {
+            // libpcap and Wireshark refuse these too: the word is not a link type as we know it.
+            return Err(ReadErrorKind::BadHeader(format!(
+                "link-type word {word:#010x} has reserved bits 16-25 set (expected FCS bits 26-31 and a 16-bit LINKTYPE)"
+            )));
+        }
         let link = LinkType::from_u16(word as u16);
         let fcs_len = pcap_fcs_len(word);
         buf.consume(FILE_HEADER_LEN);
@@ -101,6 +110,7 @@ impl PcapParser {
             swap,
             hdr_len: if magic.modified { 24 } else { 16 },
             frac_mult: if magic.nanos { 1 } else { 1000 },
+            frac_limit: if magic.nanos { 1_000_000_000 } else { 1_000_000 },
             link,
             fcs_len,
             special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
@@ -108,24 +118,33 @@ impl PcapParser {
         Ok((parser, iface))
     }
 
+    /// Next record. A fraction of a second at or above one second (tcpdump's
+    /// `timestamp_invalid_*.pcap`) is kept as is (it carries into the seconds, so the order of
+    /// the file's timestamps is preserved), flagged `RECORD_ERROR` and counted.
     #[inline(always)]
-    pub(crate) fn next(&mut self, buf: &mut ChunkBuffer) -> Result<Step, ReadErrorKind> {
+    pub(crate) fn next(&mut self, buf: &mut ChunkBuffer, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
         let a = buf.avail();
         if let Some(h) = a.first_chunk::<16>() {
             let caplen = u32_at(h, 8, self.swap) as usize;
             if a.len() >= self.hdr_len + caplen {
+                let frac = u32_at(h, 4, self.swap);
+                let mut quality = ClockQuality::default();
+                if frac >= self.frac_limit {
+                    quality = ClockQuality::RECORD_ERROR;
+                    stats.ts_fraction_invalid += 1;
+                }
+                // Built in one go (no field stored after): the caller copies it whole.
                 let f = RawFrame {
                     start: buf.pos() + self.hdr_len,
                     len: caplen as u32,
                     wire_len: u32_at(h, 12, self.swap),
-                    ts_ns: u32_at(h, 0, self.swap) as i64 * 1_000_000_000
-                        + u32_at(h, 4, self.swap) as i64 * self.frac_mult,
+                    ts_ns: u32_at(h, 0, self.swap) as i64 * 1_000_000_000 + frac as i64 * self.frac_mult,
                     ts_source: TsSource::PcapRecord,
                     link: self.link,
                     interface: 0,
                     direction: Direction::Unknown,
                     fcs_len: self.fcs_len,
-                    quality: ClockQuality::default(),
+                    quality,
                 };
                 buf.consume(self.hdr_len + caplen);
                 buf.prefetch_ahead();
@@ -135,12 +154,12 @@ impl PcapParser {
                 return Ok(Step::Frame(f));
             }
         }
-        self.refill(buf)
+        self.refill(buf, stats)
     }
 
     /// Slow path: the record is not wholly in the buffer.
     #[cold]
-    fn refill(&mut self, buf: &mut ChunkBuffer) -> Result<Step, ReadErrorKind> {
+    fn refill(&mut self, buf: &mut ChunkBuffer, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
         if !buf.fill(self.hdr_len)? {
             let have = buf.avail().len() as u64;
             return Ok(if have == 0 { Step::Eof } else { Step::Cut { needed: self.hdr_len as u64, have } });
@@ -153,7 +172,8 @@ impl PcapParser {
         if !buf.fill(needed)? {
             return Ok(Step::Cut { needed: needed as u64, have: buf.avail().len() as u64 });
         }
-        self.next(buf)
+        // The whole record is now in the buffer: the fast path takes it.
+        self.next(buf, stats)
     }
 
     /// SLL direction, ERF unwrapping.

@@ -118,11 +118,6 @@ impl PcapngParser {
         PcapngParser { swap: false, sections: 0, ifs: Vec::new() }
     }
 
-    /// Byte order of the current section.
-    pub(crate) fn big_endian(&self) -> bool {
-        self.swap
-    }
-
     #[inline(always)]
     pub(crate) fn next(
         &mut self,
@@ -182,7 +177,10 @@ impl PcapngParser {
             return Err(bad(name, format!("trailing total length {trailer} differs from the leading {blen}")));
         }
         let step = match btype {
-            SHB => self.shb(b, swap)?,
+            SHB => {
+                stats.sections += 1;
+                self.shb(b, swap)?
+            }
             1 => self.idb(b, ifaces, input)?,
             EPB => return self.epb(buf, blen, stats),
             3 => return self.spb(buf, blen),
@@ -261,14 +259,12 @@ impl PcapngParser {
     #[inline(always)]
     fn epb(&mut self, buf: &mut ChunkBuffer, blen: usize, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
         let Some(b) = buf.avail().get(..blen) else { return Err(bad("EPB", "block beyond the buffer")) };
-        if blen < 32 || !blen.is_multiple_of(4) || u32_at(b, blen - 4, self.swap) as usize != blen {
-            return Err(bad(
-                "EPB",
-                format!(
-                    "total length {blen} (trailing {}) is not a multiple of 4 of at least 32, or differs at the end",
-                    u32_at(b, blen.saturating_sub(4), self.swap)
-                ),
-            ));
+        if blen < 32 || !blen.is_multiple_of(4) {
+            return Err(bad("EPB", format!("total length {blen} is not a multiple of 4 of at least 32")));
+        }
+        let trailer = u32_at(b, blen - 4, self.swap) as usize;
+        if trailer != blen {
+            return Err(bad("EPB", format!("trailing total length {trailer} differs from the leading {blen}")));
         }
         let swap = self.swap;
         let id = u32_at(b, 8, swap);
@@ -294,6 +290,7 @@ impl PcapngParser {
         };
         f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
             stats.ts_out_of_range += 1;
+            f.quality |= ClockQuality::RECORD_ERROR;
             sat
         });
         let opt_start = 28 + pad4(caplen);
@@ -373,6 +370,7 @@ impl PcapngParser {
         };
         f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
             stats.ts_out_of_range += 1;
+            f.quality |= ClockQuality::RECORD_ERROR;
             sat
         });
         let opt_start = 28 + pad4(caplen);

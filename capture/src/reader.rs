@@ -1,4 +1,13 @@
 //! [`CaptureReader`]: one input file of any supported format, compressed or not.
+//!
+//! The format is recognised from the content, never from the name: gzip (`1f 8b`) or zstd
+//! (`28 b5 2f fd`) first, then pcap by its magic (`a1b2c3d4` µs, `a1b23c4d` ns, `a1b2cd34`
+//! modified; either byte order), pcapng by its SHB type (`0a0d0d0a`), and otherwise ERF if the
+//! first records are plausible ERF records (ERF has no file header).
+//!
+//! Semantics: a malformed record is an error returned after every good frame before it, and the
+//! reader then ends (`Ok(None)`); a file cut short inside a record ends the stream with a
+//! [`ReadWarning`]; records that carry no frame are counted in [`ReadStats::skipped`].
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -50,13 +59,19 @@ pub struct ReadStats {
     pub frames: u64,
     /// Records/blocks read: frames, headers (pcapng SHB/IDB) and skipped ones.
     pub records: u64,
+    /// pcapng sections (SHBs) read.
+    pub sections: u32,
     /// Bytes of the (decompressed) stream consumed.
     pub bytes: u64,
     /// Records/blocks that carry no frame, by kind ("pcapng ISB", "pcapng NRB", "pcapng custom
     /// block", "pcapng unknown block", "erf META", "erf PAD", "erf non-Ethernet type", ...).
     pub skipped: BTreeMap<&'static str, u64>,
-    /// Timestamps beyond the i64 ns range (year 2262), saturated.
+    /// Timestamps beyond the i64 ns range (before 1677 or after 2262), saturated to
+    /// `i64::MIN`/`i64::MAX` and flagged `ClockQuality::RECORD_ERROR`.
     pub ts_out_of_range: u64,
+    /// pcap records whose fraction of a second is 10^6 µs / 10^9 ns or more (flagged
+    /// `ClockQuality::RECORD_ERROR`; the value carries into the seconds).
+    pub ts_fraction_invalid: u64,
 }
 
 enum Parser {
@@ -168,6 +183,12 @@ impl CaptureReader {
         &self.warnings
     }
 
+    /// Bytes held by this reader's read buffer: 4 MiB, more only while a record larger than
+    /// that has been met (never more than 256 MiB). Independent of the file size.
+    pub fn buffer_len(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Sets the input index recorded in the interface table (the merged reader's numbering).
     pub(crate) fn set_input(&mut self, input: usize) {
         self.input = input;
@@ -200,7 +221,7 @@ impl CaptureReader {
         }
         loop {
             let step = match &mut self.parser {
-                Parser::Pcap(p) => p.next(&mut self.buf),
+                Parser::Pcap(p) => p.next(&mut self.buf, &mut self.stats),
                 Parser::Pcapng(p) => p.next(&mut self.buf, &mut self.interfaces, &mut self.stats, self.input),
                 Parser::Erf(p) => p.next(&mut self.buf, &mut self.interfaces, self.input),
             };
@@ -247,13 +268,5 @@ impl CaptureReader {
             self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
         }
         None
-    }
-
-    /// Byte order of the current pcapng section (for diagnostics).
-    pub fn pcapng_big_endian(&self) -> Option<bool> {
-        match &self.parser {
-            Parser::Pcapng(p) => Some(p.big_endian()),
-            _ => None,
-        }
     }
 }
