@@ -23,16 +23,27 @@ fn header_matches_the_generated_one() {
     assert!(have == want, "include/wirestamp_probe.h is stale: rerun with WIRESTAMP_BLESS=1 and commit it");
 }
 
-/// The static library cargo built next to this test binary (target/<profile>/libwirestamp_probe.a).
+/// The static library cargo built next to this test binary: target/<profile>/libwirestamp_probe.a after a
+/// `cargo build`, or deps/libwirestamp_probe-<hash>.a when `cargo test` built the library only as a
+/// dependency (the newest one: the C ABI is the same in every feature set).
 fn staticlib() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap();
-    for p in [profile_dir.join("libwirestamp_probe.a"), profile_dir.join("deps/libwirestamp_probe.a")] {
-        if p.exists() {
-            return p;
-        }
+    let plain = profile_dir.join("libwirestamp_probe.a");
+    if plain.exists() {
+        return plain;
     }
-    panic!("libwirestamp_probe.a not found under {}", profile_dir.display());
+    let deps = profile_dir.join("deps");
+    std::fs::read_dir(&deps)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.starts_with("libwirestamp_probe") && n.ends_with(".a")
+        })
+        .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .unwrap_or_else(|| panic!("libwirestamp_probe.a not found under {}", profile_dir.display()))
 }
 
 #[test]
