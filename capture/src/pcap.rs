@@ -130,7 +130,7 @@ impl PcapParser {
         let h = a.first_chunk::<16>()?;
         let caplen = u32_at(h, 8, self.swap) as usize;
         let frac = u32_at(h, 4, self.swap);
-        if a.len() < self.hdr_len + caplen || frac >= self.frac_limit {
+        if caplen > a.len().saturating_sub(self.hdr_len) || frac >= self.frac_limit {
             return None;
         }
         let wire_len = u32_at(h, 12, self.swap);
@@ -160,7 +160,7 @@ impl PcapParser {
         let a = buf.avail();
         if let Some(h) = a.first_chunk::<16>() {
             let caplen = u32_at(h, 8, self.swap) as usize;
-            if a.len() >= self.hdr_len + caplen {
+            if a.len() >= self.hdr_len && caplen <= a.len() - self.hdr_len {
                 let frac = u32_at(h, 4, self.swap);
                 let mut quality = ClockQuality::default();
                 if frac >= self.frac_limit {
