@@ -219,13 +219,13 @@ impl CaptureReader {
         if self.done {
             return Ok(None);
         }
-        // The hot path of plain pcap records and pcapng EPBs, without the general step machinery
+        // The hot path of plain pcap records, pcapng EPBs and ERF records, without the general step machinery
         // (returning its larger step/error types through every layer halved the speed).
         {
             let fast = match &self.parser {
                 Parser::Pcap(p) => p.fast(&mut self.buf),
                 Parser::Pcapng(p) => p.fast(&mut self.buf),
-                Parser::Erf(_) => None,
+                Parser::Erf(p) => p.fast(&mut self.buf),
             };
             if let Some(raw) = fast {
                 self.stats.frames += 1;
