@@ -219,8 +219,9 @@ impl CaptureReader {
         if self.done {
             return Ok(None);
         }
-        // The hot path of plain pcap records, pcapng EPBs and ERF records, without the general step machinery
-        // (returning its larger step/error types through every layer halved the speed).
+        // The hot path of plain pcap records, pcapng EPBs and ERF records, without the general
+        // step machinery (returning its larger step/error types through every layer halved the
+        // speed). Anything unusual falls through to the general path, which reports it.
         {
             let fast = match &self.parser {
                 Parser::Pcap(p) => p.fast(&mut self.buf),
