@@ -86,7 +86,8 @@ impl PcapParser {
         if word & 0x03ff_0000 != 0 {
             // libpcap and Wireshark refuse these too: the word is not a link type as we know it.
             return Err(ReadErrorKind::BadHeader(format!(
-                "link-type word {word:#010x} has reserved bits 16-25 set (expected FCS bits 26-31 and a 16-bit LINKTYPE)"
+                "link-type word {word:#010x} has reserved bits 16-25 set \
+                 (expected FCS bits 26-31 and a 16-bit LINKTYPE)"
             )));
         }
         let link = LinkType::from_u16(word as u16);
