@@ -5,7 +5,9 @@
 //! 60-100 bytes. Reads each through `CaptureReader` (counting frames and summing one byte per
 //! frame so the work is not optimised away) and times `tcpdump -r F -w /dev/null` on the same
 //! file in the same run. Prints frames/s, GB/s and the ratio to tcpdump (best of 3 runs each;
-//! the files are in the page cache after being written).
+//! the files are in the page cache after being written), by wall time and by CPU time (user +
+//! system, this thread / the tcpdump child): on a shared machine the CPU-time ratio is the
+//! steadier one.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -78,21 +80,77 @@ fn generate(dir: &Path, n: u64) -> std::io::Result<(PathBuf, PathBuf)> {
     Ok((pcap, ng))
 }
 
-fn read_once(path: &Path) -> (u64, u64, Duration) {
-    let t = Instant::now();
+/// CPU time (user + system) of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU time (user + system) of the waited-for children so far.
+fn children_cpu() -> Duration {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage; RUSAGE_CHILDREN is a valid `who`.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// (wall, cpu) of one run.
+type Times = (Duration, Duration);
+
+fn read_once(path: &Path) -> (u64, u64, Times) {
+    let (t, c) = (Instant::now(), thread_cpu());
     let mut r = CaptureReader::open(path).expect("open");
     let (mut n, mut sum) = (0u64, 0u64);
     while let Some(f) = r.next_frame().expect("read") {
         n += 1;
         sum = sum.wrapping_add(f.data[f.data.len() - 1] as u64 ^ f.ts_ns as u64);
     }
-    (n, sum, t.elapsed())
+    (n, sum, (t.elapsed(), thread_cpu() - c))
 }
 
-fn tcpdump_once(path: &Path) -> Option<Duration> {
-    let t = Instant::now();
+/// The floor: a bare pcap walk with the same read() of 4 MiB chunks, no checks beyond bounds,
+/// no frame struct, summing the same byte (perf.md §5/6 "hand-rolled raw").
+fn bare_pcap_once(path: &Path) -> (u64, u64, Times) {
+    let (t, c) = (Instant::now(), thread_cpu());
+    let mut f = File::open(path).expect("open");
+    let mut buf = vec![0u8; 4 << 20];
+    std::io::Read::read_exact(&mut f, &mut buf[..24]).expect("file header");
+    let (mut start, mut end) = (0usize, 0usize);
+    let (mut n, mut sum) = (0u64, 0u64);
+    loop {
+        // Move the unread tail to the front and refill.
+        buf.copy_within(start..end, 0);
+        end -= start;
+        start = 0;
+        let k = std::io::Read::read(&mut f, &mut buf[end..]).expect("read");
+        if k == 0 {
+            break;
+        }
+        end += k;
+        while start + 16 <= end {
+            let h = &buf[start..start + 16];
+            let caplen = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
+            if start + 16 + caplen > end {
+                break;
+            }
+            let ts = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as i64 * 1_000_000_000
+                + u32::from_le_bytes([h[4], h[5], h[6], h[7]]) as i64;
+            sum = sum.wrapping_add(buf[start + 16 + caplen - 1] as u64 ^ ts as u64);
+            n += 1;
+            start += 16 + caplen;
+        }
+    }
+    (n, sum, (t.elapsed(), thread_cpu() - c))
+}
+
+fn tcpdump_once(path: &Path) -> Option<Times> {
+    let (t, c) = (Instant::now(), children_cpu());
     let ok = Command::new("tcpdump").arg("-r").arg(path).args(["-w", "/dev/null"]).output().ok()?.status.success();
-    ok.then(|| t.elapsed())
+    ok.then(|| (t.elapsed(), children_cpu() - c))
 }
 
 fn best<T>(runs: usize, mut f: impl FnMut() -> T, key: impl Fn(&T) -> Duration) -> T {
@@ -119,25 +177,50 @@ fn main() {
     let (pcap, ng) = generate(&dir, n).expect("generate bench files");
     eprintln!("files ready in {:.1} s: {} / {}", t.elapsed().as_secs_f64(), pcap.display(), ng.display());
     println!(
-        "{:<8} {:>10} {:>9} {:>9} {:>8} {:>11} {:>9}",
-        "format", "frames", "Mframes/s", "GB/s", "ms", "tcpdump ms", "x tcpdump"
+        "{:<7} {:>8} | {:>9} {:>6} {:>7} {:>7} {:>7} | {:>9} {:>7} {:>7} {:>7}",
+        "format", "frames", "wall Mf/s", "GB/s", "ms", "tcpd ms", "x tcpd", "cpu Mf/s", "ms", "tcpd ms", "x tcpd"
     );
+    {
+        let _ = bare_pcap_once(&pcap);
+        let wall = best(3, || bare_pcap_once(&pcap), |x| x.2.0);
+        let cpu = best(3, || bare_pcap_once(&pcap), |x| x.2.1);
+        assert_eq!(wall.0, n);
+        println!(
+            "{:<7} {n:>8} | {:>9.1} {:>6} {:>7.0} {:>7} {:>7} | {:>9.1} {:>7.0}   (bare pcap walk, the floor; sum {:x})",
+            "bare",
+            n as f64 / wall.2.0.as_secs_f64() / 1e6,
+            "",
+            wall.2.0.as_secs_f64() * 1e3,
+            "",
+            "",
+            n as f64 / cpu.2.1.as_secs_f64() / 1e6,
+            cpu.2.1.as_secs_f64() * 1e3,
+            wall.1
+        );
+    }
     for (name, path) in [("pcap", &pcap), ("pcapng", &ng)] {
         let size = std::fs::metadata(path).unwrap().len() as f64;
         let _ = read_once(path); // warm the page cache
-        let (frames, sum, d) = best(3, || read_once(path), |x| x.2);
-        assert_eq!(frames, n);
-        let td = best(3, || tcpdump_once(path), |x| x.unwrap_or(Duration::MAX));
-        let s = d.as_secs_f64();
-        let (td_ms, ratio) = match td {
-            Some(td) => (format!("{:.0}", td.as_secs_f64() * 1e3), format!("{:.2}", td.as_secs_f64() / s)),
+        let wall = best(3, || read_once(path), |x| x.2.0);
+        let cpu = best(3, || read_once(path), |x| x.2.1);
+        assert_eq!((wall.0, cpu.0), (n, n));
+        let td_wall = best(3, || tcpdump_once(path), |x| x.map_or(Duration::MAX, |t| t.0));
+        let td_cpu = best(3, || tcpdump_once(path), |x| x.map_or(Duration::MAX, |t| t.1));
+        let (w, c) = (wall.2.0.as_secs_f64(), cpu.2.1.as_secs_f64());
+        let cmp = |ours: f64, theirs: Option<f64>| match theirs {
+            Some(t) => (format!("{:.0}", t * 1e3), format!("{:.2}", t / ours)),
             None => ("n/a".into(), "n/a".into()),
         };
+        let (tw_ms, tw_x) = cmp(w, td_wall.map(|t| t.0.as_secs_f64()));
+        let (tc_ms, tc_x) = cmp(c, td_cpu.map(|t| t.1.as_secs_f64()));
         println!(
-            "{name:<8} {frames:>10} {:>9.1} {:>9.2} {:>8.0} {td_ms:>11} {ratio:>9}   (checksum {sum:x})",
-            frames as f64 / s / 1e6,
-            size / s / 1e9,
-            s * 1e3
+            "{name:<7} {n:>8} | {:>9.1} {:>6.2} {:>7.0} {tw_ms:>7} {tw_x:>7} | {:>9.1} {:>7.0} {tc_ms:>7} {tc_x:>7}   (sum {:x})",
+            n as f64 / w / 1e6,
+            size / w / 1e9,
+            w * 1e3,
+            n as f64 / c / 1e6,
+            c * 1e3,
+            wall.1
         );
     }
 }

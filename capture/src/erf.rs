@@ -157,6 +157,33 @@ impl ErfParser {
         ErfParser { ports: [None; 8] }
     }
 
+    /// The common case in one step: a whole frame-carrying record of an interface already seen.
+    /// Anything else returns `None` and goes through [`ErfParser::next`].
+    #[inline(always)]
+    pub(crate) fn fast(&self, buf: &mut ChunkBuffer) -> Option<RawFrame> {
+        let a = buf.avail();
+        let h = a.first_chunk::<HEADER_LEN>()?;
+        let rlen = be16_at(h, 10) as usize;
+        let rec = parse(a.get(..rlen)?).ok()?;
+        let link = rec.link?;
+        let interface = self.ports[rec.port as usize]?;
+        let f = RawFrame {
+            start: buf.pos() + rec.payload_off,
+            len: rec.payload_len as u32,
+            wire_len: rec.wlen as u32,
+            ts_ns: rec.ts_ns,
+            ts_source: TsSource::Erf,
+            link,
+            interface,
+            direction: Direction::Unknown,
+            fcs_len: (link == LinkType::Ethernet).then_some(4),
+            quality: rec.quality,
+        };
+        buf.consume(rlen);
+        buf.prefetch_ahead();
+        Some(f)
+    }
+
     pub(crate) fn next(
         &mut self,
         buf: &mut ChunkBuffer,

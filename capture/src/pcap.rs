@@ -86,7 +86,8 @@ impl PcapParser {
         if word & 0x03ff_0000 != 0 {
             // libpcap and Wireshark refuse these too: the word is not a link type as we know it.
             return Err(ReadErrorKind::BadHeader(format!(
-                "link-type word {word:#010x} has reserved bits 16-25 set (expected FCS bits 26-31 and a 16-bit LINKTYPE)"
+                "link-type word {word:#010x} has reserved bits 16-25 set \
+                 (expected FCS bits 26-31 and a 16-bit LINKTYPE)"
             )));
         }
         let link = LinkType::from_u16(word as u16);
@@ -118,6 +119,40 @@ impl PcapParser {
         Ok((parser, iface))
     }
 
+    /// The common case in one step: a record wholly in the buffer, with a valid fraction, on a
+    /// link type that needs no per-frame work. Anything else returns `None` and goes through
+    /// [`PcapParser::next`].
+    #[inline(always)]
+    pub(crate) fn fast(&self, buf: &mut ChunkBuffer) -> Option<RawFrame> {
+        if self.special {
+            return None;
+        }
+        let a = buf.avail();
+        let h = a.first_chunk::<16>()?;
+        let caplen = u32_at(h, 8, self.swap) as usize;
+        let frac = u32_at(h, 4, self.swap);
+        if caplen > a.len().saturating_sub(self.hdr_len) || frac >= self.frac_limit {
+            return None;
+        }
+        let wire_len = u32_at(h, 12, self.swap);
+        let ts_ns = u32_at(h, 0, self.swap) as i64 * 1_000_000_000 + frac as i64 * self.frac_mult;
+        let start = buf.pos() + self.hdr_len;
+        buf.consume(self.hdr_len + caplen);
+        buf.prefetch_ahead();
+        Some(RawFrame {
+            start,
+            len: caplen as u32,
+            wire_len,
+            ts_ns,
+            ts_source: TsSource::PcapRecord,
+            link: self.link,
+            interface: 0,
+            direction: Direction::Unknown,
+            fcs_len: self.fcs_len,
+            quality: ClockQuality::default(),
+        })
+    }
+
     /// Next record. A fraction of a second at or above one second (tcpdump's
     /// `timestamp_invalid_*.pcap`) is kept as is (it carries into the seconds, so the order of
     /// the file's timestamps is preserved), flagged `RECORD_ERROR` and counted.
@@ -126,7 +161,7 @@ impl PcapParser {
         let a = buf.avail();
         if let Some(h) = a.first_chunk::<16>() {
             let caplen = u32_at(h, 8, self.swap) as usize;
-            if a.len() >= self.hdr_len + caplen {
+            if a.len() >= self.hdr_len && caplen <= a.len() - self.hdr_len {
                 let frac = u32_at(h, 4, self.swap);
                 let mut quality = ClockQuality::default();
                 if frac >= self.frac_limit {

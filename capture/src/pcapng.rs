@@ -118,6 +118,48 @@ impl PcapngParser {
         PcapngParser { swap: false, sections: 0, ifs: Vec::new() }
     }
 
+    /// The common case in one step: a well-formed EPB wholly in the buffer, on an interface of
+    /// this section that needs no per-frame work, with a timestamp in range and valid options.
+    /// Anything else returns `None` and goes through [`PcapngParser::next`], which reports it.
+    #[inline(always)]
+    pub(crate) fn fast(&self, buf: &mut ChunkBuffer) -> Option<RawFrame> {
+        let swap = self.swap;
+        let a = buf.avail();
+        let h = a.first_chunk::<28>()?;
+        let blen = u32_at(h, 4, swap) as usize;
+        if u32_at(h, 0, swap) != EPB || blen > a.len() || blen < 32 || !blen.is_multiple_of(4) {
+            return None;
+        }
+        let b = &a[..blen];
+        let ifs = self.ifs.get(u32_at(h, 8, swap) as usize)?;
+        let caplen = u32_at(h, 20, swap) as usize;
+        if u32_at(b, blen - 4, swap) as usize != blen || caplen > blen - 32 || ifs.special {
+            return None;
+        }
+        let units = (u32_at(h, 12, swap) as u64) << 32 | u32_at(h, 16, swap) as u64;
+        let mut f = RawFrame {
+            start: buf.pos() + 28,
+            len: caplen as u32,
+            wire_len: u32_at(h, 24, swap),
+            ts_ns: ifs.ts_ns(units).ok()?,
+            ts_source: TsSource::PcapngBlock,
+            link: ifs.link,
+            interface: ifs.row,
+            direction: Direction::Unknown,
+            fcs_len: ifs.fcs_len,
+            quality: ClockQuality::default(),
+        };
+        let opt_start = 28 + pad4(caplen);
+        if opt_start + 4 < blen
+            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "EPB").ok()?
+        {
+            apply_flags(&mut f, flags);
+        }
+        buf.consume(blen);
+        buf.prefetch_ahead();
+        Some(f)
+    }
+
     #[inline(always)]
     pub(crate) fn next(
         &mut self,
