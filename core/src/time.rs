@@ -95,13 +95,11 @@ impl core::ops::BitOrAssign for ClockQuality {
     }
 }
 
-/// Formats `ns` since the epoch as `seconds.nanoseconds` (9 digits), like tshark's `frame.time_epoch`.
-/// Negative values (before 1970) print with a leading `-` and a positive fraction of the remaining
-/// second, e.g. `-1.500000000` for -1.5 s.
+/// Formats `ns` since the epoch as `seconds.nanoseconds` (9 digits) exactly as tshark's
+/// `frame.time_epoch` does: whole seconds rounded toward minus infinity and a positive fraction, so
+/// -6.5 s prints as `-7.500000000`.
 pub fn format_epoch(ns: i64) -> String {
-    let sign = if ns < 0 { "-" } else { "" };
-    let abs = ns.unsigned_abs();
-    format!("{sign}{}.{:09}", abs / 1_000_000_000, abs % 1_000_000_000)
+    format!("{}.{:09}", ns.div_euclid(1_000_000_000), ns.rem_euclid(1_000_000_000))
 }
 
 #[cfg(test)]
@@ -112,7 +110,8 @@ mod tests {
     fn epoch_formatting() {
         assert_eq!(format_epoch(1_527_552_589_170_404_442), "1527552589.170404442");
         assert_eq!(format_epoch(0), "0.000000000");
-        assert_eq!(format_epoch(-1_500_000_000), "-1.500000000");
+        assert_eq!(format_epoch(-1_500_000_000), "-2.500000000");
+        assert_eq!(format_epoch(-6_500_000_000), "-7.500000000");
     }
 
     #[test]

@@ -44,18 +44,14 @@ pub fn tshark_fields(file: &Path, extra: &[&str], fields: &[&str]) -> Vec<Vec<St
 }
 
 /// Parses tshark's `frame.time_epoch` (`seconds.fraction`, up to 9 digits) into integer nanoseconds,
-/// with no float on the way.
+/// with no float on the way. tshark prints negative times with the seconds rounded toward minus
+/// infinity and a positive fraction (-6.5 s is `-7.500000000`), so the fraction is always added.
 pub fn epoch_to_ns(s: &str) -> i64 {
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s),
-    };
     let (sec, frac) = s.split_once('.').unwrap_or((s, ""));
     assert!(frac.len() <= 9, "more than 9 fractional digits in {s}");
     let sec: i64 = sec.parse().unwrap_or_else(|_| panic!("bad epoch seconds in {s}"));
     let frac_ns: i64 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().expect("bad fraction") };
-    let ns = sec * 1_000_000_000 + frac_ns;
-    if neg { -ns } else { ns }
+    sec * 1_000_000_000 + frac_ns
 }
 
 #[cfg(test)]
@@ -67,5 +63,6 @@ mod tests {
         assert_eq!(epoch_to_ns("1527552589.170404442"), 1_527_552_589_170_404_442);
         assert_eq!(epoch_to_ns("1473799831.415144"), 1_473_799_831_415_144_000);
         assert_eq!(epoch_to_ns("12"), 12_000_000_000);
+        assert_eq!(epoch_to_ns("-7.500000000"), -6_500_000_000);
     }
 }
