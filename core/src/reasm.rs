@@ -68,6 +68,8 @@ pub struct Reassembler<M> {
     pending: BTreeMap<u64, (Vec<u8>, M)>,
     pending_bytes: usize,
     max_pending: usize,
+    /// Capture time since which the oldest missing range has been missing (see [`Reassembler::tick`]).
+    gap_since: Option<i64>,
     stats: ReasmStats,
 }
 
@@ -86,6 +88,7 @@ impl<M: Copy> Reassembler<M> {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             max_pending,
+            gap_since: None,
             stats: ReasmStats::default(),
         }
     }
@@ -169,6 +172,50 @@ impl<M: Copy> Reassembler<M> {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
             }
+        }
+    }
+
+    /// The peer acknowledged every byte before `ack`: bytes before it that were never seen were sent and
+    /// received, only not captured, so they become a hole now and delivery resumes after them.
+    pub fn acked(&mut self, ack: u32, sink: &mut impl FnMut(Piece<'_, M>)) {
+        let Some(next_seq) = self.next_seq else { return };
+        let rel = ack.wrapping_sub(next_seq) as i32;
+        if rel <= 0 {
+            return;
+        }
+        let target = self.next_off + rel as u64;
+        while self.next_off < target {
+            let upto = match self.pending.first_key_value() {
+                Some((&p, _)) => p.min(target),
+                None => target,
+            };
+            if upto > self.next_off {
+                let len = upto - self.next_off;
+                sink(Piece::Hole { offset: self.next_off, len });
+                self.stats.holes += 1;
+                self.stats.hole_bytes += len;
+                self.advance(len);
+            }
+            self.drain_pending(sink);
+        }
+        if self.pending.is_empty() {
+            self.gap_since = None;
+        }
+    }
+
+    /// Advances capture time: a missing range older than `max_age_ns` will not be filled any more (a
+    /// retransmission comes within the sender's timeout, and a capture that missed a segment never sees
+    /// it), so it becomes a hole and delivery resumes after it.
+    pub fn tick(&mut self, now_ns: i64, max_age_ns: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if self.pending.is_empty() {
+            self.gap_since = None;
+            return;
+        }
+        let since = *self.gap_since.get_or_insert(now_ns);
+        if now_ns - since > max_age_ns {
+            self.skip_to_first_pending(sink);
+            self.drain_pending(sink);
+            self.gap_since = (!self.pending.is_empty()).then_some(now_ns);
         }
     }
 

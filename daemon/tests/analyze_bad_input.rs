@@ -28,6 +28,16 @@ fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
     f
 }
 
+/// A pure ACK from the exchange (10.1.0.1:8003) acknowledging the client's bytes up to `ack`.
+fn exchange_ack(ack: u32) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
+    let h = TcpHdr { sport: 8003, dport: 40001, seq: 77, ack, flags: 0x10 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, &[]);
+    packet::pad_min(&mut f);
+    f
+}
+
 fn mold_packet(seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
     let mut p = Vec::new();
     mold::header(&mut p, b"BADSESS001", seq, msgs.len() as u16);
@@ -88,5 +98,86 @@ fn bad_flows_are_counted_with_their_first_frame() {
     assert_eq!(conn["to_exchange"]["soup_packets"], 1);
     assert_eq!(conn["to_exchange"]["truncated_tail_bytes"], 8);
     assert_eq!(conn["to_exchange"]["first_bad_frame"], 5);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
+/// segment that provably starts a SoupBinTCP packet, and counts the bytes it had to skip.
+#[test]
+fn tcp_holes_resynchronise_at_a_provable_boundary() {
+    use wirestamp_lab::encode::ouch;
+    let dir = std::env::temp_dir().join(format!("wirestamp-holes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("holes.pcap");
+    let order = |n: u32| {
+        let o = ouch::Order {
+            user_ref_num: n,
+            side: b'B',
+            quantity: 100,
+            symbol: "AAPL".into(),
+            price: 1_000_000,
+            cl_ord_id: format!("T{n:013}"),
+        };
+        let mut body = Vec::new();
+        ouch::enter_order(&mut body, &o);
+        let mut p = Vec::new();
+        soup::packet(&mut p, b'U', &body);
+        p
+    };
+    // Segments: [o1] [o2] [o3: lost] [o4's first 20 bytes] [o4's rest + o5] [o6] [o7's first 30 bytes:
+    // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets and the
+    // next segment starts mid-packet: neither proves a boundary, so both are skipped; o6 proves one. After
+    // the second hole, o7's rest is skipped and o8 resynchronises.
+    let o4 = order(4);
+    let o7 = order(7);
+    let mut seg5 = o4[20..].to_vec();
+    seg5.extend_from_slice(&order(5));
+    let segments: Vec<(Vec<u8>, bool)> = vec![
+        (order(1), true),
+        (order(2), true),
+        (order(3), false),
+        (o4[..20].to_vec(), true),
+        (seg5, true),
+        (order(6), true),
+        (o7[..30].to_vec(), false),
+        (o7[30..].to_vec(), true),
+        (order(8), true),
+    ];
+    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap(), LinkType::Ethernet, 65535).unwrap();
+    let mut seq = 5_000u32;
+    let mut i = 0i64;
+    let mut lost_bytes = 0u64;
+    let mut put = |f: Vec<u8>, w: &mut PcapWriter<std::fs::File>| {
+        w.write(T0 + i * 1_000, &f, f.len() as u32).unwrap();
+        i += 1;
+    };
+    for (bytes, captured) in &segments {
+        if *captured {
+            put(tcp(seq, bytes), &mut w);
+        } else {
+            lost_bytes += bytes.len() as u64;
+        }
+        seq += bytes.len() as u32;
+        // The exchange acknowledges every segment it received, the ones the capture missed included.
+        put(exchange_ack(seq), &mut w);
+    }
+    w.finish().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", "--json", "--orders", "tcp:10.1.0.1:8003@ouch50"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &r["connections"][0]["to_exchange"];
+    assert_eq!(s["tcp"]["holes"], 2);
+    assert_eq!(s["tcp"]["hole_bytes"], lost_bytes);
+    let skipped = 20 + (o4.len() - 20) + order(5).len() + (o7.len() - 30);
+    assert_eq!(s["resync_skipped_bytes"], skipped as u64);
+    // Orders 1, 2, 6 and 8 decoded; 3 and 7 lost in the holes, 4 and 5 skipped while resynchronising.
+    assert_eq!(s["ouch_messages"], 4);
+    assert_eq!(r["counters"]["orders"], 4);
+    // Frames: o1 0, ack 1, o2 2, ack 3, (o3 lost) ack 4: the exchange's ACK of o3 reveals the hole.
+    assert_eq!(s["first_bad_frame"], 4, "the ACK that revealed the first hole");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -204,6 +204,15 @@ struct Conn {
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
 
+/// The TCP fields an order stream needs.
+struct Segment<'a> {
+    seq: u32,
+    syn: bool,
+    /// The acknowledgement number, when the ACK flag is set.
+    ack: Option<u32>,
+    payload: &'a [u8],
+}
+
 /// Counters that qualify the figures; all reported.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Counters {
@@ -369,13 +378,15 @@ impl Analyzer {
                 }
                 None => false,
             },
-            Transport::Tcp { sport, dport, seq, flags, .. } => {
+            Transport::Tcp { sport, dport, seq, ack, flags } => {
                 match self.session_for(ip.src, sport, ip.dst, dport, payload) {
                     Some((si, to_exchange)) => {
                         let key =
                             if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
                         let syn = flags & crate::wire::tcp::flags::SYN != 0;
-                        self.order_segment(si, key, to_exchange, seq, syn, payload, FrameRef { index, time_ns });
+                        let ack = (flags & crate::wire::tcp::flags::ACK != 0).then_some(ack);
+                        let seg = Segment { seq, syn, ack, payload };
+                        self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
                         true
                     }
                     None => false,
@@ -548,17 +559,7 @@ impl Analyzer {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn order_segment(
-        &mut self,
-        si: usize,
-        key: ConnKey,
-        to_exchange: bool,
-        seq: u32,
-        syn: bool,
-        payload: &[u8],
-        frame: FrameRef,
-    ) {
+    fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seg: Segment<'_>, frame: FrameRef) {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None => {
@@ -577,8 +578,15 @@ impl Analyzer {
         let mut msgs = std::mem::take(&mut self.scratch);
         let conn = &mut self.conn_list[ci];
         conn.frames += 1;
-        let stream = if to_exchange { &mut conn.to_exchange } else { &mut conn.from_exchange };
-        stream.segment(seq, syn, payload, frame, &mut |m| msgs.push(m));
+        let (this, other) = if to_exchange {
+            (&mut conn.to_exchange, &mut conn.from_exchange)
+        } else {
+            (&mut conn.from_exchange, &mut conn.to_exchange)
+        };
+        this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
+        if let Some(ack) = seg.ack {
+            other.acked(ack, frame, &mut |m| msgs.push(m));
+        }
         for m in msgs.drain(..) {
             self.order_msg(ci, m);
         }

@@ -11,6 +11,11 @@ use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
 use crate::reasm::{Piece, Reassembler};
 use std::collections::VecDeque;
 
+/// How long a missing range may wait for a retransmission before it is a hole (TCP retransmits within
+/// its timeout, 200 ms at least on Linux; a segment the capture missed never comes back). An ACK from the
+/// other direction beyond the range ends the wait at once.
+const GAP_TIMEOUT_NS: i64 = 1_000_000_000;
+
 /// A frame, as far as timing is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FrameRef {
@@ -104,7 +109,19 @@ impl OrderStream {
     /// Feeds one TCP segment of this direction.
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.push(seq, syn, payload, frame, &mut |p| match p {
+        let mut sink = |p: Piece<'_, FrameRef>| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index),
+        };
+        self.reasm.push(seq, syn, payload, frame, &mut sink);
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+    }
+
+    /// The other direction acknowledged every byte of this one before `ack` (seen in `frame`): bytes
+    /// before it that the capture missed become a hole at once.
+    pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let fr = &mut self.fr;
+        self.reasm.acked(ack, &mut |p| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index),
         });

@@ -157,3 +157,53 @@ fn every_byte_is_accounted_for_under_shuffling() {
     assert_eq!(holes, 0);
     assert_eq!(got, stream);
 }
+
+/// A sink that records pieces as owned values into `out`.
+fn recorder(out: &mut Vec<Out>) -> impl FnMut(Piece<'_, u32>) + '_ {
+    |p| match p {
+        Piece::Data { offset, data, meta } => out.push(Out::Data(offset, data.to_vec(), meta)),
+        Piece::Hole { offset, len } => out.push(Out::Hole(offset, len)),
+    }
+}
+
+#[test]
+fn an_ack_beyond_the_gap_makes_it_a_hole_at_once() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1), (5, false, b"fg", 2)], false);
+    assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1)]);
+    {
+        let mut sink = recorder(&mut out);
+        r.acked(3, &mut sink); // up to byte 3: one byte of the gap
+        r.acked(9, &mut sink); // past everything: the rest of the gap, the pending data, 2 unseen bytes
+    }
+    assert_eq!(
+        out,
+        vec![
+            Out::Data(0, b"ab".to_vec(), 1),
+            Out::Hole(2, 1),
+            Out::Hole(3, 2),
+            Out::Data(5, b"fg".to_vec(), 2),
+            Out::Hole(7, 2)
+        ]
+    );
+    assert_eq!(r.stats().hole_bytes, 5);
+    r.acked(4, &mut recorder(&mut out)); // an old ACK changes nothing
+    assert_eq!(r.next_offset(), 9);
+    assert_eq!(out.len(), 5);
+}
+
+#[test]
+fn a_gap_older_than_the_bound_becomes_a_hole() {
+    let mut r = Reassembler::default();
+    let mut out = Vec::new();
+    {
+        let mut sink = recorder(&mut out);
+        r.push(0, false, b"ab", 1, &mut sink);
+        r.push(4, false, b"ef", 2, &mut sink);
+        r.tick(1_000, 500, &mut sink); // the gap is noticed at t=1000
+        r.tick(1_400, 500, &mut sink); // 400 ns: still waiting
+    }
+    assert_eq!(out.len(), 1);
+    r.tick(1_600, 500, &mut recorder(&mut out)); // 600 ns: given up
+    assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 2), Out::Data(4, b"ef".to_vec(), 2)]);
+}
