@@ -19,7 +19,7 @@ use crate::encode::{itch, mold, ouch, soup};
 use crate::packet::{self, TcpHdr};
 use crate::rng::Rng;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -186,6 +186,10 @@ const SYMBOLS: [&str; 8] = ["AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META", "TS
 const HORIZON_NS: i64 = 50_000_000;
 /// An order held for coalescing waits at most this long for a companion.
 const COALESCE_WINDOW_NS: i64 = 20_000;
+/// First data byte's sequence number of each side; the client's is near the top of the sequence space,
+/// so the order stream wraps.
+const CLIENT_ISN: u32 = 0xFFFF_F000;
+const SERVER_ISN: u32 = 0x1000_0000;
 const IFACE_A: u32 = 0;
 const IFACE_B: u32 = 1;
 const IFACE_ORDERS: u32 = 2;
@@ -241,6 +245,9 @@ struct Gen<'a> {
     // TCP state: client (host -> exchange) and server sequence numbers.
     client_seq: u32,
     server_seq: u32,
+    /// (send time, sequence after the segment) of each data segment, for ACK numbers.
+    client_log: VecDeque<(i64, u32)>,
+    server_log: VecDeque<(i64, u32)>,
     last_client_send: i64,
     last_server_send: i64,
     order_segments: u64,
@@ -259,6 +266,12 @@ impl Gen<'_> {
     }
 
     fn flush_before(&mut self, t: i64) -> io::Result<()> {
+        // Sends older than the horizon no longer decide any ACK number but the latest of them.
+        for log in [&mut self.client_log, &mut self.server_log] {
+            while log.len() > 1 && log[1].0 < t - HORIZON_NS {
+                log.pop_front();
+            }
+        }
         while let Some(Reverse(p)) = self.heap.peek() {
             if p.time >= t {
                 break;
@@ -319,16 +332,23 @@ impl Gen<'_> {
         }
     }
 
-    fn tcp_frame(&mut self, from_host: bool, flags: u8, payload: &[u8], seq: u32) -> Vec<u8> {
+    /// A segment sent at `t`. Its ACK number covers what the other side sent at least 1 µs before `t`
+    /// (frames are generated ahead of their times, so the other side's sequence number so far may
+    /// include bytes that are only sent later).
+    fn tcp_frame(&mut self, from_host: bool, flags: u8, payload: &[u8], seq: u32, t: i64) -> Vec<u8> {
+        let acked = |log: &VecDeque<(i64, u32)>, initial: u32| {
+            let n = log.partition_point(|&(sent, _)| sent + 1_000 <= t);
+            if n == 0 { initial } else { log[n - 1].1 }
+        };
         let mut f = Vec::with_capacity(54 + payload.len());
         let id = self.next_ip_id();
         if from_host {
             packet::ethernet(&mut f, EXCHANGE_MAC, HOST_MAC, None);
-            let h = TcpHdr { sport: HOST_PORT, dport: OUCH_PORT, seq, ack: self.server_seq, flags };
+            let h = TcpHdr { sport: HOST_PORT, dport: OUCH_PORT, seq, ack: acked(&self.server_log, SERVER_ISN), flags };
             packet::ipv4_tcp(&mut f, HOST, EXCHANGE, h, id, payload);
         } else {
             packet::ethernet(&mut f, HOST_MAC, EXCHANGE_MAC, None);
-            let h = TcpHdr { sport: OUCH_PORT, dport: HOST_PORT, seq, ack: self.client_seq, flags };
+            let h = TcpHdr { sport: OUCH_PORT, dport: HOST_PORT, seq, ack: acked(&self.client_log, CLIENT_ISN), flags };
             packet::ipv4_tcp(&mut f, EXCHANGE, HOST, h, id, payload);
         }
         packet::pad_min(&mut f);
@@ -339,9 +359,10 @@ impl Gen<'_> {
     fn client_send(&mut self, t: i64, payload: &[u8]) -> i64 {
         let t = t.max(self.last_client_send + 100);
         let seq = self.client_seq;
-        let f = self.tcp_frame(true, 0x18, payload, seq);
+        let f = self.tcp_frame(true, 0x18, payload, seq, t);
         self.push(t, IFACE_ORDERS, Direction::Outbound, f);
         self.client_seq = self.client_seq.wrapping_add(payload.len() as u32);
+        self.client_log.push_back((t, self.client_seq));
         self.last_client_send = t;
         t
     }
@@ -349,19 +370,20 @@ impl Gen<'_> {
     fn server_send(&mut self, t: i64, payload: &[u8]) -> i64 {
         let t = t.max(self.last_server_send + 100);
         let seq = self.server_seq;
-        let f = self.tcp_frame(false, 0x18, payload, seq);
+        let f = self.tcp_frame(false, 0x18, payload, seq, t);
         self.push(t, IFACE_ORDERS, Direction::Inbound, f);
         self.server_seq = self.server_seq.wrapping_add(payload.len() as u32);
+        self.server_log.push_back((t, self.server_seq));
         self.last_server_send = t;
         t
     }
 
     fn handshake(&mut self, t: i64) {
-        let syn = self.tcp_frame(true, 0x02, &[], self.client_seq.wrapping_sub(1));
+        let syn = self.tcp_frame(true, 0x02, &[], self.client_seq.wrapping_sub(1), t);
         self.push(t, IFACE_ORDERS, Direction::Outbound, syn);
-        let synack = self.tcp_frame(false, 0x12, &[], self.server_seq.wrapping_sub(1));
+        let synack = self.tcp_frame(false, 0x12, &[], self.server_seq.wrapping_sub(1), t + 20_000);
         self.push(t + 20_000, IFACE_ORDERS, Direction::Inbound, synack);
-        let ack = self.tcp_frame(true, 0x10, &[], self.client_seq);
+        let ack = self.tcp_frame(true, 0x10, &[], self.client_seq, t + 21_000);
         self.push(t + 21_000, IFACE_ORDERS, Direction::Outbound, ack);
         self.last_client_send = t + 21_000;
         self.last_server_send = t + 20_000;
@@ -395,7 +417,7 @@ impl Gen<'_> {
         } else {
             let t = self.client_send(due, &payload);
             if self.cfg.retransmit == Some(self.order_segments) {
-                let f = self.tcp_frame(true, 0x18, &payload, seq_before);
+                let f = self.tcp_frame(true, 0x18, &payload, seq_before, t + 200_000);
                 self.push(t + 200_000, IFACE_ORDERS, Direction::Outbound, f);
                 self.sum.order_segments += 1;
             }
@@ -509,9 +531,10 @@ pub fn synth(cfg: &SynthConfig, out: &Path) -> io::Result<(Vec<TruthPair>, Synth
         ip_id: 0,
         sum: SynthSummary { session: String::from_utf8_lossy(SESSION).into_owned(), ..Default::default() },
         truth: Vec::new(),
-        // Near the top of the sequence space, so the order stream wraps.
-        client_seq: 0xFFFF_F000,
-        server_seq: 0x1000_0000,
+        client_seq: CLIENT_ISN,
+        server_seq: SERVER_ISN,
+        client_log: VecDeque::new(),
+        server_log: VecDeque::new(),
         last_client_send: i64::MIN / 2,
         last_server_send: i64::MIN / 2,
         order_segments: 0,
