@@ -1,0 +1,27 @@
+//! wirestamp's BPF programs and their loader.
+//!
+//! - [`TcCapture`]: tcx ingress/egress programs (`src/bpf/tc.bpf.c`) that pick the packets of configured
+//!   flows ([`FlowSpec`]: market-data groups, order sessions; address, port, VLAN), stamp them and write
+//!   a [`PacketRecord`] each to a BPF ring buffer, leaving the traffic untouched. Needs Linux 6.6+ (tcx,
+//!   `bpf_ktime_get_tai_ns`, `__sk_buff.tstamp_type`/`hwtstamp`) and CAP_BPF + CAP_NET_ADMIN +
+//!   CAP_PERFMON (or root).
+//!
+//! Every struct shared with the programs is in `src/bpf/events.h`; Rust reads records in place with
+//! length- and alignment-checked views. libbpf's messages go to `tracing` (target `libbpf`); a program
+//! the verifier rejects yields [`BpfError::Load`] with the verifier log and, when one explains it, the
+//! missing capability or kernel feature.
+
+mod caps;
+mod error;
+mod flow;
+mod log;
+mod record;
+mod ring;
+mod skel;
+mod tc;
+
+pub use error::{BpfError, Result};
+pub use flow::{FlowSpec, L4Proto, VlanMatch};
+pub use log::install_libbpf_logger;
+pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
+pub use tc::{EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcCapture, TcOptions, TcStats, TestSkb};
