@@ -71,7 +71,7 @@ pub enum BpfError {
         source: libbpf_rs::Error,
     },
     /// Querying the programs attached to an interface failed.
-    #[error("querying the tcx programs on ifindex {ifindex} ({hook}): {source}")]
+    #[error("querying the tcx programs on ifindex {ifindex} ({hook}): {source}{hint}")]
     Query {
         /// Interface.
         ifindex: u32,
@@ -79,6 +79,8 @@ pub enum BpfError {
         hook: &'static str,
         /// errno.
         source: io::Error,
+        /// Missing capability or kernel feature, or a namespace mix-up ("" otherwise).
+        hint: String,
     },
     /// Creating or polling the ring buffer failed.
     #[error("ring buffer {what}: {source}")]

@@ -83,10 +83,8 @@ pub struct TcStats {
 pub struct TestSkb {
     /// Interface (must exist in the calling thread's netns; 0 or 1 = loopback).
     pub ifindex: u32,
-    /// `skb->tstamp`.
+    /// `skb->tstamp` (the kernel takes it as REALTIME: BPF_PROG_TEST_RUN cannot set tstamp_type).
     pub tstamp: u64,
-    /// `skb->tstamp_type` (0 REALTIME, 1 MONOTONIC, 2 TAI).
-    pub tstamp_type: u8,
     /// The skb hardware timestamp.
     pub hwtstamp: u64,
 }
@@ -278,10 +276,8 @@ impl TcCapture {
         let mut put = |off: usize, bytes: &[u8]| ctx[off..off + bytes.len()].copy_from_slice(bytes);
         put(std::mem::offset_of!(__sk_buff, ifindex), &skb.ifindex.to_ne_bytes());
         put(std::mem::offset_of!(__sk_buff, tstamp), &skb.tstamp.to_ne_bytes());
-        put(std::mem::offset_of!(__sk_buff, tstamp_type), &[skb.tstamp_type]);
         put(std::mem::offset_of!(__sk_buff, hwtstamp), &skb.hwtstamp.to_ne_bytes());
-        let input =
-            libbpf_rs::ProgramInput { data_in: Some(frame), context_in: Some(&mut ctx), ..Default::default() };
+        let input = libbpf_rs::ProgramInput { data_in: Some(frame), context_in: Some(&mut ctx), ..Default::default() };
         let out = prog.test_run(input).map_err(|source| BpfError::TestRun { program, source })?;
         Ok(out.return_value as i32)
     }
@@ -304,7 +300,8 @@ fn find_attached(ifindex: u32, attach_type: u32, hook: &'static str) -> Result<O
         if matches!(source.raw_os_error(), Some(libc::EINVAL) | Some(libc::EOPNOTSUPP)) {
             return Ok(None);
         }
-        return Err(BpfError::Query { ifindex, hook, source });
+        let hint = caps::attach_hint(source.raw_os_error());
+        return Err(BpfError::Query { ifindex, hook, source, hint });
     }
     // SAFETY: the kernel wrote the count into the union's `prog_cnt` member.
     let count = unsafe { q.__bindgen_anon_1.prog_cnt } as usize;
