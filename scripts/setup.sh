@@ -3,7 +3,9 @@
 # everything is already there.
 set -euo pipefail
 
-apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make tshark tcpdump gzip zstd iproute2)
+# clang-19, libelf-dev, zlib1g-dev, pkg-config, make and a C compiler build bpf/ (vendored libbpf + BPF C);
+# iproute2 makes the veth pairs of its namespace tests.
+apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make gcc libc6-dev tshark tcpdump gzip zstd iproute2)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
