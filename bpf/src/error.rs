@@ -62,6 +62,38 @@ pub enum BpfError {
         /// The kernel's id of the attached program (`bpftool prog show id N`).
         prog_id: u32,
     },
+    /// The cgroup directory cannot be opened or queried.
+    #[error("cgroup {}: {source}", path.display())]
+    Cgroup {
+        /// The cgroup v2 directory.
+        path: std::path::PathBuf,
+        /// errno.
+        source: io::Error,
+    },
+    /// The kernel refused to attach the sockops program to the cgroup.
+    #[error("attaching ws_sockops to cgroup {} failed: {source}{hint}", path.display())]
+    AttachCgroup {
+        /// The cgroup v2 directory.
+        path: std::path::PathBuf,
+        /// libbpf's error.
+        source: libbpf_rs::Error,
+        /// Missing capability, when one explains the failure ("" otherwise).
+        hint: String,
+    },
+    /// wirestamp's sockops program is already attached to this cgroup.
+    #[error(
+        "cgroup {} already has wirestamp's {program} attached (BPF prog id {prog_id}): another wirestamp instance \
+         is timestamping this cgroup; stop it (or detach prog {prog_id}) first",
+        path.display()
+    )]
+    AlreadyAttachedCgroup {
+        /// The cgroup v2 directory.
+        path: std::path::PathBuf,
+        /// Name of the program found there.
+        program: String,
+        /// The kernel's id of the attached program.
+        prog_id: u32,
+    },
     /// A map operation failed.
     #[error("BPF map {map}: {source}")]
     Map {

@@ -6,6 +6,10 @@
 //!   `bpf_ktime_get_tai_ns`, `__sk_buff.tstamp_type`/`hwtstamp`) and CAP_BPF + CAP_NET_ADMIN +
 //!   CAP_PERFMON (or root).
 //!
+//! - [`TxTimestamping`]: a sockops program (`src/bpf/sockops.bpf.c`) on the trading app's cgroup v2 that
+//!   reports each TCP write's SCHED/SND/ACK times and byte range ([`TxRecord`]) for the configured order
+//!   sessions, without any change to the application. Needs Linux 6.15+.
+//!
 //! Every struct shared with the programs is in `src/bpf/events.h`; Rust reads records in place with
 //! length- and alignment-checked views. libbpf's messages go to `tracing` (target `libbpf`); a program
 //! the verifier rejects yields [`BpfError::Load`] with the verifier log and, when one explains it, the
@@ -18,10 +22,12 @@ mod log;
 mod record;
 mod ring;
 mod skel;
+mod sockops;
 mod tc;
 
 pub use error::{BpfError, Result};
 pub use flow::{FlowSpec, L4Proto, VlanMatch};
 pub use log::install_libbpf_logger;
 pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
+pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
 pub use tc::{EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcCapture, TcOptions, TcStats, TestSkb};

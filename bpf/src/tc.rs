@@ -14,7 +14,7 @@
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -27,6 +27,7 @@ use crate::flow::{self, FlowSpec};
 use crate::log;
 use crate::record::{HookDirection, PAYLOAD_MAX, PacketRecord};
 use crate::ring::RingReader;
+use crate::skel::SkelStorage;
 use crate::skel::tc::types::__sk_buff;
 use crate::skel::tc::{TcSkel, TcSkelBuilder};
 
@@ -89,22 +90,6 @@ pub struct TestSkb {
     pub hwtstamp: u64,
 }
 
-/// Heap storage the skeleton borrows (libbpf-rs skeletons borrow their object storage). Freed after the
-/// skeleton: it is declared after it in [`TcCapture`]. A raw pointer, not a `Box`, so moving the capture
-/// does not assert uniqueness over memory the skeleton points into.
-struct SkelStorage(NonNull<MaybeUninit<OpenObject>>);
-
-impl Drop for SkelStorage {
-    fn drop(&mut self) {
-        // SAFETY: allocated by `Box::new` in `TcCapture::load`, freed once here; everything borrowing it (the
-        // skeleton) has been dropped before, by field order.
-        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
-    }
-}
-
-// SAFETY: plain heap memory; the OpenObject/Object kept in it is Send + Sync (libbpf-rs).
-unsafe impl Send for SkelStorage {}
-
 /// A loaded (and usually attached) tc capture. Drop detaches and frees everything.
 pub struct TcCapture {
     // Field order is drop order: reader, then links (detach), then the skeleton (programs, maps), then
@@ -142,11 +127,11 @@ impl TcCapture {
                 opts.ring_bytes
             )));
         }
-        let storage = SkelStorage(NonNull::from(Box::leak(Box::new(MaybeUninit::<OpenObject>::uninit()))));
+        let storage = SkelStorage::new();
         // SAFETY: the allocation lives until `SkelStorage` drops, which happens after the skeleton built on
         // it (field order in `TcCapture`; on the error paths below the skeleton values are temporaries
         // dropped before `storage`, a local declared earlier). Nothing else accesses it.
-        let object: &'static mut MaybeUninit<OpenObject> = unsafe { &mut *storage.0.as_ptr() };
+        let object: &'static mut MaybeUninit<OpenObject> = unsafe { storage.object() };
         let (open, log) = log::capture(|| TcSkelBuilder::default().open(object));
         let mut open = open.map_err(|source| {
             tracing::debug!(target: "libbpf", "{log}");
@@ -191,7 +176,10 @@ impl TcCapture {
             (opts.egress, EGRESS_PROG, "tcx egress", libbpf_sys::BPF_TCX_EGRESS, 0),
         ];
         for &(enabled, _, hook, attach_type, _) in &hooks {
-            if enabled && let Some((prog_id, program)) = find_attached(ifindex, attach_type, hook)? {
+            let target = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
+            let found = find_attached(target, attach_type, &[INGRESS_PROG, EGRESS_PROG])
+                .map_err(|source| query_error(ifindex, hook, source))?;
+            if enabled && let Some((prog_id, program)) = found {
                 return Err(BpfError::AlreadyAttached { ifindex, program, hook, prog_id });
             }
         }
@@ -283,25 +271,29 @@ impl TcCapture {
     }
 }
 
-/// The first wirestamp tc program attached to `ifindex`'s `attach_type` hook: (prog id, name).
-fn find_attached(ifindex: u32, attach_type: u32, hook: &'static str) -> Result<Option<(u32, String)>> {
+fn query_error(ifindex: u32, hook: &'static str, source: std::io::Error) -> BpfError {
+    let hint = caps::attach_hint(source.raw_os_error());
+    BpfError::Query { ifindex, hook, source, hint }
+}
+
+/// The first program named one of `names` attached to `target` (an ifindex for tcx, a cgroup fd for
+/// cgroup hooks) at `attach_type`: (prog id, name). A kernel without that hook answers "none".
+pub(crate) fn find_attached(target: i32, attach_type: u32, names: &[&str]) -> std::io::Result<Option<(u32, String)>> {
     let mut ids = [0u32; 64];
     // SAFETY: an all-zero bpf_prog_query_opts is valid (null arrays, zero counts).
     let mut q: libbpf_sys::bpf_prog_query_opts = unsafe { std::mem::zeroed() };
     q.sz = size_of::<libbpf_sys::bpf_prog_query_opts>() as libbpf_sys::size_t;
     q.prog_ids = ids.as_mut_ptr();
     q.__bindgen_anon_1.prog_cnt = ids.len() as u32;
-    let target = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
     // SAFETY: `q` points at `ids`, which holds `prog_cnt` entries and outlives the call.
     let rc = unsafe { libbpf_sys::bpf_prog_query_opts(target, attach_type, &mut q) };
     if rc != 0 {
         let source = std::io::Error::last_os_error();
-        // No tcx in this kernel: the attach that follows fails and says so.
+        // No such hook in this kernel: the attach that follows fails and says so.
         if matches!(source.raw_os_error(), Some(libc::EINVAL) | Some(libc::EOPNOTSUPP)) {
             return Ok(None);
         }
-        let hint = caps::attach_hint(source.raw_os_error());
-        return Err(BpfError::Query { ifindex, hook, source, hint });
+        return Err(source);
     }
     // SAFETY: the kernel wrote the count into the union's `prog_cnt` member.
     let count = unsafe { q.__bindgen_anon_1.prog_cnt } as usize;
@@ -317,14 +309,13 @@ fn find_attached(ifindex: u32, attach_type: u32, hook: &'static str) -> Result<O
         let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
         let mut len = size_of::<libbpf_sys::bpf_prog_info>() as u32;
         // SAFETY: `info` is writable for `len` bytes.
-        let rc =
-            unsafe { libbpf_sys::bpf_prog_get_info_by_fd(std::os::fd::AsRawFd::as_raw_fd(&fd), &mut info, &mut len) };
+        let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
         if rc != 0 {
             continue;
         }
         let raw: Vec<u8> = info.name.iter().map(|&c| c as u8).collect();
         let name = CStr::from_bytes_until_nul(&raw).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
-        if name == INGRESS_PROG || name == EGRESS_PROG {
+        if names.contains(&name.as_str()) {
             return Ok(Some((id, name)));
         }
     }

@@ -103,4 +103,39 @@ struct ws_pkt_event {
 	__u8 payload[WS_PAYLOAD_MAX];
 };
 
+/* ---- sockops TX timestamping (sockops.bpf.c), kernel 6.15+ ---- */
+
+/* ws_tx_event.kind */
+enum ws_tx_kind {
+	WS_TX_ESTABLISHED = 1, /* a configured connection was enabled; seq = snd_nxt (ISN + 1) */
+	WS_TX_SCHED = 2,       /* the write's last byte entered the qdisc layer */
+	WS_TX_SND_SW = 3,      /* ... was handed to the driver (software stamp) */
+	WS_TX_SND_HW = 4,      /* ... left the NIC (hardware stamp) */
+	WS_TX_ACK = 5,         /* ... was acknowledged by the peer */
+};
+
+/* Indexes of the per-CPU `tx_stats` array. */
+enum ws_tx_stat {
+	WS_TX_STAT_ENABLED = 0,          /* connections with TX timestamping turned on */
+	WS_TX_STAT_SETSOCKOPT_FAILED = 1,/* bpf_setsockopt(SK_BPF_CB_FLAGS) refused: kernel older than 6.15 */
+	WS_TX_STAT_NO_KFUNC = 2,         /* bpf_sock_ops_enable_tx_tstamp missing: kernel older than 6.15 */
+	WS_TX_STAT_RINGBUF_FULL = 3,     /* events lost: the ring had no room */
+	WS_TX_STAT__MAX = 4,
+};
+
+/* One ring-buffer record per callback of a configured connection. */
+struct ws_tx_event {
+	__u64 ts_ns;       /* SND_HW: the skb hardware stamp; else bpf_ktime_get_tai_ns() in the callback */
+	__u64 sk_cookie;   /* bpf_get_socket_cookie(): identifies the socket */
+	__u32 seq;         /* tskey: sequence number of the write's last byte; ESTABLISHED: snd_nxt */
+	__u32 flow_id;
+	__u16 local_port;  /* host order */
+	__u16 remote_port; /* host order */
+	__u8 kind;         /* enum ws_tx_kind */
+	__u8 ip_version;   /* 4 or 6 */
+	__u8 pad[2];
+	__u8 local_addr[16]; /* IPv6 or IPv4-mapped, network order */
+	__u8 remote_addr[16];
+};
+
 #endif /* WIRESTAMP_EVENTS_H */
