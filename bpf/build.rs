@@ -12,7 +12,7 @@ use libbpf_cargo::SkeletonBuilder;
 
 /// (source, skeleton file name)
 const PROGRAMS: &[(&str, &str)] = &[("src/bpf/tc.bpf.c", "tc.skel.rs"), ("src/bpf/sockops.bpf.c", "sockops.skel.rs")];
-const HEADERS: &[&str] = &["src/bpf/events.h", "src/bpf/vmlinux.h"];
+const HEADERS: &[&str] = &["src/bpf/events.h", "src/bpf/capture.h", "src/bpf/vmlinux.h"];
 
 fn find_clang() -> PathBuf {
     if let Some(c) = env::var_os("BPF_CLANG") {
