@@ -11,7 +11,11 @@ use std::path::PathBuf;
 use libbpf_cargo::SkeletonBuilder;
 
 /// (source, skeleton file name)
-const PROGRAMS: &[(&str, &str)] = &[("src/bpf/tc.bpf.c", "tc.skel.rs"), ("src/bpf/sockops.bpf.c", "sockops.skel.rs")];
+const PROGRAMS: &[(&str, &str)] = &[
+    ("src/bpf/tc.bpf.c", "tc.skel.rs"),
+    ("src/bpf/sockops.bpf.c", "sockops.skel.rs"),
+    ("src/bpf/xdp.bpf.c", "xdp.skel.rs"),
+];
 const HEADERS: &[&str] = &["src/bpf/events.h", "src/bpf/capture.h", "src/bpf/vmlinux.h"];
 
 fn find_clang() -> PathBuf {

@@ -83,3 +83,16 @@ pub(crate) fn attach_hint(errno: Option<i32>) -> String {
         _ => String::new(),
     }
 }
+
+/// A hint for a failed XDP attach.
+pub(crate) fn xdp_attach_hint(errno: Option<i32>) -> String {
+    match errno {
+        Some(libc::EBUSY) => " (the interface already has an XDP program: another wirestamp capture, or another \
+                               tool; `ip link show` names it)"
+            .to_string(),
+        Some(libc::EPERM) => attach_hint(errno),
+        _ => " (device-bound XDP needs driver (native) mode: a driver without XDP support cannot run it; \
+               use the tc capture there)"
+            .to_string(),
+    }
+}

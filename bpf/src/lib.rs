@@ -6,6 +6,10 @@
 //!   `bpf_ktime_get_tai_ns`, `__sk_buff.tstamp_type`/`hwtstamp`) and CAP_BPF + CAP_NET_ADMIN +
 //!   CAP_PERFMON (or root).
 //!
+//! - [`XdpCapture`]: the same capture as a device-bound XDP program (`src/bpf/xdp.bpf.c`) that reads the
+//!   NIC's RX hardware timestamp (`bpf_xdp_metadata_rx_timestamp`) where the driver has one. veth and
+//!   NICs without it give none: records then carry the hook's time and [`CaptureStats::no_hw_rx_stamp`]
+//!   counts them; use [`TcCapture`]'s stamps there.
 //! - [`TxTimestamping`]: a sockops program (`src/bpf/sockops.bpf.c`) on the trading app's cgroup v2 that
 //!   reports each TCP write's SCHED/SND/ACK times and byte range ([`TxRecord`]) for the configured order
 //!   sessions, without any change to the application. Needs Linux 6.15+.
@@ -24,10 +28,12 @@ mod ring;
 mod skel;
 mod sockops;
 mod tc;
+mod xdp;
 
 pub use error::{BpfError, Result};
 pub use flow::{FlowSpec, L4Proto, VlanMatch};
 pub use log::install_libbpf_logger;
 pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
 pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
-pub use tc::{EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcCapture, TcOptions, TcStats, TestSkb};
+pub use tc::{CaptureStats, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcCapture, TcOptions, TestSkb};
+pub use xdp::XdpCapture;

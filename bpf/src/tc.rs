@@ -58,9 +58,9 @@ impl Default for TcOptions {
     }
 }
 
-/// Counters of a capture: the kernel side's (summed over CPUs) and the reader's.
+/// Counters of a capture (tc or XDP): the kernel side's (summed over CPUs) and the reader's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TcStats {
+pub struct CaptureStats {
     /// Packets the programs ran on.
     pub seen: u64,
     /// Packets of a configured flow.
@@ -73,6 +73,8 @@ pub struct TcStats {
     pub unsupported: u64,
     /// IPv4 non-first fragments (no L4 header to match).
     pub fragments: u64,
+    /// XDP only: matched packets the driver gave no RX hardware timestamp (veth: all of them).
+    pub no_hw_rx_stamp: u64,
     /// Records handed to `poll` callbacks.
     pub delivered: u64,
     /// Ring records of the wrong size, dropped by the reader (a BPF object from another build).
@@ -118,15 +120,7 @@ impl TcCapture {
     /// loaded capture can also run [`Self::test_run`]).
     pub fn load(flows: &[FlowSpec], opts: &TcOptions) -> Result<Self> {
         let entries = flow::encode(flows)?;
-        if usize::from(opts.snap_len) > PAYLOAD_MAX {
-            return Err(BpfError::Options(format!("snap_len {} over the maximum {PAYLOAD_MAX}", opts.snap_len)));
-        }
-        if !opts.ring_bytes.is_power_of_two() || opts.ring_bytes < 4096 {
-            return Err(BpfError::Options(format!(
-                "ring_bytes {} must be a power of two of at least 4096",
-                opts.ring_bytes
-            )));
-        }
+        check_options(opts)?;
         let storage = SkelStorage::new();
         // SAFETY: the allocation lives until `SkelStorage` drops, which happens after the skeleton built on
         // it (field order in `TcCapture`; on the error paths below the skeleton values are temporaries
@@ -216,7 +210,7 @@ impl TcCapture {
     }
 
     /// Waits up to `timeout` for records and hands each to `f`. Returns the number of ring records
-    /// consumed (bad ones included; they are counted in [`TcStats::bad_records`]).
+    /// consumed (bad ones included; they are counted in [`CaptureStats::bad_records`]).
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&PacketRecord<'_>)) -> Result<usize> {
         let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
         self.ring.poll(timeout, &mut |bytes| match PacketRecord::from_bytes(bytes) {
@@ -229,27 +223,8 @@ impl TcCapture {
     }
 
     /// The counters.
-    pub fn stats(&self) -> Result<TcStats> {
-        let read = |idx: u32| -> Result<u64> {
-            let per_cpu = self
-                .skel
-                .maps
-                .stats
-                .lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY)
-                .map_err(|source| BpfError::Map { map: "stats", source })?
-                .unwrap_or_default();
-            Ok(per_cpu.iter().map(|v| v.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_ne_bytes)).sum())
-        };
-        Ok(TcStats {
-            seen: read(0)?,
-            matched: read(1)?,
-            ringbuf_full: read(2)?,
-            malformed: read(3)?,
-            unsupported: read(4)?,
-            fragments: read(5)?,
-            delivered: self.delivered,
-            bad_records: self.bad_records,
-        })
+    pub fn stats(&self) -> Result<CaptureStats> {
+        read_stats(&self.skel.maps.stats, self.delivered, self.bad_records)
     }
 
     /// Runs the ingress or egress program once on `frame` (from its Ethernet header) through
@@ -269,6 +244,42 @@ impl TcCapture {
         let out = prog.test_run(input).map_err(|source| BpfError::TestRun { program, source })?;
         Ok(out.return_value as i32)
     }
+}
+
+/// Sums the per-CPU `stats` array (`enum ws_stat`).
+pub(crate) fn read_stats(map: &libbpf_rs::MapMut<'_>, delivered: u64, bad_records: u64) -> Result<CaptureStats> {
+    let read = |idx: u32| -> Result<u64> {
+        let per_cpu = map
+            .lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|source| BpfError::Map { map: "stats", source })?
+            .unwrap_or_default();
+        Ok(per_cpu.iter().map(|v| v.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_ne_bytes)).sum())
+    };
+    Ok(CaptureStats {
+        seen: read(0)?,
+        matched: read(1)?,
+        ringbuf_full: read(2)?,
+        malformed: read(3)?,
+        unsupported: read(4)?,
+        fragments: read(5)?,
+        no_hw_rx_stamp: read(6)?,
+        delivered,
+        bad_records,
+    })
+}
+
+/// Checks the options shared by the tc and XDP captures.
+pub(crate) fn check_options(opts: &TcOptions) -> Result<()> {
+    if usize::from(opts.snap_len) > PAYLOAD_MAX {
+        return Err(BpfError::Options(format!("snap_len {} over the maximum {PAYLOAD_MAX}", opts.snap_len)));
+    }
+    if !opts.ring_bytes.is_power_of_two() || opts.ring_bytes < 4096 {
+        return Err(BpfError::Options(format!(
+            "ring_bytes {} must be a power of two of at least 4096",
+            opts.ring_bytes
+        )));
+    }
+    Ok(())
 }
 
 fn query_error(ifindex: u32, hook: &'static str, source: std::io::Error) -> BpfError {

@@ -13,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use support::*;
-use wirestamp_bpf::{BpfError, FlowSpec, HookDirection, StampSource, TcCapture, TcOptions};
+use wirestamp_bpf::{BpfError, FlowSpec, HookDirection, StampSource, TcCapture, TcOptions, XdpCapture};
 
 const GROUP: Ipv4Addr = Ipv4Addr::new(239, 1, 1, 1);
 const FEED_PORT: u16 = 30001;
@@ -445,4 +445,73 @@ fn attach_to_a_missing_interface_names_the_namespace_problem() {
     let msg = err.to_string();
     assert!(matches!(err, BpfError::Query { ifindex: 4242, hook: "tcx ingress", .. }), "{msg}");
     assert!(msg.contains("no such interface in the calling thread's network namespace"), "{msg}");
+}
+
+#[test]
+fn xdp_device_bound_capture_reports_no_hardware_stamp_on_veth() {
+    let net = VethPair::new();
+    let vb = net.vb;
+    let opts = TcOptions { snap_len: SNAP, ..TcOptions::default() };
+    let o2 = opts.clone();
+    let mut cap = net.b.run(move || XdpCapture::attach(vb, &flows(), &o2)).expect("device-bound XDP on vb");
+    // One XDP program per interface: a second capture is refused, and says why.
+    let o2 = opts.clone();
+    let err = net.b.run(move || XdpCapture::attach(vb, &flows(), &o2)).expect_err("second XDP attach");
+    assert!(err.to_string().contains("the interface already has an XDP program"), "{err}");
+
+    let tx = net.a.run(|| UdpSocket::bind((Ipv4Addr::from(A_ADDR), 0)).unwrap());
+    tx.set_multicast_loop_v4(false).unwrap();
+    let before = clock_realtime_ns();
+    for seq in 0..N_FEED {
+        tx.send_to(&feed_datagram(seq), (GROUP, FEED_PORT)).unwrap();
+        tx.send_to(b"noise-other-port", (GROUP, FEED_PORT + 1)).unwrap();
+        tx.send_to(b"noise-unicast", (b_addr(), 9001)).unwrap();
+    }
+    thread::sleep(Duration::from_millis(100));
+    let after = clock_realtime_ns();
+    let seen = drain_xdp(&mut cap, tai_offset());
+    let seqs: Vec<u64> = seen.iter().map(|s| feed_seq(&s.pkt.prefix)).collect();
+    assert_eq!(seqs, (0..N_FEED).collect::<Vec<_>>(), "every feed datagram once, in order, nothing else");
+    for s in &seen {
+        assert_eq!((s.flow, s.pkt.egress, s.pkt.payload_len), (1, false, 50));
+        // veth's rx_timestamp kfunc answers 0: "none", so the hook's own time is used.
+        assert_eq!((s.source, s.skb_tstamp), (StampSource::HookTai, (0, 0)), "{s:?}");
+        assert!(s.epoch_ns >= before && s.epoch_ns <= after, "hook time within the sends");
+    }
+    let st = cap.stats().unwrap();
+    assert_eq!((st.matched, st.no_hw_rx_stamp, st.delivered, st.ringbuf_full), (N_FEED, N_FEED, N_FEED, 0));
+    assert!(st.seen >= 3 * N_FEED, "the noise was seen too: {st:?}");
+    net.b.run(move || drop(cap));
+}
+
+fn clock_realtime_ns() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    i64::try_from(now.as_nanos()).unwrap()
+}
+
+fn drain_xdp(cap: &mut XdpCapture, tai_offset: i64) -> Vec<Seen> {
+    let mut out = Vec::new();
+    while cap
+        .poll(Duration::from_millis(50), |r| {
+            out.push(Seen {
+                pkt: Pkt {
+                    egress: r.direction() == HookDirection::Egress,
+                    proto: r.proto(),
+                    src: v4(r.src()),
+                    dst: v4(r.dst()),
+                    seq: r.tcp_seq(),
+                    flags: r.tcp_flags(),
+                    payload_len: usize::from(r.l4_payload_len()),
+                    prefix: r.payload().to_vec(),
+                },
+                flow: r.flow_id(),
+                epoch_ns: r.epoch_ns(tai_offset),
+                source: r.ts_source(),
+                skb_tstamp: r.skb_tstamp(),
+            });
+        })
+        .unwrap()
+        > 0
+    {}
+    out
 }

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
 use wirestamp_bpf::{
-    FlowSpec, HookDirection, L4Proto, StampSource, TCX_NEXT, TcCapture, TcOptions, TcStats, TestSkb, VlanMatch,
+    CaptureStats, FlowSpec, HookDirection, L4Proto, StampSource, TCX_NEXT, TcCapture, TcOptions, TestSkb, VlanMatch,
 };
 
 const GROUP: Ipv4Addr = Ipv4Addr::new(239, 1, 1, 1);
@@ -168,7 +168,7 @@ impl Harness {
         self.run(HookDirection::Ingress, frame, &TestSkb::default())
     }
 
-    fn stats(&self) -> TcStats {
+    fn stats(&self) -> CaptureStats {
         self.cap.stats().unwrap()
     }
 }

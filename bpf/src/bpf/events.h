@@ -48,7 +48,7 @@ enum ws_ts_source {
 	WS_TS_HW = 1,           /* skb hardware timestamp (NIC clock, as the driver reported it) */
 	WS_TS_SKB_REALTIME = 2, /* skb->tstamp, tstamp_type REALTIME: the kernel's receive stamp */
 	WS_TS_SKB_TAI = 3,      /* skb->tstamp, tstamp_type TAI */
-	WS_TS_HOOK_TAI = 4,     /* no usable skb stamp: bpf_ktime_get_tai_ns() at the hook. A MONOTONIC
+	WS_TS_HOOK_TAI = 4,     /* no usable skb (or XDP hardware) stamp: bpf_ktime_get_tai_ns() at the hook. A MONOTONIC
 				 * skb->tstamp is TCP's earliest departure time (a schedule, carried
 				 * across veth into the peer's ingress), not an observation, so it also
 				 * lands here; the raw value stays in skb_tstamp. */
@@ -68,7 +68,8 @@ enum ws_stat {
 	WS_STAT_MALFORMED = 3,    /* header shorter than declared, or fields out of range */
 	WS_STAT_UNSUPPORTED = 4,  /* not IPv4/IPv6 + UDP/TCP, more than 3 VLAN tags, IPv6 extension headers */
 	WS_STAT_FRAGMENT = 5,     /* IPv4 non-first fragment: no L4 header to match on */
-	WS_STAT__MAX = 6,
+	WS_STAT_NO_HW_RX = 6,     /* XDP: matched, but the driver gave no RX hardware timestamp */
+	WS_STAT__MAX = 7,
 };
 
 /* One ring-buffer record per matched packet. Fixed size (ring reservations must be); only
