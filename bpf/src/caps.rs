@@ -41,6 +41,16 @@ pub(crate) fn load_hint(errno: Option<i32>, log: &str) -> String {
             func.trim()
         );
     }
+    // libbpf: "extern (func ksym) 'bpf_sock_ops_enable_tx_tstamp': not found in kernel or module BTFs"
+    if let Some(rest) = log.split("extern (func ksym) '").nth(1)
+        && let Some(name) = rest.split('\'').next()
+        && log.contains("not found in kernel")
+    {
+        return format!(
+            " (the kernel lacks kfunc {name}: sockops TX timestamping needs Linux 6.15+, device-bound XDP \
+             6.3+)"
+        );
+    }
     if log.contains("invalid bpf_context access") {
         return " (the kernel lacks an __sk_buff field the program reads (tstamp_type needs 5.18+, hwtstamp 5.16+): \
                  wirestamp's tc programs need Linux 6.6+)"
@@ -94,5 +104,29 @@ pub(crate) fn xdp_attach_hint(errno: Option<i32>) -> String {
         _ => " (device-bound XDP needs driver (native) mode: a driver without XDP support cannot run it; \
                use the tc capture there)"
             .to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_name_the_missing_feature() {
+        let log =
+            "libbpf: prog 'x': BPF program load failed: -EINVAL\n0: R1=ctx()\nunknown func bpf_ktime_get_tai_ns#208\n";
+        assert_eq!(
+            load_hint(Some(libc::EINVAL), log),
+            " (the kernel lacks helper bpf_ktime_get_tai_ns#208: wirestamp's tc programs need Linux 6.6+ (tcx, \
+             bpf_ktime_get_tai_ns))"
+        );
+        let log = "libbpf: extern (func ksym) 'bpf_cast_to_kern_ctx': not found in kernel or module BTFs\n";
+        assert!(load_hint(None, log).starts_with(" (the kernel lacks kfunc bpf_cast_to_kern_ctx: "));
+        let log = "-- BEGIN PROG LOAD LOG --\nR4 invalid zero-sized read\n-- END PROG LOAD LOG --\n";
+        assert!(load_hint(Some(libc::EPERM), log).starts_with(" (the verifier rejected a program"));
+        assert_eq!(load_hint(None, "whatever"), "");
+        assert!(attach_hint(Some(libc::EINVAL)).contains("Linux 6.6+"));
+        assert!(attach_hint(Some(libc::ENODEV)).contains("network namespace"));
+        assert!(xdp_attach_hint(Some(libc::EBUSY)).contains("already has an XDP program"));
     }
 }
