@@ -16,7 +16,9 @@ use std::thread;
 use std::time::Duration;
 
 use support::*;
-use wirestamp_bpf::{BpfError, FlowSpec, TxKind, TxTimestamping, cgroup2_mount, tai_offset_ns};
+use wirestamp_bpf::{
+    BpfError, FlowSpec, HookDirection, TcCapture, TcOptions, TxKind, TxTimestamping, cgroup2_mount, tai_offset_ns,
+};
 
 const WRITES: usize = 5;
 const WRITE_LEN: usize = 100;
@@ -120,6 +122,9 @@ fn sockops_tx_timestamps_for_an_unmodified_client() {
     let addr = listener.local_addr().unwrap();
     let flows = [FlowSpec::tcp_session(5, IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())];
     let mut tx = TxTimestamping::attach(&cg.0, &flows).expect("attach sockops");
+    // The tc capture on lo sees the same writes as frames: their byte ranges must be the sockops keys.
+    let tc_flows = flows.clone();
+    let mut tc = w.run(move || TcCapture::attach(1, &tc_flows, &TcOptions::default())).expect("tc on lo");
     let again = TxTimestamping::attach(&cg.0, &flows).expect_err("second attach refused");
     assert!(matches!(&again, BpfError::AlreadyAttachedCgroup { program, .. } if program == "ws_sockops"), "{again}");
 
@@ -172,6 +177,23 @@ fn sockops_tx_timestamps_for_an_unmodified_client() {
     for (k, (((_, s), (_, n)), (_, a))) in stages.enumerate() {
         assert!(s <= n && n <= a, "write {k}: sched {s} snd {n} ack {a}");
     }
+    // Each SND key is the last byte of one captured egress frame of the client, stamped before it.
+    let mut frames: Vec<(u32, i64)> = Vec::new();
+    while tc
+        .poll(Duration::from_millis(50), |r| {
+            if r.direction() == HookDirection::Egress && r.src().port() == client_port && r.l4_payload_len() > 0 {
+                let last = r.tcp_seq().wrapping_add(u32::from(r.l4_payload_len()) - 1);
+                frames.push((last, r.epoch_ns(tai)));
+            }
+        })
+        .unwrap()
+        > 0
+    {}
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), want, "frames' last bytes = sockops keys");
+    for ((_, hook), (_, snd)) in frames.iter().zip(&by_kind["SndSoftware"]) {
+        assert!(hook <= snd && snd - hook < 10_000_000, "tc egress {hook} then SND {snd}");
+    }
+    w.run(move || drop(tc));
     let stats = tx.stats().unwrap();
     assert_eq!(
         (stats.enabled, stats.setsockopt_failed, stats.no_kfunc, stats.ringbuf_full, stats.bad_records),
