@@ -423,3 +423,19 @@ fn ring_full_is_counted() {
     let s = cap.stats().unwrap();
     assert_eq!((s.matched, s.ringbuf_full), (20, 10));
 }
+
+#[test]
+fn a_panicking_callback_unwinds_through_poll() {
+    let h = Harness::new(8);
+    let frame = udp4_frame(HOST, GROUP, 5000, 30001, &payload(8));
+    h.cap.test_run(HookDirection::Ingress, &frame, &TestSkb::default()).unwrap();
+    h.cap.test_run(HookDirection::Ingress, &frame, &TestSkb::default()).unwrap();
+    let mut cap = h.cap;
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cap.poll(Duration::ZERO, |_| panic!("callback bug")).unwrap();
+    }));
+    let msg = caught.expect_err("the panic reaches the caller").downcast::<&str>().unwrap();
+    assert_eq!(*msg, "callback bug");
+    // The record being handled when the panic happened was consumed; the next one is still there.
+    assert_eq!(cap.poll(Duration::ZERO, |r| assert_eq!(r.flow_id(), 7)).unwrap(), 1);
+}
