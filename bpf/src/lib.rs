@@ -2,8 +2,9 @@
 //!
 //! - [`TcCapture`]: tcx ingress/egress programs (`src/bpf/tc.bpf.c`) that pick the packets of configured
 //!   flows ([`FlowSpec`]: market-data groups, order sessions; address, port, VLAN), stamp them and write
-//!   a [`PacketRecord`] each to a BPF ring buffer, leaving the traffic untouched. Needs Linux 6.6+ (tcx,
-//!   `bpf_ktime_get_tai_ns`, `__sk_buff.tstamp_type`/`hwtstamp`) and CAP_BPF + CAP_NET_ADMIN +
+//!   a [`PacketRecord`] each to a BPF ring buffer, leaving the traffic untouched. Attached as tcx links
+//!   (Linux 6.6+) or, on older kernels, as clsact filters ([`TcAttachMode`]); the programs need 6.1+
+//!   (`bpf_ktime_get_tai_ns`, `__sk_buff.tstamp_type`/`hwtstamp`) and CAP_BPF + CAP_NET_ADMIN +
 //!   CAP_PERFMON (or root).
 //!
 //! - [`XdpCapture`]: the same capture as a device-bound XDP program (`src/bpf/xdp.bpf.c`) that reads the
@@ -20,6 +21,7 @@
 //! missing capability or kernel feature.
 
 mod caps;
+mod clsact;
 mod error;
 mod flow;
 mod log;
@@ -35,5 +37,5 @@ pub use flow::{FlowSpec, L4Proto, VlanMatch};
 pub use log::install_libbpf_logger;
 pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
 pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
-pub use tc::{CaptureStats, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcCapture, TcOptions, TestSkb};
+pub use tc::{CaptureStats, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcAttachMode, TcCapture, TcOptions, TestSkb};
 pub use xdp::XdpCapture;

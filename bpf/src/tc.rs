@@ -1,5 +1,6 @@
-//! tcx capture of configured flows: load `tc.bpf.c`, fill its flow map, attach it to an interface's
-//! tcx ingress and egress hooks, and read its ring buffer.
+//! tc capture of configured flows: load `tc.bpf.c`, fill its flow map, attach it to an interface's
+//! ingress and egress hooks (tcx links on 6.6+, else cls_bpf filters on a clsact qdisc: see
+//! [`TcAttachMode`]), and read its ring buffer.
 //!
 //! ```text
 //!  app ──▶ ... ──▶ tcx egress ─┐              ┌─ tcx ingress ◀── wire
@@ -22,6 +23,7 @@ use libbpf_rs::skel::{OpenSkel, SkelBuilder};
 use libbpf_rs::{AsRawLibbpf, ErrorKind, Link, MapCore, MapFlags, OpenObject};
 
 use crate::caps;
+use crate::clsact::{self, ClsactFilter};
 use crate::error::{BpfError, Result};
 use crate::flow::{self, FlowSpec};
 use crate::log;
@@ -38,6 +40,18 @@ pub const EGRESS_PROG: &str = "ws_tc_egress";
 /// The programs' return value: TCX_NEXT (pass unless a later program decides otherwise).
 pub const TCX_NEXT: i32 = -1;
 
+/// How the tc programs are attached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TcAttachMode {
+    /// tcx links where the kernel has them (6.6+), else a clsact filter.
+    #[default]
+    Auto,
+    /// tcx links only.
+    Tcx,
+    /// A cls_bpf filter on a clsact qdisc (any kernel with tc BPF); detached on drop.
+    Clsact,
+}
+
 /// How a capture is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcOptions {
@@ -50,11 +64,13 @@ pub struct TcOptions {
     pub ingress: bool,
     /// Attach to tcx egress.
     pub egress: bool,
+    /// tcx or clsact.
+    pub attach: TcAttachMode,
 }
 
 impl Default for TcOptions {
     fn default() -> Self {
-        Self { snap_len: 64, ring_bytes: 4 << 20, ingress: true, egress: true }
+        Self { snap_len: 64, ring_bytes: 4 << 20, ingress: true, egress: true, attach: TcAttachMode::Auto }
     }
 }
 
@@ -98,6 +114,7 @@ pub struct TcCapture {
     // the storage it borrows.
     ring: RingReader,
     links: Vec<Link>,
+    filters: Vec<ClsactFilter>,
     skel: TcSkel<'static>,
     _storage: SkelStorage,
     ifindex: Option<u32>,
@@ -156,52 +173,98 @@ impl TcCapture {
                 .map_err(|source| BpfError::Map { map: "flows", source })?;
         }
         let ring = RingReader::new(skel.maps.events.as_fd())?;
-        Ok(Self { ring, links: Vec::new(), skel, _storage: storage, ifindex: None, delivered: 0, bad_records: 0 })
+        Ok(Self {
+            ring,
+            links: Vec::new(),
+            filters: Vec::new(),
+            skel,
+            _storage: storage,
+            ifindex: None,
+            delivered: 0,
+            bad_records: 0,
+        })
     }
 
-    /// Loads the programs and attaches them to `ifindex`'s tcx hooks (ingress first in line, egress last,
-    /// so their stamps are as close to the wire as tcx allows). Call it from a thread in the interface's
-    /// network namespace. Refuses with [`BpfError::AlreadyAttached`] when wirestamp's programs are already
-    /// there.
+    /// Loads the programs and attaches them to `ifindex`'s hooks (ingress first in line, egress last, so
+    /// their stamps are as close to the wire as tc allows), as `opts.attach` says. Call it from a thread in
+    /// the interface's network namespace. Refuses with [`BpfError::AlreadyAttached`] when wirestamp's
+    /// programs are already there, attached either way (checked before attaching: two captures started at
+    /// the same instant could both pass the check).
     pub fn attach(ifindex: u32, flows: &[FlowSpec], opts: &TcOptions) -> Result<Self> {
         let mut cap = Self::load(flows, opts)?;
+        let target = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
         let hooks = [
             (opts.ingress, INGRESS_PROG, "tcx ingress", libbpf_sys::BPF_TCX_INGRESS, libbpf_sys::BPF_F_BEFORE),
             (opts.egress, EGRESS_PROG, "tcx egress", libbpf_sys::BPF_TCX_EGRESS, 0),
         ];
-        for &(enabled, _, hook, attach_type, _) in &hooks {
-            let target = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
+        // Refuse when wirestamp is already there, attached either way.
+        for &(enabled, name, hook, attach_type, _) in &hooks {
+            if !enabled {
+                continue;
+            }
             let found = find_attached(target, attach_type, &[INGRESS_PROG, EGRESS_PROG])
                 .map_err(|source| query_error(ifindex, hook, source))?;
-            if enabled && let Some((prog_id, program)) = found {
+            if let Some((prog_id, program)) = found {
                 return Err(BpfError::AlreadyAttached { ifindex, program, hook, prog_id });
             }
+            let (point, prio, chook) = clsact_slot(name);
+            if let Some(prog_id) =
+                clsact::query(target, point, prio).map_err(|source| query_error(ifindex, chook, source))?
+            {
+                let program = prog_name(prog_id).unwrap_or_else(|| format!("prog {prog_id}"));
+                return Err(BpfError::AlreadyAttached { ifindex, program, hook: chook, prog_id });
+            }
         }
+        let mut use_clsact = opts.attach == TcAttachMode::Clsact;
         for (enabled, name, hook, _, flags) in hooks {
             if !enabled {
                 continue;
             }
             let prog = if name == INGRESS_PROG { &cap.skel.progs.ws_tc_ingress } else { &cap.skel.progs.ws_tc_egress };
-            let tcx = libbpf_sys::bpf_tcx_opts {
-                sz: size_of::<libbpf_sys::bpf_tcx_opts>() as libbpf_sys::size_t,
-                flags,
-                ..Default::default()
-            };
-            let ifindex_c = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
-            // SAFETY: a loaded program of this skeleton and a valid opts struct; libbpf returns a new link or
-            // NULL with errno set.
-            let link =
-                unsafe { libbpf_sys::bpf_program__attach_tcx(prog.as_libbpf_object().as_ptr(), ifindex_c, &tcx) };
-            let Some(link) = NonNull::new(link) else {
+            if !use_clsact {
+                let tcx = libbpf_sys::bpf_tcx_opts {
+                    sz: size_of::<libbpf_sys::bpf_tcx_opts>() as libbpf_sys::size_t,
+                    flags,
+                    ..Default::default()
+                };
+                // SAFETY: a loaded program of this skeleton and a valid opts struct; libbpf returns a new
+                // link or NULL with errno set.
+                let link =
+                    unsafe { libbpf_sys::bpf_program__attach_tcx(prog.as_libbpf_object().as_ptr(), target, &tcx) };
+                if let Some(link) = NonNull::new(link) {
+                    // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
+                    cap.links.push(unsafe { Link::from_ptr(link) });
+                    continue;
+                }
                 let source = std::io::Error::last_os_error();
+                let no_tcx = matches!(source.raw_os_error(), Some(libc::EINVAL) | Some(libc::EOPNOTSUPP));
+                if !(no_tcx && opts.attach == TcAttachMode::Auto && cap.links.is_empty()) {
+                    let hint = caps::attach_hint(source.raw_os_error());
+                    return Err(BpfError::Attach { program: name, ifindex, hook, source, hint });
+                }
+                tracing::info!(ifindex, "no tcx in this kernel ({source}): attaching as clsact filters");
+                use_clsact = true;
+            }
+            let (point, prio, chook) = clsact_slot(name);
+            let filter = ClsactFilter::attach(prog.as_fd(), target, point, prio).map_err(|source| {
                 let hint = caps::attach_hint(source.raw_os_error());
-                return Err(BpfError::Attach { program: name, ifindex, hook, source, hint });
-            };
-            // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
-            cap.links.push(unsafe { Link::from_ptr(link) });
+                BpfError::Attach { program: name, ifindex, hook: chook, source, hint }
+            })?;
+            cap.filters.push(filter);
         }
         cap.ifindex = Some(ifindex);
         Ok(cap)
+    }
+
+    /// How the programs are attached: "tcx", "clsact", or None when only loaded.
+    pub fn attach_kind(&self) -> Option<&'static str> {
+        if !self.links.is_empty() {
+            Some("tcx")
+        } else if !self.filters.is_empty() {
+            Some("clsact")
+        } else {
+            None
+        }
     }
 
     /// The interface attached to, if any.
@@ -244,6 +307,35 @@ impl TcCapture {
         let out = prog.test_run(input).map_err(|source| BpfError::TestRun { program, source })?;
         Ok(out.return_value as i32)
     }
+}
+
+/// The clsact slot of a program: (attach point, priority, hook name).
+fn clsact_slot(name: &str) -> (u32, u32, &'static str) {
+    if name == INGRESS_PROG {
+        (libbpf_sys::BPF_TC_INGRESS, clsact::INGRESS_PRIORITY, "clsact ingress")
+    } else {
+        (libbpf_sys::BPF_TC_EGRESS, clsact::EGRESS_PRIORITY, "clsact egress")
+    }
+}
+
+/// A program's name by id, if it still exists.
+fn prog_name(id: u32) -> Option<String> {
+    // SAFETY: plain syscall wrapper; a negative return is an error.
+    let fd = unsafe { libbpf_sys::bpf_prog_get_fd_by_id(id) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` is a new descriptor we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: an all-zero bpf_prog_info is a valid output buffer.
+    let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
+    let mut len = size_of::<libbpf_sys::bpf_prog_info>() as u32;
+    // SAFETY: `info` is writable for `len` bytes.
+    if unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) } != 0 {
+        return None;
+    }
+    let raw: Vec<u8> = info.name.iter().map(|&c| c as u8).collect();
+    CStr::from_bytes_until_nul(&raw).ok().map(|c| c.to_string_lossy().into_owned())
 }
 
 /// Sums the per-CPU `stats` array (`enum ws_stat`).
@@ -309,24 +401,9 @@ pub(crate) fn find_attached(target: i32, attach_type: u32, names: &[&str]) -> st
     // SAFETY: the kernel wrote the count into the union's `prog_cnt` member.
     let count = unsafe { q.__bindgen_anon_1.prog_cnt } as usize;
     for &id in &ids[..count.min(ids.len())] {
-        // SAFETY: plain syscall wrapper; a negative return is an error (the program went away).
-        let fd = unsafe { libbpf_sys::bpf_prog_get_fd_by_id(id) };
-        if fd < 0 {
-            continue;
-        }
-        // SAFETY: `fd` is a new descriptor we own.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: an all-zero bpf_prog_info is a valid output buffer.
-        let mut info: libbpf_sys::bpf_prog_info = unsafe { std::mem::zeroed() };
-        let mut len = size_of::<libbpf_sys::bpf_prog_info>() as u32;
-        // SAFETY: `info` is writable for `len` bytes.
-        let rc = unsafe { libbpf_sys::bpf_prog_get_info_by_fd(fd.as_raw_fd(), &mut info, &mut len) };
-        if rc != 0 {
-            continue;
-        }
-        let raw: Vec<u8> = info.name.iter().map(|&c| c as u8).collect();
-        let name = CStr::from_bytes_until_nul(&raw).map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
-        if names.contains(&name.as_str()) {
+        if let Some(name) = prog_name(id)
+            && names.contains(&name.as_str())
+        {
             return Ok(Some((id, name)));
         }
     }

@@ -13,7 +13,7 @@ use std::thread;
 use std::time::Duration;
 
 use support::*;
-use wirestamp_bpf::{BpfError, FlowSpec, HookDirection, StampSource, TcCapture, TcOptions, XdpCapture};
+use wirestamp_bpf::{BpfError, FlowSpec, HookDirection, StampSource, TcAttachMode, TcCapture, TcOptions, XdpCapture};
 
 const GROUP: Ipv4Addr = Ipv4Addr::new(239, 1, 1, 1);
 const FEED_PORT: u16 = 30001;
@@ -598,4 +598,53 @@ fn tc_capture_matches_vlan_tags_in_data_and_offloaded() {
     assert_eq!(got_b, want_b);
     net.a.run(move || drop(cap_a));
     net.b.run(move || drop(cap_b));
+}
+
+fn tc_filters(dev: &str, dir: &str) -> String {
+    let out = std::process::Command::new("tc").args(["filter", "show", "dev", dev, dir]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The clsact path kernels without tcx (before 6.6) take, forced here: same records, refusal of a second
+/// capture (in either mode), and detach on drop from a thread outside the interface's namespace.
+#[test]
+fn tc_capture_as_clsact_filters() {
+    let net = VethPair::new();
+    let va = net.va;
+    let opts = TcOptions { attach: TcAttachMode::Clsact, ..TcOptions::default() };
+    let o2 = opts.clone();
+    let mut cap = net.a.run(move || TcCapture::attach(va, &flows(), &o2)).expect("clsact attach");
+    assert_eq!(cap.attach_kind(), Some("clsact"));
+    let shown = net.a.run(|| tc_filters("va", "ingress") + &tc_filters("va", "egress"));
+    assert!(
+        shown.contains("ws_tc_ingress") && shown.contains("ws_tc_egress") && shown.contains("direct-action"),
+        "{shown}"
+    );
+    for mode in [TcAttachMode::Clsact, TcAttachMode::Tcx] {
+        let o2 = TcOptions { attach: mode, ..TcOptions::default() };
+        let err = net.a.run(move || TcCapture::attach(va, &flows(), &o2)).expect_err("second capture");
+        assert!(
+            matches!(&err, BpfError::AlreadyAttached { hook: "clsact ingress", program, .. } if program == "ws_tc_ingress"),
+            "{mode:?}: {err}"
+        );
+    }
+
+    let tx = net.a.run(|| UdpSocket::bind((Ipv4Addr::from(A_ADDR), 0)).unwrap());
+    tx.set_multicast_loop_v4(false).unwrap();
+    for seq in 0..5 {
+        tx.send_to(&feed_datagram(seq), (GROUP, FEED_PORT)).unwrap();
+        tx.send_to(b"noise", (GROUP, FEED_PORT + 1)).unwrap();
+    }
+    thread::sleep(Duration::from_millis(50));
+    let seen = drain(&mut cap, tai_offset());
+    let seqs: Vec<u64> = seen.iter().map(|s| feed_seq(&s.pkt.prefix)).collect();
+    assert_eq!(seqs, (0..5).collect::<Vec<_>>());
+    assert!(seen.iter().all(|s| s.flow == 1 && s.pkt.egress));
+
+    drop(cap); // on this thread, outside the namespace
+    let shown = net.a.run(|| tc_filters("va", "ingress") + &tc_filters("va", "egress"));
+    assert!(!shown.contains("ws_tc_"), "filters left after drop: {shown}");
+    let cap = net.a.run(move || TcCapture::attach(va, &flows(), &TcOptions::default())).expect("tcx after clsact");
+    assert_eq!(cap.attach_kind(), Some("tcx"));
+    net.a.run(move || drop(cap));
 }
