@@ -101,6 +101,9 @@ pub(crate) fn xdp_attach_hint(errno: Option<i32>) -> String {
                                tool; `ip link show` names it)"
             .to_string(),
         Some(libc::EPERM) => attach_hint(errno),
+        Some(libc::ERANGE) => " (the MTU is too large for this driver's XDP (veth: the peer's MTU over ~3.5 KB); \
+                                lower it or use the tc capture)"
+            .to_string(),
         _ => " (device-bound XDP needs driver (native) mode: a driver without XDP support cannot run it; \
                use the tc capture there)"
             .to_string(),

@@ -25,6 +25,9 @@ use crate::tc::{CaptureStats, TcOptions, check_options, read_stats};
 /// Program name, as the kernel reports it.
 pub const XDP_PROG: &str = "ws_xdp_rx";
 const BPF_F_XDP_DEV_BOUND_ONLY: u32 = 1 << 6;
+/// Set by libbpf for `SEC("xdp.frags")`; kept when the flags are replaced below. Frags-aware, the program
+/// attaches to veth peers with a jumbo MTU (over ~3.5 KB) and reads multi-buffer packets.
+const BPF_F_XDP_HAS_FRAGS: u32 = 1 << 5;
 
 // The XDP program writes the tc program's record (one struct in events.h).
 const _: () =
@@ -73,7 +76,7 @@ impl XdpCapture {
         open.maps.flows.set_max_entries(n_flows).map_err(|source| BpfError::Map { map: "flows", source })?;
         // Device-bound: the verifier allows the driver's metadata kfuncs only for a program tied to a device.
         open.progs.ws_xdp_rx.set_ifindex(ifindex);
-        open.progs.ws_xdp_rx.set_flags(BPF_F_XDP_DEV_BOUND_ONLY);
+        open.progs.ws_xdp_rx.set_flags(BPF_F_XDP_DEV_BOUND_ONLY | BPF_F_XDP_HAS_FRAGS);
 
         let (loaded, log) = log::capture(|| open.load());
         let skel = loaded.map_err(|source| BpfError::Load {

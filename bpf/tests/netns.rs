@@ -450,6 +450,9 @@ fn attach_to_a_missing_interface_names_the_namespace_problem() {
 #[test]
 fn xdp_device_bound_capture_reports_no_hardware_stamp_on_veth() {
     let net = VethPair::new();
+    // A jumbo MTU on the peer needs a frags-aware XDP program on veth (kernel.md 6a).
+    net.a.run(|| sh("ip link set va mtu 9000"));
+    net.b.run(|| sh("ip link set vb mtu 9000"));
     let vb = net.vb;
     let opts = TcOptions { snap_len: SNAP, ..TcOptions::default() };
     let o2 = opts.clone();

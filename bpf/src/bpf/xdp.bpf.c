@@ -50,7 +50,7 @@ static __always_inline void ws_xdp_stamp(struct xdp_md *ctx, struct ws_pkt_event
 	}
 }
 
-SEC("xdp")
+SEC("xdp.frags")
 int ws_xdp_rx(struct xdp_md *ctx)
 {
 	handle(ctx, WS_DIR_INGRESS);
