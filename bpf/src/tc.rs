@@ -294,6 +294,12 @@ impl TcCapture {
     /// BPF_PROG_TEST_RUN, as the unit tests do; a matching frame leaves a record for [`Self::poll`].
     /// Returns the program's return value. Needs no attach and no network namespace.
     pub fn test_run(&self, direction: HookDirection, frame: &[u8], skb: &TestSkb) -> Result<i32> {
+        self.test_run_repeat(direction, frame, skb, 1)
+    }
+
+    /// [`Self::test_run`] `repeat` times in one syscall (the kernel loops): a record producer at the
+    /// kernel's own pace, for benchmarks of the reading side.
+    pub fn test_run_repeat(&self, direction: HookDirection, frame: &[u8], skb: &TestSkb, repeat: u32) -> Result<i32> {
         let (program, prog) = match direction {
             HookDirection::Egress => (EGRESS_PROG, &self.skel.progs.ws_tc_egress),
             _ => (INGRESS_PROG, &self.skel.progs.ws_tc_ingress),
@@ -303,7 +309,8 @@ impl TcCapture {
         put(std::mem::offset_of!(__sk_buff, ifindex), &skb.ifindex.to_ne_bytes());
         put(std::mem::offset_of!(__sk_buff, tstamp), &skb.tstamp.to_ne_bytes());
         put(std::mem::offset_of!(__sk_buff, hwtstamp), &skb.hwtstamp.to_ne_bytes());
-        let input = libbpf_rs::ProgramInput { data_in: Some(frame), context_in: Some(&mut ctx), ..Default::default() };
+        let input =
+            libbpf_rs::ProgramInput { data_in: Some(frame), context_in: Some(&mut ctx), repeat, ..Default::default() };
         let out = prog.test_run(input).map_err(|source| BpfError::TestRun { program, source })?;
         Ok(out.return_value as i32)
     }
