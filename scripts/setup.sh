@@ -3,9 +3,11 @@
 # everything is already there.
 set -euo pipefail
 
-# tshark, tcpdump and HdrHistogram's Java HistogramLogProcessor (libhdrhistogram-java) are test oracles.
-apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make tshark tcpdump gzip zstd iproute2 wireshark-common
-  default-jre-headless libhdrhistogram-java)
+# Build: clang-19, libelf-dev, zlib1g-dev, pkg-config, make and a C compiler build bpf/ (vendored libbpf +
+# BPF C); libpcap-dev the pcap crate. Tests: iproute2 makes the veth pairs of the namespace tests; tshark,
+# capinfos (wireshark-common), tcpdump and HdrHistogram's Java HistogramLogProcessor are oracles.
+apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make gcc libc6-dev tshark wireshark-common tcpdump
+  gzip zstd iproute2 default-jre-headless libhdrhistogram-java)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

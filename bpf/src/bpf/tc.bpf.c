@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * tcx ingress/egress capture of configured flows.
+ *
+ * For every packet: parse Ethernet, up to 3 VLAN tags (one offloaded into skb->vlan_tci plus two in the
+ * data), IPv4 (options honoured) or IPv6 (no extension headers), UDP or TCP; look the destination
+ * endpoint and then the source endpoint up in `flows`; on a match write one ws_pkt_event (events.h) to
+ * the `events` ring buffer. The packet is never modified and the program always returns TCX_NEXT:
+ * "pass, unless a later program decides otherwise", so it cannot override another tcx program.
+ *
+ * The capture core (maps, parsing, flow lookup, record) is capture.h, shared with xdp.bpf.c; headers are
+ * read with bpf_skb_load_bytes, which also works on non-linear skbs.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "events.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define WS_CTX struct __sk_buff
+#define WS_LOAD(ctx, off, to, n) bpf_skb_load_bytes(ctx, off, to, n)
+#define WS_LEN(ctx) ((ctx)->len)
+#define WS_IFINDEX(ctx) ((ctx)->ifindex)
+#define WS_GSO_SEGS(ctx) ((ctx)->gso_segs)
+#define WS_OFFLOADED_VLAN(ctx, p)                        \
+	do {                                             \
+		if ((ctx)->vlan_present) {               \
+			(p)->vlan[0] = (ctx)->vlan_tci & 0x0fff; \
+			(p)->n_vlan = 1;                 \
+		}                                        \
+	} while (0)
+/* hardware stamp, else a REALTIME/TAI skb->tstamp, else the hook's own TAI time (see events.h). */
+#define WS_STAMP(ctx, ev) ws_tc_stamp(ctx, ev)
+
+static __always_inline void ws_tc_stamp(struct __sk_buff *skb, struct ws_pkt_event *ev)
+{
+	ev->hook_tai_ns = bpf_ktime_get_tai_ns();
+	ev->skb_tstamp = skb->tstamp;
+	ev->skb_hwtstamp = skb->hwtstamp;
+	ev->tstamp_type = skb->tstamp_type;
+	if (ev->skb_hwtstamp) {
+		ev->ts_ns = ev->skb_hwtstamp;
+		ev->ts_source = WS_TS_HW;
+	} else if (ev->skb_tstamp && ev->tstamp_type == BPF_SKB_CLOCK_REALTIME) {
+		ev->ts_ns = ev->skb_tstamp;
+		ev->ts_source = WS_TS_SKB_REALTIME;
+	} else if (ev->skb_tstamp && ev->tstamp_type == BPF_SKB_CLOCK_TAI) {
+		ev->ts_ns = ev->skb_tstamp;
+		ev->ts_source = WS_TS_SKB_TAI;
+	} else {
+		ev->ts_ns = ev->hook_tai_ns;
+		ev->ts_source = WS_TS_HOOK_TAI;
+	}
+}
+
+#include "capture.h"
+
+SEC("tcx/ingress")
+int ws_tc_ingress(struct __sk_buff *skb)
+{
+	handle(skb, WS_DIR_INGRESS);
+	return TCX_NEXT;
+}
+
+SEC("tcx/egress")
+int ws_tc_egress(struct __sk_buff *skb)
+{
+	handle(skb, WS_DIR_EGRESS);
+	return TCX_NEXT;
+}
