@@ -22,7 +22,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print every frame's timestamp, provenance and L3/L4 summary, one CSV (or JSON) line per frame.
+    /// Print every frame's timestamp, provenance and L3/L4 summary, one line per frame.
     ///
     /// Like `tshark -T fields` for timestamps: what wirestamp sees in a capture. Several files are merged
     /// into one stream ordered by time. Tap trailers are detected automatically; `--trailer` forces one.
@@ -42,8 +42,10 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Frames(FramesArgs),
 
-    /// Tick-to-trade from captures: decode market data (ITCH 5.0 over MoldUDP64) and orders (OUCH over
-    /// SoupBinTCP), match each order to the tick that triggered it, and report honest percentiles.
+    /// Tick-to-trade from captures, as distributions with the counters that qualify them.
+    ///
+    /// Decodes market data (ITCH 5.0 over MoldUDP64) and orders (OUCH over SoupBinTCP), matches each
+    /// order to the tick that triggered it, and reports honest percentiles.
     ///
     /// Feeds and order sessions come from --md / --orders, from --config, or, with neither, are
     /// detected from the traffic (what was chosen is printed). Every figure is printed beside the
@@ -62,9 +64,10 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
 
-    /// Generate a synthetic capture with ground truth: an ITCH 5.0 / MoldUDP64 feed (A and B copies,
-    /// several messages per packet, bursts, VLAN tags, noise) and an OUCH 5.0 / SoupBinTCP session
-    /// (segmentation, coalescing, a retransmission) whose tick-to-trade latencies are known exactly.
+    /// Generate a synthetic capture whose tick-to-trade latencies are known exactly.
+    ///
+    /// An ITCH 5.0 / MoldUDP64 feed (A and B copies, several messages per packet, bursts, VLAN tags,
+    /// noise) and an OUCH 5.0 / SoupBinTCP session (segmentation, coalescing, a retransmission).
     ///
     /// Writes FILE (pcapng with one interface per capture point, or pcap with `--pcap`) and FILE's truth
     /// as CSV (`--truth`, default FILE.truth.csv): one line per order with the trigger's MoldUDP64
@@ -73,9 +76,10 @@ pub enum Command {
     /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
     Synth(SynthArgs),
 
-    /// Live table of the stage stamps a trading app writes with the probe library (wirestamp-probe),
-    /// per point and stage: count, min, p50, p99, p99.9, max, lost, orphans. TSC ticks are converted to
-    /// ns by a continuous fit against CLOCK_REALTIME.
+    /// Live table of the stage stamps a trading app writes with the probe library.
+    ///
+    /// Per point and stage of a wirestamp-probe session: count, min, p50, p99, p99.9, max, lost,
+    /// orphans. TSC ticks are converted to ns by a continuous fit against CLOCK_REALTIME.
     ///
     /// Example: wirestamp probe-stats md-handler --interval 1s
     #[command(verbatim_doc_comment)]
@@ -97,8 +101,10 @@ pub enum Command {
         json: bool,
     },
 
-    /// Run wirestamp's main job on a built-in default: generate a synthetic market with known
-    /// latencies (`synth`), analyse it (`analyze`), and check the result against the ground truth.
+    /// Run wirestamp's main job on a built-in default and check it against the ground truth.
+    ///
+    /// Generates a synthetic market with known latencies (`synth`), analyses it (`analyze`), and
+    /// checks every measured pair against the generator's truth.
     Demo {
         /// Keep the generated capture, truth, pairs and interval log in this directory (default: a
         /// temporary directory, removed afterwards).
