@@ -80,7 +80,7 @@ impl Progress {
     }
 
     fn tick(&mut self, frames: u64, bytes: u64) {
-        if !self.on || frames % 65_536 != 0 {
+        if !self.on || !frames.is_multiple_of(65_536) {
             return;
         }
         let now = Instant::now();

@@ -71,6 +71,8 @@ impl Pipeline {
 
     /// The next frame in time order, or `None` at the end. A reader error ends the stream after the
     /// frames before it; a forced trailer that does not validate is an error naming file and frame.
+    // Not an `Iterator`: each frame borrows the reader's buffer until the next call.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {
         let Some((input, frame)) = self.reader.next_frame()? else {
             for (i, d) in self.decoders.iter().enumerate() {
