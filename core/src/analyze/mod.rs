@@ -432,7 +432,7 @@ impl Analyzer {
     }
 
     fn flush_ts_run(&mut self) {
-        let (name, n) = std::mem::replace(&mut self.ts_run, ("", 0));
+        let (name, n) = std::mem::take(&mut self.ts_run);
         if n > 0 {
             *self.counters.ts_sources.entry(name).or_default() += n;
         }
