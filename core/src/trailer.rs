@@ -394,6 +394,11 @@ impl TrailerDecoder {
             }
         }
         let bounds = Bounds::of(frame, d);
+        // Both need 16 bytes after the packet (Metamako: 12 + the original FCS's 4; HPT: 16), so the
+        // common frame without a trailer stops here.
+        if frame.data.len() < bounds.min_start + MIN_APPENDED {
+            return Decoded::None;
+        }
         if let Ok(s) = metamako::find(frame, &bounds) {
             return Decoded::Stamp(s);
         }
@@ -518,6 +523,10 @@ impl Bounds {
         }
     }
 }
+
+/// Fewest bytes an appended trailer found by search (Metamako, HPT) occupies after the packet.
+const MIN_APPENDED: usize = 16;
+const _: () = assert!(MIN_APPENDED <= hpt::LEN && MIN_APPENDED <= 12 + 4);
 
 /// Earliest trailer time accepted, 2000-01-01T00:00:00Z. Wireshark only asks for more than 3600 s; a
 /// later floor keeps zeroed or fuzzed bytes in captures whose clock sits near 1970 from passing for a

@@ -167,9 +167,11 @@ pub fn process(
             None => no_time += 1,
         }
         index += 1;
-        sinks.drain(analyzer)?;
+        if analyzer.has_output() {
+            sinks.drain(analyzer)?;
+        }
         if progress.on {
-            let bytes = pipe.reader().inputs().iter().map(|r| r.stats().bytes).sum();
+            let bytes = pipe.inputs().iter().map(|r| r.stats().bytes).sum();
             progress.tick(index, bytes);
         }
     }

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
-use wirestamp_capture::MergedReader;
+use wirestamp_capture::{CaptureReader, MergedReader};
 use wirestamp_core::dissect::{Dissection, dissect};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
@@ -48,9 +48,18 @@ impl Stamped<'_> {
     }
 }
 
+/// Where frames come from: one file is read directly, several through the time-ordered merge.
+enum Source {
+    /// A single input: its frames already are in order, and its interface table is the global one
+    /// (rows are assigned in order of appearance, and the readers only return frames of registered
+    /// interfaces), so the merge's per-frame heap and id remapping would change nothing (~15 ns/frame).
+    One(Box<CaptureReader>),
+    Many(MergedReader),
+}
+
 /// Merged inputs plus one trailer decoder per input.
 pub struct Pipeline {
-    reader: MergedReader,
+    source: Source,
     decoders: Vec<TrailerDecoder>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
@@ -60,9 +69,12 @@ impl Pipeline {
     /// Opens `files` (merged by time) with the trailer modes `--trailer` asked for.
     pub fn open(files: &[PathBuf], trailer_specs: &[String]) -> Result<Pipeline> {
         let modes = trailer_modes(trailer_specs, files)?;
-        let reader = MergedReader::open(files)?;
+        let source = match files {
+            [one] => Source::One(Box::new(CaptureReader::open(one)?)),
+            _ => Source::Many(MergedReader::open(files)?),
+        };
         Ok(Pipeline {
-            reader,
+            source,
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
             per_input: vec![0; files.len()],
             files: files.to_vec(),
@@ -74,7 +86,11 @@ impl Pipeline {
     // Not an `Iterator`: each frame borrows the reader's buffer until the next call.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {
-        let Some((input, frame)) = self.reader.next_frame()? else {
+        let next = match &mut self.source {
+            Source::One(r) => r.next_frame()?.map(|f| (0, f)),
+            Source::Many(m) => m.next_frame()?,
+        };
+        let Some((input, frame)) = next else {
             for (i, d) in self.decoders.iter().enumerate() {
                 d.finish().map_err(|e| {
                     anyhow::anyhow!(
@@ -101,14 +117,17 @@ impl Pipeline {
         Ok(Some(Stamped { input, frame, dissection, decoded }))
     }
 
-    /// The merged reader (interfaces, per-input statistics and warnings).
-    pub fn reader(&self) -> &MergedReader {
-        &self.reader
+    /// The inputs' readers (per-input statistics and warnings), in the order given.
+    pub fn inputs(&self) -> &[CaptureReader] {
+        match &self.source {
+            Source::One(r) => std::slice::from_ref(r.as_ref()),
+            Source::Many(m) => m.inputs(),
+        }
     }
 
     /// Prints the readers' warnings (files cut short, ...) on stderr.
     pub fn print_warnings(&self) {
-        for input in self.reader.inputs() {
+        for input in self.inputs() {
             for w in input.warnings() {
                 eprintln!("wirestamp: warning: {w}");
             }

@@ -68,7 +68,7 @@ impl MetricReport {
 
     fn from_metric(name: &str, m: &Metric, open: &Latency) -> MetricReport {
         let mut r = Self::from_latency(name.to_owned(), &m.total(open));
-        r.dims = m.dims().into_iter().map(|(d, l)| Self::from_latency(d.to_owned(), l)).collect();
+        r.dims = m.dims().into_iter().map(|(d, l)| Self::from_latency(d, &l)).collect();
         r
     }
 }

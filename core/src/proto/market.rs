@@ -29,6 +29,21 @@ pub struct MarketDataSummary {
     pub itch: ItchSummary,
 }
 
+/// The keys of one message, for correlation: [`MarketDataSummary`] without the ITCH fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MarketKey {
+    /// MoldUDP64 session.
+    pub session: Session,
+    /// Sequence number of the message.
+    pub seq: u64,
+    /// Stock locate.
+    pub stock_locate: u16,
+    /// Symbol: from the message, else from the locate map.
+    pub symbol: Option<Symbol>,
+    /// ITCH timestamp, ns since midnight (Eastern time).
+    pub timestamp_ns: u64,
+}
+
 /// What one packet held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketInfo {
@@ -74,6 +89,48 @@ impl MoldItchDecoder {
         udp_payload: &[u8],
         mut on_message: F,
     ) -> Result<PacketInfo, ProtoError> {
+        self.walk(udp_payload, |m, session, seq, locates| {
+            let Some(s) = m.summary() else { return };
+            on_message(MarketDataSummary {
+                session,
+                seq,
+                msg_type: s.msg_type,
+                stock_locate: s.stock_locate,
+                symbol: s.stock.or_else(|| locates.get(s.stock_locate)),
+                timestamp_ns: s.timestamp_ns,
+                itch: s,
+            });
+        })
+    }
+
+    /// As [`MoldItchDecoder::packet`], with only the keys a correlator needs per message (no full
+    /// summary built): the same messages, in the same order, with the same counters.
+    #[inline]
+    pub fn packet_keys<F: FnMut(MarketKey)>(
+        &mut self,
+        udp_payload: &[u8],
+        mut on_key: F,
+    ) -> Result<PacketInfo, ProtoError> {
+        self.walk(udp_payload, |m, session, seq, locates| {
+            let Some(h) = m.header() else { return };
+            on_key(MarketKey {
+                session,
+                seq,
+                stock_locate: h.stock_locate,
+                symbol: m.stock().or_else(|| locates.get(h.stock_locate)),
+                timestamp_ns: h.timestamp_ns,
+            });
+        })
+    }
+
+    /// Walks the message blocks: decodes each (counting), learns locates, hands each decoded message
+    /// to `f` with its session, sequence and the locate map.
+    #[inline(always)]
+    fn walk<F: FnMut(&itch::Message<'_>, Session, u64, &LocateMap)>(
+        &mut self,
+        udp_payload: &[u8],
+        mut f: F,
+    ) -> Result<PacketInfo, ProtoError> {
         let p = match Packet::new_checked(udp_payload) {
             Ok(p) => p,
             Err(e) => {
@@ -91,16 +148,7 @@ impl MoldItchDecoder {
             if let itch::Message::StockDirectory(_) = m {
                 self.locates.observe(&m);
             }
-            let Some(s) = m.summary() else { continue };
-            on_message(MarketDataSummary {
-                session,
-                seq,
-                msg_type: s.msg_type,
-                stock_locate: s.stock_locate,
-                symbol: s.stock.or_else(|| self.locates.get(s.stock_locate)),
-                timestamp_ns: s.timestamp_ns,
-                itch: s,
-            });
+            f(&m, session, seq, &self.locates);
         }
         let error = it.error();
         if error.is_some() {
@@ -154,6 +202,15 @@ mod tests {
             (45, MessageType::OrderCancel, Some(Symbol::new("ZXZZT")))
         );
         assert_eq!((dec.itch.unknown(), dec.itch.truncated, dec.packets), (1, 1, 2));
+        // The keys-only walk sees the same messages, with the same keys and counters.
+        let mut keys_dec = MoldItchDecoder::new();
+        let mut keys = Vec::new();
+        keys_dec.packet_keys(&pkt, |k| keys.push(k)).unwrap();
+        keys_dec.packet_keys(&pkt2, |k| keys.push(k)).unwrap();
+        let z = Some(Symbol::new("ZXZZT"));
+        let got: Vec<_> = keys.iter().map(|k| (k.seq, k.stock_locate, k.timestamp_ns, k.symbol)).collect();
+        assert_eq!(got, [(41, 5, 1, z), (42, 5, 2, z), (45, 5, 3, z)]);
+        assert_eq!((keys_dec.itch.unknown(), keys_dec.itch.truncated, keys_dec.packets), (1, 1, 2));
         assert!(dec.packet(&pkt[..19], |_| {}).is_err());
         let info = dec.packet(&pkt[..30], |_| {}).unwrap();
         assert!(info.error.is_some());
