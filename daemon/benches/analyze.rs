@@ -23,6 +23,7 @@ use wirestamp::cli::{Cli, Command as Cmd};
 use wirestamp::pipeline::Pipeline;
 use wirestamp_capture::{CaptureReader, MergedReader};
 use wirestamp_core::analyze::Analyzer;
+use wirestamp_core::dissect::dissect;
 use wirestamp_lab::synth::{Container, SynthConfig, synth};
 
 /// Frames synth writes per market-data packet with the default model (A and B copies, noise every
@@ -98,6 +99,20 @@ fn run_reader(path: &Path) -> (f64, u64) {
     (t.elapsed().as_secs_f64(), n)
 }
 
+/// Seconds to read and dissect every frame (no trailer decoding).
+fn run_dissect(path: &Path) -> (f64, u64) {
+    let t = Instant::now();
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut n = 0u64;
+    let mut acc = 0usize;
+    while let Some(f) = r.next_frame().unwrap() {
+        n += 1;
+        acc = acc.wrapping_add(dissect(f.data, f.link).payload_offset);
+    }
+    std::hint::black_box(acc);
+    (t.elapsed().as_secs_f64(), n)
+}
+
 /// Seconds to read every frame through the merged reader (what the pipeline uses, one input).
 fn run_merged(path: &Path) -> (f64, u64) {
     let t = Instant::now();
@@ -156,11 +171,31 @@ fn run_tshark(path: &Path) -> Option<f64> {
     st.success().then(|| t.elapsed().as_secs_f64())
 }
 
-/// Wall seconds and peak RSS (KiB, the child's own `ru_maxrss`) of `wirestamp analyze` on `path`.
+/// Wall seconds and peak RSS (KiB) of `wirestamp analyze` on `path`.
+///
+/// Linux hands a child the peak RSS its parent had when it was spawned (`ru_maxrss` survives the
+/// exec), and this process holds captures and analyses by now. So a fresh copy of this binary,
+/// small, spawns the command and reports the child's own `ru_maxrss` (as GNU time does).
 fn run_process(path: &Path) -> (f64, u64) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg(RSS_CHILD)
+        .args(analyze_args(path))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("spawn the RSS helper");
+    assert!(out.status.success(), "RSS helper failed");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Vec<&str> = text.split_whitespace().collect();
+    (v[0].parse().unwrap(), v[1].parse().unwrap())
+}
+
+const RSS_CHILD: &str = "--rss-child";
+
+/// The RSS helper: runs `wirestamp ARGS`, prints `seconds maxrss_kib`.
+fn rss_child(args: &[String]) {
     let t = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(analyze_args(path))
+        .args(args)
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn wirestamp");
@@ -169,14 +204,13 @@ fn run_process(path: &Path) -> (f64, u64) {
     // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `pid` is our child, not yet reaped (`child` is never waited on); the pointers are to
-    // live locals. wait4 gives this child's own rusage, unlike getrusage(RUSAGE_CHILDREN), which
-    // would be the maximum over every child so far (tshark included).
+    // live locals. wait4 gives this child's own rusage.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     let secs = t.elapsed().as_secs_f64();
     assert_eq!(r, pid, "wait4");
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "wirestamp analyze failed");
     drop(child);
-    (secs, ru.ru_maxrss as u64)
+    println!("{secs} {}", ru.ru_maxrss);
 }
 
 /// Median, min, max.
@@ -194,6 +228,10 @@ fn row(name: &str, unit: &str, v: &[f64]) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RSS_CHILD) {
+        return rss_child(&args[2..]);
+    }
     // `cargo bench` passes `--bench`; a filter argument that is not ours means another bench was asked for.
     if std::env::args().skip(1).any(|a| !a.starts_with('-') && a != "analyze") {
         return;
@@ -221,6 +259,7 @@ fn main() {
     );
 
     let (mut reader, mut merged, mut front, mut full, mut tshark) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut dissected = vec![];
     let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
     for _ in 0..runs {
         let mpps = |(s, n): (f64, u64)| {
@@ -229,6 +268,7 @@ fn main() {
         };
         let r = mpps(run_reader(&big.path));
         let m = mpps(run_merged(&big.path));
+        dissected.push(mpps(run_dissect(&big.path)));
         let f = mpps(run_front(&big.path));
         let a = mpps(run_full(&big));
         reader.push(r);
@@ -245,14 +285,21 @@ fn main() {
     }
     println!("\nthroughput, M frames/s, median [min-max] of {runs} (in-process, file in page cache)");
     row("capture reader alone (CaptureReader::next_frame)", "Mpps", &reader);
-    row("merged reader (MergedReader, 1 input)", "Mpps", &merged);
+    row("merged reader (MergedReader, 1 input; not used for one file)", "Mpps", &merged);
+    row("reader + dissect", "Mpps", &dissected);
     row("pipeline front (reader + dissect + trailer auto)", "Mpps", &front);
     row("full analyze (+ classify, decode, arbitrate, correlate, record)", "Mpps", &full);
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
     }
     println!("\nper frame, ns (from the medians)");
-    for (name, v) in [("reader", &reader), ("merged reader", &merged), ("front", &front), ("full", &full)] {
+    for (name, v) in [
+        ("reader", &reader),
+        ("merged reader", &merged),
+        ("reader + dissect", &dissected),
+        ("front", &front),
+        ("full", &full),
+    ] {
         println!("{name:<58} {:>10.1} ns", 1e3 / stats(v).0);
     }
     println!("\nratios (paired per run)");

@@ -154,17 +154,17 @@ pub fn process(
     let mut no_time = 0u64;
     let mut failure = None;
     loop {
-        let s = match pipe.next() {
-            Ok(Some(s)) => s,
+        let step = pipe.next_with(|s| match s.best_time() {
+            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
+            None => no_time += 1,
+        });
+        match step {
+            Ok(Some(())) => {}
             Ok(None) => break,
             Err(e) => {
                 failure = Some(e);
                 break;
             }
-        };
-        match s.best_time() {
-            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
-            None => no_time += 1,
         }
         index += 1;
         if analyzer.has_output() {

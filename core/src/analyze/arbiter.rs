@@ -117,8 +117,19 @@ impl Arbiter {
             idx = 0;
             reset = true;
         }
-        while s.slots.len() <= idx {
+        if idx == s.slots.len() && idx < s.slots.capacity() {
+            // The usual case: the next sequence number, room in the ring.
             s.slots.push_back(EMPTY);
+        } else if s.slots.len() <= idx {
+            // Grow by doubling, but never past the bound (+1: the ring briefly holds one more before
+            // evicting): a full ring of 2^22 ticks is 64 MiB, and doubling would reserve 128.
+            let need = idx + 1 - s.slots.len();
+            let cap = s.slots.capacity();
+            if s.slots.len() + need > cap {
+                let want = (cap * 2).max(s.slots.len() + need).max(64).min(max_slots + 1);
+                s.slots.reserve_exact(want.max(s.slots.len() + need) - s.slots.len());
+            }
+            s.slots.resize(idx + 1, EMPTY);
         }
         let slot = &mut s.slots[idx];
         let arrival = if slot.time_ns == i64::MIN {

@@ -462,7 +462,8 @@ impl Analyzer {
         };
         if used {
             let name = ts_source.name();
-            if self.ts_run.0 == name {
+            // Names are static literals: the pointer test nearly always decides.
+            if std::ptr::eq(self.ts_run.0, name) || self.ts_run.0 == name {
                 self.ts_run.1 += 1;
             } else {
                 self.flush_ts_run();
