@@ -101,6 +101,7 @@ impl Arbiter {
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed`.
+    #[inline]
     pub fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let (max_slots, retain_ns) = (self.max_slots, self.retain_ns);
         let s = self.session_mut(session, seq);

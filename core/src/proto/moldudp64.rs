@@ -343,6 +343,7 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
     }
 
     /// Observes a packet header: `count` as on the wire (0 heartbeat, 0xFFFF end of session).
+    #[inline]
     pub fn observe(&mut self, feed: K, session: Session, seq: u64, count: u16) -> SeqEvent {
         let hit = |i: usize| self.streams.get(i).is_some_and(|s| s.feed == feed && s.session == session);
         let i = if hit(self.last[0]) {
