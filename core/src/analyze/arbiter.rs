@@ -118,33 +118,38 @@ impl Arbiter {
             idx = 0;
             reset = true;
         }
-        if idx == s.slots.len() && idx < s.slots.capacity() {
-            // The usual case: the next sequence number, room in the ring.
-            s.slots.push_back(EMPTY);
-        } else if s.slots.len() <= idx {
-            // Grow by doubling, but never past the bound (+1: the ring briefly holds one more before
-            // evicting): a full ring of 2^22 ticks is 64 MiB, and doubling would reserve 128.
-            let need = idx + 1 - s.slots.len();
-            let cap = s.slots.capacity();
-            if s.slots.len() + need > cap {
-                let want = (cap * 2).max(s.slots.len() + need).max(64).min(max_slots + 1);
-                s.slots.reserve_exact(want.max(s.slots.len() + need) - s.slots.len());
+        let new = Slot { time_ns, feed, locate };
+        // One test decides both "grow the ring" and "first copy" for a new sequence number: which
+        // copy comes first is as random as the feeds' race, so each such branch mispredicts often.
+        let arrival = if idx >= s.slots.len() {
+            if idx > s.slots.len() || s.slots.len() == s.slots.capacity() {
+                // Grow by doubling, but never past the bound (+1: the ring briefly holds one more
+                // before evicting): a full ring of 2^22 ticks is 64 MiB, and doubling would reserve 128.
+                let need = idx + 1 - s.slots.len();
+                let cap = s.slots.capacity();
+                if s.slots.len() + need > cap {
+                    let want = (cap * 2).max(s.slots.len() + need).max(64).min(max_slots + 1);
+                    s.slots.reserve_exact(want.max(s.slots.len() + need) - s.slots.len());
+                }
+                s.slots.resize(idx, EMPTY);
             }
-            s.slots.resize(idx + 1, EMPTY);
-        }
-        let slot = &mut s.slots[idx];
-        let arrival = if slot.time_ns == i64::MIN {
-            *slot = Slot { time_ns, feed, locate };
+            s.slots.push_back(new);
             Arrival::First
-        } else if time_ns < slot.time_ns {
-            // Captures from several taps are merged by time, so this only happens with clock skew
-            // between inputs: the earlier copy still wins.
-            let first_feed = slot.feed;
-            let delay_ns = slot.time_ns - time_ns;
-            *slot = Slot { time_ns, feed, locate };
-            Arrival::Later { delay_ns: -delay_ns, first_feed }
         } else {
-            Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
+            let slot = &mut s.slots[idx];
+            if slot.time_ns == i64::MIN {
+                *slot = new;
+                Arrival::First
+            } else if time_ns < slot.time_ns {
+                // Captures from several taps are merged by time, so this only happens with clock skew
+                // between inputs: the earlier copy still wins.
+                let first_feed = slot.feed;
+                let delay_ns = slot.time_ns - time_ns;
+                *slot = new;
+                Arrival::Later { delay_ns: -delay_ns, first_feed }
+            } else {
+                Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
+            }
         };
         // Evict what is older than the window, and bound the ring.
         let horizon = time_ns - retain_ns;
