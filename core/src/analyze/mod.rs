@@ -539,8 +539,23 @@ impl Analyzer {
     }
 
     fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
-        if let Some(i) = self.feeds.iter().position(|f| f.spec.matches(dst, dport)) {
-            return Some(i);
+        // Every feed is tested (no early exit) and the first match taken from a bit mask: A and B
+        // frames interleave as their race goes, so an early exit would mispredict on most frames.
+        let mut mask = 0u64;
+        for (i, f) in self.feeds.iter().take(64).enumerate() {
+            mask |= u64::from(f.spec.port == dport) << i;
+        }
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            if self.feeds[i].spec.matches(dst, dport) {
+                return Some(i);
+            }
+            mask &= mask - 1;
+        }
+        if self.feeds.len() > 64
+            && let Some(i) = self.feeds.iter().skip(64).position(|f| f.spec.matches(dst, dport))
+        {
+            return Some(64 + i);
         }
         if self.detect && looks_like_mold(payload) {
             let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };

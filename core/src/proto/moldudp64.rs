@@ -320,7 +320,7 @@ struct Stream<K> {
 pub struct SeqTracker<K> {
     streams: Vec<Stream<K>>,
     index: FxHashMap<(K, Session), usize>,
-    /// The streams of the two previous packets: A and B copies alternate, so both stay cached.
+    /// The streams of the two most recently looked-up: A and B copies interleave, so both stay cached.
     last: [usize; 2],
     max_gaps: usize,
 }
@@ -346,13 +346,13 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
     #[inline]
     pub fn observe(&mut self, feed: K, session: Session, seq: u64, count: u16) -> SeqEvent {
         let hit = |i: usize| self.streams.get(i).is_some_and(|s| s.feed == feed && s.session == session);
-        let i = if hit(self.last[0]) {
-            self.last[0]
-        } else if hit(self.last[1]) {
-            self.last.swap(0, 1);
-            self.last[0]
+        // The two cached streams are picked by a select, not a branch: A and B packets interleave
+        // as their race goes, so "which of the two" is unpredictable; "one of the two" is not.
+        let cached = [self.last[1], self.last[0]][usize::from(hit(self.last[0]))];
+        let i = if hit(cached) {
+            cached
         } else {
-            match self.index.get(&(feed, session)) {
+            let i = match self.index.get(&(feed, session)) {
                 Some(&i) => i,
                 None => {
                     let i = self.streams.len();
@@ -367,11 +367,10 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
                     self.last = [i, self.last[0]];
                     return self.streams[i].first(seq, count);
                 }
-            }
-        };
-        if self.last[0] != i {
+            };
             self.last = [i, self.last[0]];
-        }
+            i
+        };
         let max_gaps = self.max_gaps;
         self.streams[i].observe(seq, count, max_gaps)
     }
