@@ -8,6 +8,7 @@
 pub mod analyze;
 pub mod dissect;
 pub mod frame;
+pub mod fxhash;
 pub mod proto;
 pub mod reasm;
 pub mod stats;

@@ -28,7 +28,8 @@ struct ConfigFile {
     by: Vec<String>,
 }
 
-fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
+/// The analysis configuration `args` (and its `--config` file) ask for.
+pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     let file = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
@@ -63,7 +64,7 @@ fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
 }
 
 /// Progress on stderr, only when it is a terminal and the work takes more than a second.
-struct Progress {
+pub struct Progress {
     on: bool,
     started: Instant,
     last: Instant,
@@ -71,7 +72,8 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(files: &[std::path::PathBuf], quiet: bool) -> Progress {
+    /// Progress over `files` (their sizes give the fraction done); `quiet` turns it off.
+    pub fn new(files: &[std::path::PathBuf], quiet: bool) -> Progress {
         let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
         let now = Instant::now();
         Progress { on: !quiet && std::io::stderr().is_terminal(), started: now, last: now, total_bytes }
@@ -119,55 +121,85 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     )
 }
 
-pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
-    let cfg = config(args)?;
-    let detect = cfg.flows.is_empty();
-    let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
-    let mut analyzer = Analyzer::new(cfg);
+/// Where the per-frame loop sends what it finds besides the report.
+#[derive(Default)]
+pub struct Sinks {
+    /// `--pairs`: matched pairs as CSV.
+    pub pairs: Option<BufWriter<std::fs::File>>,
+    /// `--hlog`: closed intervals as an HdrHistogram log.
+    pub hlog: Option<HlogSink>,
+}
 
-    let mut pairs = match &args.pairs {
-        Some(p) => {
-            let mut w =
-                BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
-            writeln!(
-                w,
-                "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns"
-            )?;
-            Some(w)
-        }
-        None => None,
-    };
-    let mut hlog = match &args.hlog {
-        Some(p) => Some(HlogSink::create(p)?),
-        None => None,
-    };
+/// What [`process`] went through.
+pub struct Outcome {
+    /// Frames read.
+    pub frames: u64,
+    /// Frames without a timestamp (pcapng SPB), not analysed.
+    pub no_time: u64,
+    /// The reader or trailer error that stopped the loop early, if any (the analysis covers the
+    /// frames before it).
+    pub failure: Option<anyhow::Error>,
+}
 
-    let mut progress = Progress::new(&args.files, args.quiet);
+/// The per-frame loop of `wirestamp analyze`: every frame of `pipe` through `analyzer`, pairs and
+/// intervals drained into `sinks` as they come (so memory does not grow with the capture), then
+/// [`Analyzer::finish`] and the last drain. The report is left in `analyzer`. Errors are sink IO only.
+pub fn process(
+    pipe: &mut Pipeline,
+    analyzer: &mut Analyzer,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+) -> Result<Outcome> {
     let mut index = 0u64;
     let mut no_time = 0u64;
     let mut failure = None;
     loop {
-        let s = match pipe.next() {
-            Ok(Some(s)) => s,
+        let step = pipe.next_with(|s| match s.best_time() {
+            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
+            None => no_time += 1,
+        });
+        match step {
+            Ok(Some(())) => {}
             Ok(None) => break,
             Err(e) => {
                 failure = Some(e);
                 break;
             }
-        };
-        match s.best_time() {
-            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
-            None => no_time += 1,
         }
         index += 1;
-        if let Some(w) = pairs.as_mut() {
-            for p in analyzer.drain_pairs() {
-                write_pair(w, &p)?;
-            }
-        } else {
-            analyzer.drain_pairs().for_each(drop);
+        if analyzer.has_output() {
+            sinks.drain(analyzer)?;
         }
-        match hlog.as_mut() {
+        if progress.on {
+            let bytes = pipe.inputs().iter().map(|r| r.stats().bytes).sum();
+            progress.tick(index, bytes);
+        }
+    }
+    progress.done();
+    analyzer.finish();
+    sinks.drain(analyzer)?;
+    if let Some(w) = sinks.pairs.as_mut() {
+        w.flush()?;
+    }
+    if let Some(h) = sinks.hlog.as_mut() {
+        h.out.flush()?;
+    }
+    Ok(Outcome { frames: index, no_time, failure })
+}
+
+impl Sinks {
+    /// Takes the analyzer's queued pairs and intervals (dropping them when there is no sink).
+    #[inline]
+    fn drain(&mut self, analyzer: &mut Analyzer) -> Result<()> {
+        match self.pairs.as_mut() {
+            Some(w) => {
+                for p in analyzer.drain_pairs() {
+                    write_pair(w, &p)?;
+                }
+            }
+            None => analyzer.drain_pairs().for_each(drop),
+        }
+        match self.hlog.as_mut() {
             Some(h) => {
                 for i in analyzer.drain_intervals() {
                     h.write(&i)?;
@@ -175,25 +207,30 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
             }
             None => analyzer.drain_intervals().for_each(drop),
         }
-        if progress.on {
-            let bytes = pipe.reader().inputs().iter().map(|r| r.stats().bytes).sum();
-            progress.tick(index, bytes);
-        }
+        Ok(())
     }
-    progress.done();
-    analyzer.finish();
-    if let Some(w) = pairs.as_mut() {
-        for p in analyzer.drain_pairs() {
-            write_pair(w, &p)?;
-        }
-        w.flush()?;
+}
+
+pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
+    let cfg = config(args)?;
+    let detect = cfg.flows.is_empty();
+    let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
+    let mut analyzer = Analyzer::new(cfg);
+
+    let mut sinks = Sinks::default();
+    if let Some(p) = &args.pairs {
+        let mut w = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
+        writeln!(
+            w,
+            "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns"
+        )?;
+        sinks.pairs = Some(w);
     }
-    if let Some(h) = hlog.as_mut() {
-        for i in analyzer.drain_intervals() {
-            h.write(&i)?;
-        }
-        h.out.flush()?;
+    if let Some(p) = &args.hlog {
+        sinks.hlog = Some(HlogSink::create(p)?);
     }
+    let mut progress = Progress::new(&args.files, args.quiet);
+    let Outcome { frames: index, no_time, failure } = process(&mut pipe, &mut analyzer, &mut sinks, &mut progress)?;
     let detected = analyzer.detected_flows();
     let report = analyzer.report();
     if args.json {
@@ -223,7 +260,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
 /// The `--hlog` writer: HdrHistogram interval log format 1.3, readable by HistogramLogProcessor.
 /// Lines: `Tag=METRIC,start_s,length_s,max_ms,base64(V2+deflate histogram)`, times relative to
 /// the StartTime header (the first interval's start), maxima in ms (the processor's default ratio).
-struct HlogSink {
+pub struct HlogSink {
     out: BufWriter<std::fs::File>,
     serializer: V2DeflateSerializer,
     start_ns: Option<i64>,
@@ -231,7 +268,8 @@ struct HlogSink {
 }
 
 impl HlogSink {
-    fn create(p: &Path) -> Result<HlogSink> {
+    /// Creates the log file `p`.
+    pub fn create(p: &Path) -> Result<HlogSink> {
         let out = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
         Ok(HlogSink { out, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
     }

@@ -1,16 +1,9 @@
 //! `wirestamp`: the command-line entry point. Parses arguments, sets up logging, runs one command and
 //! turns its outcome into an exit code; everything else lives in the modules below.
 
-mod analyze;
-mod cli;
-mod demo;
-mod frames;
-mod pipeline;
-mod synth;
-mod telemetry;
-
 use clap::Parser;
 use std::process::ExitCode;
+use wirestamp::{cli, telemetry};
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();

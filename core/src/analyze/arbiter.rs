@@ -5,8 +5,9 @@
 //! sequence number, so a lookup by sequence (an order token carrying it) is O(1), and memory is bounded
 //! by the retention window, not by the capture length.
 
+use crate::fxhash::FxHashMap;
 use crate::proto::moldudp64::Session;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// The first copy of a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +56,11 @@ struct SessionTicks {
 /// Arbitration state for every session.
 #[derive(Debug)]
 pub struct Arbiter {
-    sessions: HashMap<Session, SessionTicks>,
+    /// Sessions in order of first appearance.
+    sessions: Vec<(Session, SessionTicks)>,
+    index: FxHashMap<Session, usize>,
+    /// The session of the previous call: a feed has one session at a time, so this nearly always hits.
+    last: usize,
     retain_ns: i64,
     max_slots: usize,
     /// Copies older than the window.
@@ -67,44 +72,87 @@ pub struct Arbiter {
 impl Arbiter {
     /// An arbiter keeping ticks for `retain_ns` of capture time, and at most `max_slots` per session.
     pub fn new(retain_ns: i64, max_slots: usize) -> Self {
-        Arbiter { sessions: HashMap::new(), retain_ns, max_slots: max_slots.max(1), stale: 0, resets: 0 }
+        Arbiter {
+            sessions: Vec::new(),
+            index: FxHashMap::default(),
+            last: usize::MAX,
+            retain_ns,
+            max_slots: max_slots.max(1),
+            stale: 0,
+            resets: 0,
+        }
+    }
+
+    #[inline]
+    fn session_mut(&mut self, session: Session, seq: u64) -> &mut SessionTicks {
+        let i = match self.sessions.get(self.last) {
+            Some((s, _)) if *s == session => self.last,
+            _ => match self.index.get(&session) {
+                Some(&i) => i,
+                None => {
+                    self.sessions.push((session, SessionTicks { base: seq, slots: VecDeque::new() }));
+                    self.index.insert(session, self.sessions.len() - 1);
+                    self.sessions.len() - 1
+                }
+            },
+        };
+        self.last = i;
+        &mut self.sessions[i].1
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed`.
+    #[inline]
     pub fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
-        let max_slots = self.max_slots;
-        let s = self.sessions.entry(session).or_insert_with(|| SessionTicks { base: seq, slots: VecDeque::new() });
+        let (max_slots, retain_ns) = (self.max_slots, self.retain_ns);
+        let s = self.session_mut(session, seq);
         if seq < s.base {
             self.stale += 1;
             return Arrival::Stale;
         }
         let mut idx = (seq - s.base) as usize;
+        let mut reset = false;
         if idx >= max_slots + s.slots.len() {
             // A jump far beyond the ring (a new day, garbage): start over at this sequence.
-            self.resets += 1;
             s.slots.clear();
             s.base = seq;
             idx = 0;
+            reset = true;
         }
-        while s.slots.len() <= idx {
-            s.slots.push_back(EMPTY);
-        }
-        let slot = &mut s.slots[idx];
-        let arrival = if slot.time_ns == i64::MIN {
-            *slot = Slot { time_ns, feed, locate };
+        let new = Slot { time_ns, feed, locate };
+        // One test decides both "grow the ring" and "first copy" for a new sequence number: which
+        // copy comes first is as random as the feeds' race, so each such branch mispredicts often.
+        let arrival = if idx >= s.slots.len() {
+            if idx > s.slots.len() || s.slots.len() == s.slots.capacity() {
+                // Grow by doubling, but never past the bound (+1: the ring briefly holds one more
+                // before evicting): a full ring of 2^22 ticks is 64 MiB, and doubling would reserve 128.
+                let need = idx + 1 - s.slots.len();
+                let cap = s.slots.capacity();
+                if s.slots.len() + need > cap {
+                    let want = (cap * 2).max(s.slots.len() + need).max(64).min(max_slots + 1);
+                    s.slots.reserve_exact(want.max(s.slots.len() + need) - s.slots.len());
+                }
+                s.slots.resize(idx, EMPTY);
+            }
+            s.slots.push_back(new);
             Arrival::First
-        } else if time_ns < slot.time_ns {
-            // Captures from several taps are merged by time, so this only happens with clock skew
-            // between inputs: the earlier copy still wins.
-            let first_feed = slot.feed;
-            let delay_ns = slot.time_ns - time_ns;
-            *slot = Slot { time_ns, feed, locate };
-            Arrival::Later { delay_ns: -delay_ns, first_feed }
         } else {
-            Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
+            let slot = &mut s.slots[idx];
+            if slot.time_ns == i64::MIN {
+                *slot = new;
+                Arrival::First
+            } else if time_ns < slot.time_ns {
+                // Captures from several taps are merged by time, so this only happens with clock skew
+                // between inputs: the earlier copy still wins.
+                let first_feed = slot.feed;
+                let delay_ns = slot.time_ns - time_ns;
+                *slot = new;
+                Arrival::Later { delay_ns: -delay_ns, first_feed }
+            } else {
+                Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
+            }
         };
         // Evict what is older than the window, and bound the ring.
-        let horizon = time_ns - self.retain_ns;
+        let horizon = time_ns - retain_ns;
         while let Some(front) = s.slots.front() {
             let old = front.time_ns != i64::MIN && front.time_ns < horizon;
             if !(old || s.slots.len() > max_slots) {
@@ -113,12 +161,16 @@ impl Arbiter {
             s.slots.pop_front();
             s.base += 1;
         }
+        self.resets += u64::from(reset);
         arrival
     }
 
     /// The tick `(session, seq)`, if still retained.
     pub fn get(&self, session: Session, seq: u64) -> Option<Tick> {
-        let s = self.sessions.get(&session)?;
+        let s = match self.sessions.get(self.last) {
+            Some((k, s)) if *k == session => s,
+            _ => &self.sessions[*self.index.get(&session)?].1,
+        };
         let idx = seq.checked_sub(s.base)? as usize;
         let slot = s.slots.get(idx)?;
         (slot.time_ns != i64::MIN).then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
@@ -129,7 +181,7 @@ impl Arbiter {
     pub fn find(&self, seq: u64) -> Result<Option<(Session, Tick)>, usize> {
         let mut found = None;
         let mut n = 0;
-        for (&session, _) in self.sessions.iter() {
+        for &(session, _) in self.sessions.iter() {
             if let Some(t) = self.get(session, seq) {
                 n += 1;
                 found = Some((session, t));

@@ -13,6 +13,7 @@ pub mod report;
 
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
+use crate::fxhash::FxHashMap;
 use crate::proto::market::MoldItchDecoder;
 use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
@@ -144,20 +145,86 @@ const AB: usize = 2;
 const E2C: usize = 3;
 
 /// One metric: total and per-dimension histograms.
+///
+/// Dimensions are slots addressed by index, their names built once per feed, connection or symbol.
+/// A sample with several dimensions (tick_to_trade, order_to_ack: rare) is recorded into each slot
+/// and into the analyzer's open interval. A sample with one dimension (exchange_to_capture,
+/// feed_ab_delay: one per market-data message) is recorded once, into its slot's open-interval
+/// histogram; at the interval's close those are added to the interval and to the slot. The total
+/// is the sum of the closed intervals, added at each close. Histogram sums are exact, so every
+/// figure equals recording each sample everywhere, for two to three fewer records per sample.
 #[derive(Debug, Clone, Default)]
 pub struct Metric {
-    /// All samples.
-    pub total: Latency,
-    /// Per dimension (`feed:A`, `session:...`, `symbol:AAPL`).
-    pub dims: BTreeMap<String, Latency>,
+    /// Samples of the closed intervals (the open one is added by [`Metric::total`]).
+    closed: Latency,
+    /// Per dimension (`feed:A`, `session:...`, `symbol:AAPL`), in order of first sample.
+    slots: Vec<(String, Latency)>,
+    /// Per slot, its single-dimension samples of the open interval (allocated on first use).
+    open: Vec<Option<Box<Latency>>>,
+    by_name: HashMap<String, usize>,
 }
 
 impl Metric {
-    fn record(&mut self, ns: i64, dims: &[String]) {
-        self.total.record(ns);
-        for d in dims {
-            self.dims.entry(d.clone()).or_default().record(ns);
+    /// The slot of dimension `name`, created on first use.
+    fn slot(&mut self, name: String) -> usize {
+        if let Some(&i) = self.by_name.get(&name) {
+            return i;
         }
+        self.slots.push((name.clone(), Latency::new()));
+        self.open.push(None);
+        self.by_name.insert(name, self.slots.len() - 1);
+        self.slots.len() - 1
+    }
+
+    /// Records a sample of several dimensions into one of them (the caller records the interval).
+    #[inline]
+    fn record_slot(&mut self, ns: i64, slot: usize) {
+        self.slots[slot].1.record(ns);
+    }
+
+    /// Records a sample whose only dimension is `slot` (interval and total follow at the close).
+    #[inline]
+    fn record_single(&mut self, ns: i64, slot: usize) {
+        self.open[slot].get_or_insert_with(Default::default).record(ns);
+    }
+
+    /// Moves the single-dimension samples of the open interval into `interval` and their slots.
+    fn fold_open(&mut self, interval: &mut Latency) {
+        for (o, (_, l)) in self.open.iter_mut().zip(self.slots.iter_mut()) {
+            if let Some(o) = o.as_mut().filter(|o| o.count() > 0) {
+                interval.merge(o);
+                l.merge(o);
+                o.reset();
+            }
+        }
+    }
+
+    /// All samples: the closed intervals plus `open`, the interval in progress.
+    pub fn total(&self, open: &Latency) -> Latency {
+        let mut t = self.closed.clone();
+        t.merge(open);
+        for o in self.open.iter().flatten() {
+            t.merge(o);
+        }
+        t
+    }
+
+    /// Per-dimension histograms, sorted by name.
+    pub fn dims(&self) -> Vec<(String, Latency)> {
+        let mut v: Vec<(String, Latency)> = self
+            .slots
+            .iter()
+            .zip(&self.open)
+            .map(|((n, l), o)| {
+                let mut l = l.clone();
+                if let Some(o) = o {
+                    l.merge(o);
+                }
+                (n.clone(), l)
+            })
+            .collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        v
     }
 }
 
@@ -178,6 +245,8 @@ pub struct Interval {
 struct FeedState {
     spec: FeedSpec,
     detected: bool,
+    /// Dimension slots of this feed in exchange_to_capture, feed_ab_delay and tick_to_trade.
+    slots: [Option<usize>; 3],
     decoder: MoldItchDecoder,
     frames: u64,
     bad_packets: u64,
@@ -197,6 +266,8 @@ struct SessionState {
 struct Conn {
     session: usize,
     label: String,
+    /// Dimension slots of this connection in tick_to_trade and order_to_ack.
+    slots: [Option<usize>; 2],
     to_exchange: OrderStream,
     from_exchange: OrderStream,
     frames: u64,
@@ -265,15 +336,17 @@ pub struct Analyzer {
     feeds: Vec<FeedState>,
     sessions: Vec<SessionState>,
     detect: bool,
-    conns: HashMap<ConnKey, usize>,
+    conns: FxHashMap<ConnKey, usize>,
     conn_list: Vec<Conn>,
     seq: SeqTracker<u16>,
     arbiter: Arbiter,
     /// Recent ticks per symbol, newest first: (time, session, seq, messages of that symbol at that time).
     /// A few are kept because an order is correlated when its last byte arrives, which may be after
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
-    last_by_symbol: HashMap<Symbol, [SymTick; SYMBOL_HISTORY]>,
-    pending: HashMap<(usize, OrderId), (i64, u64)>,
+    last_by_symbol: FxHashMap<Symbol, [SymTick; SYMBOL_HISTORY]>,
+    /// tick_to_trade slot per symbol (with `by_symbol`).
+    symbol_slots: FxHashMap<Symbol, usize>,
+    pending: FxHashMap<(usize, OrderId), (i64, u64)>,
     pending_order: VecDeque<(i64, usize, OrderId)>,
     metrics: [Metric; 4],
     interval: [Latency; 4],
@@ -281,6 +354,9 @@ pub struct Analyzer {
     closed: Vec<Interval>,
     pairs: Vec<Pair>,
     counters: Counters,
+    /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
+    /// capture has one or two sources, so this saves a map update per frame).
+    ts_run: (&'static str, u64),
     /// (UTC hour, offset) cache for exchange-to-capture.
     eastern: (i64, i64),
     first_time: Option<i64>,
@@ -307,12 +383,13 @@ impl Analyzer {
             feeds,
             sessions,
             detect,
-            conns: HashMap::new(),
+            conns: FxHashMap::default(),
             conn_list: Vec::new(),
             seq: SeqTracker::new(1024),
             arbiter,
-            last_by_symbol: HashMap::new(),
-            pending: HashMap::new(),
+            last_by_symbol: FxHashMap::default(),
+            symbol_slots: FxHashMap::default(),
+            pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
             metrics: Default::default(),
             interval: Default::default(),
@@ -320,12 +397,19 @@ impl Analyzer {
             closed: Vec::new(),
             pairs: Vec::new(),
             counters: Counters::default(),
+            ts_run: ("", 0),
             eastern: (i64::MIN, 0),
             first_time: None,
             last_time: i64::MIN,
             last_frame: 0,
             scratch: Vec::new(),
         }
+    }
+
+    /// Whether pairs or closed intervals wait to be drained (a cheap test for the per-frame loop).
+    #[inline]
+    pub fn has_output(&self) -> bool {
+        !self.pairs.is_empty() || !self.closed.is_empty()
     }
 
     /// Takes the pairs matched since the last call.
@@ -395,13 +479,36 @@ impl Analyzer {
             Transport::None => false,
         };
         if used {
-            *self.counters.ts_sources.entry(ts_source.name()).or_default() += 1;
+            let name = ts_source.name();
+            // Names are static literals: the pointer test nearly always decides.
+            if std::ptr::eq(self.ts_run.0, name) || self.ts_run.0 == name {
+                self.ts_run.1 += 1;
+            } else {
+                self.flush_ts_run();
+                self.ts_run = (name, 1);
+            }
             if !quality.is_clean() {
                 self.counters.degraded_clock_frames += 1;
             }
         } else {
             self.counters.other_frames += 1;
         }
+    }
+
+    fn flush_ts_run(&mut self) {
+        let (name, n) = std::mem::take(&mut self.ts_run);
+        if n > 0 {
+            *self.counters.ts_sources.entry(name).or_default() += n;
+        }
+    }
+
+    /// The counters, the pending run of timestamp sources included.
+    fn counters(&self) -> Counters {
+        let mut c = self.counters.clone();
+        if self.ts_run.1 > 0 {
+            *c.ts_sources.entry(self.ts_run.0).or_default() += self.ts_run.1;
+        }
+        c
     }
 
     fn advance_time(&mut self, t: i64) {
@@ -428,8 +535,10 @@ impl Analyzer {
 
     fn close_interval(&mut self, start: i64) {
         for (i, l) in self.interval.iter_mut().enumerate() {
+            self.metrics[i].fold_open(l);
             if l.count() > 0 {
                 let latency = std::mem::take(l);
+                self.metrics[i].closed.merge(&latency);
                 self.closed.push(Interval {
                     metric: METRICS[i],
                     start_ns: start,
@@ -440,14 +549,31 @@ impl Analyzer {
         }
     }
 
-    fn record(&mut self, metric: usize, ns: i64, dims: &[String]) {
-        self.metrics[metric].record(ns, dims);
+    fn record(&mut self, metric: usize, ns: i64, slots: &[usize]) {
+        for &s in slots {
+            self.metrics[metric].record_slot(ns, s);
+        }
         self.interval[metric].record(ns);
     }
 
     fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
-        if let Some(i) = self.feeds.iter().position(|f| f.spec.matches(dst, dport)) {
-            return Some(i);
+        // Every feed is tested (no early exit) and the first match taken from a bit mask: A and B
+        // frames interleave as their race goes, so an early exit would mispredict on most frames.
+        let mut mask = 0u64;
+        for (i, f) in self.feeds.iter().take(64).enumerate() {
+            mask |= u64::from(f.spec.port == dport) << i;
+        }
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            if self.feeds[i].spec.matches(dst, dport) {
+                return Some(i);
+            }
+            mask &= mask - 1;
+        }
+        if self.feeds.len() > 64
+            && let Some(i) = self.feeds.iter().skip(64).position(|f| f.spec.matches(dst, dport))
+        {
+            return Some(64 + i);
         }
         if self.detect && looks_like_mold(payload) {
             let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
@@ -486,12 +612,12 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, interval, counters, eastern, .. } = self;
-        let feed = &mut feeds[fi];
-        feed.frames += 1;
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = self;
+        let FeedState { spec, slots, decoder, frames, .. } = &mut feeds[fi];
+        *frames += 1;
         let fi16 = fi as u16;
-        let feed_dim = [format!("feed:{}", feed.spec)];
-        let res = feed.decoder.packet(payload, |m| {
+        let spec = *spec;
+        let res = decoder.packet_keys(payload, |m| {
             match arbiter.observe(m.session, m.seq, fi16, m.stock_locate, t) {
                 Arrival::First => {
                     counters.ticks += 1;
@@ -519,13 +645,13 @@ impl Analyzer {
                     } else if delay < -day / 2 {
                         delay += day;
                     }
-                    metrics[E2C].record(delay, &feed_dim);
-                    interval[E2C].record(delay);
+                    let slot = *slots[0].get_or_insert_with(|| metrics[E2C].slot(format!("feed:{spec}")));
+                    metrics[E2C].record_single(delay, slot);
                 }
                 Arrival::Later { delay_ns, .. } => {
                     counters.tick_copies += 1;
-                    metrics[AB].record(delay_ns, &feed_dim);
-                    interval[AB].record(delay_ns);
+                    let slot = *slots[1].get_or_insert_with(|| metrics[AB].slot(format!("feed:{spec}")));
+                    metrics[AB].record_single(delay_ns, slot);
                 }
                 Arrival::Stale => counters.stale_copies += 1,
             }
@@ -567,6 +693,7 @@ impl Analyzer {
                 self.conn_list.push(Conn {
                     session: si,
                     label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
+                    slots: [None; 2],
                     to_exchange: OrderStream::new(OrderDir::Inbound, proto),
                     from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
@@ -593,6 +720,13 @@ impl Analyzer {
         self.scratch = msgs;
     }
 
+    /// Connection `ci`'s dimension slot in `metric` (T2T or O2A).
+    fn conn_slot(&mut self, ci: usize, metric: usize) -> usize {
+        let c = &mut self.conn_list[ci];
+        let i = usize::from(metric == O2A);
+        *c.slots[i].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", c.label)))
+    }
+
     fn order_msg(&mut self, ci: usize, m: OrderMsg) {
         let s = m.summary;
         match s.dir {
@@ -617,8 +751,8 @@ impl Analyzer {
                 match self.pending.remove(&(ci, id)) {
                     Some((t, _)) => {
                         self.counters.acked += 1;
-                        let dims = [format!("session:{}", self.conn_list[ci].label)];
-                        self.record(O2A, m.first.time_ns - t, &dims);
+                        let slot = self.conn_slot(ci, O2A);
+                        self.record(O2A, m.first.time_ns - t, &[slot]);
                     }
                     None => self.counters.unmatched_responses += 1,
                 }
@@ -679,16 +813,23 @@ impl Analyzer {
         }
         self.counters.matched += 1;
         let latency = t - tick_time;
-        let mut dims = vec![
-            format!("feed:{}", self.feeds.get(feed as usize).map(|f| f.spec.to_string()).unwrap_or_default()),
-            format!("session:{}", self.conn_list[ci].label),
-        ];
+        let feed_slot = match self.feeds.get_mut(feed as usize) {
+            Some(f) => {
+                let spec = f.spec;
+                *f.slots[2].get_or_insert_with(|| self.metrics[T2T].slot(format!("feed:{spec}")))
+            }
+            None => self.metrics[T2T].slot("feed:".to_owned()),
+        };
+        let mut dims = [feed_slot, self.conn_slot(ci, T2T), 0];
+        let mut n = 2;
         if self.cfg.by_symbol
             && let Some(sym) = s.symbol
         {
-            dims.push(format!("symbol:{sym}"));
+            let metric = &mut self.metrics[T2T];
+            dims[2] = *self.symbol_slots.entry(sym).or_insert_with(|| metric.slot(format!("symbol:{sym}")));
+            n = 3;
         }
-        self.record(T2T, latency, &dims);
+        self.record(T2T, latency, &dims[..n]);
         self.pairs.push(Pair {
             tick_session: session,
             tick_seq: seq,
@@ -737,6 +878,7 @@ impl FeedState {
         FeedState {
             spec,
             detected,
+            slots: [None; 3],
             decoder: MoldItchDecoder::new(),
             frames: 0,
             bad_packets: 0,

@@ -66,9 +66,9 @@ impl MetricReport {
         }
     }
 
-    fn from_metric(name: &str, m: &Metric) -> MetricReport {
-        let mut r = Self::from_latency(name.to_owned(), &m.total);
-        r.dims = m.dims.iter().map(|(d, l)| Self::from_latency(d.clone(), l)).collect();
+    fn from_metric(name: &str, m: &Metric, open: &Latency) -> MetricReport {
+        let mut r = Self::from_latency(name.to_owned(), &m.total(open));
+        r.dims = m.dims().into_iter().map(|(d, l)| Self::from_latency(d, &l)).collect();
         r
     }
 }
@@ -194,7 +194,8 @@ pub struct Report {
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
-    let metrics = METRICS.iter().zip(a.metrics.iter()).map(|(n, m)| MetricReport::from_metric(n, m)).collect();
+    let metrics =
+        (0..METRICS.len()).map(|i| MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i])).collect();
     let feeds = a
         .feeds
         .iter()
@@ -265,7 +266,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         first_time_ns: a.first_time,
         last_time_ns: (a.last_time != i64::MIN).then_some(a.last_time),
         metrics,
-        counters: a.counters.clone(),
+        counters: a.counters(),
         feeds,
         connections,
     }

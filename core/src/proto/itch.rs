@@ -547,6 +547,28 @@ pub struct ItchSummary {
 
 impl Message<'_> {
     /// The correlator's summary; `None` for unknown types.
+    /// The stock symbol, for the types that carry one (the others take it from the locate map).
+    #[inline]
+    pub fn stock(&self) -> Option<Symbol> {
+        match self {
+            Message::AddOrder(m) => Some(m.stock()),
+            Message::AddOrderMpid(m) => Some(m.stock()),
+            Message::Trade(m) => Some(m.stock()),
+            Message::CrossTrade(m) => Some(m.stock()),
+            Message::StockDirectory(m) => Some(m.stock()),
+            Message::StockTradingAction(m) => Some(m.stock()),
+            Message::RegShoRestriction(m) => Some(m.stock()),
+            Message::MarketParticipantPosition(m) => Some(m.stock()),
+            Message::IpoQuotingPeriodUpdate(m) => Some(m.stock()),
+            Message::LuldAuctionCollar(m) => Some(m.stock()),
+            Message::OperationalHalt(m) => Some(m.stock()),
+            Message::Noii(m) => Some(m.stock()),
+            Message::RetailInterest(m) => Some(m.stock()),
+            Message::Dlcr(m) => Some(m.stock()),
+            _ => None,
+        }
+    }
+
     pub fn summary(&self) -> Option<ItchSummary> {
         let h = self.header()?;
         let mut s = ItchSummary {
@@ -558,7 +580,7 @@ impl Message<'_> {
             new_order_ref: None,
             side: None,
             shares: None,
-            stock: None,
+            stock: self.stock(),
             price: None,
             match_number: None,
         };
@@ -567,14 +589,12 @@ impl Message<'_> {
                 s.order_ref = Some(m.order_reference_number());
                 s.side = Some(m.side());
                 s.shares = Some(m.shares().into());
-                s.stock = Some(m.stock());
                 s.price = Some(m.price());
             }
             Message::AddOrderMpid(m) => {
                 s.order_ref = Some(m.order_reference_number());
                 s.side = Some(m.side());
                 s.shares = Some(m.shares().into());
-                s.stock = Some(m.stock());
                 s.price = Some(m.price());
             }
             Message::OrderExecuted(m) => {
@@ -603,27 +623,25 @@ impl Message<'_> {
                 s.order_ref = Some(m.order_reference_number());
                 s.side = Some(m.side());
                 s.shares = Some(m.shares().into());
-                s.stock = Some(m.stock());
                 s.price = Some(m.price());
                 s.match_number = Some(m.match_number());
             }
             Message::CrossTrade(m) => {
                 s.shares = Some(m.shares());
-                s.stock = Some(m.stock());
                 s.price = Some(m.cross_price());
                 s.match_number = Some(m.match_number());
             }
             Message::BrokenTrade(m) => s.match_number = Some(m.match_number()),
-            Message::StockDirectory(m) => s.stock = Some(m.stock()),
-            Message::StockTradingAction(m) => s.stock = Some(m.stock()),
-            Message::RegShoRestriction(m) => s.stock = Some(m.stock()),
-            Message::MarketParticipantPosition(m) => s.stock = Some(m.stock()),
-            Message::IpoQuotingPeriodUpdate(m) => s.stock = Some(m.stock()),
-            Message::LuldAuctionCollar(m) => s.stock = Some(m.stock()),
-            Message::OperationalHalt(m) => s.stock = Some(m.stock()),
-            Message::Noii(m) => s.stock = Some(m.stock()),
-            Message::RetailInterest(m) => s.stock = Some(m.stock()),
-            Message::Dlcr(m) => s.stock = Some(m.stock()),
+            Message::StockDirectory(_) => {}
+            Message::StockTradingAction(_) => {}
+            Message::RegShoRestriction(_) => {}
+            Message::MarketParticipantPosition(_) => {}
+            Message::IpoQuotingPeriodUpdate(_) => {}
+            Message::LuldAuctionCollar(_) => {}
+            Message::OperationalHalt(_) => {}
+            Message::Noii(_) => {}
+            Message::RetailInterest(_) => {}
+            Message::Dlcr(_) => {}
             Message::SystemEvent(_) | Message::MwcbDeclineLevel(_) | Message::MwcbStatus(_) => {}
             Message::Unknown(..) => return None,
         }

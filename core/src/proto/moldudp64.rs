@@ -17,7 +17,7 @@
 //! number of messages asked for, so read them with the header accessors only.)
 
 use super::{ProtoError, Result, read};
-use std::collections::HashMap;
+use crate::fxhash::FxHashMap;
 use std::hash::Hash;
 
 mod field {
@@ -321,8 +321,9 @@ struct Stream<K> {
 #[derive(Debug, Clone)]
 pub struct SeqTracker<K> {
     streams: Vec<Stream<K>>,
-    index: HashMap<(K, Session), usize>,
-    last: usize,
+    index: FxHashMap<(K, Session), usize>,
+    /// The streams of the two most recently looked-up: A and B copies interleave, so both stay cached.
+    last: [usize; 2],
     max_gaps: usize,
 }
 
@@ -335,14 +336,25 @@ impl<K: Copy + Eq + Hash> Default for SeqTracker<K> {
 impl<K: Copy + Eq + Hash> SeqTracker<K> {
     /// A tracker remembering at most `max_gaps` outstanding gaps per stream (bounded memory).
     pub fn new(max_gaps: usize) -> Self {
-        SeqTracker { streams: Vec::new(), index: HashMap::new(), last: usize::MAX, max_gaps: max_gaps.max(1) }
+        SeqTracker {
+            streams: Vec::new(),
+            index: FxHashMap::default(),
+            last: [usize::MAX; 2],
+            max_gaps: max_gaps.max(1),
+        }
     }
 
     /// Observes a packet header: `count` as on the wire (0 heartbeat, 0xFFFF end of session).
+    #[inline]
     pub fn observe(&mut self, feed: K, session: Session, seq: u64, count: u16) -> SeqEvent {
-        let i = match self.streams.get(self.last) {
-            Some(s) if s.feed == feed && s.session == session => self.last,
-            _ => match self.index.get(&(feed, session)) {
+        let hit = |i: usize| self.streams.get(i).is_some_and(|s| s.feed == feed && s.session == session);
+        // The two cached streams are picked by a select, not a branch: A and B packets interleave
+        // as their race goes, so "which of the two" is unpredictable; "one of the two" is not.
+        let cached = [self.last[1], self.last[0]][usize::from(hit(self.last[0]))];
+        let i = if hit(cached) {
+            cached
+        } else {
+            let i = match self.index.get(&(feed, session)) {
                 Some(&i) => i,
                 None => {
                     let i = self.streams.len();
@@ -354,12 +366,13 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
                         counters: SeqCounters::default(),
                     });
                     self.index.insert((feed, session), i);
-                    self.last = i;
+                    self.last = [i, self.last[0]];
                     return self.streams[i].first(seq, count);
                 }
-            },
+            };
+            self.last = [i, self.last[0]];
+            i
         };
-        self.last = i;
         let max_gaps = self.max_gaps;
         self.streams[i].observe(seq, count, max_gaps)
     }

@@ -1,0 +1,334 @@
+//! Issue 3's speed acceptance: `wirestamp analyze` end to end on a synthetic nanosecond pcap
+//! (MoldUDP64/ITCH on feeds A and B plus an OUCH 5.0 session), against the capture reader alone and
+//! against `tshark -T fields -e frame.time_epoch`; peak RSS of the command at two capture lengths.
+//!
+//! `cargo bench -p wirestamp --bench analyze`. A plain `main` printing a table (no harness).
+//!
+//! Environment:
+//! - `WIRESTAMP_BENCH_PACKETS`: frames in the large capture (default 5,000,000); the small one for the
+//!   memory comparison has a fifth of that (1 M by default).
+//! - `WIRESTAMP_BENCH_RUNS`: runs per measurement (default 3); figures are median [min-max].
+//! - `WIRESTAMP_BENCH_DIR`: where captures are generated and kept for later runs (default
+//!   `target/bench-data`, never committed).
+//! - `WIRESTAMP_BENCH_TSHARK=0`: skip tshark.
+//!
+//! Every run times the same file in the same order (reader, merged reader, pipeline front, full
+//! analysis, tshark), and ratios are computed per run before taking the median (paired).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+use wirestamp::analyze::{Progress, Sinks, config, process};
+use wirestamp::cli::{Cli, Command as Cmd};
+use wirestamp::pipeline::Pipeline;
+use wirestamp_capture::{CaptureReader, MergedReader};
+use wirestamp_core::analyze::Analyzer;
+use wirestamp_core::dissect::dissect;
+use wirestamp_lab::synth::{Container, SynthConfig, synth};
+
+/// Frames synth writes per market-data packet with the default model (A and B copies, noise every
+/// 50 packets, orders and acks for 5 % of packets, heartbeats): measured, only used to size the input.
+const FRAMES_PER_PACKET: f64 = 2.118;
+/// Frames of the prefix tshark reads (it runs at about 0.07 M frames/s).
+const TSHARK_FRAMES: u64 = 200_000;
+const MATCH: &str = r"token:T(\d+)";
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(v) => v.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v}: not a number")),
+        Err(_) => default,
+    }
+}
+
+/// A generated capture: path, frames, ground-truth pairs.
+struct Input {
+    path: PathBuf,
+    frames: u64,
+    truth_pairs: u64,
+}
+
+/// Generates (or reuses) a pcap of about `frames` frames.
+fn input(dir: &Path, frames: u64) -> Input {
+    let packets = ((frames as f64 / FRAMES_PER_PACKET).round() as u64).max(1);
+    let path = dir.join(format!("synth-{packets}.pcap"));
+    let meta = dir.join(format!("synth-{packets}.meta"));
+    if let (true, Ok(m)) = (path.exists(), std::fs::read_to_string(&meta)) {
+        let v: Vec<u64> = m.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        if let [frames, truth_pairs] = v[..] {
+            return Input { path, frames, truth_pairs };
+        }
+    }
+    eprintln!("generating {} ({packets} market-data packets)...", path.display());
+    let t = Instant::now();
+    let cfg = SynthConfig { seed: 7, packets, container: Container::Pcap, ..SynthConfig::default() };
+    let (truth, sum) = synth(&cfg, &path).expect("synth");
+    std::fs::write(&meta, format!("{} {}\n", sum.frames, truth.len())).expect("write meta");
+    eprintln!("  {} frames, {} pairs, {:.1} s", sum.frames, truth.len(), t.elapsed().as_secs_f64());
+    Input { path, frames: sum.frames, truth_pairs: truth.len() as u64 }
+}
+
+/// Copies the first `n` records of a classic pcap (the bench writes little-endian ns files).
+fn pcap_prefix(src: &Path, dst: &Path, n: u64) -> u64 {
+    let data = std::fs::read(src).expect("read capture");
+    let mut off = 24;
+    let mut k = 0;
+    while k < n && off + 16 <= data.len() {
+        let caplen = u32::from_le_bytes(data[off + 8..off + 12].try_into().unwrap()) as usize;
+        off += 16 + caplen;
+        k += 1;
+    }
+    std::fs::write(dst, &data[..off.min(data.len())]).expect("write prefix");
+    k
+}
+
+fn analyze_args(file: &Path) -> Vec<String> {
+    ["analyze", "-q", "--match", MATCH, file.to_str().unwrap()].map(str::to_owned).to_vec()
+}
+
+/// `wirestamp analyze -q FILE`: the default rule (symbol), flows detected.
+fn default_args(file: &Path) -> Vec<String> {
+    ["analyze", "-q", file.to_str().unwrap()].map(str::to_owned).to_vec()
+}
+
+/// Seconds to read every frame with the single-file reader.
+fn run_reader(path: &Path) -> (f64, u64) {
+    let t = Instant::now();
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut n = 0u64;
+    let mut bytes = 0usize;
+    while let Some(f) = r.next_frame().unwrap() {
+        n += 1;
+        bytes += f.data.len();
+    }
+    std::hint::black_box(bytes);
+    (t.elapsed().as_secs_f64(), n)
+}
+
+/// Seconds to read and dissect every frame (no trailer decoding).
+fn run_dissect(path: &Path) -> (f64, u64) {
+    let t = Instant::now();
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut n = 0u64;
+    let mut acc = 0usize;
+    while let Some(f) = r.next_frame().unwrap() {
+        n += 1;
+        acc = acc.wrapping_add(dissect(f.data, f.link).payload_offset);
+    }
+    std::hint::black_box(acc);
+    (t.elapsed().as_secs_f64(), n)
+}
+
+/// Seconds to read every frame through the merged reader (what the pipeline uses, one input).
+fn run_merged(path: &Path) -> (f64, u64) {
+    let t = Instant::now();
+    let mut r = MergedReader::open(&[path.to_path_buf()]).unwrap();
+    let mut n = 0u64;
+    let mut bytes = 0usize;
+    while let Some((_, f)) = r.next_frame().unwrap() {
+        n += 1;
+        bytes += f.data.len();
+    }
+    std::hint::black_box(bytes);
+    (t.elapsed().as_secs_f64(), n)
+}
+
+/// Seconds for the pipeline front: reader, dissection, trailer auto-detection.
+fn run_front(path: &Path) -> (f64, u64) {
+    let t = Instant::now();
+    let mut p = Pipeline::open(&[path.to_path_buf()], &[]).unwrap();
+    let mut n = 0u64;
+    let mut acc = 0i64;
+    while let Some(s) = p.next().unwrap() {
+        n += 1;
+        acc = acc.wrapping_add(s.best_time().unwrap_or(0));
+    }
+    std::hint::black_box(acc);
+    (t.elapsed().as_secs_f64(), n)
+}
+
+/// Seconds for the whole analysis, in-process, as `wirestamp analyze -q [--match token:...]` runs it
+/// (report built, not printed). With the token rule, checks the matched count against the ground truth.
+fn run_full(input: &Input, token: bool) -> (f64, u64) {
+    let argv = if token { analyze_args(&input.path) } else { default_args(&input.path) };
+    let cli = <Cli as clap::Parser>::parse_from(std::iter::once("wirestamp".to_owned()).chain(argv));
+    let Cmd::Analyze(args) = cli.command else { unreachable!() };
+    let t = Instant::now();
+    let cfg = config(&args).unwrap();
+    let mut pipe = Pipeline::open(&args.files, &args.trailer).unwrap();
+    let mut analyzer = Analyzer::new(cfg);
+    let out = process(&mut pipe, &mut analyzer, &mut Sinks::default(), &mut Progress::new(&args.files, true)).unwrap();
+    let report = analyzer.report();
+    let secs = t.elapsed().as_secs_f64();
+    assert!(out.failure.is_none());
+    if token {
+        assert_eq!(report.counters.matched, input.truth_pairs, "matched pairs differ from synth's truth");
+    } else {
+        assert!(report.counters.matched > 0);
+    }
+    (secs, out.frames)
+}
+
+/// Seconds for `tshark -T fields -e frame.time_epoch` over `path` (output discarded).
+fn run_tshark(path: &Path) -> Option<f64> {
+    let t = Instant::now();
+    let st = Command::new("tshark")
+        .args(["-r", path.to_str().unwrap(), "-T", "fields", "-e", "frame.time_epoch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    st.success().then(|| t.elapsed().as_secs_f64())
+}
+
+/// Wall seconds and peak RSS (KiB) of `wirestamp analyze` on `path`.
+///
+/// Linux hands a child the peak RSS its parent had when it was spawned (`ru_maxrss` survives the
+/// exec), and this process holds captures and analyses by now. So a fresh copy of this binary,
+/// small, spawns the command and reports the child's own `ru_maxrss` (as GNU time does).
+fn run_process(path: &Path) -> (f64, u64) {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg(RSS_CHILD)
+        .args(analyze_args(path))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("spawn the RSS helper");
+    assert!(out.status.success(), "RSS helper failed");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v: Vec<&str> = text.split_whitespace().collect();
+    (v[0].parse().unwrap(), v[1].parse().unwrap())
+}
+
+const RSS_CHILD: &str = "--rss-child";
+
+/// The RSS helper: runs `wirestamp ARGS`, prints `seconds maxrss_kib`.
+fn rss_child(args: &[String]) {
+    let t = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(args)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn wirestamp");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet reaped (`child` is never waited on); the pointers are to
+    // live locals. wait4 gives this child's own rusage.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(r, pid, "wait4");
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "wirestamp analyze failed");
+    drop(child);
+    println!("{secs} {}", ru.ru_maxrss);
+}
+
+/// Median, min, max.
+fn stats(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let med = if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 };
+    (med, s[0], s[n - 1])
+}
+
+fn row(name: &str, unit: &str, v: &[f64]) {
+    let (m, lo, hi) = stats(v);
+    println!("{name:<80} {m:>10.3} [{lo:.3}-{hi:.3}] {unit}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(RSS_CHILD) {
+        return rss_child(&args[2..]);
+    }
+    // `cargo bench` passes `--bench`; a filter argument that is not ours means another bench was asked for.
+    if std::env::args().skip(1).any(|a| !a.starts_with('-') && a != "analyze") {
+        return;
+    }
+    let target_frames = env_u64("WIRESTAMP_BENCH_PACKETS", 5_000_000);
+    let runs = env_u64("WIRESTAMP_BENCH_RUNS", 3).max(1) as usize;
+    let use_tshark = std::env::var("WIRESTAMP_BENCH_TSHARK").map_or(true, |v| v != "0");
+    let dir = std::env::var_os("WIRESTAMP_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data"));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let big = input(&dir, target_frames);
+    let small = input(&dir, target_frames / 5);
+    let prefix = dir.join(format!("prefix-{TSHARK_FRAMES}-of-{}", big.path.file_name().unwrap().to_string_lossy()));
+    let prefix_frames = pcap_prefix(&big.path, &prefix, TSHARK_FRAMES);
+    let size = std::fs::metadata(&big.path).unwrap().len();
+    println!(
+        "input: {} ({} frames, {:.1} MB, avg {:.1} B/frame incl. record header; {} truth pairs); {runs} runs",
+        big.path.display(),
+        big.frames,
+        size as f64 / 1e6,
+        size as f64 / big.frames as f64,
+        big.truth_pairs
+    );
+
+    let (mut reader, mut merged, mut front, mut full, mut tshark) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut dissected = vec![];
+    let mut full_symbol = vec![];
+    let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
+    for _ in 0..runs {
+        let mpps = |(s, n): (f64, u64)| {
+            assert_eq!(n, big.frames);
+            n as f64 / s / 1e6
+        };
+        let r = mpps(run_reader(&big.path));
+        let m = mpps(run_merged(&big.path));
+        dissected.push(mpps(run_dissect(&big.path)));
+        let f = mpps(run_front(&big.path));
+        let a = mpps(run_full(&big, true));
+        full_symbol.push(mpps(run_full(&big, false)));
+        reader.push(r);
+        merged.push(m);
+        front.push(f);
+        full.push(a);
+        full_vs_reader.push(a / r);
+        if use_tshark && let Some(s) = run_tshark(&prefix) {
+            // Extrapolated: tshark's cost per frame is flat (perf.md §5/6: 1 M and 5 M agree).
+            let t = prefix_frames as f64 / s / 1e6;
+            tshark.push(t);
+            full_vs_tshark.push(a / t);
+        }
+    }
+    println!("\nthroughput, M frames/s, median [min-max] of {runs} (in-process, file in page cache)");
+    row("capture reader alone (CaptureReader::next_frame)", "Mpps", &reader);
+    row("merged reader (MergedReader, 1 input; not used for one file)", "Mpps", &merged);
+    row("reader + dissect", "Mpps", &dissected);
+    row("pipeline front (reader + dissect + trailer auto)", "Mpps", &front);
+    row("full analyze, --match token (+ classify, decode, arbitrate, correlate, record)", "Mpps", &full);
+    row("full analyze, default rule (symbol)", "Mpps", &full_symbol);
+    if !tshark.is_empty() {
+        row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
+    }
+    println!("\nper frame, ns (from the medians)");
+    for (name, v) in [
+        ("reader", &reader),
+        ("merged reader", &merged),
+        ("reader + dissect", &dissected),
+        ("front", &front),
+        ("full", &full),
+    ] {
+        println!("{name:<80} {:>10.1} ns", 1e3 / stats(v).0);
+    }
+    println!("\nratios (paired per run)");
+    row("full analyze / reader alone", "x", &full_vs_reader);
+    if !full_vs_tshark.is_empty() {
+        row("full analyze / tshark -T fields (tshark extrapolated per frame)", "x", &full_vs_tshark);
+    }
+
+    println!("\n`wirestamp analyze -q --match '{MATCH}'` as a process (wall time includes start-up)");
+    for inp in [&small, &big] {
+        let (mut rss, mut rate) = (vec![], vec![]);
+        for _ in 0..runs {
+            let (s, kib) = run_process(&inp.path);
+            rss.push(kib as f64 / 1024.0);
+            rate.push(inp.frames as f64 / s / 1e6);
+        }
+        row(&format!("peak RSS, {} frames", inp.frames), "MiB", &rss);
+        row(&format!("whole process, {} frames", inp.frames), "Mpps", &rate);
+    }
+}

@@ -1,0 +1,10 @@
+//! The commands behind the `wirestamp` binary, as a library so that benchmarks (`benches/analyze.rs`)
+//! run exactly the code the command runs, in-process. `main.rs` only parses arguments and maps errors.
+
+pub mod analyze;
+pub mod cli;
+pub mod demo;
+pub mod frames;
+pub mod pipeline;
+pub mod synth;
+pub mod telemetry;
