@@ -60,7 +60,10 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
             other => bail!("--by {other}: the breakdowns are `symbol` (feed and session are always shown)"),
         }
     }
-    Ok(AnalyzeConfig { flows, matching, by_symbol, ..AnalyzeConfig::default() })
+    let tick_retain_ns = wirestamp_core::analyze::parse_duration_ns(&args.tick_retention)
+        .filter(|ns| *ns > 0)
+        .ok_or_else(|| anyhow::anyhow!("--tick-retention {}: not a duration (e.g. 1s, 500ms)", args.tick_retention))?;
+    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, ..AnalyzeConfig::default() })
 }
 
 /// Progress on stderr, only when it is a terminal and the work takes more than a second.

@@ -160,6 +160,11 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<PathBuf>,
 
+    /// How long ticks are kept for A/B arbitration and token matching (e.g. 1s, 500ms). An order whose
+    /// trigger is older is counted as unmatched; memory grows with this window, not with the capture.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub tick_retention: String,
+
     /// No progress display on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,

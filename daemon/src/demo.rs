@@ -51,6 +51,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         json: false,
         pairs: Some(pairs.clone()),
         hlog: Some(dir.join("run.hlog")),
+        tick_retention: "1s".to_owned(),
         quiet: false,
     })?;
 

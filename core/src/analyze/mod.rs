@@ -107,7 +107,7 @@ impl Default for AnalyzeConfig {
             flows: Vec::new(),
             matching: MatchRule::Symbol { window_ns: 1_000_000_000 },
             by_symbol: false,
-            tick_retain_ns: 10_000_000_000,
+            tick_retain_ns: 1_000_000_000,
             ack_timeout_ns: 10_000_000_000,
             interval_ns: 1_000_000_000,
         }
@@ -377,7 +377,12 @@ impl Analyzer {
             }
         }
         let detect = cfg.flows.is_empty();
-        let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
+        // The symbol rule looks back over its window: keep ticks at least that long.
+        let retain = match cfg.matching {
+            MatchRule::Symbol { window_ns } => cfg.tick_retain_ns.max(window_ns),
+            MatchRule::Token(_) => cfg.tick_retain_ns,
+        };
+        let arbiter = Arbiter::new(retain, 1 << 22);
         Analyzer {
             cfg,
             feeds,
