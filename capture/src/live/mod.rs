@@ -1,0 +1,21 @@
+//! Live capture on this host (Linux): NIC timestamping control and the AF_PACKET source.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
+//! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
+//! | `sys` | the kernel structures as bytes, and ioctl helpers |
+//!
+//! Everything here acts in the calling thread's network namespace.
+
+pub mod error;
+pub mod filter;
+pub mod ring;
+mod sys;
+pub mod tstamp;
+
+pub use error::LiveError;
+pub use ring::{AfPacket, RingConfig, RingStats};
+pub use sys::HwTstampConfig;
+pub use tstamp::{HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};
