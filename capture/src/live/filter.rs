@@ -16,12 +16,20 @@ pub fn compile(expr: &str) -> Result<Vec<Insn>, LiveError> {
     let prog = dead.compile(expr, true).map_err(|e| bad(e.to_string()))?;
     // The pcap crate exposes instructions only through Display ("code jt jf k"); parsing that keeps
     // this free of layout assumptions about its private fields.
-    prog.get_instructions().iter().map(|i| parse_insn(&i.to_string()).ok_or_else(|| bad(format!("unexpected instruction {i}")))).collect()
+    prog.get_instructions()
+        .iter()
+        .map(|i| parse_insn(&i.to_string()).ok_or_else(|| bad(format!("unexpected instruction {i}"))))
+        .collect()
 }
 
 fn parse_insn(s: &str) -> Option<Insn> {
     let mut it = s.split_ascii_whitespace();
-    let insn = Insn { code: it.next()?.parse().ok()?, jt: it.next()?.parse().ok()?, jf: it.next()?.parse().ok()?, k: it.next()?.parse().ok()? };
+    let insn = Insn {
+        code: it.next()?.parse().ok()?,
+        jt: it.next()?.parse().ok()?,
+        jf: it.next()?.parse().ok()?,
+        k: it.next()?.parse().ok()?,
+    };
     it.next().is_none().then_some(insn)
 }
 
@@ -48,7 +56,8 @@ mod tests {
 
     /// tcpdump -dd as the oracle (same libpcap, same snap length): instruction for instruction.
     fn tcpdump_dd(expr: &str) -> Vec<(u16, u8, u8, u32)> {
-        let out = std::process::Command::new("tcpdump").args(["-dd", "-s", "65535", "-y", "EN10MB", expr]).output().unwrap();
+        let out =
+            std::process::Command::new("tcpdump").args(["-dd", "-s", "65535", "-y", "EN10MB", expr]).output().unwrap();
         assert!(out.status.success(), "tcpdump -dd: {}", String::from_utf8_lossy(&out.stderr));
         let num = |s: &str| {
             let s = s.trim();

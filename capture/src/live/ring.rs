@@ -70,7 +70,14 @@ pub struct RingConfig {
 impl RingConfig {
     /// 8 blocks of 1 MiB, 10 ms block timeout.
     pub fn new(iface: &str) -> RingConfig {
-        RingConfig { iface: iface.into(), block_size: 1 << 20, block_nr: 8, retire_ms: 10, filter: None, interface_id: 0 }
+        RingConfig {
+            iface: iface.into(),
+            block_size: 1 << 20,
+            block_nr: 8,
+            retire_ms: 10,
+            filter: None,
+            interface_id: 0,
+        }
     }
 }
 
@@ -123,7 +130,13 @@ unsafe impl Send for AfPacket {}
 fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, val: &T) -> io::Result<()> {
     // SAFETY: `val` is a live, initialised T and its exact size is passed.
     let rc = unsafe {
-        libc::setsockopt(fd.as_raw_fd(), level, name, val as *const T as *const libc::c_void, size_of::<T>() as libc::socklen_t)
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            val as *const T as *const libc::c_void,
+            size_of::<T>() as libc::socklen_t,
+        )
     };
     if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
@@ -170,7 +183,8 @@ impl AfPacket {
         setsockopt(&fd, libc::SOL_PACKET, PACKET_VERSION, &TPACKET_V3).map_err(err("PACKET_VERSION"))?;
         let ts_req = sys::SOF_RAW_HARDWARE as libc::c_int;
         setsockopt(&fd, libc::SOL_PACKET, PACKET_TIMESTAMP, &ts_req).map_err(err("PACKET_TIMESTAMP"))?;
-        let so_ts = (sys::SOF_RX_SOFTWARE | sys::SOF_SOFTWARE | sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE) as libc::c_int;
+        let so_ts =
+            (sys::SOF_RX_SOFTWARE | sys::SOF_SOFTWARE | sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE) as libc::c_int;
         setsockopt(&fd, libc::SOL_SOCKET, SO_TIMESTAMPING, &so_ts).map_err(err("SO_TIMESTAMPING"))?;
         let bs = cfg.block_size;
         let req = [bs, cfg.block_nr, bs.min(1 << 16), (bs / bs.min(1 << 16)) * cfg.block_nr, cfg.retire_ms, 0, 0];
@@ -179,7 +193,14 @@ impl AfPacket {
         // SAFETY: maps the ring the kernel just allocated for `fd`, shared and readable/writable as packet(7)
         // requires; the result is checked against MAP_FAILED.
         let map = unsafe {
-            libc::mmap(std::ptr::null_mut(), map_len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if map == libc::MAP_FAILED {
             return Err(LiveError::sys("mmap ring", iface, io::Error::last_os_error()));

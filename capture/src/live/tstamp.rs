@@ -66,7 +66,8 @@ impl TsInfo {
 
     /// True when the NIC can stamp received frames with its own clock.
     pub fn hardware_rx(&self) -> bool {
-        self.so_timestamping & (sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE) == (sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE)
+        self.so_timestamping & (sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE)
+            == (sys::SOF_RX_HARDWARE | sys::SOF_RAW_HARDWARE)
     }
 }
 
@@ -137,9 +138,15 @@ impl TsMode {
     pub fn describe(&self, iface: &str) -> String {
         match self {
             TsMode::Hardware { previous, applied, changed: true } => {
-                format!("{iface}: hardware timestamps ({}; restored to {} on exit)", applied.describe(), previous.describe())
+                format!(
+                    "{iface}: hardware timestamps ({}; restored to {} on exit)",
+                    applied.describe(),
+                    previous.describe()
+                )
             }
-            TsMode::Hardware { applied, .. } => format!("{iface}: hardware timestamps ({}, already set)", applied.describe()),
+            TsMode::Hardware { applied, .. } => {
+                format!("{iface}: hardware timestamps ({}, already set)", applied.describe())
+            }
             TsMode::Software { reason } => format!("{iface}: SOFTWARE timestamps (kernel CLOCK_REALTIME): {reason}"),
         }
     }
@@ -180,11 +187,17 @@ impl SavedState {
 
     fn decode(text: &str) -> Option<SavedState> {
         let field = |k: &str| {
-            text.lines().find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('='))).and_then(|v| v.trim().parse().ok())
+            text.lines()
+                .find_map(|l| l.strip_prefix(k).and_then(|v| v.strip_prefix('=')))
+                .and_then(|v| v.trim().parse().ok())
         };
         Some(SavedState {
             pid: field("pid")?,
-            config: HwTstampConfig { flags: field("flags")?, tx_type: field("tx_type")?, rx_filter: field("rx_filter")? },
+            config: HwTstampConfig {
+                flags: field("flags")?,
+                tx_type: field("tx_type")?,
+                rx_filter: field("rx_filter")?,
+            },
         })
     }
 }
@@ -253,7 +266,8 @@ impl<D: HwTsDevice> HwTsGuard<D> {
         let saved = SavedState { pid: unsafe { libc::getpid() }, config: current };
         let p = guard.state_path.display().to_string();
         fs::create_dir_all(state_dir).map_err(|e| LiveError::State { path: p.clone(), reason: e.to_string() })?;
-        fs::write(&guard.state_path, saved.encode(iface)).map_err(|e| LiveError::State { path: p, reason: e.to_string() })?;
+        fs::write(&guard.state_path, saved.encode(iface))
+            .map_err(|e| LiveError::State { path: p, reason: e.to_string() })?;
         let want = HwTstampConfig { flags: current.flags, tx_type: TX_ON, rx_filter: FILTER_ALL };
         match guard.dev.set(iface, want) {
             Ok(applied) => {
@@ -317,7 +331,11 @@ mod tests {
     }
 
     fn fake(tx: i32, rx: i32) -> Fake {
-        Fake { cfg: RefCell::new(HwTstampConfig { flags: 0, tx_type: tx, rx_filter: rx }), sets: RefCell::default(), set_fails: None }
+        Fake {
+            cfg: RefCell::new(HwTstampConfig { flags: 0, tx_type: tx, rx_filter: rx }),
+            sets: RefCell::default(),
+            set_fails: None,
+        }
     }
 
     fn tmpdir(name: &str) -> PathBuf {
@@ -367,7 +385,8 @@ mod tests {
         let dir = tmpdir("crash");
         fs::create_dir_all(&dir).unwrap();
         // A previous run (pid 0x7ffffff0, not alive) enabled RX ALL over ptp4l's filter and died.
-        fs::write(dir.join("hwtstamp-eth9.state"), "iface=eth9\npid=2147483632\nflags=0\ntx_type=1\nrx_filter=12\n").unwrap();
+        fs::write(dir.join("hwtstamp-eth9.state"), "iface=eth9\npid=2147483632\nflags=0\ntx_type=1\nrx_filter=12\n")
+            .unwrap();
         let f = fake(1, 1);
         let e = HwTsGuard::enable(&f, "eth9", &dir, false).err().unwrap();
         assert_eq!(f.sets.borrow()[0], HwTstampConfig { flags: 0, tx_type: 1, rx_filter: 12 }, "restored first");
@@ -391,7 +410,8 @@ mod tests {
         assert_eq!(i.capability_names(), ["software-transmit", "software-receive", "software-system-clock"]);
         assert_eq!(i.phc_index, None);
         assert!(!i.hardware_rx());
-        let i = TsInfo::from_raw(sys::TsInfoRaw { so_timestamping: 0x5f, phc_index: 2, tx_types: 3, rx_filters: 0x1003 });
+        let i =
+            TsInfo::from_raw(sys::TsInfoRaw { so_timestamping: 0x5f, phc_index: 2, tx_types: 3, rx_filters: 0x1003 });
         assert_eq!(i.phc_index, Some(2));
         assert_eq!(i.tx_type_names(), ["off", "on"]);
         assert_eq!(i.rx_filter_names(), ["none", "all", "ptpv2-event"]);
