@@ -2,8 +2,10 @@
 //! turns its outcome into an exit code; everything else lives in the modules below.
 
 mod analyze;
+mod capture;
 mod cli;
 mod demo;
+mod doctor;
 mod frames;
 mod pipeline;
 mod synth;

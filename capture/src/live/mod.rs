@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
@@ -11,11 +12,13 @@
 
 pub mod error;
 pub mod filter;
+pub mod pcap_live;
 pub mod ring;
 mod sys;
 pub mod tstamp;
 
 pub use error::LiveError;
+pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
 pub use sys::HwTstampConfig;
 pub use tstamp::{HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};
