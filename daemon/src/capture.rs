@@ -156,6 +156,7 @@ fn ts_words(ts: TsSource) -> &'static str {
         TsSource::KernelHardware => "NIC hardware timestamps (raw PHC time)",
         TsSource::KernelSoftware => "kernel software timestamps (CLOCK_REALTIME at the driver)",
         TsSource::KernelNone => "no timestamp flag: CLOCK_REALTIME when the kernel copied the frame",
+        TsSource::PcapngNone => "NO timestamp in the input (pcapng Simple Packet Block): written as 0",
         _ => "timestamps as read from the input stream",
     }
 }
@@ -251,7 +252,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             }
             let frame = match &mut source {
                 Source::Ring(r) => r.next_frame(Duration::from_millis(100))?,
-                Source::Pcap(p) => p.next_frame()?,
+                Source::Pcap(p) => {
+                    p.wait_if_idle(Duration::from_millis(100))?;
+                    p.next_frame()?
+                }
                 Source::Stream(r) => match r.next_frame()? {
                     Some(f) => Some(f),
                     None => return Ok(()),

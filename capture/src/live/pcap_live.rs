@@ -8,6 +8,7 @@
 
 use super::error::LiveError;
 use std::ffi::{CStr, CString};
+use std::os::fd::AsRawFd;
 use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
 
 // libpcap functions the `pcap` crate does not wrap (same library, already linked by it).
@@ -60,6 +61,7 @@ pub struct PcapLive {
     link: LinkType,
     ts_source: TsSource,
     interface_id: u32,
+    idle: bool,
     /// libpcap's name of the timestamp type in use.
     pub tstamp_type: &'static str,
 }
@@ -97,18 +99,38 @@ impl PcapLive {
             .snaplen(snaplen)
             .timeout(100)
             .open()
+            .map_err(map)?
+            // Non-blocking: on a TPACKET_V3 ring libpcap's poll() otherwise blocks until traffic arrives,
+            // whatever the timeout, and retries on EINTR, so SIGTERM would wait for the next frame.
+            .setnonblock()
             .map_err(map)?;
         if let Some(f) = filter {
             cap.filter(f, true).map_err(|e| LiveError::BadFilter { filter: f.into(), reason: e.to_string() })?;
         }
         let link = LinkType::from_u16(cap.get_datalink().0 as u16);
         let ts_source = if ty as i32 >= 3 { TsSource::KernelHardware } else { TsSource::KernelNone };
-        Ok(PcapLive { cap, link, ts_source, interface_id, tstamp_type })
+        Ok(PcapLive { cap, link, ts_source, interface_id, idle: false, tstamp_type })
     }
 
-    /// The next frame, or `None` when libpcap's 100 ms read timeout passed without one.
+    /// Waits up to `timeout` for the capture's descriptor to become readable, if the last
+    /// [`next_frame`](Self::next_frame) found nothing. Returns early on a signal.
+    pub fn wait_if_idle(&mut self, timeout: std::time::Duration) -> Result<(), LiveError> {
+        if !self.idle {
+            return Ok(());
+        }
+        let mut pfd = libc::pollfd { fd: self.cap.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid pollfd.
+        let rc = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().min(i32::MAX as u128) as i32) };
+        if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(LiveError::Sys { what: "poll", iface: String::new(), source: std::io::Error::last_os_error() });
+        }
+        Ok(())
+    }
+
+    /// The next frame, or `None` when none is ready now (call [`wait_if_idle`](Self::wait_if_idle) next).
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, LiveError> {
         let (ts_source, link, interface) = (self.ts_source, self.link, self.interface_id);
+        self.idle = false;
         match self.cap.next_packet() {
             Ok(p) => {
                 let ts = p.header.ts;
@@ -125,7 +147,10 @@ impl PcapLive {
                     quality: ClockQuality::default(),
                 }))
             }
-            Err(pcap::Error::TimeoutExpired) => Ok(None),
+            Err(pcap::Error::TimeoutExpired) => {
+                self.idle = true;
+                Ok(None)
+            }
             Err(e) => Err(other("pcap_next_ex", e)),
         }
     }
