@@ -251,7 +251,7 @@ pub struct CaptureArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct DoctorArgs {
-    /// Interfaces to check (default: every interface that is up, except lo).
+    /// Interfaces to check (default: every interface except lo).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interfaces: Vec<String>,
     /// Print the checks as one JSON document.

@@ -21,4 +21,4 @@ pub use error::LiveError;
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
 pub use sys::HwTstampConfig;
-pub use tstamp::{HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};
+pub use tstamp::{HwTsDevice, HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};
