@@ -243,7 +243,7 @@ pub fn cap_checks(eff: u64) -> Vec<Check> {
                     format!("cap:{name}"),
                     if needed { Status::Fail } else { Status::Warn },
                     format!("missing: needed for {why}"),
-                    Some(&format!("run as root or `setcap cap_net_raw,cap_net_admin,cap_bpf,cap_perfmon,cap_ipc_lock+ep $(which wirestamp)`")),
+                    Some("run as root or `setcap cap_net_raw,cap_net_admin,cap_bpf,cap_perfmon,cap_ipc_lock+ep $(which wirestamp)`"),
                 )
             }
         })
