@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_capture::live::{HwTsDevice, Ioctl, ts_info};
+use wirestamp_capture::live::{HwTsDevice, Ioctl, phc, ts_info};
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -319,6 +319,15 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
     let ifaces = if args.interfaces.is_empty() { default_interfaces() } else { args.interfaces.clone() };
     for i in &ifaces {
         nic_checks(i, &mut checks);
+    }
+    let phcs = phc::devices();
+    if phcs.is_empty() {
+        checks.push(check(
+            "phc",
+            Status::Warn,
+            "no PTP hardware clock on this host (/dev/ptp* absent)",
+            Some("hardware timestamps need a NIC with a PHC; on a VM, a ptp_kvm or vmclock device"),
+        ));
     }
     sync_checks(&mut checks);
     let status = fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -35,6 +35,9 @@ fn veth_is_software_only_without_phc_and_root_has_the_capabilities() {
     let (st, detail) = status_of(&doc, "phc:va");
     assert_eq!(st, "warn");
     assert!(detail.contains("no PTP hardware clock"), "{detail}");
+    let (st, detail) = status_of(&doc, "phc");
+    assert_eq!(st, "warn");
+    assert!(detail.contains("/dev/ptp* absent"), "{detail}");
     for cap in ["CAP_NET_RAW", "CAP_NET_ADMIN", "CAP_BPF", "CAP_PERFMON", "CAP_IPC_LOCK"] {
         assert_eq!(status_of(&doc, &format!("cap:{cap}")).0, "pass", "{cap}");
     }

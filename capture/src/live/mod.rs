@@ -5,6 +5,7 @@
 //! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
+//! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
@@ -13,6 +14,7 @@
 pub mod error;
 pub mod filter;
 pub mod pcap_live;
+pub mod phc;
 pub mod ring;
 mod sys;
 pub mod tstamp;
