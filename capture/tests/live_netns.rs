@@ -155,3 +155,100 @@ fn a_ring_nobody_reads_counts_exactly_what_it_dropped() {
     assert!(st.kernel_drops > 0, "{st:?}");
     assert_eq!(delivered + st.kernel_drops, N as u64, "delivered + dropped = sent: {st:?}");
 }
+
+/// One TX timestamp report from the socket's error queue: (OPT_ID counter, SCM_TSTAMP_* kind, ns).
+fn read_errqueue(fd: std::os::fd::RawFd) -> Vec<(u32, u32, i64)> {
+    let mut out = Vec::new();
+    loop {
+        let mut data = [0u8; 64];
+        let mut ctrl = [0u64; 64];
+        let mut iov = libc::iovec { iov_base: data.as_mut_ptr() as *mut libc::c_void, iov_len: data.len() };
+        // SAFETY: msghdr is plain data; zero is a valid start, then the buffers are filled in.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = ctrl.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&ctrl);
+        // SAFETY: `msg` points at live buffers of the sizes it states.
+        let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if n < 0 {
+            return out;
+        }
+        let (mut ts, mut id, mut kind) = (None, None, None);
+        // SAFETY: the CMSG_* walk stays inside msg_control/msg_controllen as set by the kernel.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let d = libc::CMSG_DATA(c);
+                match ((*c).cmsg_level, (*c).cmsg_type) {
+                    // SCM_TIMESTAMPING: struct timespec ts[3]; ts[0] is the software stamp.
+                    (libc::SOL_SOCKET, 37) => {
+                        let t = (d as *const libc::timespec).read_unaligned();
+                        ts = Some(t.tv_sec * 1_000_000_000 + t.tv_nsec);
+                    }
+                    // IP_RECVERR: struct sock_extended_err {errno u32, origin u8, type u8, code u8, pad u8, info u32, data u32}.
+                    (libc::SOL_IP, libc::IP_RECVERR) => {
+                        let e = (d as *const libc::sock_extended_err).read_unaligned();
+                        assert_eq!((e.ee_errno, e.ee_origin), (libc::ENOMSG as u32, 4), "SO_EE_ORIGIN_TIMESTAMPING");
+                        kind = Some(e.ee_info);
+                        id = Some(e.ee_data);
+                    }
+                    _ => {}
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        if let (Some(t), Some(i), Some(k)) = (ts, id, kind) {
+            out.push((i, k, t));
+        }
+    }
+}
+
+#[test]
+fn sender_tx_timestamps_bracket_the_captured_outgoing_frames() {
+    use std::os::fd::AsRawFd;
+    const SCHED: u32 = 1; // SCM_TSTAMP_SCHED
+    const SND: u32 = 0; // SCM_TSTAMP_SND
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // TX_SCHED | TX_SOFTWARE | SOFTWARE | OPT_ID | OPT_TSONLY (kernel.md 2b).
+    let flags: libc::c_int = (1 << 8) | (1 << 1) | (1 << 4) | (1 << 7) | (1 << 11);
+    // SAFETY: valid socket, c_int option of the right size.
+    let rc =
+        unsafe { libc::setsockopt(sa.as_raw_fd(), libc::SOL_SOCKET, 37, &flags as *const _ as *const libc::c_void, 4) };
+    assert_eq!(rc, 0);
+    let mut ring = pair.a.run(|| {
+        let mut c = RingConfig::new("va");
+        c.filter = Some(format!("udp dst port {PORT}"));
+        c.block_size = 1 << 16;
+        c.block_nr = 4;
+        AfPacket::open(&c).unwrap()
+    });
+    let (captured, reports) = std::thread::scope(|sc| {
+        let reader = sc.spawn(|| {
+            let mut ts = Vec::new();
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while ts.len() < N as usize && std::time::Instant::now() < deadline {
+                if let Some(f) = ring.next_frame(Duration::from_millis(50)).unwrap() {
+                    assert_eq!(f.direction, Direction::Outbound);
+                    ts.push(f.ts_ns);
+                }
+            }
+            ts
+        });
+        send_all(&sa, ADDR_B, b'A');
+        std::thread::sleep(Duration::from_millis(20));
+        let reports = read_errqueue(sa.as_raw_fd());
+        (reader.join().unwrap(), reports)
+    });
+    assert_eq!(captured.len(), N as usize);
+    assert_eq!(reports.len(), 2 * N as usize, "one SCHED and one SND per datagram: {reports:?}");
+    for (i, cap) in captured.iter().enumerate() {
+        let find = |k: u32| reports.iter().find(|r| r.0 == i as u32 && r.1 == k).map(|r| r.2).unwrap();
+        let (sched, snd) = (find(SCHED), find(SND));
+        // veth (noqueue): SCHED at dev_queue_xmit, then the AF_PACKET tap, then SND in veth_xmit.
+        assert!(sched <= *cap && *cap <= snd, "#{i}: sched {sched} <= captured {cap} <= snd {snd}");
+    }
+}
