@@ -3,7 +3,7 @@
 # everything is already there.
 set -euo pipefail
 
-apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make tshark tcpdump gzip zstd iproute2)
+apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make tshark tcpdump gzip zstd iproute2 linuxptp util-linux)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

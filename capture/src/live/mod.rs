@@ -6,6 +6,7 @@
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
 //! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
+//! | [`pmc`] | ptp4l management client (TIME_STATUS_NP, PORT_DATA_SET, CURRENT_DATA_SET over its UDS) |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
@@ -15,6 +16,7 @@ pub mod error;
 pub mod filter;
 pub mod pcap_live;
 pub mod phc;
+pub mod pmc;
 pub mod ring;
 mod sys;
 pub mod tstamp;
