@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_capture::live::{HwTsDevice, Ioctl, phc, ts_info};
+use wirestamp_capture::live::{HwTsDevice, Ioctl, phc, pmc, ts_info};
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -182,6 +182,46 @@ fn running(names: &[&str]) -> Vec<String> {
     found
 }
 
+/// Asks ptp4l (default management socket) for its port state, offset to the master and grandmaster.
+fn ptp4l_check(running: &[String]) -> Check {
+    let q = pmc::Pmc::new(std::path::Path::new(pmc::DEFAULT_UDS)).and_then(|mut p| {
+        let port = p.port_data_set()?;
+        let ts = p.time_status()?;
+        let cur = p.current_data_set()?;
+        Ok((port, ts, cur))
+    });
+    match q {
+        Err(e) => check(
+            "ptp",
+            Status::Warn,
+            format!("running: {}; state not readable: {e}", running.join(", ")),
+            Some("ptp4l's uds_address must be /var/run/ptp4l for doctor to read it"),
+        ),
+        Ok((port, ts, cur)) => {
+            let detail = format!(
+                "{}: port {} {}, master offset {} ns, mean path delay {} ns, grandmaster {}{}",
+                running.join(", "),
+                port.port_identity,
+                port.port_state,
+                ts.master_offset_ns,
+                cur.mean_path_delay_ns,
+                ts.gm_identity,
+                if ts.gm_present { "" } else { " (none present)" }
+            );
+            match port.port_state {
+                "SLAVE" if ts.master_offset_ns.abs() <= 1_000 => check("ptp", Status::Pass, detail, None),
+                "SLAVE" | "MASTER" | "UNCALIBRATED" => check(
+                    "ptp",
+                    Status::Warn,
+                    detail,
+                    Some("wait for the servo to lock; check the PTP network if it does not"),
+                ),
+                _ => check("ptp", Status::Fail, detail, Some("ptp4l's port is not synchronising: see its log")),
+            }
+        }
+    }
+}
+
 fn sync_checks(out: &mut Vec<Check>) {
     let ptp = running(&["ptp4l", "phc2sys", "ts2phc"]);
     let other = running(&["chronyd", "ntpd", "systemd-timesyncd"]);
@@ -203,7 +243,7 @@ fn sync_checks(out: &mut Vec<Check>) {
             Some("run ptp4l on the PTP port and phc2sys to discipline CLOCK_REALTIME"),
         ));
     } else {
-        out.push(check("ptp", Status::Pass, format!("running: {} (port state not queried yet)", ptp.join(", ")), None));
+        out.push(ptp4l_check(&ptp));
     }
     let detail = format!("adjtimex state {state}, status {status:#x}{}", if unsync { " (STA_UNSYNC)" } else { "" });
     out.push(if unsync || state == libc::TIME_ERROR {
