@@ -24,9 +24,11 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use wirestamp_capture::CaptureReader;
+use wirestamp_capture::live::clock::ClockWatch;
+use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
 use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
-use wirestamp_core::{Frame, LinkType, TsSource};
+use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -236,6 +238,15 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
     let mut count: u64 = 0;
+    // Live frames carry the clock's state; a stream's frames were stamped elsewhere.
+    let live = !matches!(source, Source::Stream(_));
+    let pmc = match &args.ptp4l {
+        Some(p) => Some(Pmc::new(p).with_context(|| format!("ptp4l management socket {}", p.display()))?),
+        None => None,
+    };
+    let mut watch = ClockWatch::new(pmc, args.max_offset_ns);
+    let mut unsynced: u64 = 0;
+    let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
     let result = (|| -> Result<()> {
         files.open()?;
@@ -261,7 +272,16 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     None => return Ok(()),
                 },
             };
-            let Some(f) = frame else { continue };
+            let Some(mut f) = frame else { continue };
+            if live {
+                f.quality |= watch.quality();
+                if f.quality.contains(ClockQuality::UNSYNCED) {
+                    unsynced += 1;
+                    if unsynced_reason.is_empty() {
+                        unsynced_reason = watch.reason.clone();
+                    }
+                }
+            }
             let name = stream_names.get(f.interface as usize).map_or(iface.as_str(), |s| s.as_str());
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
@@ -297,6 +317,12 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         match &counters {
             Ok(c) => eprintln!("wirestamp: {c}"),
             Err(e) => eprintln!("wirestamp: counters unavailable: {e}"),
+        }
+        if live {
+            eprintln!(
+                "wirestamp: {unsynced} of {count} frames captured while the clock was flagged{}",
+                if unsynced_reason.is_empty() { String::new() } else { format!(": {unsynced_reason}") }
+            );
         }
         for p in &files.written {
             eprintln!("wirestamp: wrote {}", p.display());

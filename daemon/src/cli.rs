@@ -244,6 +244,13 @@ pub struct CaptureArgs {
     /// Where the NIC's previous timestamping configuration is kept until restored (crash recovery).
     #[arg(long, default_value = "/run/wirestamp", value_name = "DIR")]
     pub state_dir: std::path::PathBuf,
+    /// Flag frames captured while ptp4l's |master offset| exceeds NS (needs --ptp4l). Frames captured while
+    /// the kernel reports the system clock unsynchronised (adjtimex STA_UNSYNC) are always flagged.
+    #[arg(long, value_name = "NS", requires = "ptp4l")]
+    pub max_offset_ns: Option<i64>,
+    /// ptp4l's management socket, to check its offset during the capture (e.g. /var/run/ptp4l).
+    #[arg(long, value_name = "PATH")]
+    pub ptp4l: Option<std::path::PathBuf>,
     /// No messages on standard error.
     #[arg(short = 'q', long)]
     pub quiet: bool,

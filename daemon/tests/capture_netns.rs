@@ -109,6 +109,19 @@ fn both_directions_captured_and_read_back_with_identical_timestamps() {
     assert!(err.contains("40 frames written (kernel_sw 40)"), "{err}");
     assert!(err.contains("40 passed the filter: 40 read, 0 dropped"), "{err}");
     assert!(!dir.join("va.pcapng.part").exists());
+    // Clock quality: this kernel's clock is unsynchronised (kernel.md 12: STA_UNSYNC), read independently here.
+    // SAFETY: adjtimex with modes = 0 only reads.
+    let unsync = unsafe {
+        let mut tx: libc::timex = std::mem::zeroed();
+        let st = libc::adjtimex(&mut tx);
+        tx.status & libc::STA_UNSYNC != 0 || st == libc::TIME_ERROR
+    };
+    let flagged = if unsync {
+        "40 of 40 frames captured while the clock was flagged: system clock unsynchronised"
+    } else {
+        "0 of 40 frames"
+    };
+    assert!(err.contains(flagged), "{err}");
 
     let rows = frames(&out);
     assert_eq!(rows.len(), 40);
@@ -139,11 +152,13 @@ fn libpcap_source_captures_both_directions_in_send_order() {
     let pair = VethPair::new();
     let dir = tmp("pcap");
     let out = dir.join("p.pcapng");
-    let args: Vec<String> = ["-i", "va", "--source", "pcap", "-f", "udp port 40000", "-c", "20", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args: Vec<String> =
+        ["-i", "va", "--source", "pcap", "-f", "udp port 40000", "-c", "20", "--max-offset-ns", "1000"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--ptp4l".into(), dir.join("no-ptp4l").display().to_string(), "-w".into()])
+            .chain([out.display().to_string()])
+            .collect();
     let child = start(&pair.a, args, dir.join("p.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -154,6 +169,9 @@ fn libpcap_source_captures_both_directions_in_send_order() {
     assert!(res.status.success(), "{err}");
     // kernel.md 5: libpcap lists only `host` on veth.
     assert!(err.contains("va: libpcap, timestamp type host (nanosecond precision)"), "{err}");
+    // No ptp4l answers on that socket: every frame is flagged, and the reason is given.
+    assert!(err.contains("20 of 20 frames captured while the clock was flagged"), "{err}");
+    assert!(err.contains("ptp4l not answering"), "{err}");
     let rows = frames(&out);
     assert_eq!(rows.len(), 20, "{err}");
     for (k, r) in rows.iter().enumerate() {

@@ -7,11 +7,13 @@
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
 //! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
 //! | [`pmc`] | ptp4l management client (TIME_STATUS_NP, PORT_DATA_SET, CURRENT_DATA_SET over its UDS) |
+//! | [`clock`] | clock quality of live frames: adjtimex sync state, ptp4l offset bound |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
 //! Everything here acts in the calling thread's network namespace.
 
+pub mod clock;
 pub mod error;
 pub mod filter;
 pub mod pcap_live;
