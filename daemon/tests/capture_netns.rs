@@ -317,3 +317,41 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
         assert_eq!(a, b, "{rel}: same times, directions and lengths");
     }
 }
+
+#[test]
+fn under_load_written_plus_dropped_equals_sent() {
+    const N: u32 = 30_000;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("load");
+    let out = dir.join("l.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("l.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // Open loop, as fast as the sender goes: a 1 MiB ring may overflow, and every loss must be counted.
+    for _ in 0..N {
+        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
+    // "kernel: P passed the filter: R read, D dropped (ring full), Q still queued at exit; ..."
+    let line = err.lines().find(|l| l.contains("passed the filter")).unwrap();
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (passed, read, dropped, queued) = (nums[0], nums[1], nums[2], nums[3]);
+    assert_eq!(passed, N as u64, "{line}");
+    assert_eq!(read, written, "{line}");
+    assert_eq!(queued, 0, "{line}");
+    assert_eq!(written + dropped, N as u64, "written {written} + dropped {dropped} = sent: {line}");
+    eprintln!("load: {N} sent, {written} written, {dropped} dropped");
+}
