@@ -355,3 +355,42 @@ fn under_load_written_plus_dropped_equals_sent() {
     assert_eq!(written + dropped, N as u64, "written {written} + dropped {dropped} = sent: {line}");
     eprintln!("load: {N} sent, {written} written, {dropped} dropped");
 }
+
+#[test]
+fn time_rotation_starts_a_new_complete_file_each_period() {
+    let pair = VethPair::new();
+    let dir = tmp("time");
+    let out = dir.join("t.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-G", "1", "--duration", "3", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("t.0000.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // One datagram every 50 ms for 2.5 s, so every period has frames (rotation happens on the next frame).
+    let mut sent = 0;
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(2500) {
+        sa.send_to(b"tick", (ADDR_B, PORT)).unwrap();
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.iter().all(|f| f.extension().unwrap() == "pcapng"), "no .part left: {files:?}");
+    assert!((3..=4).contains(&files.len()), "3 s at -G 1: {files:?}");
+    let total: usize = files.iter().map(|f| tshark_fields(f, &[], &["frame.len"]).len()).sum();
+    assert_eq!(total, sent, "{err}");
+    // Each file holds its own second: the first frame of file k+1 is after the last of file k.
+    let times: Vec<Vec<i64>> = files.iter().map(|f| frames(f).iter().map(|r| r.0).collect()).collect();
+    for w in times.windows(2) {
+        if let (Some(a), Some(b)) = (w[0].last(), w[1].first()) {
+            assert!(a < b);
+        }
+    }
+}
