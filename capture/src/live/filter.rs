@@ -1,5 +1,11 @@
 //! Capture filters: a tcpdump expression compiled by libpcap's `pcap_compile` (through the `pcap`
 //! crate) into classic BPF, attached to a socket with SO_ATTACH_FILTER.
+//!
+//! Known limit: the expression is compiled on a "dead" Ethernet handle, so `vlan` tests the tag in the
+//! frame bytes. On a live socket the receive path has usually moved the tag into metadata
+//! (skb_vlan_untag; the ring restores it for the output), so a `vlan` filter does not match there; libpcap
+//! on a live Linux handle emits SKF_AD_VLAN_TAG_PRESENT loads instead. Filter on what follows the tag
+//! (e.g. `udp port 319`), or use `--source pcap`, until this compiles against a live handle.
 
 use super::error::LiveError;
 use std::io;

@@ -94,6 +94,8 @@ pub struct RingStats {
     pub ts_hardware: u64,
     pub ts_software: u64,
     pub ts_none: u64,
+    /// Frames whose 802.1Q tag the kernel had taken out (TP_STATUS_VLAN_VALID) and that were restored.
+    pub vlan_restored: u64,
 }
 
 /// The per-frame timestamp provenance from `tp_status`.
@@ -323,6 +325,7 @@ impl AfPacket {
             self.scratch.extend_from_slice(&(vlan_tci as u16).to_be_bytes());
             self.scratch.extend_from_slice(&data[12..]);
             wire_len += 4;
+            self.stats.vlan_restored += 1;
             &self.scratch[..]
         } else {
             data
