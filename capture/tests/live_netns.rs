@@ -7,7 +7,7 @@ mod netns;
 use netns::{ADDR_A, ADDR_B, VethPair, netstamp_holder, realtime_ns};
 use std::net::UdpSocket;
 use std::time::Duration;
-use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, LiveError, RingConfig, TsMode, ts_info};
+use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, LiveError, RingConfig, TsMode, filter, ts_info};
 use wirestamp_core::{Direction, TsSource};
 
 const N: u32 = 25;
@@ -281,7 +281,8 @@ fn vlan_tag_taken_out_by_the_kernel_is_put_back() {
     let pair = VethPair::new();
     let mut ring = pair.a.run(|| {
         let mut c = RingConfig::new("va");
-        c.filter = Some(format!("udp port {PORT}"));
+        // `vlan 100` only matches a live socket when compiled for one (SKF_AD_VLAN_TAG loads).
+        c.filter = Some(format!("vlan 100 and udp port {PORT}"));
         c.block_size = 1 << 16;
         c.block_nr = 2;
         AfPacket::open(&c).unwrap()
@@ -316,4 +317,10 @@ fn vlan_tag_taken_out_by_the_kernel_is_put_back() {
     assert_eq!(f.data, &sent[..]);
     assert_eq!(f.wire_len as usize, sent.len());
     assert_eq!(ring.stats().unwrap().vlan_restored, 1, "the tag came through the ring's metadata");
+    // The live program reads the tag from metadata: ancillary loads at SKF_AD_OFF (-0x1000) + 44/48
+    // (SKF_AD_VLAN_TAG, SKF_AD_VLAN_TAG_PRESENT), which the file ("dead") program has none of.
+    let anc = |p: &[libc::sock_filter]| p.iter().filter(|i| i.k == 0xffff_f000 + 44 || i.k == 0xffff_f000 + 48).count();
+    let live = pair.a.run(|| filter::compile_for("va", "vlan 100").unwrap());
+    assert!(anc(&live) >= 2, "{}", live.len());
+    assert_eq!(anc(&filter::compile("vlan 100").unwrap()), 0);
 }

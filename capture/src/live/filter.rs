@@ -1,11 +1,10 @@
 //! Capture filters: a tcpdump expression compiled by libpcap's `pcap_compile` (through the `pcap`
 //! crate) into classic BPF, attached to a socket with SO_ATTACH_FILTER.
 //!
-//! Known limit: the expression is compiled on a "dead" Ethernet handle, so `vlan` tests the tag in the
-//! frame bytes. On a live socket the receive path has usually moved the tag into metadata
-//! (skb_vlan_untag; the ring restores it for the output), so a `vlan` filter does not match there; libpcap
-//! on a live Linux handle emits SKF_AD_VLAN_TAG_PRESENT loads instead. Filter on what follows the tag
-//! (e.g. `udp port 319`), or use `--source pcap`, until this compiles against a live handle.
+//! For a socket, compile with [`compile_for`]: it asks a live libpcap handle on the interface, so
+//! `vlan` becomes the SKF_AD_VLAN_TAG_PRESENT / SKF_AD_VLAN_TAG loads the kernel needs (the receive path
+//! moves the tag into metadata, skb_vlan_untag). [`compile`] uses a "dead" Ethernet handle, where `vlan`
+//! tests the bytes at offset 12: right for files, wrong for live sockets.
 
 use super::error::LiveError;
 use std::io;
@@ -22,6 +21,24 @@ pub fn compile(expr: &str) -> Result<Vec<Insn>, LiveError> {
     let prog = dead.compile(expr, true).map_err(|e| bad(e.to_string()))?;
     // The pcap crate exposes instructions only through Display ("code jt jf k"); parsing that keeps
     // this free of layout assumptions about its private fields.
+    prog.get_instructions()
+        .iter()
+        .map(|i| parse_insn(&i.to_string()).ok_or_else(|| bad(format!("unexpected instruction {i}"))))
+        .collect()
+}
+
+/// Compiles `expr` as libpcap would for a live capture on `iface` (Linux VLAN handling included).
+pub fn compile_for(iface: &str, expr: &str) -> Result<Vec<Insn>, LiveError> {
+    let bad = |reason: String| LiveError::BadFilter { filter: expr.to_string(), reason };
+    let live =
+        pcap::Capture::from_device(iface).and_then(|c| c.buffer_size(1 << 16).snaplen(65535).open()).map_err(|e| {
+            LiveError::Sys {
+                what: "pcap_activate (filter)",
+                iface: iface.into(),
+                source: std::io::Error::other(e.to_string()),
+            }
+        })?;
+    let prog = live.compile(expr, true).map_err(|e| bad(e.to_string()))?;
     prog.get_instructions()
         .iter()
         .map(|i| parse_insn(&i.to_string()).ok_or_else(|| bad(format!("unexpected instruction {i}"))))

@@ -164,7 +164,11 @@ impl AfPacket {
                 });
             }
         };
-        let prog = cfg.filter.as_deref().map(filter::compile).transpose()?;
+        let prog = match cfg.filter.as_deref() {
+            // A syntax error is reported as such before a live handle is opened for the VLAN-aware code.
+            Some(f) => Some(filter::compile(f).and_then(|_| filter::compile_for(iface, f))?),
+            None => None,
+        };
         let ifname = std::ffi::CString::new(iface).map_err(|_| LiveError::NoSuchInterface { iface: iface.into() })?;
         // SAFETY: `ifname` is a valid NUL-terminated string.
         let ifindex = unsafe { libc::if_nametoindex(ifname.as_ptr()) };
