@@ -8,6 +8,9 @@
 //! failed or interrupted run never leaves a file without its last block. With `-G`/`-C`, files are
 //! `STEM.0000.EXT`, `STEM.0001.EXT`, ...
 //!
+//! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
+//! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
+//!
 //! SIGINT and SIGTERM stop the loop; the files are completed, the counters printed, and the NIC's
 //! timestamping configuration restored (the guard's drop).
 
@@ -164,35 +167,65 @@ fn ts_words(ts: TsSource) -> &'static str {
 }
 
 enum Source {
-    Ring(AfPacket),
+    /// One ring per interface; `next` is where the round-robin resumes.
+    Rings(Vec<AfPacket>, usize),
     Pcap(PcapLive),
     Stream(CaptureReader),
 }
 
+/// Waits up to `ms` for any ring to have a block ready (or a signal).
+fn poll_all(rings: &[AfPacket], ms: i32) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = rings
+        .iter()
+        .map(|r| libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 })
+        .collect();
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfds.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e).context("poll");
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     install_signal_handlers();
-    let iface = match (&args.source, &args.interface) {
-        (CaptureSource::Stdin, _) => args.interface.clone().unwrap_or_else(|| "stdin".into()),
-        (_, Some(i)) => i.clone(),
-        (_, None) => bail!("this --source needs -i IFACE"),
+    let ifaces: Vec<String> = match (&args.source, args.interface.as_slice()) {
+        (CaptureSource::Stdin, []) => vec!["stdin".into()],
+        (CaptureSource::Stdin, [one]) => vec![one.clone()],
+        (CaptureSource::Pcap, [one]) => vec![one.clone()],
+        (CaptureSource::Afpacket, [_, ..]) => args.interface.clone(),
+        (_, []) => bail!("this --source needs -i IFACE"),
+        (_, _) => bail!("several -i need --source afpacket"),
     };
+    let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
-    let mut guard = None;
+    let mut guards = Vec::new();
     let mode_line;
     let mut source = match args.source {
         CaptureSource::Afpacket => {
-            if !args.no_hwtstamp {
-                let ioctl = Ioctl::new().context("ioctl socket")?;
-                let g = HwTsGuard::enable(ioctl, &iface, &args.state_dir, args.force_hwtstamp)?;
-                mode_line = g.mode.describe(&iface);
-                guard = Some(g);
-            } else {
-                mode_line = TsMode::Software { reason: "--no-hwtstamp".into() }.describe(&iface);
+            let mut modes = Vec::new();
+            let mut rings = Vec::new();
+            for (id, name) in ifaces.iter().enumerate() {
+                if !args.no_hwtstamp {
+                    let ioctl = Ioctl::new().context("ioctl socket")?;
+                    let g = HwTsGuard::enable(ioctl, name, &args.state_dir, args.force_hwtstamp)?;
+                    modes.push(g.mode.describe(name));
+                    guards.push(g);
+                } else {
+                    modes.push(TsMode::Software { reason: "--no-hwtstamp".into() }.describe(name));
+                }
+                let mut cfg = RingConfig::new(name);
+                cfg.filter = args.filter.clone();
+                cfg.block_nr = args.ring_mb.max(1);
+                cfg.interface_id = id as u32;
+                rings.push(AfPacket::open(&cfg)?);
             }
-            let mut cfg = RingConfig::new(&iface);
-            cfg.filter = args.filter.clone();
-            cfg.block_nr = args.ring_mb.max(1);
-            Source::Ring(AfPacket::open(&cfg)?)
+            mode_line = modes.join("; ");
+            Source::Rings(rings, 0)
         }
         CaptureSource::Pcap => {
             let p = PcapLive::open(&iface, args.filter.as_deref(), args.snaplen as i32, 0)?;
@@ -229,11 +262,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         opened: Instant::now(),
         written: Vec::new(),
     };
-    let stream_names: Vec<String> = match &source {
+    let names: Vec<String> = match &source {
         Source::Stream(r) => {
             r.interfaces().iter().map(|i| i.name.clone().unwrap_or_else(|| format!("stdin:{}", i.id))).collect()
         }
-        _ => Vec::new(),
+        _ => ifaces.clone(),
     };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
@@ -262,7 +295,25 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 files.open()?;
             }
             let frame = match &mut source {
-                Source::Ring(r) => r.next_frame(Duration::from_millis(100))?,
+                Source::Rings(rings, next) => {
+                    let n = rings.len();
+                    let pick =
+                        |rings: &[AfPacket], from: usize| (0..n).map(|k| (from + k) % n).find(|&i| rings[i].ready());
+                    let i = match pick(rings, *next) {
+                        Some(i) => Some(i),
+                        None => {
+                            poll_all(rings, 100)?;
+                            pick(rings, *next)
+                        }
+                    };
+                    match i {
+                        Some(i) => {
+                            *next = (i + 1) % n;
+                            rings[i].next_frame(Duration::ZERO)?
+                        }
+                        None => None,
+                    }
+                }
                 Source::Pcap(p) => {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?
@@ -282,7 +333,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     }
                 }
             }
-            let name = stream_names.get(f.interface as usize).map_or(iface.as_str(), |s| s.as_str());
+            let name = names.get(f.interface as usize).map_or(iface.as_str(), |s| s.as_str());
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
             }
@@ -293,20 +344,28 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     })();
     let closed = files.close();
     let counters = match &mut source {
-        Source::Ring(r) => r.stats().map(|s| {
-            let read = s.ts_hardware + s.ts_software + s.ts_none;
-            let queued = s.kernel_packets.saturating_sub(read + s.kernel_drops);
-            format!(
-                "kernel: {} passed the filter: {read} read, {} dropped (ring full), {queued} still queued at exit; {} ring freezes",
-                s.kernel_packets, s.kernel_drops, s.freeze_q
-            )
-        }),
+        Source::Rings(rings, _) => rings
+            .iter_mut()
+            .zip(&ifaces)
+            .map(|(r, name)| {
+                r.stats().map(|s| {
+                    let read = s.ts_hardware + s.ts_software + s.ts_none;
+                    let queued = s.kernel_packets.saturating_sub(read + s.kernel_drops);
+                    format!(
+                        "kernel ({name}): {} passed the filter: {read} read, {} dropped (ring full), {queued} still queued \
+                         at exit; {} ring freezes",
+                        s.kernel_packets, s.kernel_drops, s.freeze_q
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| v.join("\nwirestamp: ")),
         Source::Pcap(p) => p.stats().map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
         Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
     };
-    if let Some(mut g) = guard.take() {
+    for g in &mut guards {
         g.restore()?;
     }
     let mut by_source: Vec<_> = per_source.into_iter().collect();

@@ -205,9 +205,9 @@ pub enum CaptureSource {
 
 #[derive(Debug, clap::Args)]
 pub struct CaptureArgs {
-    /// Interface to capture on (required for afpacket and pcap).
+    /// Interface to capture on (required for afpacket and pcap; afpacket takes several: -i a -i b).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
-    pub interface: Option<String>,
+    pub interface: Vec<String>,
     /// Frame source.
     #[arg(long, value_enum, default_value_t = CaptureSource::Afpacket)]
     pub source: CaptureSource,

@@ -394,3 +394,35 @@ fn time_rotation_starts_a_new_complete_file_each_period() {
         }
     }
 }
+
+#[test]
+fn several_interfaces_in_one_file_one_idb_each() {
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("multi");
+    let out = dir.join("m.pcapng");
+    let args: Vec<String> = ["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", "15", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("m.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let lo = pair.a.run(|| UdpSocket::bind(("127.0.0.1", PORT)).unwrap());
+    send_all(&sa, ADDR_B, 5, 10); // va: 5 outgoing
+    for _ in 0..5 {
+        lo.send_to(b"loop", ("127.0.0.1", PORT)).unwrap(); // lo: each seen outgoing and incoming
+    }
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(
+        err.contains("kernel (va): 5 passed the filter") && err.contains("kernel (lo): 10 passed the filter"),
+        "{err}"
+    );
+    let rows = tshark_fields(&out, &[], &["frame.interface_name", "frame.p2p_dir"]);
+    let count = |name: &str, dir: &str| rows.iter().filter(|r| r[0] == name && r[1] == dir).count();
+    assert_eq!((count("va", "0"), count("va", "1")), (5, 0), "{rows:?}");
+    assert_eq!((count("lo", "0"), count("lo", "1")), (5, 5), "{rows:?}");
+}

@@ -246,6 +246,15 @@ impl AfPacket {
         Ok(ring)
     }
 
+    /// True when [`next_frame`](Self::next_frame) would return a frame without waiting.
+    pub fn ready(&self) -> bool {
+        if self.pkts_left > 0 {
+            return true;
+        }
+        let next = if self.holding { (self.cur + 1) % self.block_nr } else { self.cur };
+        self.block_status(next).load(Ordering::Acquire) & TP_STATUS_USER != 0
+    }
+
     fn block_status(&self, block: usize) -> &AtomicU32 {
         // SAFETY: block < block_nr, so offset 8 of the block is inside the mapping and 4-aligned (blocks are
         // page-aligned); the kernel updates this word concurrently, hence the atomic view.
@@ -389,6 +398,12 @@ impl AfPacket {
     /// The link type of the frames.
     pub fn link(&self) -> LinkType {
         self.link
+    }
+}
+
+impl AsRawFd for AfPacket {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
     }
 }
 
