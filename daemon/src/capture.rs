@@ -170,7 +170,7 @@ enum Source {
     /// One ring per interface; `next` is where the round-robin resumes.
     Rings(Vec<AfPacket>, usize),
     Pcap(PcapLive),
-    Stream(CaptureReader),
+    Stream(Box<CaptureReader>),
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal).
@@ -239,7 +239,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             let r = CaptureReader::from_reader("stdin".into(), Box::new(std::io::stdin()))
                 .context("reading a pcap/pcapng stream on stdin")?;
             mode_line = "stdin: timestamps as recorded by the stream's writer".into();
-            Source::Stream(r)
+            Source::Stream(Box::new(r))
         }
     };
     if !args.quiet {
