@@ -7,7 +7,7 @@ mod netns;
 use netns::{ADDR_A, ADDR_B, VethPair, netstamp_holder, realtime_ns};
 use std::net::UdpSocket;
 use std::time::Duration;
-use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, LiveError, RingConfig, TsMode, filter, ts_info};
+use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, LiveError, RingConfig, TsMode, filter, nl, ts_info};
 use wirestamp_core::{Direction, TsSource};
 
 const N: u32 = 25;
@@ -37,6 +37,10 @@ fn veth_has_software_timestamping_only_and_hw_enable_falls_back() {
     assert!(!state_left, "nothing changed, so nothing to restore");
     let e = pair.a.run(|| ts_info("nosuch0").unwrap_err());
     assert!(matches!(e, LiveError::NoSuchInterface { .. }), "{e}");
+    // The ethtool netlink TSINFO_GET answers the same (kernel.md 3c: no PHC_INDEX attribute).
+    let (nl, nl_err) = pair.a.run(|| (nl::tsinfo("va").unwrap(), nl::tsinfo("nosuch0").unwrap_err()));
+    assert_eq!(nl, info);
+    assert_eq!(nl_err.raw_os_error(), Some(libc::ENODEV));
 }
 
 /// Sends N datagrams from `src` to `dst:PORT`, each tagged with `tag` and its index; returns the

@@ -8,6 +8,7 @@
 //! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
 //! | [`pmc`] | ptp4l management client (TIME_STATUS_NP, PORT_DATA_SET, CURRENT_DATA_SET over its UDS) |
 //! | [`clock`] | clock quality of live frames: adjtimex sync state, ptp4l offset bound |
+//! | [`nl`] | ethtool generic netlink TSINFO_GET (capabilities, PHC index) |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
@@ -16,6 +17,7 @@
 pub mod clock;
 pub mod error;
 pub mod filter;
+pub mod nl;
 pub mod pcap_live;
 pub mod phc;
 pub mod pmc;
