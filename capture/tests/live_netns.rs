@@ -328,3 +328,84 @@ fn vlan_tag_taken_out_by_the_kernel_is_put_back() {
     assert!(anc(&live) >= 2, "{}", live.len());
     assert_eq!(anc(&filter::compile("vlan 100").unwrap()), 0);
 }
+
+#[test]
+fn tcp_tx_sched_snd_and_ack_timestamps_match_the_captured_segments() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsRawFd;
+    const WRITES: usize = 3;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let listener = pair.b.run(|| TcpListener::bind((ADDR_B, PORT)).unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 100 * WRITES];
+        s.read_exact(&mut buf).unwrap();
+        buf.len()
+    });
+    let mut c = pair.a.run(|| TcpStream::connect((ADDR_B, PORT)).unwrap());
+    c.set_nodelay(true).unwrap();
+    // TX_SCHED | TX_SOFTWARE | TX_ACK | SOFTWARE | OPT_ID | OPT_TSONLY; the id counts bytes (kernel.md 2c).
+    let flags: libc::c_int = (1 << 8) | (1 << 1) | (1 << 9) | (1 << 4) | (1 << 7) | (1 << 11);
+    // SAFETY: valid socket, c_int option of the right size.
+    let rc =
+        unsafe { libc::setsockopt(c.as_raw_fd(), libc::SOL_SOCKET, 37, &flags as *const _ as *const libc::c_void, 4) };
+    assert_eq!(rc, 0);
+    let mut ring = pair.a.run(|| {
+        let mut c = RingConfig::new("va");
+        c.filter = Some(format!("tcp port {PORT}"));
+        c.block_size = 1 << 16;
+        c.block_nr = 4;
+        AfPacket::open(&c).unwrap()
+    });
+    // (direction, seq, ack, payload length, ts)
+    let (frames, reports) = std::thread::scope(|sc| {
+        let reader = sc.spawn(|| {
+            let mut v = Vec::new();
+            while let Some(f) = ring.next_frame(Duration::from_millis(300)).unwrap() {
+                let ip = &f.data[14..];
+                let ihl = usize::from(ip[0] & 0x0f) * 4;
+                let total = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+                let tcp = &ip[ihl..];
+                let doff = usize::from(tcp[12] >> 4) * 4;
+                let seq = u32::from_be_bytes(tcp[4..8].try_into().unwrap());
+                let ack = u32::from_be_bytes(tcp[8..12].try_into().unwrap());
+                v.push((f.direction, seq, ack, total - ihl - doff, f.ts_ns));
+            }
+            v
+        });
+        for _ in 0..WRITES {
+            c.write_all(&[0x42; 100]).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let reports = read_errqueue(c.as_raw_fd());
+        (reader.join().unwrap(), reports)
+    });
+    assert_eq!(server.join().unwrap(), 100 * WRITES);
+    let data: Vec<_> = frames.iter().filter(|f| f.0 == Direction::Outbound && f.3 == 100).collect();
+    assert_eq!(data.len(), WRITES, "{frames:?}");
+    let isn = data[0].1;
+    for (i, seg) in data.iter().enumerate() {
+        assert_eq!(seg.1, isn.wrapping_add(100 * i as u32), "segments in order, no retransmission");
+        // OPT_ID on TCP: the id is the offset of the write's last byte: 99, 199, 299.
+        let id = 100 * i as u32 + 99;
+        let find = |k: u32| {
+            reports
+                .iter()
+                .find(|r| r.0 == id && r.1 == k)
+                .map(|r| r.2)
+                .unwrap_or_else(|| panic!("{id}/{k}: {reports:?}"))
+        };
+        let (sched, snd, ack) = (find(1), find(0), find(2));
+        assert!(sched <= seg.4 && seg.4 <= snd, "#{i}: sched {sched} <= captured {} <= snd {snd}", seg.4);
+        // The peer's ACK for this write, captured on the way in, precedes the ACK report.
+        let end = seg.1.wrapping_add(100);
+        let peer_ack = frames.iter().find(|f| f.0 == Direction::Inbound && f.2 == end).expect("the peer's ACK");
+        assert!(
+            snd <= peer_ack.4 && peer_ack.4 <= ack,
+            "#{i}: snd {snd} <= peer ACK {} <= ACK report {ack}",
+            peer_ack.4
+        );
+    }
+}
