@@ -41,6 +41,9 @@ fn veth_has_software_timestamping_only_and_hw_enable_falls_back() {
     let (nl, nl_err) = pair.a.run(|| (nl::tsinfo("va").unwrap(), nl::tsinfo("nosuch0").unwrap_err()));
     assert_eq!(nl, info);
     assert_eq!(nl_err.raw_os_error(), Some(libc::ENODEV));
+    // TSCONFIG_GET exists in this kernel but veth has no hardware timestamping: EOPNOTSUPP (kernel.md 3c).
+    let e = pair.a.run(|| nl::tsconfig("va").unwrap_err());
+    assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP), "{e}");
 }
 
 /// Sends N datagrams from `src` to `dst:PORT`, each tagged with `tag` and its index; returns the

@@ -10,7 +10,7 @@
 //!           VALUE(4) [u32] }, PHC_INDEX(5) u32 (absent without a PHC)
 //! ```
 
-use super::sys::TsInfoRaw;
+use super::sys::{HwTstampConfig, TsInfoRaw};
 use super::tstamp::TsInfo;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -168,6 +168,45 @@ impl Genl {
     }
 }
 
+/// ETHTOOL_MSG_TSCONFIG_GET (kernel 6.15+) and its reply (ETHTOOL_MSG_TSCONFIG_GET_REPLY).
+pub const TSCONFIG_GET: u8 = 46;
+pub const TSCONFIG_GET_REPLY: u8 = 47;
+
+/// Decodes a TSCONFIG reply: TX_TYPES(3) and RX_FILTERS(4) bitsets with the one value in use,
+/// HWTSTAMP_FLAGS(5) u32, as a `hwtstamp_config`.
+pub(crate) fn decode_tsconfig_reply(m: &[u8]) -> io::Result<HwTstampConfig> {
+    if m.len() < 20 {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "short netlink message"));
+    }
+    if u16::from_ne_bytes([m[4], m[5]]) == NLMSG_ERROR {
+        return Err(io::Error::from_raw_os_error(-i32::from_ne_bytes([m[16], m[17], m[18], m[19]])));
+    }
+    if m[16] != TSCONFIG_GET_REPLY {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("unexpected ethtool reply {}", m[16])));
+    }
+    let mut c = HwTstampConfig { flags: 0, tx_type: 0, rx_filter: 0 };
+    let one = |bits: u32| if bits == 0 { 0 } else { bits.trailing_zeros() as i32 };
+    for (k, v) in attrs(&m[20..]) {
+        match k {
+            3 => c.tx_type = one(bitset_value(v)),
+            4 => c.rx_filter = one(bitset_value(v)),
+            5 if v.len() >= 4 => c.flags = i32::from_ne_bytes([v[0], v[1], v[2], v[3]]),
+            _ => {}
+        }
+    }
+    Ok(c)
+}
+
+/// ETHTOOL_MSG_TSCONFIG_GET for `iface`: the hardware timestamping configuration in use. Drivers
+/// without hardware timestamping answer EOPNOTSUPP (veth, virtio_net: kernel.md 3c).
+pub fn tsconfig(iface: &str) -> io::Result<HwTstampConfig> {
+    let g = Genl::open()?;
+    let fam = g.family("ethtool")?;
+    let mut req = encode_tsinfo_get(fam, 3, iface);
+    req[16] = TSCONFIG_GET;
+    decode_tsconfig_reply(&g.call(&req)?)
+}
+
 /// ETHTOOL_MSG_TSINFO_GET for `iface`, in the calling thread's network namespace.
 pub fn tsinfo(iface: &str) -> io::Result<TsInfo> {
     let g = Genl::open()?;
@@ -210,6 +249,22 @@ mod tests {
         e[4..6].copy_from_slice(&NLMSG_ERROR.to_ne_bytes());
         e[16..20].copy_from_slice(&(-19i32).to_ne_bytes());
         assert_eq!(decode_tsinfo_reply(&e).unwrap_err().raw_os_error(), Some(libc::ENODEV));
+    }
+
+    #[test]
+    fn tsconfig_reply() {
+        // A NIC in use by ptp4l: TX ON (bit 1), RX PTP_V2_EVENT (bit 12), flags 0.
+        let mut m = vec![0u8; 16];
+        m.extend([TSCONFIG_GET_REPLY, 1, 0, 0]);
+        for (attr, bit) in [(3u16, 1u32 << 1), (4, 1 << 12)] {
+            let mut bits = Vec::new();
+            put_attr(&mut bits, 1, &[]);
+            put_attr(&mut bits, 2, &32u32.to_ne_bytes());
+            put_attr(&mut bits, 4, &bit.to_ne_bytes());
+            put_attr(&mut m, attr | NLA_F_NESTED, &bits);
+        }
+        put_attr(&mut m, 5, &0u32.to_ne_bytes());
+        assert_eq!(decode_tsconfig_reply(&m).unwrap(), HwTstampConfig { flags: 0, tx_type: 1, rx_filter: 12 });
     }
 
     #[test]
