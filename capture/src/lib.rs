@@ -34,6 +34,7 @@ pub mod decompress;
 mod erf;
 pub mod error;
 pub mod interface;
+pub mod live;
 pub mod merge;
 mod pcap;
 mod pcapng;

@@ -24,6 +24,13 @@ pub enum TsSource {
     Erf,
     /// A tap timestamp trailer or header decoded from the frame's bytes.
     Trailer(crate::trailer::TrailerKind),
+    /// Live capture: the NIC's raw hardware clock (AF_PACKET `TP_STATUS_TS_RAW_HARDWARE`, PHC time).
+    KernelHardware,
+    /// Live capture: the kernel's software receive/transmit stamp (`TP_STATUS_TS_SOFTWARE`, CLOCK_REALTIME).
+    KernelSoftware,
+    /// Live capture without a timestamp flag: the time the kernel copied the frame to the ring (or
+    /// libpcap's host time), CLOCK_REALTIME but later than the wire.
+    KernelNone,
 }
 
 impl TsSource {
@@ -35,6 +42,9 @@ impl TsSource {
             TsSource::PcapngNone => "none",
             TsSource::Erf => "erf",
             TsSource::Trailer(k) => k.name(),
+            TsSource::KernelHardware => "kernel_hw",
+            TsSource::KernelSoftware => "kernel_sw",
+            TsSource::KernelNone => "kernel_none",
         }
     }
 }

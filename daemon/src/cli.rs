@@ -101,6 +101,27 @@ pub enum Command {
         json: bool,
     },
 
+    /// Capture live frames to pcapng (nanosecond timestamps, their provenance kept): a tcpdump for latency work.
+    ///
+    /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
+    /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
+    /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance).
+    /// Each output file holds one interface block per interface and timestamp source, saying where the
+    /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
+    /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
+    ///
+    /// Examples:
+    ///   wirestamp capture -i eth1 -w md.pcapng
+    ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
+    ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
+    #[command(verbatim_doc_comment)]
+    Capture(CaptureArgs),
+
+    /// Check whether this host can measure: TSC and clocksource, NIC timestamping, PHC, ptp4l/phc2sys,
+    /// capabilities, CPU isolation and governor. Each check passes, warns or fails with the reason and the
+    /// fix; the exit status is non-zero when a check fails.
+    Doctor(DoctorArgs),
+
     /// Run wirestamp's main job on a built-in default and check it against the ground truth.
     ///
     /// Generates a synthetic market with known latencies (`synth`), analyses it (`analyze`), and
@@ -210,6 +231,80 @@ pub struct SynthArgs {
     pub no_feed_b: bool,
 }
 
+/// Where `capture` reads frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CaptureSource {
+    /// AF_PACKET TPACKET_V3 ring with kernel timestamp flags.
+    Afpacket,
+    /// libpcap live capture.
+    Pcap,
+    /// A pcap or pcapng stream on standard input.
+    Stdin,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CaptureArgs {
+    /// Interface to capture on (required for afpacket and pcap; afpacket takes several: -i a -i b).
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interface: Vec<String>,
+    /// Frame source.
+    #[arg(long, value_enum, default_value_t = CaptureSource::Afpacket)]
+    pub source: CaptureSource,
+    /// Output pcapng file.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub output: std::path::PathBuf,
+    /// Stop after N frames.
+    #[arg(short = 'c', value_name = "N")]
+    pub count: Option<u64>,
+    /// Start a new file every SECS seconds.
+    #[arg(short = 'G', value_name = "SECS")]
+    pub rotate_secs: Option<u64>,
+    /// Start a new file when the current one reaches MB megabytes (10^6 bytes).
+    #[arg(short = 'C', value_name = "MB")]
+    pub rotate_mb: Option<u64>,
+    /// Capture filter (tcpdump syntax), compiled by libpcap.
+    #[arg(short = 'f', long, value_name = "FILTER")]
+    pub filter: Option<String>,
+    /// Stop after SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<u64>,
+    /// Snap length written to the interface blocks (and libpcap's capture length).
+    #[arg(long, default_value_t = 262_144)]
+    pub snaplen: u32,
+    /// AF_PACKET ring size in MiB.
+    #[arg(long, default_value_t = 8, value_name = "MB")]
+    pub ring_mb: u32,
+    /// Leave the NIC's hardware timestamping alone and use software timestamps.
+    #[arg(long)]
+    pub no_hwtstamp: bool,
+    /// Enable RX ALL even over a PTP filter another program (ptp4l) set; restored on exit.
+    #[arg(long)]
+    pub force_hwtstamp: bool,
+    /// Where the NIC's previous timestamping configuration is kept until restored (crash recovery).
+    #[arg(long, default_value = "/run/wirestamp", value_name = "DIR")]
+    pub state_dir: std::path::PathBuf,
+    /// Flag frames captured while ptp4l's |master offset| exceeds NS (needs --ptp4l). Frames captured while
+    /// the kernel reports the system clock unsynchronised (adjtimex STA_UNSYNC) are always flagged.
+    #[arg(long, value_name = "NS", requires = "ptp4l")]
+    pub max_offset_ns: Option<i64>,
+    /// ptp4l's management socket, to check its offset during the capture (e.g. /var/run/ptp4l).
+    #[arg(long, value_name = "PATH")]
+    pub ptp4l: Option<std::path::PathBuf>,
+    /// No messages on standard error.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    /// Interfaces to check (default: every interface except lo).
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interfaces: Vec<String>,
+    /// Print the checks as one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Output format of `frames`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -254,6 +349,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Frames(args) => crate::frames::run(&args),
         Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
+        Command::Capture(args) => crate::capture::run(&args),
+        Command::Doctor(args) => crate::doctor::run(&args),
         Command::ProbeStats { session, interval, count, once, json } => {
             let ns = wirestamp_core::analyze::parse_duration_ns(&interval)
                 .filter(|ns| *ns > 0)

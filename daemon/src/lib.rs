@@ -2,8 +2,10 @@
 //! run exactly the code the command runs, in-process. `main.rs` only parses arguments and maps errors.
 
 pub mod analyze;
+pub mod capture;
 pub mod cli;
 pub mod demo;
+pub mod doctor;
 pub mod frames;
 pub mod pipeline;
 pub mod synth;

@@ -1,0 +1,32 @@
+//! Live capture on this host (Linux): NIC timestamping control and the AF_PACKET source.
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
+//! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
+//! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
+//! | [`pmc`] | ptp4l management client (TIME_STATUS_NP, PORT_DATA_SET, CURRENT_DATA_SET over its UDS) |
+//! | [`clock`] | clock quality of live frames: adjtimex sync state, ptp4l offset bound |
+//! | [`nl`] | ethtool generic netlink TSINFO_GET (capabilities, PHC index) |
+//! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
+//! | `sys` | the kernel structures as bytes, and ioctl helpers |
+//!
+//! Everything here acts in the calling thread's network namespace.
+
+pub mod clock;
+pub mod error;
+pub mod filter;
+pub mod nl;
+pub mod pcap_live;
+pub mod phc;
+pub mod pmc;
+pub mod ring;
+mod sys;
+pub mod tstamp;
+
+pub use error::LiveError;
+pub use pcap_live::{PcapLive, PcapStats};
+pub use ring::{AfPacket, RingConfig, RingStats};
+pub use sys::HwTstampConfig;
+pub use tstamp::{HwTsDevice, HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};

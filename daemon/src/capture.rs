@@ -1,0 +1,421 @@
+//! `wirestamp capture`: live frames (AF_PACKET ring, libpcap, or a pcap/pcapng stream on stdin) to
+//! pcapng files with nanosecond timestamps.
+//!
+//! Output layout: one IDB per (interface, timestamp source), added when that pair first occurs; its
+//! `if_description` says where the timestamps come from (hardware / software / none, and the NIC
+//! timestamping mode with its reason); the section comment records the command and the host. Direction
+//! goes in `epb_flags`. Each file is written as `FILE.part` and renamed to its name once complete, so a
+//! failed or interrupted run never leaves a file without its last block. With `-G`/`-C`, files are
+//! `STEM.0000.EXT`, `STEM.0001.EXT`, ...
+//!
+//! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
+//! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
+//!
+//! SIGINT and SIGTERM stop the loop; the files are completed, the counters printed, and the NIC's
+//! timestamping configuration restored (the guard's drop).
+
+use crate::cli::{CaptureArgs, CaptureSource};
+use anyhow::{Context, Result, bail};
+use clap::ValueEnum;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use wirestamp_capture::CaptureReader;
+use wirestamp_capture::live::clock::ClockWatch;
+use wirestamp_capture::live::pmc::Pmc;
+use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
+use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::Relaxed);
+}
+
+/// SIGINT/SIGTERM set [`STOP`]; no SA_RESTART, so a blocking read returns EINTR and the loop sees it.
+fn install_signal_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); the sigaction struct is fully
+        // initialised (zeroed, then handler and empty mask).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A `Write` that counts bytes, for size rotation.
+struct Counting<W> {
+    inner: W,
+    count: Rc<Cell<u64>>,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+type Out = PcapngWriter<Counting<BufWriter<File>>>;
+
+/// The output files: the current one, its IDBs, rotation.
+struct Files {
+    base: PathBuf,
+    numbered: bool,
+    index: u32,
+    comment: String,
+    current: Option<(Out, PathBuf, PathBuf)>,
+    idbs: HashMap<(u32, TsSource), u32>,
+    bytes: Rc<Cell<u64>>,
+    opened: Instant,
+    written: Vec<PathBuf>,
+}
+
+impl Files {
+    fn name(&self) -> PathBuf {
+        if !self.numbered {
+            return self.base.clone();
+        }
+        let stem = self.base.file_stem().unwrap_or_default().to_string_lossy();
+        let name = match self.base.extension() {
+            Some(ext) => format!("{stem}.{:04}.{}", self.index, ext.to_string_lossy()),
+            None => format!("{stem}.{:04}", self.index),
+        };
+        self.base.with_file_name(name)
+    }
+
+    fn open(&mut self) -> Result<()> {
+        let path = self.name();
+        let part = PathBuf::from(format!("{}.part", path.display()));
+        let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
+        self.bytes = Rc::new(Cell::new(0));
+        let w = Counting { inner: BufWriter::with_capacity(1 << 20, f), count: self.bytes.clone() };
+        let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
+        self.current = Some((w, part, path));
+        self.idbs.clear();
+        self.opened = Instant::now();
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        if let Some((w, part, path)) = self.current.take() {
+            let mut inner = w.finish().with_context(|| format!("writing {}", part.display()))?;
+            inner.flush()?;
+            let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&part, &path)
+                .with_context(|| format!("renaming {} to {}", part.display(), path.display()))?;
+            self.written.push(path);
+            self.index += 1;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, f: &Frame<'_>, name: &str, describe: &dyn Fn(TsSource) -> String, snaplen: u32) -> Result<()> {
+        if self.current.is_none() {
+            self.open()?;
+        }
+        let (w, part, _) = self.current.as_mut().expect("opened above");
+        let key = (f.interface, f.ts_source);
+        let id = match self.idbs.get(&key) {
+            Some(&id) => id,
+            None => {
+                let spec = IfaceSpec {
+                    link: f.link,
+                    name: name.to_string(),
+                    description: Some(describe(f.ts_source)),
+                    snaplen,
+                };
+                let id = w.add_interface(&spec).with_context(|| format!("writing {}", part.display()))?;
+                self.idbs.insert(key, id);
+                id
+            }
+        };
+        w.write(id, f.ts_ns, f.data, f.wire_len, f.direction).with_context(|| format!("writing {}", part.display()))
+    }
+
+    fn rotate_due(&self, secs: Option<u64>, mb: Option<u64>) -> bool {
+        self.current.is_some()
+            && (secs.is_some_and(|s| self.opened.elapsed() >= Duration::from_secs(s))
+                || mb.is_some_and(|m| self.bytes.get() >= m * 1_000_000))
+    }
+}
+
+/// What a frame's timestamp means, for `if_description`.
+fn ts_words(ts: TsSource) -> &'static str {
+    match ts {
+        TsSource::KernelHardware => "NIC hardware timestamps (raw PHC time)",
+        TsSource::KernelSoftware => "kernel software timestamps (CLOCK_REALTIME at the driver)",
+        TsSource::KernelNone => "no timestamp flag: CLOCK_REALTIME when the kernel copied the frame",
+        TsSource::PcapngNone => "NO timestamp in the input (pcapng Simple Packet Block): written as 0",
+        _ => "timestamps as read from the input stream",
+    }
+}
+
+enum Source {
+    /// One ring per interface; `next` is where the round-robin resumes.
+    Rings(Vec<AfPacket>, usize),
+    Pcap(PcapLive),
+    Stream(Box<CaptureReader>),
+}
+
+/// Waits up to `ms` for any ring to have a block ready (or a signal).
+fn poll_all(rings: &[AfPacket], ms: i32) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = rings
+        .iter()
+        .map(|r| libc::pollfd { fd: r.as_raw_fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 })
+        .collect();
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfds.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e).context("poll");
+        }
+    }
+    Ok(())
+}
+
+pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
+    install_signal_handlers();
+    let ifaces: Vec<String> = match (&args.source, args.interface.as_slice()) {
+        (CaptureSource::Stdin, []) => vec!["stdin".into()],
+        (CaptureSource::Stdin, [one]) => vec![one.clone()],
+        (CaptureSource::Pcap, [one]) => vec![one.clone()],
+        (CaptureSource::Afpacket, [_, ..]) => args.interface.clone(),
+        (_, []) => bail!("this --source needs -i IFACE"),
+        (_, _) => bail!("several -i need --source afpacket"),
+    };
+    let iface = ifaces.join(",");
+    // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
+    let mut guards = Vec::new();
+    let mode_line;
+    let mut source = match args.source {
+        CaptureSource::Afpacket => {
+            let mut modes = Vec::new();
+            let mut rings = Vec::new();
+            for (id, name) in ifaces.iter().enumerate() {
+                if !args.no_hwtstamp {
+                    let ioctl = Ioctl::new().context("ioctl socket")?;
+                    let g = HwTsGuard::enable(ioctl, name, &args.state_dir, args.force_hwtstamp)?;
+                    modes.push(g.mode.describe(name));
+                    guards.push(g);
+                } else {
+                    modes.push(TsMode::Software { reason: "--no-hwtstamp".into() }.describe(name));
+                }
+                let mut cfg = RingConfig::new(name);
+                cfg.filter = args.filter.clone();
+                cfg.block_nr = args.ring_mb.max(1);
+                cfg.interface_id = id as u32;
+                rings.push(AfPacket::open(&cfg)?);
+            }
+            mode_line = modes.join("; ");
+            Source::Rings(rings, 0)
+        }
+        CaptureSource::Pcap => {
+            let p = PcapLive::open(&iface, args.filter.as_deref(), args.snaplen as i32, 0)?;
+            mode_line = format!("{iface}: libpcap, timestamp type {} (nanosecond precision)", p.tstamp_type);
+            Source::Pcap(p)
+        }
+        CaptureSource::Stdin => {
+            if args.filter.is_some() {
+                bail!("-f applies to live sources; filter a stream before it reaches wirestamp");
+            }
+            let r = CaptureReader::from_reader("stdin".into(), Box::new(std::io::stdin()))
+                .context("reading a pcap/pcapng stream on stdin")?;
+            mode_line = "stdin: timestamps as recorded by the stream's writer".into();
+            Source::Stream(Box::new(r))
+        }
+    };
+    if !args.quiet {
+        eprintln!("wirestamp: {mode_line}");
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let mut files = Files {
+        base: args.output.clone(),
+        numbered: args.rotate_secs.is_some() || args.rotate_mb.is_some(),
+        index: 0,
+        comment: format!(
+            "wirestamp capture --source {} -i {iface}{} on host {}; {mode_line}",
+            args.source.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
+            args.filter.as_deref().map(|f| format!(" -f '{f}'")).unwrap_or_default(),
+            host.trim()
+        ),
+        current: None,
+        idbs: HashMap::new(),
+        bytes: Rc::new(Cell::new(0)),
+        opened: Instant::now(),
+        written: Vec::new(),
+    };
+    let names: Vec<String> = match &source {
+        Source::Stream(r) => {
+            r.interfaces().iter().map(|i| i.name.clone().unwrap_or_else(|| format!("stdin:{}", i.id))).collect()
+        }
+        _ => ifaces.clone(),
+    };
+    let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
+    let started = Instant::now();
+    let mut count: u64 = 0;
+    // Live frames carry the clock's state; a stream's frames were stamped elsewhere.
+    let live = !matches!(source, Source::Stream(_));
+    let pmc = match &args.ptp4l {
+        Some(p) => Some(Pmc::new(p).with_context(|| format!("ptp4l management socket {}", p.display()))?),
+        None => None,
+    };
+    let mut watch = ClockWatch::new(pmc, args.max_offset_ns);
+    let mut unsynced: u64 = 0;
+    let mut unsynced_reason = String::new();
+    let mut per_source: HashMap<&'static str, u64> = HashMap::new();
+    let result = (|| -> Result<()> {
+        files.open()?;
+        loop {
+            if STOP.load(Ordering::Relaxed)
+                || args.count.is_some_and(|c| count >= c)
+                || args.duration.is_some_and(|d| started.elapsed() >= Duration::from_secs(d))
+            {
+                return Ok(());
+            }
+            if files.rotate_due(args.rotate_secs, args.rotate_mb) {
+                files.close()?;
+                files.open()?;
+            }
+            let frame = match &mut source {
+                Source::Rings(rings, next) => {
+                    let n = rings.len();
+                    let pick =
+                        |rings: &[AfPacket], from: usize| (0..n).map(|k| (from + k) % n).find(|&i| rings[i].ready());
+                    let i = match pick(rings, *next) {
+                        Some(i) => Some(i),
+                        None => {
+                            poll_all(rings, 100)?;
+                            pick(rings, *next)
+                        }
+                    };
+                    match i {
+                        Some(i) => {
+                            *next = (i + 1) % n;
+                            rings[i].next_frame(Duration::ZERO)?
+                        }
+                        None => None,
+                    }
+                }
+                Source::Pcap(p) => {
+                    p.wait_if_idle(Duration::from_millis(100))?;
+                    p.next_frame()?
+                }
+                Source::Stream(r) => match r.next_frame()? {
+                    Some(f) => Some(f),
+                    None => return Ok(()),
+                },
+            };
+            let Some(mut f) = frame else { continue };
+            if live {
+                f.quality |= watch.quality();
+                if f.quality.contains(ClockQuality::UNSYNCED) {
+                    unsynced += 1;
+                    if unsynced_reason.is_empty() {
+                        unsynced_reason = watch.reason.clone();
+                    }
+                }
+            }
+            let name = names.get(f.interface as usize).map_or(iface.as_str(), |s| s.as_str());
+            if f.link == LinkType::Erf {
+                bail!("frame {count}: ERF records cannot be written to pcapng here");
+            }
+            files.write(&f, name, &describe, args.snaplen)?;
+            *per_source.entry(f.ts_source.name()).or_default() += 1;
+            count += 1;
+        }
+    })();
+    let closed = files.close();
+    let counters = match &mut source {
+        Source::Rings(rings, _) => rings
+            .iter_mut()
+            .zip(&ifaces)
+            .map(|(r, name)| {
+                r.stats().map(|s| {
+                    let read = s.ts_hardware + s.ts_software + s.ts_none;
+                    let queued = s.kernel_packets.saturating_sub(read + s.kernel_drops);
+                    format!(
+                        "kernel ({name}): {} passed the filter: {read} read, {} dropped (ring full), {queued} still queued \
+                         at exit; {} ring freezes",
+                        s.kernel_packets, s.kernel_drops, s.freeze_q
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| v.join("\nwirestamp: ")),
+        Source::Pcap(p) => p.stats().map(|s| {
+            format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
+        }),
+        Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
+    };
+    for g in &mut guards {
+        g.restore()?;
+    }
+    let mut by_source: Vec<_> = per_source.into_iter().collect();
+    by_source.sort();
+    if !args.quiet {
+        let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        eprintln!("wirestamp: {count} frames written ({})", srcs.join(", "));
+        match &counters {
+            Ok(c) => eprintln!("wirestamp: {c}"),
+            Err(e) => eprintln!("wirestamp: counters unavailable: {e}"),
+        }
+        if live {
+            eprintln!(
+                "wirestamp: {unsynced} of {count} frames captured while the clock was flagged{}",
+                if unsynced_reason.is_empty() { String::new() } else { format!(": {unsynced_reason}") }
+            );
+        }
+        for p in &files.written {
+            eprintln!("wirestamp: wrote {}", p.display());
+        }
+    }
+    result?;
+    closed?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// For tests of the naming rule.
+#[allow(dead_code)]
+fn numbered(base: &Path, index: u32) -> PathBuf {
+    let f = Files {
+        base: base.into(),
+        numbered: true,
+        index,
+        comment: String::new(),
+        current: None,
+        idbs: HashMap::new(),
+        bytes: Rc::new(Cell::new(0)),
+        opened: Instant::now(),
+        written: Vec::new(),
+    };
+    f.name()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotated_names() {
+        assert_eq!(numbered(Path::new("/tmp/cap.pcapng"), 3), PathBuf::from("/tmp/cap.0003.pcapng"));
+        assert_eq!(numbered(Path::new("cap"), 12), PathBuf::from("cap.0012"));
+    }
+}

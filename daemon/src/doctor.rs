@@ -1,0 +1,436 @@
+//! `wirestamp doctor`: can this host measure? Each check is pass / warn / fail with the reason and the
+//! fix; the exit status is 1 when any check fails.
+//!
+//! Sources: CPUID 0x80000007 EDX bit 8 (invariant TSC), sysfs clocksource, ETHTOOL_GET_TS_INFO and
+//! SIOCGHWTSTAMP per interface, `/dev/ptpN` (read through its dynamic POSIX clock), `adjtimex` (kernel
+//! clock sync status), `/proc/*/comm` (ptp4l, phc2sys, chronyd, ntpd), `CapEff` in `/proc/self/status`,
+//! `/sys/devices/system/cpu/isolated`, cpufreq governors.
+
+use crate::cli::DoctorArgs;
+use anyhow::Result;
+use serde::Serialize;
+use std::fs;
+use std::io::Write;
+use std::process::ExitCode;
+use wirestamp_capture::live::{HwTsDevice, Ioctl, phc, pmc, ts_info};
+
+/// Outcome of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Warn,
+    Fail,
+}
+
+/// One check: what was found, and what to do about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+fn check(name: impl Into<String>, status: Status, detail: impl Into<String>, fix: Option<&str>) -> Check {
+    Check { name: name.into(), status, detail: detail.into(), fix: fix.map(str::to_string) }
+}
+
+/// Invariant TSC: CPUID leaf 0x80000007, EDX bit 8 (runs at a constant rate in all ACPI P/C/T states).
+pub fn invariant_tsc() -> Option<bool> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__cpuid;
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID exists on every x86_64 CPU; leaf 0x80000000 gives the highest extended leaf, checked
+        // before 0x80000007 is read.
+        let (max, edx) = unsafe {
+            let max = __cpuid(0x8000_0000).eax;
+            (max, if max >= 0x8000_0007 { __cpuid(0x8000_0007).edx } else { 0 })
+        };
+        Some(max >= 0x8000_0007 && edx & (1 << 8) != 0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    None
+}
+
+fn tsc_check() -> Check {
+    match invariant_tsc() {
+        Some(true) => check("tsc", Status::Pass, "invariant TSC (CPUID 0x80000007 EDX[8])", None),
+        Some(false) => check(
+            "tsc",
+            Status::Warn,
+            "TSC is not invariant: its rate may change with power states, so rdtsc stamps drift",
+            Some("use a CPU (or hypervisor setting) that exposes invariant TSC; rely on clock_gettime instead"),
+        ),
+        None => check("tsc", Status::Warn, "not an x86_64 CPU: no TSC", None),
+    }
+}
+
+fn clocksource_check() -> Check {
+    let base = "/sys/devices/system/clocksource/clocksource0";
+    let cur = fs::read_to_string(format!("{base}/current_clocksource")).unwrap_or_default();
+    let avail = fs::read_to_string(format!("{base}/available_clocksource")).unwrap_or_default();
+    match cur.trim() {
+        "tsc" => check("clocksource", Status::Pass, "tsc", None),
+        "" => check("clocksource", Status::Warn, "unknown (no sysfs clocksource)", None),
+        other if avail.split_whitespace().any(|c| c == "tsc") => check(
+            "clocksource",
+            Status::Warn,
+            format!("{other}: slower clock_gettime and coarser stamps than tsc"),
+            Some("echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource"),
+        ),
+        other => check(
+            "clocksource",
+            Status::Warn,
+            format!("{other} (tsc not available: {})", avail.trim()),
+            Some("check the kernel log for 'tsc: Marking TSC unstable'"),
+        ),
+    }
+}
+
+fn nic_checks(iface: &str, out: &mut Vec<Check>) {
+    let info = match ts_info(iface) {
+        Ok(i) => i,
+        Err(e) => {
+            out.push(check(format!("nic:{iface}"), Status::Fail, e.to_string(), Some("check the name with `ip link`")));
+            return;
+        }
+    };
+    let caps = info.capability_names().join(", ");
+    let cfg = Ioctl::new().map_err(|e| e.to_string()).and_then(|d| d.get(iface).map_err(|e| e.to_string()));
+    let cfg = match cfg {
+        Ok(c) => format!("current config {}", c.describe()),
+        Err(e) => format!("no hardware timestamping configuration (SIOCGHWTSTAMP: {e})"),
+    };
+    if info.hardware_rx() {
+        out.push(check(
+            format!("nic:{iface}"),
+            Status::Pass,
+            format!(
+                "hardware timestamping: {caps}; tx types {:?}; rx filters {:?}; {cfg}",
+                info.tx_type_names(),
+                info.rx_filter_names()
+            ),
+            None,
+        ));
+    } else {
+        out.push(check(
+            format!("nic:{iface}"),
+            Status::Warn,
+            format!("software timestamps only ({caps}); {cfg}"),
+            Some("for wire-accurate host stamps use a NIC with hardware timestamping (`ethtool -T`), or a tap"),
+        ));
+    }
+    out.push(phc_check(iface, info.phc_index));
+}
+
+/// Reads a PHC through its dynamic POSIX clock and compares it with CLOCK_REALTIME read around it.
+/// Returns (offset ns, uncertainty ns).
+fn phc_offset(index: u32) -> std::io::Result<(i64, i64)> {
+    use std::os::fd::AsRawFd;
+    let f = fs::File::open(format!("/dev/ptp{index}"))?;
+    // FD_TO_CLOCKID: ((~fd) << 3) | CLOCKFD (3).
+    let clk = ((!f.as_raw_fd()) << 3) | 3;
+    let now = |c: libc::clockid_t| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: valid timespec; an invalid clock id is an error return, not UB.
+        let rc = unsafe { libc::clock_gettime(c, &mut ts) };
+        if rc < 0 { Err(std::io::Error::last_os_error()) } else { Ok(ts.tv_sec * 1_000_000_000 + ts.tv_nsec) }
+    };
+    let t0 = now(libc::CLOCK_REALTIME)?;
+    let phc = now(clk)?;
+    let t1 = now(libc::CLOCK_REALTIME)?;
+    Ok((phc - (t0 + (t1 - t0) / 2), (t1 - t0) / 2))
+}
+
+fn phc_check(iface: &str, phc: Option<u32>) -> Check {
+    let name = format!("phc:{iface}");
+    match phc {
+        None => check(
+            name,
+            Status::Warn,
+            "no PTP hardware clock (phc_index -1): hardware stamps, if any, cannot be related to system time",
+            Some("a NIC with a PHC, disciplined by ptp4l and phc2sys"),
+        ),
+        Some(i) => match phc_offset(i) {
+            Ok((off, unc)) => {
+                let status = if off.abs() > 1_000_000 { Status::Warn } else { Status::Pass };
+                check(
+                    name,
+                    status,
+                    format!("/dev/ptp{i}: PHC - CLOCK_REALTIME = {off} ns (± {unc} ns, read-around)"),
+                    None,
+                )
+            }
+            Err(e) => check(name, Status::Fail, format!("/dev/ptp{i}: {e}"), Some("check permissions on /dev/ptp*")),
+        },
+    }
+}
+
+fn running(names: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if let Ok(comm) = fs::read_to_string(e.path().join("comm")) {
+            let c = comm.trim();
+            if names.contains(&c) && !found.iter().any(|f| f == c) {
+                found.push(c.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Asks ptp4l (default management socket) for its port state, offset to the master and grandmaster.
+fn ptp4l_check(running: &[String]) -> Check {
+    let q = pmc::Pmc::new(std::path::Path::new(pmc::DEFAULT_UDS)).and_then(|mut p| {
+        let port = p.port_data_set()?;
+        let ts = p.time_status()?;
+        let cur = p.current_data_set()?;
+        Ok((port, ts, cur))
+    });
+    match q {
+        Err(e) => check(
+            "ptp",
+            Status::Warn,
+            format!("running: {}; state not readable: {e}", running.join(", ")),
+            Some("ptp4l's uds_address must be /var/run/ptp4l for doctor to read it"),
+        ),
+        Ok((port, ts, cur)) => {
+            let detail = format!(
+                "{}: port {} {}, master offset {} ns, mean path delay {} ns, grandmaster {}{}",
+                running.join(", "),
+                port.port_identity,
+                port.port_state,
+                ts.master_offset_ns,
+                cur.mean_path_delay_ns,
+                ts.gm_identity,
+                if ts.gm_present { "" } else { " (none present)" }
+            );
+            match port.port_state {
+                "SLAVE" if ts.master_offset_ns.abs() <= 1_000 => check("ptp", Status::Pass, detail, None),
+                "SLAVE" | "MASTER" | "UNCALIBRATED" => check(
+                    "ptp",
+                    Status::Warn,
+                    detail,
+                    Some("wait for the servo to lock; check the PTP network if it does not"),
+                ),
+                _ => check("ptp", Status::Fail, detail, Some("ptp4l's port is not synchronising: see its log")),
+            }
+        }
+    }
+}
+
+fn sync_checks(out: &mut Vec<Check>) {
+    let ptp = running(&["ptp4l", "phc2sys", "ts2phc"]);
+    let other = running(&["chronyd", "ntpd", "systemd-timesyncd"]);
+    // SAFETY: adjtimex with modes = 0 only reads; `tx` is a valid, zeroed timex.
+    let (state, status) = unsafe {
+        let mut tx: libc::timex = std::mem::zeroed();
+        let s = libc::adjtimex(&mut tx);
+        (s, tx.status)
+    };
+    let unsync = status & libc::STA_UNSYNC != 0;
+    if ptp.is_empty() {
+        out.push(check(
+            "ptp",
+            Status::Warn,
+            format!(
+                "ptp4l/phc2sys not running{}",
+                if other.is_empty() { String::new() } else { format!(" ({} is)", other.join(", ")) }
+            ),
+            Some("run ptp4l on the PTP port and phc2sys to discipline CLOCK_REALTIME"),
+        ));
+    } else {
+        out.push(ptp4l_check(&ptp));
+    }
+    let detail = format!("adjtimex state {state}, status {status:#x}{}", if unsync { " (STA_UNSYNC)" } else { "" });
+    out.push(if unsync || state == libc::TIME_ERROR {
+        check(
+            "system_clock",
+            Status::Warn,
+            format!("kernel clock not synchronised: {detail}"),
+            Some("synchronise it (ptp4l + phc2sys, or chrony)"),
+        )
+    } else {
+        check("system_clock", Status::Pass, format!("synchronised: {detail}"), None)
+    });
+}
+
+/// Capability bits wirestamp cares about, with what each is for and whether its absence is a failure.
+const CAPS: [(u32, &str, &str, bool); 5] = [
+    (13, "CAP_NET_RAW", "AF_PACKET and libpcap capture", true),
+    (12, "CAP_NET_ADMIN", "switching NIC hardware timestamping", false),
+    (39, "CAP_BPF", "BPF sources", false),
+    (38, "CAP_PERFMON", "BPF tracing sources", false),
+    (14, "CAP_IPC_LOCK", "locking capture rings in memory", false),
+];
+
+/// Parses the `CapEff:` line of /proc/self/status.
+pub fn cap_eff(status: &str) -> Option<u64> {
+    status.lines().find_map(|l| l.strip_prefix("CapEff:")).and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+}
+
+/// The capability checks for an effective set.
+pub fn cap_checks(eff: u64) -> Vec<Check> {
+    CAPS.iter()
+        .map(|&(bit, name, why, needed)| {
+            if eff & (1 << bit) != 0 {
+                check(format!("cap:{name}"), Status::Pass, format!("present ({why})"), None)
+            } else {
+                check(
+                    format!("cap:{name}"),
+                    if needed { Status::Fail } else { Status::Warn },
+                    format!("missing: needed for {why}"),
+                    Some("run as root or `setcap cap_net_raw,cap_net_admin,cap_bpf,cap_perfmon,cap_ipc_lock+ep $(which wirestamp)`"),
+                )
+            }
+        })
+        .collect()
+}
+
+fn cpu_checks(out: &mut Vec<Check>) {
+    let isolated = fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap_or_default();
+    let cmdline = fs::read_to_string("/proc/cmdline").unwrap_or_default();
+    let nohz = cmdline.split_whitespace().find(|a| a.starts_with("nohz_full="));
+    if isolated.trim().is_empty() {
+        out.push(check(
+            "cpu_isolation",
+            Status::Warn,
+            "no isolated CPUs: capture and the measured application share cores with everything else",
+            Some("boot with isolcpus=/nohz_full=/rcu_nocbs= for the capture and trading cores"),
+        ));
+    } else {
+        out.push(check(
+            "cpu_isolation",
+            Status::Pass,
+            format!("isolated {}{}", isolated.trim(), nohz.map(|n| format!(", {n}")).unwrap_or_default()),
+            None,
+        ));
+    }
+    let mut governors: Vec<String> = Vec::new();
+    for e in fs::read_dir("/sys/devices/system/cpu").into_iter().flatten().flatten() {
+        if let Ok(g) = fs::read_to_string(e.path().join("cpufreq/scaling_governor")) {
+            governors.push(g.trim().to_string());
+        }
+    }
+    governors.sort();
+    governors.dedup();
+    out.push(if governors.is_empty() {
+        check("governor", Status::Pass, "no cpufreq scaling exposed (fixed frequency or virtual machine)", None)
+    } else if governors.iter().all(|g| g == "performance") {
+        check("governor", Status::Pass, "performance", None)
+    } else {
+        check(
+            "governor",
+            Status::Warn,
+            format!("governors {}", governors.join(", ")),
+            Some("cpupower frequency-set -g performance"),
+        )
+    });
+}
+
+fn bpf_check() -> Check {
+    if fs::metadata("/sys/kernel/btf/vmlinux").is_ok() {
+        check("bpf", Status::Pass, "kernel BTF present (/sys/kernel/btf/vmlinux)", None)
+    } else {
+        check(
+            "bpf",
+            Status::Warn,
+            "no kernel BTF: BPF sources cannot load",
+            Some("a kernel built with CONFIG_DEBUG_INFO_BTF=y"),
+        )
+    }
+}
+
+/// Every interface except loopback, from /proc/self/net/dev (this process's network namespace).
+fn default_interfaces() -> Vec<String> {
+    let dev = fs::read_to_string("/proc/self/net/dev").unwrap_or_default();
+    dev.lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(|s| s.trim().to_string()))
+        .filter(|n| n != "lo")
+        .collect()
+}
+
+pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
+    let mut checks = vec![tsc_check(), clocksource_check()];
+    let ifaces = if args.interfaces.is_empty() { default_interfaces() } else { args.interfaces.clone() };
+    for i in &ifaces {
+        nic_checks(i, &mut checks);
+    }
+    let phcs = phc::devices();
+    if phcs.is_empty() {
+        checks.push(check(
+            "phc",
+            Status::Warn,
+            "no PTP hardware clock on this host (/dev/ptp* absent)",
+            Some("hardware timestamps need a NIC with a PHC; on a VM, a ptp_kvm or vmclock device"),
+        ));
+    }
+    sync_checks(&mut checks);
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    match cap_eff(&status) {
+        Some(eff) => checks.extend(cap_checks(eff)),
+        None => checks.push(check("capabilities", Status::Warn, "CapEff not readable from /proc/self/status", None)),
+    }
+    checks.push(bpf_check());
+    cpu_checks(&mut checks);
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    let (pass, warn, fail) = (count(Status::Pass), count(Status::Warn), count(Status::Fail));
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let doc = serde_json::json!({ "checks": checks, "summary": { "pass": pass, "warn": warn, "fail": fail } });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+    } else {
+        for c in &checks {
+            let s = match c.status {
+                Status::Pass => "PASS",
+                Status::Warn => "WARN",
+                Status::Fail => "FAIL",
+            };
+            writeln!(out, "{s}  {:<22} {}", c.name, c.detail)?;
+            if let Some(f) = &c.fix {
+                writeln!(out, "      {:<22} fix: {f}", "")?;
+            }
+        }
+        writeln!(out, "{pass} pass, {warn} warn, {fail} fail")?;
+    }
+    Ok(if fail > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_from_capeff() {
+        // kernel.md: this machine's root has CapEff 000001fffeffffff (CAP_SYS_RESOURCE, bit 24, clear).
+        let eff = cap_eff("Name:\tx\nCapInh:\t0000000000000000\nCapEff:\t000001fffeffffff\n").unwrap();
+        assert_eq!(eff, 0x1ff_feff_ffff);
+        assert!(cap_checks(eff).iter().all(|c| c.status == Status::Pass));
+        // Only CAP_NET_ADMIN (bit 12): NET_RAW missing is a failure, the others warnings.
+        let c = cap_checks(1 << 12);
+        let st: Vec<_> = c.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(
+            st,
+            [
+                ("cap:CAP_NET_RAW", Status::Fail),
+                ("cap:CAP_NET_ADMIN", Status::Pass),
+                ("cap:CAP_BPF", Status::Warn),
+                ("cap:CAP_PERFMON", Status::Warn),
+                ("cap:CAP_IPC_LOCK", Status::Warn)
+            ]
+        );
+    }
+
+    #[test]
+    fn invariant_tsc_agrees_with_the_kernel() {
+        // The kernel sets `nonstop_tsc` from the same CPUID bit.
+        let flags = fs::read_to_string("/proc/cpuinfo").unwrap();
+        let kernel =
+            flags.lines().find(|l| l.starts_with("flags")).unwrap().split_whitespace().any(|f| f == "nonstop_tsc");
+        assert_eq!(invariant_tsc(), Some(kernel));
+    }
+}

@@ -1,0 +1,428 @@
+//! `wirestamp capture` for real: live traffic between two network namespaces (needs root), and a
+//! stream on stdin. Files are read back with `wirestamp frames` and with tshark as the oracle.
+
+#[path = "../../capture/tests/netns/mod.rs"]
+mod netns;
+
+use netns::{ADDR_A, ADDR_B, VethPair, netstamp_holder, realtime_ns};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use wirestamp_testdata::{data_file, epoch_to_ns, tshark_fields};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wirestamp");
+const PORT: u16 = 40000;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wirestamp-capture-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Starts `wirestamp capture ARGS` in `w`'s namespace and waits until its output file exists (the
+/// source is open and bound by then).
+fn start(w: &netns::NsWorker, args: Vec<String>, part: PathBuf) -> Child {
+    let child = w.run(move || {
+        Command::new(BIN).arg("capture").args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    });
+    let t = Instant::now();
+    while !part.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "capture never created {}", part.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+/// Waits for the capture to exit; after `secs` it is sent SIGTERM (then SIGKILL), so a test never hangs.
+fn finish(child: Child, secs: u64) -> std::process::Output {
+    let pid = child.id() as i32;
+    let t = Instant::now();
+    let waiter = std::thread::spawn(move || child.wait_with_output().unwrap());
+    while !waiter.is_finished() {
+        if t.elapsed() > Duration::from_secs(secs) {
+            // SAFETY: signals our own child by pid.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            std::thread::sleep(Duration::from_secs(2));
+            if !waiter.is_finished() {
+                // SAFETY: as above.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            let out = waiter.join().unwrap();
+            panic!("capture did not finish in {secs} s: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    waiter.join().unwrap()
+}
+
+fn send_all(src: &UdpSocket, dst: &str, n: u32, size: usize) -> Vec<(i64, i64)> {
+    let msg = vec![0x5au8; size];
+    (0..n)
+        .map(|_| {
+            let t0 = realtime_ns();
+            src.send_to(&msg, (dst, PORT)).unwrap();
+            let t1 = realtime_ns();
+            std::thread::sleep(Duration::from_millis(1));
+            (t0, t1)
+        })
+        .collect()
+}
+
+/// `wirestamp frames` CSV rows as (time_ns, direction, caplen).
+fn frames(file: &Path) -> Vec<(i64, String, u32)> {
+    let out = Command::new(BIN).args(["frames", "-q"]).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[1].parse().unwrap(), c[5].to_string(), c[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn both_directions_captured_and_read_back_with_identical_timestamps() {
+    const N: u32 = 20;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("both");
+    let out = dir.join("va.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-c", "40", "--state-dir"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([dir.display().to_string(), "-w".into(), out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("va.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let out_iv = send_all(&sa, ADDR_B, N, 100);
+    let in_iv = send_all(&sb, ADDR_A, N, 100);
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(err.contains("va: SOFTWARE timestamps"), "{err}");
+    assert!(err.contains("40 frames written (kernel_sw 40)"), "{err}");
+    assert!(err.contains("40 passed the filter: 40 read, 0 dropped"), "{err}");
+    assert!(!dir.join("va.pcapng.part").exists());
+    // Clock quality: this kernel's clock is unsynchronised (kernel.md 12: STA_UNSYNC), read independently here.
+    // SAFETY: adjtimex with modes = 0 only reads.
+    let unsync = unsafe {
+        let mut tx: libc::timex = std::mem::zeroed();
+        let st = libc::adjtimex(&mut tx);
+        tx.status & libc::STA_UNSYNC != 0 || st == libc::TIME_ERROR
+    };
+    let flagged = if unsync {
+        "40 of 40 frames captured while the clock was flagged: system clock unsynchronised"
+    } else {
+        "0 of 40 frames"
+    };
+    assert!(err.contains(flagged), "{err}");
+
+    let rows = frames(&out);
+    assert_eq!(rows.len(), 40);
+    // tshark reads the same file and prints the same times (ns), in the same order.
+    let ts = tshark_fields(&out, &[], &["frame.time_epoch", "frame.interface_description"]);
+    assert_eq!(ts.len(), 40);
+    for (r, t) in rows.iter().zip(&ts) {
+        assert_eq!(r.0, epoch_to_ns(&t[0]));
+        assert!(t[1].starts_with("kernel software timestamps"), "{}", t[1]);
+    }
+    for (want, iv) in [("out", &out_iv), ("in", &in_iv)] {
+        let got: Vec<_> = rows.iter().filter(|r| r.1 == want).collect();
+        assert_eq!(got.len(), N as usize, "{want}");
+        for (k, r) in got.iter().enumerate() {
+            assert_eq!(r.2, 142, "14 + 20 + 8 + 100 bytes");
+            assert!(iv[k].0 <= r.0 && r.0 <= iv[k].1, "{want} #{k}: {} outside [{}, {}]", r.0, iv[k].0, iv[k].1);
+            if k > 0 {
+                assert!(r.0 > got[k - 1].0, "{want}: monotonic");
+            }
+        }
+    }
+}
+
+#[test]
+fn libpcap_source_captures_both_directions_in_send_order() {
+    const N: u32 = 10;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("pcap");
+    let out = dir.join("p.pcapng");
+    let args: Vec<String> =
+        ["-i", "va", "--source", "pcap", "-f", "udp port 40000", "-c", "20", "--max-offset-ns", "1000"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--ptp4l".into(), dir.join("no-ptp4l").display().to_string(), "-w".into()])
+            .chain([out.display().to_string()])
+            .collect();
+    let child = start(&pair.a, args, dir.join("p.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let mut iv = send_all(&sa, ADDR_B, N, 64);
+    iv.extend(send_all(&sb, ADDR_A, N, 64));
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    // kernel.md 5: libpcap lists only `host` on veth.
+    assert!(err.contains("va: libpcap, timestamp type host (nanosecond precision)"), "{err}");
+    // No ptp4l answers on that socket: every frame is flagged, and the reason is given.
+    assert!(err.contains("20 of 20 frames captured while the clock was flagged"), "{err}");
+    assert!(err.contains("ptp4l not answering"), "{err}");
+    let rows = frames(&out);
+    assert_eq!(rows.len(), 20, "{err}");
+    for (k, r) in rows.iter().enumerate() {
+        assert_eq!(r.2, 106);
+        assert!(iv[k].0 <= r.0 && r.0 <= iv[k].1, "#{k}: {} outside [{}, {}]", r.0, iv[k].0, iv[k].1);
+    }
+}
+
+#[test]
+fn sigterm_completes_the_file_and_size_rotation_numbers_files() {
+    const N: u32 = 800;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("rot");
+    let out = dir.join("r.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-C", "1", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("r.0000.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // 800 x 1442-byte frames (+ 32 bytes of EPB each) = 1.18 MB: two files at -C 1.
+    let t = Instant::now();
+    for _ in 0..N {
+        sa.send_to(&[0u8; 1400], (ADDR_B, PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300).saturating_sub(t.elapsed()) + Duration::from_millis(200));
+    // SAFETY: signals our own child process by its pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(err.contains("--no-hwtstamp"), "{err}");
+    let f0 = dir.join("r.0000.pcapng");
+    let f1 = dir.join("r.0001.pcapng");
+    assert!(f0.exists() && f1.exists() && !dir.join("r.0002.pcapng").exists(), "{err}");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().to_string_lossy().ends_with(".part"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let n0 = tshark_fields(&f0, &[], &["frame.len"]).len();
+    let n1 = tshark_fields(&f1, &[], &["frame.len"]).len();
+    assert_eq!(n0 + n1, N as usize, "every frame in exactly one file; stderr: {err}");
+    assert!(std::fs::metadata(&f0).unwrap().len() >= 1_000_000);
+    assert!(err.contains(&format!("{N} frames written")), "{err}");
+}
+
+#[test]
+fn sigterm_stops_an_idle_capture_for_each_live_source() {
+    let pair = VethPair::new();
+    let dir = tmp("idle");
+    for source in ["afpacket", "pcap"] {
+        let out = dir.join(format!("{source}.pcapng"));
+        let args: Vec<String> = ["-i", "va", "--source", source, "-f", "udp port 40000", "--no-hwtstamp", "-w"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([out.display().to_string()])
+            .collect();
+        let child = start(&pair.a, args, dir.join(format!("{source}.pcapng.part")));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        // SAFETY: signals our own child by pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let res = finish(child, 5);
+        assert!(res.status.success(), "{source}: {}", String::from_utf8_lossy(&res.stderr));
+        assert!(t.elapsed() < Duration::from_secs(1), "{source}: stopped within the 100 ms poll");
+        assert_eq!(tshark_fields(&out, &[], &["frame.len"]).len(), 0, "{source}: a complete, empty file");
+    }
+}
+
+#[test]
+fn bad_input_fails_clearly_and_leaves_no_file() {
+    let pair = VethPair::new();
+    let dir = tmp("bad");
+    let out = dir.join("x.pcapng");
+    let o = out.display().to_string();
+    let run = |w: &netns::NsWorker, args: &[&str]| {
+        let mut a: Vec<&str> = vec!["capture"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["-c", "1", "--state-dir", "/tmp/wirestamp-test-state", "-w", &o]);
+        let r = w.command(BIN, &a);
+        (r.status.success(), String::from_utf8_lossy(&r.stderr).into_owned())
+    };
+    let (ok, err) = run(&pair.a, &["-i", "nosuch0"]);
+    assert!(!ok && err.contains("\"nosuch0\" does not exist"), "{err}");
+    let (ok, err) = run(&pair.a, &["-i", "va", "-f", "udp port notaport"]);
+    assert!(!ok && err.contains("filter \"udp port notaport\" does not compile"), "{err}");
+    let (ok, err) = run(&pair.a, &["-i", "va", "--source", "pcap", "-f", "tcp and ("]);
+    assert!(!ok && err.contains("does not compile"), "{err}");
+    pair.a.ip(&["link", "set", "va", "down"]);
+    let (ok, err) = run(&pair.a, &["-i", "va"]);
+    assert!(!ok && err.contains("\"va\" is down"), "{err}");
+    let (ok, err) = run(&pair.a, &["-i", "va", "--source", "pcap"]);
+    assert!(!ok, "{err}");
+    let (ok, err) = run(&pair.b, &["--source", "pcap"]);
+    assert!(!ok && err.contains("needs -i IFACE"), "{err}");
+    // No permission: the same command as user nobody, without capabilities.
+    let r = pair.b.command(
+        "setpriv",
+        &[
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            BIN,
+            "capture",
+            "-i",
+            "vb",
+            "--no-hwtstamp",
+            "-w",
+            &o,
+        ],
+    );
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(!r.status.success() && err.contains("permission denied"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "no file, not even a .part: {left:?}");
+}
+
+#[test]
+fn stdin_stream_is_rewritten_with_identical_timestamps() {
+    let dir = tmp("stdin");
+    for rel in ["pcap_market/elk_nasdaq.pcap", "pcapng_test_generator/output_le/basic/test006.pcapng"] {
+        let input = data_file(rel);
+        let out = dir.join("s.pcapng");
+        let mut child = Command::new(BIN)
+            .args(["capture", "--source", "stdin", "-w"])
+            .arg(&out)
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::copy(&mut std::fs::File::open(&input).unwrap(), child.stdin.as_mut().unwrap()).unwrap();
+        drop(child.stdin.take());
+        let res = finish(child, 10);
+        assert!(res.status.success(), "{rel}: {}", String::from_utf8_lossy(&res.stderr));
+        let (a, b) = (frames(&input), frames(&out));
+        assert!(!a.is_empty(), "{rel}");
+        assert_eq!(a, b, "{rel}: same times, directions and lengths");
+    }
+}
+
+#[test]
+fn under_load_written_plus_dropped_equals_sent() {
+    const N: u32 = 30_000;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("load");
+    let out = dir.join("l.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("l.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // Open loop, as fast as the sender goes: a 1 MiB ring may overflow, and every loss must be counted.
+    for _ in 0..N {
+        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
+    // "kernel: P passed the filter: R read, D dropped (ring full), Q still queued at exit; ..."
+    let line = err.lines().find(|l| l.contains("passed the filter")).unwrap();
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (passed, read, dropped, queued) = (nums[0], nums[1], nums[2], nums[3]);
+    assert_eq!(passed, N as u64, "{line}");
+    assert_eq!(read, written, "{line}");
+    assert_eq!(queued, 0, "{line}");
+    assert_eq!(written + dropped, N as u64, "written {written} + dropped {dropped} = sent: {line}");
+    eprintln!("load: {N} sent, {written} written, {dropped} dropped");
+}
+
+#[test]
+fn time_rotation_starts_a_new_complete_file_each_period() {
+    let pair = VethPair::new();
+    let dir = tmp("time");
+    let out = dir.join("t.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-G", "1", "--duration", "3", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("t.0000.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // One datagram every 50 ms for 2.5 s, so every period has frames (rotation happens on the next frame).
+    let mut sent = 0;
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_millis(2500) {
+        sa.send_to(b"tick", (ADDR_B, PORT)).unwrap();
+        sent += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.iter().all(|f| f.extension().unwrap() == "pcapng"), "no .part left: {files:?}");
+    assert!((3..=4).contains(&files.len()), "3 s at -G 1: {files:?}");
+    let total: usize = files.iter().map(|f| tshark_fields(f, &[], &["frame.len"]).len()).sum();
+    assert_eq!(total, sent, "{err}");
+    // Each file holds its own second: the first frame of file k+1 is after the last of file k.
+    let times: Vec<Vec<i64>> = files.iter().map(|f| frames(f).iter().map(|r| r.0).collect()).collect();
+    for w in times.windows(2) {
+        if let (Some(a), Some(b)) = (w[0].last(), w[1].first()) {
+            assert!(a < b);
+        }
+    }
+}
+
+#[test]
+fn several_interfaces_in_one_file_one_idb_each() {
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("multi");
+    let out = dir.join("m.pcapng");
+    let args: Vec<String> = ["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", "15", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("m.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let lo = pair.a.run(|| UdpSocket::bind(("127.0.0.1", PORT)).unwrap());
+    send_all(&sa, ADDR_B, 5, 10); // va: 5 outgoing
+    for _ in 0..5 {
+        lo.send_to(b"loop", ("127.0.0.1", PORT)).unwrap(); // lo: each seen outgoing and incoming
+    }
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(
+        err.contains("kernel (va): 5 passed the filter") && err.contains("kernel (lo): 10 passed the filter"),
+        "{err}"
+    );
+    let rows = tshark_fields(&out, &[], &["frame.interface_name", "frame.p2p_dir"]);
+    let count = |name: &str, dir: &str| rows.iter().filter(|r| r[0] == name && r[1] == dir).count();
+    assert_eq!((count("va", "0"), count("va", "1")), (5, 0), "{rows:?}");
+    assert_eq!((count("lo", "0"), count("lo", "1")), (5, 5), "{rows:?}");
+}
