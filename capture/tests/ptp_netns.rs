@@ -8,7 +8,9 @@ use netns::{NsWorker, VethPair};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::pmc::Pmc;
+use wirestamp_core::ClockQuality;
 
 /// Kills the ptp4l it holds (by its own pid) when the test ends, however it ends.
 struct Ptp4l(Child, PathBuf);
@@ -104,6 +106,21 @@ fn slave_port_offset_path_delay_and_grandmaster_from_ptp4l() {
     assert_eq!(field(&tool_port, "portState"), port.port_state);
     assert!(["UNCALIBRATED", "SLAVE"].contains(&port.port_state), "{port:?}");
     assert_eq!(field(&pmc_tool(&slave_uds, "CURRENT_DATA_SET"), "stepsRemoved"), "1");
+
+    // Clock quality as data: frames are flagged while ptp4l's offset is beyond the configured bound.
+    // The offset here is a few hundred ns and moves; a bound of 0 is exceeded by any non-zero sample.
+    let flagged = (0..10).any(|_| {
+        let mut w = ClockWatch::new(Some(Pmc::new(&slave_uds).unwrap()), Some(0));
+        let q = w.quality();
+        std::thread::sleep(Duration::from_millis(200));
+        q.contains(ClockQuality::UNSYNCED)
+            && w.reason.contains("ptp4l master offset")
+            && w.reason.contains("beyond 0 ns")
+    });
+    assert!(flagged, "a 0 ns bound never flagged the clock");
+    let mut w = ClockWatch::new(Some(Pmc::new(&slave_uds).unwrap()), Some(1_000_000_000));
+    let _ = w.quality();
+    assert!(!w.reason.contains("ptp4l"), "within a 1 s bound ptp4l's offset is not a reason: {}", w.reason);
 }
 
 #[test]

@@ -101,7 +101,7 @@ pub enum Command {
         json: bool,
     },
 
-    /// Capture live frames to pcapng (nanosecond timestamps, their provenance kept): a tcpdump for latency work.
+    /// Capture live frames to pcapng with their timestamps' provenance: a tcpdump for latency work.
     ///
     /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
@@ -117,9 +117,11 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
-    /// Check whether this host can measure: TSC and clocksource, NIC timestamping, PHC, ptp4l/phc2sys,
-    /// capabilities, CPU isolation and governor. Each check passes, warns or fails with the reason and the
-    /// fix; the exit status is non-zero when a check fails.
+    /// Check whether this host can measure, each check with its reason and fix.
+    ///
+    /// TSC and clocksource, NIC timestamping, PHC, ptp4l/phc2sys, capabilities, CPU isolation and
+    /// governor. Each check passes, warns or fails with the reason and the fix; the exit status is
+    /// non-zero when a check fails.
     Doctor(DoctorArgs),
 
     /// Run wirestamp's main job on a built-in default and check it against the ground truth.
