@@ -671,22 +671,10 @@ impl Analyzer {
                         Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
                 }
                 if let Some(e) = info.error {
-                    let f = &mut self.feeds[fi];
-                    f.bad_packets += 1;
-                    if f.first_bad_frame.is_none() {
-                        f.first_bad_frame = Some(index);
-                        f.first_bad_reason = Some(e.to_string());
-                    }
+                    self.feeds[fi].bad_packet(index, &e);
                 }
             }
-            Err(e) => {
-                let f = &mut self.feeds[fi];
-                f.bad_packets += 1;
-                if f.first_bad_frame.is_none() {
-                    f.first_bad_frame = Some(index);
-                    f.first_bad_reason = Some(e.to_string());
-                }
-            }
+            Err(e) => self.feeds[fi].bad_packet(index, &e),
         }
     }
 
@@ -879,6 +867,15 @@ impl Analyzer {
 }
 
 impl FeedState {
+    /// Counts a malformed packet, keeping the first one's frame and reason for the report.
+    fn bad_packet(&mut self, frame: u64, why: &dyn std::fmt::Display) {
+        self.bad_packets += 1;
+        if self.first_bad_frame.is_none() {
+            self.first_bad_frame = Some(frame);
+            self.first_bad_reason = Some(why.to_string());
+        }
+    }
+
     fn new(spec: FeedSpec, detected: bool) -> Self {
         FeedState {
             spec,
