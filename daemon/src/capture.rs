@@ -28,9 +28,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use wirestamp_capture::CaptureReader;
 use wirestamp_capture::live::clock::ClockWatch;
+use wirestamp_capture::live::ebpf::FRAME_MAX;
 use wirestamp_capture::live::pmc::Pmc;
-use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
+use wirestamp_capture::live::{AfPacket, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
 use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -161,6 +163,10 @@ fn ts_words(ts: TsSource) -> &'static str {
         TsSource::KernelHardware => "NIC hardware timestamps (raw PHC time)",
         TsSource::KernelSoftware => "kernel software timestamps (CLOCK_REALTIME at the driver)",
         TsSource::KernelNone => "no timestamp flag: CLOCK_REALTIME when the kernel copied the frame",
+        TsSource::BpfHook => {
+            "eBPF hook time: bpf_ktime_get_tai_ns() when the tc program ran, less the kernel's TAI offset \
+             (CLOCK_REALTIME); the packet carried no stamp"
+        }
         TsSource::PcapngNone => "NO timestamp in the input (pcapng Simple Packet Block): written as 0",
         _ => "timestamps as read from the input stream",
     }
@@ -171,6 +177,7 @@ enum Source {
     Rings(Vec<AfPacket>, usize),
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
+    Ebpf(EbpfSource),
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal).
@@ -197,15 +204,62 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (CaptureSource::Stdin, []) => vec!["stdin".into()],
         (CaptureSource::Stdin, [one]) => vec![one.clone()],
         (CaptureSource::Pcap, [one]) => vec![one.clone()],
-        (CaptureSource::Afpacket, [_, ..]) => args.interface.clone(),
+        (CaptureSource::Afpacket | CaptureSource::Ebpf, [_, ..]) => args.interface.clone(),
         (_, []) => bail!("this --source needs -i IFACE"),
-        (_, _) => bail!("several -i need --source afpacket"),
+        (_, _) => bail!("several -i need --source afpacket or ebpf"),
     };
+    let flows: Vec<FlowSpec> = args
+        .md
+        .iter()
+        .map(|s| if s.starts_with("udp:") { Ok(s) } else { Err(anyhow::anyhow!("--md {s}: a feed is udp:GROUP:PORT")) })
+        .chain(args.orders.iter().map(|s| {
+            if s.starts_with("tcp:") { Ok(s) } else { Err(anyhow::anyhow!("--orders {s}: a session is tcp:HOST:PORT")) }
+        }))
+        .map(|s| s.and_then(|s| s.parse::<FlowSpec>().map_err(anyhow::Error::from)))
+        .collect::<Result<_>>()?;
+    if args.source == CaptureSource::Ebpf {
+        if args.filter.is_some() {
+            bail!("-f does not apply to --source ebpf: its programs capture the --md/--orders flows");
+        }
+        if flows.is_empty() {
+            bail!("--source ebpf needs at least one flow: --md udp:GROUP:PORT and/or --orders tcp:HOST:PORT");
+        }
+    } else if !flows.is_empty() {
+        bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
+    }
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
     let mut guards = Vec::new();
     let mode_line;
     let mut source = match args.source {
+        CaptureSource::Ebpf => {
+            let mut modes = Vec::new();
+            for name in &ifaces {
+                if !args.no_hwtstamp {
+                    // The programs take the skb's hardware stamp where the NIC gives one.
+                    let ioctl = Ioctl::new().context("ioctl socket")?;
+                    let g = HwTsGuard::enable(ioctl, name, &args.state_dir, args.force_hwtstamp)?;
+                    modes.push(g.mode.describe(name));
+                    guards.push(g);
+                }
+            }
+            let ring_bytes = args.ring_mb.max(1).checked_next_power_of_two().unwrap_or(1 << 31).min(2048) << 20;
+            let cfg =
+                EbpfConfig { ifaces: ifaces.clone(), flows: flows.clone(), snap_len: args.snap_payload, ring_bytes };
+            let src = EbpfSource::open(&cfg)?;
+            let specs: Vec<String> = flows.iter().map(flow_name).collect();
+            modes.push(format!(
+                "{iface}: eBPF tc programs ({}) on {}; frames TRUNCATED to their headers + {} payload bytes (at most \
+                 {FRAME_MAX}: caplen < wirelen); timestamps: the skb's stamp when it has one, else the hook's time \
+                 (TAI offset {} s)",
+                src.attach_kinds().join(","),
+                specs.join(" "),
+                args.snap_payload,
+                src.tai_offset_ns() / 1_000_000_000
+            ));
+            mode_line = modes.join("; ");
+            Source::Ebpf(src)
+        }
         CaptureSource::Afpacket => {
             let mut modes = Vec::new();
             let mut rings = Vec::new();
@@ -268,6 +322,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         _ => ifaces.clone(),
     };
+    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { args.snaplen };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
     let mut count: u64 = 0;
@@ -318,6 +373,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?
                 }
+                Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::Stream(r) => match r.next_frame()? {
                     Some(f) => Some(f),
                     None => return Ok(()),
@@ -337,7 +393,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
             }
-            files.write(&f, name, &describe, args.snaplen)?;
+            files.write(&f, name, &describe, snaplen)?;
             *per_source.entry(f.ts_source.name()).or_default() += 1;
             count += 1;
         }
@@ -364,6 +420,34 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
         Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
+        Source::Ebpf(s) => s
+            .stats()
+            .map(|v| {
+                v.iter()
+                    .zip(&ifaces)
+                    .map(|(s, name)| {
+                        let b = &s.bpf;
+                        let in_ring = b.matched.saturating_sub(b.ringbuf_full + b.delivered + b.bad_records);
+                        format!(
+                            "bpf ({name}): {} matched of {} seen: {} read, {} lost (ring full), {} dropped (user-space \
+                             queue full), {} still queued at exit; {} malformed, {} unsupported, {} fragments, {} bad \
+                             records, {} GSO frames (several wire segments each)",
+                            b.matched,
+                            b.seen,
+                            s.frames,
+                            b.ringbuf_full,
+                            s.queue_drops,
+                            s.queued + in_ring,
+                            b.malformed,
+                            b.unsupported,
+                            b.fragments,
+                            b.bad_records,
+                            s.gso_records
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\nwirestamp: ")
+            }),
     };
     for g in &mut guards {
         g.restore()?;
@@ -390,6 +474,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     result?;
     closed?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A flow as given on the command line.
+fn flow_name(f: &FlowSpec) -> String {
+    match f {
+        FlowSpec::Feed(s) => s.to_string(),
+        FlowSpec::Orders(s) => s.to_string(),
+    }
 }
 
 /// For tests of the naming rule.

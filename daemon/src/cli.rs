@@ -105,7 +105,9 @@ pub enum Command {
     ///
     /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
-    /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance).
+    /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance),
+    /// `ebpf` (wirestamp's tc programs: only the packets of the --md/--orders flows, stamped at the hook,
+    /// each frame truncated to its headers + --snap-payload bytes, so caplen < wirelen; --ring-mb per interface).
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
     /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
@@ -114,6 +116,7 @@ pub enum Command {
     ///   wirestamp capture -i eth1 -w md.pcapng
     ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
     ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
+    ///   wirestamp capture --source ebpf -i eth1 --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 -w t.pcapng
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
@@ -242,6 +245,8 @@ pub enum CaptureSource {
     Pcap,
     /// A pcap or pcapng stream on standard input.
     Stdin,
+    /// wirestamp's tc BPF programs: only the --md/--orders flows, frames truncated to headers + --snap-payload.
+    Ebpf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -273,7 +278,7 @@ pub struct CaptureArgs {
     /// Snap length written to the interface blocks (and libpcap's capture length).
     #[arg(long, default_value_t = 262_144)]
     pub snaplen: u32,
-    /// AF_PACKET ring size in MiB.
+    /// AF_PACKET ring size in MiB (ebpf: the BPF ring buffer per interface, rounded up to a power of two).
     #[arg(long, default_value_t = 8, value_name = "MB")]
     pub ring_mb: u32,
     /// Leave the NIC's hardware timestamping alone and use software timestamps.
@@ -292,6 +297,15 @@ pub struct CaptureArgs {
     /// ptp4l's management socket, to check its offset during the capture (e.g. /var/run/ptp4l).
     #[arg(long, value_name = "PATH")]
     pub ptp4l: Option<std::path::PathBuf>,
+    /// --source ebpf: a market-data feed to capture, udp:GROUP:PORT (packets to it); repeatable.
+    #[arg(long = "md", value_name = "SPEC")]
+    pub md: Vec<String>,
+    /// --source ebpf: an order session to capture, tcp:HOST:PORT (the exchange's end; both directions).
+    #[arg(long = "orders", value_name = "SPEC")]
+    pub orders: Vec<String>,
+    /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
+    #[arg(long, default_value_t = 64, value_name = "BYTES")]
+    pub snap_payload: u16,
     /// No messages on standard error.
     #[arg(short = 'q', long)]
     pub quiet: bool,

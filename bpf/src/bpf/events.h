@@ -73,7 +73,9 @@ enum ws_stat {
 };
 
 /* One ring-buffer record per matched packet. Fixed size (ring reservations must be); only
- * payload[0..cap_len] is meaningful. */
+ * payload[0..cap_len] is meaningful. With rodata snap_frame = 0 (the default) payload[] holds the first
+ * snap_len bytes of the L4 payload; with snap_frame = 1 it holds the frame from its Ethernet header up to
+ * snap_len bytes of L4 payload (headers included, at most WS_PAYLOAD_MAX), for a pcapng writer. */
 struct ws_pkt_event {
 	__u64 ts_ns;        /* the chosen timestamp, clock given by ts_source */
 	__u64 hook_tai_ns;  /* bpf_ktime_get_tai_ns() when the program ran, always set */
@@ -101,7 +103,9 @@ struct ws_pkt_event {
 	__u8 match_side;    /* WS_SIDE_DST or WS_SIDE_SRC: which endpoint matched */
 	__u8 saddr[16];     /* IPv6 or IPv4-mapped, network order */
 	__u8 daddr[16];
-	__u8 payload[WS_PAYLOAD_MAX];
+	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
+	__u16 cap_off;      /* offset of payload[0] from the Ethernet header: l4_payload_off, or 0 (snap_frame) */
+	__u16 offloaded_tci; /* tc: the full TCI of a VLAN tag the stack took out of the data (vlan_present), else 0 */
 };
 
 /* ---- sockops TX timestamping (sockops.bpf.c), kernel 6.15+ ---- */
