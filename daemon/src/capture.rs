@@ -177,7 +177,7 @@ enum Source {
     Rings(Vec<AfPacket>, usize),
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
-    Ebpf(EbpfSource),
+    Ebpf(Box<EbpfSource>),
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal).
@@ -226,6 +226,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
     } else if !flows.is_empty() {
         bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
+    } else if args.cgroup.is_some() {
+        bail!("--cgroup (sockops TX timestamps) needs --source ebpf");
     }
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
@@ -244,8 +246,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
             }
             let ring_bytes = args.ring_mb.max(1).checked_next_power_of_two().unwrap_or(1 << 31).min(2048) << 20;
-            let cfg =
-                EbpfConfig { ifaces: ifaces.clone(), flows: flows.clone(), snap_len: args.snap_payload, ring_bytes };
+            let cfg = EbpfConfig {
+                ifaces: ifaces.clone(),
+                flows: flows.clone(),
+                snap_len: args.snap_payload,
+                ring_bytes,
+                cgroup: args.cgroup.clone(),
+            };
             let src = EbpfSource::open(&cfg)?;
             let specs: Vec<String> = flows.iter().map(flow_name).collect();
             modes.push(format!(
@@ -257,8 +264,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 args.snap_payload,
                 src.tai_offset_ns() / 1_000_000_000
             ));
+            if let Some(cg) = &args.cgroup {
+                modes.push(format!("TX timestamps of the order sessions' writes from cgroup {}", cg.display()));
+            }
             mode_line = modes.join("; ");
-            Source::Ebpf(src)
+            Source::Ebpf(Box::new(src))
         }
         CaptureSource::Afpacket => {
             let mut modes = Vec::new();
@@ -336,6 +346,15 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut unsynced: u64 = 0;
     let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
+    let mut tx_csv = match &args.tx_events {
+        Some(p) => {
+            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let mut w = BufWriter::new(f);
+            writeln!(w, "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last")?;
+            Some((w, p.clone(), 0u64))
+        }
+        None => None,
+    };
     let result = (|| -> Result<()> {
         files.open()?;
         loop {
@@ -344,6 +363,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 || args.duration.is_some_and(|d| started.elapsed() >= Duration::from_secs(d))
             {
                 return Ok(());
+            }
+            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
+                write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
                 files.close()?;
@@ -399,6 +421,15 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
     })();
     let closed = files.close();
+    let tx_done = match (&mut source, tx_csv.as_mut()) {
+        (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
+            // The last writes' ACKs may still be in the ring.
+            while s.poll_tx(Duration::from_millis(50))? > 0 {}
+            write_tx(csv, s.take_tx_events())?;
+            csv.0.flush().with_context(|| format!("writing {}", csv.1.display()))
+        })(),
+        _ => Ok(()),
+    };
     let counters = match &mut source {
         Source::Rings(rings, _) => rings
             .iter_mut()
@@ -471,9 +502,50 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             eprintln!("wirestamp: wrote {}", p.display());
         }
     }
+    if let (Source::Ebpf(s), false) = (&source, args.quiet) {
+        match s.tx_stats() {
+            Ok(Some(t)) => eprintln!(
+                "wirestamp: sockops: {} connections timestamped, {} events written, {} lost (ring full), {} bad \
+                 records; {} connections the kernel could not timestamp (before Linux 6.15)",
+                t.enabled,
+                tx_csv.as_ref().map_or(0, |c| c.2),
+                t.ringbuf_full,
+                t.bad_records,
+                t.setsockopt_failed + t.no_kfunc
+            ),
+            Ok(None) => {}
+            Err(e) => eprintln!("wirestamp: sockops counters unavailable: {e}"),
+        }
+    }
     result?;
     closed?;
+    tx_done?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Appends TX events to the CSV (see `--tx-events`).
+fn write_tx(
+    csv: &mut (BufWriter<File>, PathBuf, u64),
+    events: Vec<wirestamp_capture::live::ebpf::TxEvent>,
+) -> Result<()> {
+    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    for e in events {
+        writeln!(
+            csv.0,
+            "{},{},{},{},{},{},{},{}",
+            e.time_ns,
+            e.kind,
+            e.local,
+            e.remote,
+            opt(e.seq_first),
+            e.seq_last,
+            opt(e.stream.map(|s| s.0)),
+            opt(e.stream.map(|s| s.1))
+        )
+        .with_context(|| format!("writing {}", csv.1.display()))?;
+        csv.2 += 1;
+    }
+    Ok(())
 }
 
 /// A flow as given on the command line.

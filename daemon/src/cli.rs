@@ -117,6 +117,8 @@ pub enum Command {
     ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
     ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
     ///   wirestamp capture --source ebpf -i eth1 --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 -w t.pcapng
+    ///   wirestamp capture --source ebpf -i eth1 --orders tcp:10.1.0.1:8003 --cgroup /sys/fs/cgroup/trader \
+    ///       --tx-events tx.csv -w t.pcapng
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
@@ -306,6 +308,15 @@ pub struct CaptureArgs {
     /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub snap_payload: u16,
+    /// --source ebpf: the trading app's cgroup v2 directory; TX timestamps (SCHED, SND, ACK) of its
+    /// --orders writes are taken there by a sockops program (Linux 6.15+) and written to --tx-events.
+    #[arg(long, value_name = "PATH", requires = "tx_events")]
+    pub cgroup: Option<std::path::PathBuf>,
+    /// CSV of the TX timestamps: time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last
+    /// (one row per write and event; seq_last is the write's last byte: the egress frame with
+    /// seq + len - 1 = seq_last carried it).
+    #[arg(long, value_name = "FILE", requires = "cgroup")]
+    pub tx_events: Option<std::path::PathBuf>,
     /// No messages on standard error.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -703,3 +703,172 @@ fn ebpf_source_detaches_on_sigterm_and_rejects_bad_arguments() {
     }
     assert!(!dir.join("bad.pcapng").exists());
 }
+
+const TX_CLIENT_ENV: &str = "WS_CAPTURE_TX_CLIENT";
+const TX_WRITES: usize = 5;
+const TX_WRITE_LEN: usize = 40;
+
+/// The trading app of `ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client`, run by it in a
+/// child process inside a cgroup: connects to $WS_CAPTURE_TX_CLIENT, writes TX_WRITES orders of
+/// TX_WRITE_LEN bytes (each answered by 20 bytes), never touching SO_TIMESTAMPING; prints its port.
+#[test]
+#[ignore = "helper: run in a child process by ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client"]
+fn ebpf_tx_client_child() {
+    use std::io::{Read, Write};
+    let addr: std::net::SocketAddr = std::env::var(TX_CLIENT_ENV).expect("run by the parent test").parse().unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    let mut r = [0u8; 20];
+    for k in 0..TX_WRITES {
+        s.write_all(&[b'a' + k as u8; TX_WRITE_LEN]).unwrap();
+        s.read_exact(&mut r).unwrap();
+    }
+    println!("CLIENT local_port={}", s.local_addr().unwrap().port());
+}
+
+/// The first cgroup2 mount (/proc/self/mounts), read here independently of the code under test.
+fn cgroup2_root() -> PathBuf {
+    let m = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    m.lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+        })
+        .expect("a cgroup2 mount")
+}
+
+#[test]
+fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let cap = start(
+        &pair.a,
+        args(
+            &[
+                "--source",
+                "ebpf",
+                "-i",
+                "va",
+                "--orders",
+                &orders,
+                "--no-hwtstamp",
+                "--cgroup",
+                &cgs,
+                "--tx-events",
+                &csvs,
+            ],
+            &out,
+        ),
+        dir.join("t.pcapng.part"),
+    );
+    let gw = pair.b.run(|| std::net::TcpListener::bind((ADDR_B, GW_PORT)).unwrap());
+    let gw_thread = std::thread::spawn(move || {
+        let (mut s, _) = gw.accept().unwrap();
+        let mut o = [0u8; TX_WRITE_LEN];
+        for _ in 0..TX_WRITES {
+            s.read_exact(&mut o).unwrap();
+            s.write_all(&[b'R'; 20]).unwrap();
+        }
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+    });
+    let procs = std::ffi::CString::new(cg.join("cgroup.procs").to_str().unwrap()).unwrap();
+    let client_out = pair.a.run(move || {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", "ebpf_tx_client_child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(TX_CLIENT_ENV, format!("{ADDR_B}:{GW_PORT}"));
+        // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0".as_ptr().cast(), 1) == 1;
+                libc::close(fd);
+                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+            });
+        }
+        cmd.output().unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&client_out.stdout).into_owned();
+    assert!(client_out.status.success(), "{stdout}{}", String::from_utf8_lossy(&client_out.stderr));
+    let port: u16 = stdout
+        .lines()
+        .find_map(|l| l.split_once("CLIENT local_port=").map(|(_, p)| p.trim().parse().unwrap()))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    gw_thread.join().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(cap, 10);
+    for _ in 0..50 {
+        if std::fs::remove_dir(&cg).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(err.contains("sockops: 1 connections timestamped"), "{err}");
+    assert!(err.contains("0 lost (ring full), 0 bad records; 0 connections the kernel could not"), "{err}");
+
+    // The CSV: one established row, then one sched, snd_sw and ack row per write, keyed by its last byte.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last"));
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>())
+        .filter(|r| r[2].ends_with(&format!(":{port}")))
+        .collect();
+    assert!(rows.iter().all(|r| r[3] == format!("{ADDR_B}:{GW_PORT}")), "{text}");
+    let est: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "established").collect();
+    assert_eq!(est.len(), 1, "{text}");
+    let isn1: u32 = est[0][5].parse().unwrap();
+    let n = TX_WRITE_LEN as u32;
+    let want: Vec<(u32, u32, String, String)> = (0..TX_WRITES as u32)
+        .map(|k| {
+            (
+                isn1.wrapping_add(k * n),
+                isn1.wrapping_add((k + 1) * n - 1),
+                (k * n).to_string(),
+                ((k + 1) * n - 1).to_string(),
+            )
+        })
+        .collect();
+    let mut times: std::collections::HashMap<&str, Vec<i64>> = std::collections::HashMap::new();
+    for kind in ["sched", "snd_sw", "ack"] {
+        let got: Vec<(u32, u32, String, String)> = rows
+            .iter()
+            .filter(|r| r[1] == kind)
+            .map(|r| (r[4].parse().unwrap(), r[5].parse().unwrap(), r[6].clone(), r[7].clone()))
+            .collect();
+        assert_eq!(got, want, "{kind}: one per write with its byte range\n{text}");
+        times.insert(kind, rows.iter().filter(|r| r[1] == kind).map(|r| r[0].parse().unwrap()).collect());
+    }
+    // Each write's last byte was carried by one captured egress frame, stamped at tc before the SND time.
+    let frames: Vec<(u32, i64)> = read_all(&out)
+        .into_iter()
+        .filter_map(|(ts, outbound, data, _, _)| {
+            let (k, hdr) = parse_key(outbound, &data)?;
+            let payload = usize::from(k.ip_len) + 14 - hdr;
+            (outbound && k.src.1 == port && payload > 0).then(|| (k.seq.wrapping_add(payload as u32 - 1), ts))
+        })
+        .collect();
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), want.iter().map(|w| w.1).collect::<Vec<_>>());
+    for (k, (_, hook)) in frames.iter().enumerate() {
+        let snd = times["snd_sw"][k];
+        assert!(*hook <= snd && snd - hook < 10_000_000, "write {k}: tc egress {hook}, SND {snd}");
+    }
+    let stages = times["sched"].iter().zip(&times["snd_sw"]).zip(&times["ack"]);
+    for (k, ((s, d), a)) in stages.enumerate() {
+        assert!(s <= d && d <= a, "write {k}: sched {s} snd {d} ack {a}");
+    }
+}

@@ -21,15 +21,27 @@
 //! - A GSO skb (TCP egress of several segments at once) is one record and one frame: counted in
 //!   [`EbpfStats::gso_records`].
 //!
+//! With a cgroup ([`EbpfConfig::cgroup`]), the order sessions' TX timestamps come too: `wirestamp-bpf`'s
+//! sockops program ([`TxTimestamping`], Linux 6.15+) on the trading app's cgroup v2 reports each write's
+//! SCHED, SND (software or hardware) and ACK times keyed by the sequence number of its last byte;
+//! [`EbpfSource::take_tx_events`] hands them out as [`TxEvent`]s with the write's whole byte range
+//! (from the previous write's end, or the connection's first byte), so that a write's SND time can be
+//! put beside the egress frame whose `seq + len - 1` is the write's last byte.
+//!
 //! Losses are counted: records the kernel could not write (ring full), records dropped here because the
 //! queue between the ring and the caller was full, and those still queued at exit. Dropping the source
 //! detaches the programs; a second capture on an interface is refused by the bpf crate.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use wirestamp_bpf::{CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions};
+use wirestamp_bpf::{
+    CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
+    TxStats, TxTimestamping,
+};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
 
@@ -49,6 +61,101 @@ pub struct EbpfConfig {
     pub snap_len: u16,
     /// BPF ring buffer size per interface, bytes (a power of two).
     pub ring_bytes: u32,
+    /// The trading app's cgroup v2 directory: attach the sockops TX timestamping of the order sessions.
+    pub cgroup: Option<PathBuf>,
+}
+
+/// One sockops TX timestamp of an order session's write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxEvent {
+    /// ns since the epoch: the callback's TAI time less the TAI offset, or the NIC's stamp (`snd_hw`).
+    pub time_ns: i64,
+    /// `established`, `sched`, `snd_sw`, `snd_hw`, `ack`.
+    pub kind: &'static str,
+    /// The app's end of the connection.
+    pub local: SocketAddr,
+    /// The exchange's end.
+    pub remote: SocketAddr,
+    /// Sequence number of the write's first byte: the byte after the previous write's last (None when
+    /// the connection was established before the capture started and this is its first write seen).
+    /// For `established`: the connection's first data byte (ISN + 1).
+    pub seq_first: Option<u32>,
+    /// Sequence number of the write's last byte (the kernel's tskey); `established`: as `seq_first`.
+    pub seq_last: u32,
+    /// Offsets of the write's first and last byte in the stream (0 = first data byte), when the
+    /// connection's establishment was seen.
+    pub stream: Option<(u32, u32)>,
+}
+
+/// Per-socket state that turns tskeys into byte ranges.
+#[derive(Default)]
+struct SockTx {
+    isn1: Option<u32>,
+    next_first: Option<u32>,
+    /// Writes seen and not yet acknowledged: last byte → first byte.
+    open: HashMap<u32, u32>,
+}
+
+fn tx_kind_name(k: TxKind) -> &'static str {
+    match k {
+        TxKind::Established => "established",
+        TxKind::Sched => "sched",
+        TxKind::SndSoftware => "snd_sw",
+        TxKind::SndHardware => "snd_hw",
+        TxKind::Ack => "ack",
+        TxKind::Unknown(_) => "unknown",
+    }
+}
+
+/// The sockops side: program, per-socket ranges, events not yet taken.
+struct TxSide {
+    tx: TxTimestamping,
+    socks: HashMap<u64, SockTx>,
+    events: Vec<TxEvent>,
+}
+
+impl TxSide {
+    fn record(socks: &mut HashMap<u64, SockTx>, events: &mut Vec<TxEvent>, r: &TxRecord<'_>, tai_offset_ns: i64) {
+        let sock = socks.entry(r.socket_cookie()).or_default();
+        let key = r.seq();
+        let seq_first = match r.kind() {
+            TxKind::Established => {
+                sock.isn1 = Some(key);
+                sock.next_first = Some(key);
+                Some(key)
+            }
+            kind => {
+                let first = match sock.open.get(&key) {
+                    Some(&f) => Some(f),
+                    None => {
+                        let f = sock.next_first;
+                        if let Some(f) = f {
+                            sock.open.insert(key, f);
+                        }
+                        sock.next_first = Some(key.wrapping_add(1));
+                        f
+                    }
+                };
+                if kind == TxKind::Ack {
+                    sock.open.remove(&key);
+                }
+                first
+            }
+        };
+        let stream = match (sock.isn1, seq_first) {
+            (Some(base), Some(first)) => Some((first.wrapping_sub(base), key.wrapping_sub(base))),
+            _ => None,
+        };
+        events.push(TxEvent {
+            time_ns: r.epoch_ns(tai_offset_ns),
+            kind: tx_kind_name(r.kind()),
+            local: r.local(),
+            remote: r.remote(),
+            seq_first,
+            seq_last: key,
+            stream,
+        });
+    }
 }
 
 /// Counters of one interface's capture.
@@ -88,6 +195,7 @@ pub struct EbpfSource {
     tai_offset_ns: i64,
     stats: Vec<EbpfStats>,
     next: usize,
+    tx: Option<TxSide>,
 }
 
 impl std::fmt::Debug for EbpfSource {
@@ -187,6 +295,22 @@ impl EbpfSource {
             caps.push(cap);
         }
         let tai_offset_ns = wirestamp_bpf::tai_offset_ns().map_err(|e| LiveError::sys("adjtimex", "", e))?;
+        let tx = match &cfg.cgroup {
+            None => None,
+            Some(cg) => {
+                let tcp: Vec<_> = flows.iter().filter(|f| f.proto == wirestamp_bpf::L4Proto::Tcp).cloned().collect();
+                let err = |reason: String| LiveError::Sys {
+                    what: "sockops TX timestamps",
+                    iface: cg.display().to_string(),
+                    source: std::io::Error::other(reason),
+                };
+                if tcp.is_empty() {
+                    return Err(err("no order session: give --orders tcp:HOST:PORT".into()));
+                }
+                let tx = TxTimestamping::attach(cg, &tcp).map_err(|e| err(e.to_string()))?;
+                Some(TxSide { tx, socks: HashMap::new(), events: Vec::new() })
+            }
+        };
         Ok(EbpfSource {
             stats: vec![EbpfStats::default(); caps.len()],
             caps,
@@ -196,6 +320,7 @@ impl EbpfSource {
             spare: Vec::new(),
             tai_offset_ns,
             next: 0,
+            tx,
         })
     }
 
@@ -254,7 +379,12 @@ impl EbpfSource {
         if let Some(done) = self.current.take() {
             self.spare.push(done.data);
         }
+        // The sockops ring is read whenever the frame queue runs dry, and every 1024 frames under load.
+        if self.tx.is_some() && self.stats.iter().map(|s| s.frames).sum::<u64>() % 1024 == 1023 {
+            self.poll_tx(Duration::ZERO)?;
+        }
         if self.queue.is_empty() {
+            self.poll_tx(Duration::ZERO)?;
             let n = self.caps.len();
             // First without waiting on every interface, then waiting on each in turn.
             for wait in [Duration::ZERO, timeout / n.max(1) as u32] {
@@ -301,6 +431,36 @@ impl EbpfSource {
         })
     }
 
+    /// Reads the sockops ring (when attached), waiting up to `timeout`; returns the events read.
+    pub fn poll_tx(&mut self, timeout: Duration) -> Result<usize, LiveError> {
+        let Some(side) = self.tx.as_mut() else { return Ok(0) };
+        let tai = self.tai_offset_ns;
+        let TxSide { tx, socks, events } = side;
+        let n = tx.poll(timeout, |r| TxSide::record(socks, events, r, tai)).map_err(|e| LiveError::Sys {
+            what: "sockops ring poll",
+            iface: String::new(),
+            source: std::io::Error::other(e.to_string()),
+        })?;
+        Ok(n)
+    }
+
+    /// The TX events read so far, in ring order (empty without a cgroup).
+    pub fn take_tx_events(&mut self) -> Vec<TxEvent> {
+        self.tx.as_mut().map(|s| std::mem::take(&mut s.events)).unwrap_or_default()
+    }
+
+    /// The sockops counters, when attached.
+    pub fn tx_stats(&self) -> Result<Option<TxStats>, LiveError> {
+        match &self.tx {
+            None => Ok(None),
+            Some(s) => s.tx.stats().map(Some).map_err(|e| LiveError::Sys {
+                what: "sockops stats",
+                iface: String::new(),
+                source: std::io::Error::other(e.to_string()),
+            }),
+        }
+    }
+
     /// Counters per interface (in `-i` order), read now.
     pub fn stats(&self) -> Result<Vec<EbpfStats>, LiveError> {
         self.caps
@@ -339,6 +499,54 @@ mod tests {
         assert_eq!(got[1], wirestamp_bpf::FlowSpec::tcp_session(2, IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 9000));
         assert_eq!(got[2].addr, None);
         assert_eq!((got[2].id, got[2].port, got[2].match_dst, got[2].match_src), (3, 26477, true, false));
+    }
+
+    /// A `struct ws_tx_event` (events.h) built by hand: ts_ns @0, sk_cookie @8, seq @16, flow_id @20,
+    /// local_port @24, remote_port @26, kind @28, ip_version @29, local_addr @32, remote_addr @48.
+    fn tx_event(kind: u8, seq: u32, ts: u64) -> [u64; 8] {
+        let mut b = [0u8; 64];
+        b[0..8].copy_from_slice(&ts.to_ne_bytes());
+        b[8..16].copy_from_slice(&77u64.to_ne_bytes());
+        b[16..20].copy_from_slice(&seq.to_ne_bytes());
+        b[24..26].copy_from_slice(&40000u16.to_ne_bytes());
+        b[26..28].copy_from_slice(&9000u16.to_ne_bytes());
+        b[28] = kind;
+        b[29] = 4;
+        b[42..48].copy_from_slice(&[0xff, 0xff, 10, 0, 0, 1]);
+        b[58..64].copy_from_slice(&[0xff, 0xff, 10, 0, 0, 2]);
+        let mut w = [0u64; 8];
+        for (i, c) in b.chunks(8).enumerate() {
+            w[i] = u64::from_ne_bytes(c.try_into().unwrap());
+        }
+        w
+    }
+
+    #[test]
+    fn tx_keys_become_byte_ranges_per_write() {
+        let (mut socks, mut events) = (HashMap::new(), Vec::new());
+        // ISN + 1 = 0xffff_fff0 (wraps), then two writes of 10 and 20 bytes: keys = their last bytes.
+        let seq = [(1u8, 0xffff_fff0u32), (2, 0xffff_fff9), (3, 0xffff_fff9), (2, 0x0000_000d), (5, 0xffff_fff9)];
+        for (kind, s) in seq {
+            let w = tx_event(kind, s, 1_000);
+            // SAFETY: reinterpreting initialised u64s as bytes (u8 has no alignment or validity requirement).
+            let bytes = unsafe { std::slice::from_raw_parts(w.as_ptr().cast::<u8>(), 64) };
+            TxSide::record(&mut socks, &mut events, &TxRecord::from_bytes(bytes).unwrap(), 37_000_000_000);
+        }
+        let got: Vec<_> = events.iter().map(|e| (e.kind, e.seq_first, e.seq_last, e.stream)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("established", Some(0xffff_fff0), 0xffff_fff0, Some((0, 0))),
+                ("sched", Some(0xffff_fff0), 0xffff_fff9, Some((0, 9))),
+                ("snd_sw", Some(0xffff_fff0), 0xffff_fff9, Some((0, 9))),
+                ("sched", Some(0xffff_fffa), 0x0000_000d, Some((10, 29))),
+                ("ack", Some(0xffff_fff0), 0xffff_fff9, Some((0, 9))),
+            ]
+        );
+        assert_eq!(events[0].time_ns, 1_000 - 37_000_000_000, "TAI less the offset");
+        assert_eq!(events[0].local, "10.0.0.1:40000".parse().unwrap());
+        assert_eq!(events[0].remote, "10.0.0.2:9000".parse().unwrap());
+        assert!(socks[&77].open.len() == 1, "the acknowledged write is forgotten");
     }
 
     #[test]
