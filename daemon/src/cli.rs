@@ -117,8 +117,7 @@ pub enum Command {
     ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
     ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
     ///   wirestamp capture --source ebpf -i eth1 --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 -w t.pcapng
-    ///   wirestamp capture --source ebpf -i eth1 --orders tcp:10.1.0.1:8003 --cgroup /sys/fs/cgroup/trader \
-    ///       --tx-events tx.csv -w t.pcapng
+    ///   wirestamp capture --source ebpf -i eth1 --orders tcp:10.1.0.1:8003 --cgroup CG --tx-events tx.csv -w t.pcapng
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
