@@ -30,7 +30,9 @@ use wirestamp_capture::CaptureReader;
 use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::FRAME_MAX;
 use wirestamp_capture::live::pmc::Pmc;
-use wirestamp_capture::live::{AfPacket, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
+use wirestamp_capture::live::{
+    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
+};
 use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -164,7 +166,7 @@ fn ts_words(ts: TsSource) -> &'static str {
         TsSource::KernelSoftware => "kernel software timestamps (CLOCK_REALTIME at the driver)",
         TsSource::KernelNone => "no timestamp flag: CLOCK_REALTIME when the kernel copied the frame",
         TsSource::BpfHook => {
-            "eBPF hook time: bpf_ktime_get_tai_ns() when the tc program ran, less the kernel's TAI offset \
+            "eBPF hook time: bpf_ktime_get_tai_ns() when the tc/XDP program ran, less the kernel's TAI offset \
              (CLOCK_REALTIME); the packet carried no stamp"
         }
         TsSource::PcapngNone => "NO timestamp in the input (pcapng Simple Packet Block): written as 0",
@@ -178,6 +180,7 @@ enum Source {
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
     Ebpf(Box<EbpfSource>),
+    AfXdp(Box<AfXdp>),
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal).
@@ -203,7 +206,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let ifaces: Vec<String> = match (&args.source, args.interface.as_slice()) {
         (CaptureSource::Stdin, []) => vec!["stdin".into()],
         (CaptureSource::Stdin, [one]) => vec![one.clone()],
-        (CaptureSource::Pcap, [one]) => vec![one.clone()],
+        (CaptureSource::Pcap | CaptureSource::Afxdp, [one]) => vec![one.clone()],
         (CaptureSource::Afpacket | CaptureSource::Ebpf, [_, ..]) => args.interface.clone(),
         (_, []) => bail!("this --source needs -i IFACE"),
         (_, _) => bail!("several -i need --source afpacket or ebpf"),
@@ -269,6 +272,26 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             }
             mode_line = modes.join("; ");
             Source::Ebpf(Box::new(src))
+        }
+        CaptureSource::Afxdp => {
+            if args.filter.is_some() {
+                bail!("-f does not apply to --source afxdp: its program takes every frame of the queue");
+            }
+            let mut modes = Vec::new();
+            if !args.no_hwtstamp {
+                let ioctl = Ioctl::new().context("ioctl socket")?;
+                let g = HwTsGuard::enable(ioctl, &iface, &args.state_dir, args.force_hwtstamp)?;
+                modes.push(g.mode.describe(&iface));
+                guards.push(g);
+            }
+            let s = AfXdp::open(&iface, args.queue, 0)?;
+            modes.push(format!(
+                "{iface}: AF_XDP copy mode on RX queue {} (every frame of that queue, which no longer reaches the \
+                 network stack); timestamps: the NIC's RX stamp in the XDP metadata, else the XDP program's time",
+                args.queue
+            ));
+            mode_line = modes.join("; ");
+            Source::AfXdp(Box::new(s))
         }
         CaptureSource::Afpacket => {
             let mut modes = Vec::new();
@@ -396,6 +419,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     p.next_frame()?
                 }
                 Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
+                Source::AfXdp(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::Stream(r) => match r.next_frame()? {
                     Some(f) => Some(f),
                     None => return Ok(()),
@@ -451,6 +475,24 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
         Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
+        Source::AfXdp(s) => s.stats().map(|s| {
+            let p = &s.prog;
+            format!(
+                "af_xdp ({iface} queue {}): {} frames seen by the program: {} redirected, {} passed (no socket on \
+                 their queue); {} read, {} dropped by the kernel ({} RX ring full), fill ring empty {} times; {} \
+                 without metadata, {} without a hardware stamp",
+                args.queue,
+                p.seen,
+                p.redirected,
+                p.no_socket,
+                s.frames,
+                s.rx_dropped,
+                s.rx_ring_full,
+                s.fill_ring_empty,
+                s.no_meta + p.no_meta,
+                p.no_hw_rx_stamp
+            )
+        }),
         Source::Ebpf(s) => s
             .stats()
             .map(|v| {

@@ -107,7 +107,9 @@ pub enum Command {
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
     /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance),
     /// `ebpf` (wirestamp's tc programs: only the packets of the --md/--orders flows, stamped at the hook,
-    /// each frame truncated to its headers + --snap-payload bytes, so caplen < wirelen; --ring-mb per interface).
+    /// each frame truncated to its headers + --snap-payload bytes, so caplen < wirelen; --ring-mb per interface),
+    /// `afxdp` (for a port fed by a tap: an XDP program sends every frame of RX queue --queue to an AF_XDP
+    /// socket in copy mode, with the NIC's RX timestamp or the program's time; those frames skip the stack).
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
     /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
@@ -248,6 +250,8 @@ pub enum CaptureSource {
     Stdin,
     /// wirestamp's tc BPF programs: only the --md/--orders flows, frames truncated to headers + --snap-payload.
     Ebpf,
+    /// An AF_XDP socket (copy mode) on one RX queue, fed by an XDP redirect: every frame of a tap-fed port.
+    Afxdp,
 }
 
 #[derive(Debug, clap::Args)]
@@ -307,6 +311,9 @@ pub struct CaptureArgs {
     /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub snap_payload: u16,
+    /// --source afxdp: the RX queue to capture (the others still reach the network stack).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub queue: u32,
     /// --source ebpf: the trading app's cgroup v2 directory; TX timestamps (SCHED, SND, ACK) of its
     /// --orders writes are taken there by a sockops program (Linux 6.15+) and written to --tx-events.
     #[arg(long, value_name = "PATH", requires = "tx_events")]

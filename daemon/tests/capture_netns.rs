@@ -872,3 +872,74 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
         assert!(s <= d && d <= a, "write {k}: sched {s} snd {d} ack {a}");
     }
 }
+
+#[test]
+fn afxdp_source_delivers_every_frame_with_its_metadata_in_copy_mode() {
+    const N: usize = 50;
+    let pair = VethPair::new();
+    let dir = tmp("afxdp");
+    let out = dir.join("x.pcapng");
+    let child =
+        start(&pair.a, args(&["--source", "afxdp", "-i", "va", "--no-hwtstamp"], &out), dir.join("x.pcapng.part"));
+    // One AF_XDP socket per queue (and one XDP program per interface): a second capture is refused, clearly.
+    let second = pair.a.command(
+        BIN,
+        &[
+            "capture",
+            "--source",
+            "afxdp",
+            "-i",
+            "va",
+            "--no-hwtstamp",
+            "-w",
+            &dir.join("y.pcapng").display().to_string(),
+        ],
+    );
+    let err2 = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success() && err2.contains("another wirestamp capture"), "{err2}");
+
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, 0)).unwrap());
+    let mut iv = Vec::new();
+    for k in 0..N {
+        let mut d = (k as u32).to_be_bytes().to_vec();
+        d.resize(20 + 17 * k, k as u8); // 20 .. 853 bytes: lengths differ frame to frame
+        iv.push(realtime_ns());
+        sb.send_to(&d, (ADDR_A, PORT)).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    iv.push(realtime_ns() + 50_000_000);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let frames = read_all(&out);
+    let descr = tshark_fields(&out, &[], &["frame.interface_description"]);
+    assert_eq!(descr.len(), frames.len());
+    let mut got = 0;
+    for ((ts, outbound, data, wire, _), d) in frames.iter().zip(&descr) {
+        assert!(!outbound);
+        assert_eq!(data.len() as u32, *wire, "whole frames");
+        // Anything else the kernel sent on the link (IPv6 neighbour discovery) is captured too; ours are UDP.
+        let Some((key, hdr)) = parse_key(false, data) else { continue };
+        if key.proto != 17 || key.dst.1 != PORT {
+            continue;
+        }
+        let k = u32::from_be_bytes(data[hdr..hdr + 4].try_into().unwrap()) as usize;
+        assert_eq!(k, got, "every datagram once, in order");
+        assert_eq!(data.len(), 14 + 20 + 8 + 20 + 17 * k);
+        assert!(data[hdr + 4..].iter().all(|&b| b == k as u8), "frame {k}: payload intact");
+        assert!(d[0].starts_with("eBPF hook time"), "frame {k}: from the metadata: {}", d[0]);
+        assert!(iv[k] <= *ts && *ts < iv[k + 1], "frame {k}: {ts} outside [{}, {})", iv[k], iv[k + 1]);
+        got += 1;
+    }
+    assert_eq!(got, N, "{err}");
+    let n = frames.len();
+    assert!(
+        err.contains(&format!("{n} redirected, 0 passed"))
+            && err.contains(&format!("; {n} read, 0 dropped by the kernel (0 RX ring full)"))
+            && err.contains(&format!("0 without metadata, {n} without a hardware stamp")),
+        "{err}"
+    );
+}

@@ -143,4 +143,27 @@ struct ws_tx_event {
 	__u8 remote_addr[16];
 };
 
+/* ---- AF_XDP capture port (xsk.bpf.c) ---- */
+
+#define WS_XSK_META_MAGIC 0x314d5357 /* "WSM1" little-endian: the metadata area holds a ws_xsk_meta */
+
+/* Written by ws_xsk_rx into the XDP metadata area, immediately before the frame; the kernel copies it
+ * with the frame into the socket's UMEM chunk (copy mode), so user space finds it at desc.addr - 24. */
+struct ws_xsk_meta {
+	__u64 rx_hw_ns;    /* the NIC's RX timestamp (bpf_xdp_metadata_rx_timestamp); 0 = none (veth) */
+	__u64 hook_tai_ns; /* bpf_ktime_get_tai_ns() when the program ran */
+	__u32 rx_queue;    /* ctx->rx_queue_index */
+	__u32 magic;       /* WS_XSK_META_MAGIC */
+};
+
+/* Indexes of the per-CPU `xsk_stats` array. */
+enum ws_xsk_stat {
+	WS_XSK_STAT_SEEN = 0,       /* frames the program ran on */
+	WS_XSK_STAT_REDIRECTED = 1, /* handed to the queue's socket (XDP_REDIRECT) */
+	WS_XSK_STAT_NO_SOCKET = 2,  /* no socket on the frame's queue: passed to the stack */
+	WS_XSK_STAT_NO_META = 3,    /* no room for the metadata (bpf_xdp_adjust_meta failed): sent without it */
+	WS_XSK_STAT_NO_HW_RX = 4,   /* the driver gave no RX hardware timestamp (veth: all) */
+	WS_XSK_STAT__MAX = 5,
+};
+
 #endif /* WIRESTAMP_EVENTS_H */

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`afxdp`] | [`AfXdp`]: AF_XDP copy-mode socket fed by an XDP redirect, RX timestamp in the metadata |
 //! | [`ebpf`] | [`EbpfSource`]: wirestamp's tc programs on configured flows, frame prefixes from a BPF ring |
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
 //! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
@@ -15,6 +16,7 @@
 //!
 //! Everything here acts in the calling thread's network namespace.
 
+pub mod afxdp;
 pub mod clock;
 pub mod ebpf;
 pub mod error;
@@ -27,6 +29,7 @@ pub mod ring;
 mod sys;
 pub mod tstamp;
 
+pub use afxdp::{AfXdp, AfXdpStats};
 pub use ebpf::{EbpfConfig, EbpfSource, EbpfStats};
 pub use error::LiveError;
 pub use pcap_live::{PcapLive, PcapStats};
