@@ -943,3 +943,41 @@ fn afxdp_source_delivers_every_frame_with_its_metadata_in_copy_mode() {
         "{err}"
     );
 }
+
+#[test]
+fn ebpf_source_under_load_written_plus_lost_equals_matched() {
+    const N: u64 = 30_000;
+    let pair = VethPair::new();
+    pair.a.ip(&["route", "add", "224.0.0.0/4", "dev", "va"]);
+    let dir = tmp("ebpf-load");
+    let out = dir.join("l.pcapng");
+    let md = format!("udp:{FEED_GROUP}:{FEED_PORT}");
+    let child = start(
+        &pair.a,
+        args(&["--source", "ebpf", "-i", "va", "--md", &md, "--ring-mb", "1", "--no-hwtstamp"], &out),
+        dir.join("l.pcapng.part"),
+    );
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, 0)).unwrap());
+    // Open loop, as fast as the sender goes: a 1 MiB BPF ring (about 2 800 records) may overflow, and every
+    // loss must be counted.
+    for _ in 0..N {
+        sa.send_to(&[7u8; 200], (FEED_GROUP, FEED_PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
+    // "bpf (va): M matched of S seen: R read, F lost (ring full), U dropped (user-space queue full), Q still ..."
+    let line = err.lines().find(|l| l.contains("matched of")).unwrap();
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (matched, read, lost, dropped, queued) = (nums[0], nums[2], nums[3], nums[4], nums[5]);
+    assert_eq!(matched, N, "{line}");
+    assert_eq!(read, written, "{line}");
+    assert_eq!(queued, 0, "{line}");
+    assert_eq!(written + lost + dropped, N, "written {written} + lost {lost} + dropped {dropped} = sent: {line}");
+    eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
+}
