@@ -15,6 +15,7 @@ const PROGRAMS: &[(&str, &str)] = &[
     ("src/bpf/tc.bpf.c", "tc.skel.rs"),
     ("src/bpf/sockops.bpf.c", "sockops.skel.rs"),
     ("src/bpf/xdp.bpf.c", "xdp.skel.rs"),
+    ("src/bpf/xsk.bpf.c", "xsk.skel.rs"),
 ];
 const HEADERS: &[&str] = &["src/bpf/events.h", "src/bpf/capture.h", "src/bpf/vmlinux.h"];
 

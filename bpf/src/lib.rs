@@ -14,6 +14,8 @@
 //! - [`TxTimestamping`]: a sockops program (`src/bpf/sockops.bpf.c`) on the trading app's cgroup v2 that
 //!   reports each TCP write's SCHED/SND/ACK times and byte range ([`TxRecord`]) for the configured order
 //!   sessions, without any change to the application. Needs Linux 6.15+.
+//! - [`XskRedirect`]: an XDP program (`src/bpf/xsk.bpf.c`) for an AF_XDP capture port: every frame to
+//!   its queue's AF_XDP socket, with [`XskMeta`] (RX hardware timestamp, hook time) in front of it.
 //!
 //! Every struct shared with the programs is in `src/bpf/events.h`; Rust reads records in place with
 //! length- and alignment-checked views. libbpf's messages go to `tracing` (target `libbpf`); a program
@@ -31,6 +33,7 @@ mod skel;
 mod sockops;
 mod tc;
 mod xdp;
+mod xsk;
 
 pub use error::{BpfError, Result};
 pub use flow::{FlowSpec, L4Proto, VlanMatch};
@@ -39,3 +42,4 @@ pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordEr
 pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
 pub use tc::{CaptureStats, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcAttachMode, TcCapture, TcOptions, TestSkb};
 pub use xdp::XdpCapture;
+pub use xsk::{XSK_META_LEN, XSK_PROG, XskMeta, XskRedirect, XskStats};

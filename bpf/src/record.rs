@@ -14,8 +14,8 @@ const _: () = assert!(size_of::<ws_pkt_event>() == RECORD_SIZE);
 const _: () = assert!(align_of::<ws_pkt_event>() == 8);
 
 // SAFETY: `ws_pkt_event` is the skeleton's `#[repr(C)]` mirror of a C struct made only of unsigned
-// integers and arrays of them (explicit tail padding included as `__pad_364`), so every bit pattern is a
-// valid value and it has no references or invariants.
+// integers and arrays of them, with no padding (size checked above), so every bit pattern is a valid value
+// and it has no references or invariants.
 unsafe impl plain::Plain for ws_pkt_event {}
 
 /// Where a record's `ts_ns` came from (`enum ws_ts_source`).
@@ -208,10 +208,28 @@ impl<'a> PacketRecord<'a> {
     pub fn l4_payload_len(&self) -> u16 {
         self.ev.l4_payload_len
     }
-    /// The first bytes of the L4 payload (up to the snap length).
+    /// The first bytes of the L4 payload (up to the snap length), in either snap mode.
     pub fn payload(&self) -> &'a [u8] {
+        let skip = usize::from(self.ev.l4_payload_off.saturating_sub(self.ev.cap_off));
+        let bytes = self.captured();
+        bytes.get(skip..).unwrap_or(&[])
+    }
+    /// The bytes the program copied: the L4 payload prefix, or with [`crate::TcOptions::frame_prefix`]
+    /// the frame from its Ethernet header (headers, then up to the snap length of payload; at most
+    /// [`PAYLOAD_MAX`] bytes). See [`Self::captured_offset`].
+    pub fn captured(&self) -> &'a [u8] {
         let n = usize::from(self.ev.cap_len).min(PAYLOAD_MAX);
         &self.ev.payload[..n]
+    }
+    /// Offset of [`Self::captured`]'s first byte from the Ethernet header: 0 in frame-prefix mode, else
+    /// [`Self::l4_payload_offset`].
+    pub fn captured_offset(&self) -> u16 {
+        self.ev.cap_off
+    }
+    /// tc: the full TCI of a VLAN tag the stack had already taken out of the packet's data (an offloaded
+    /// tag, counted in [`Self::vlan_count`] but absent from [`Self::captured`]); 0 when none or XDP.
+    pub fn offloaded_tci(&self) -> u16 {
+        self.ev.offloaded_tci
     }
 }
 

@@ -22,6 +22,11 @@ pub(crate) mod xdp {
     include!(concat!(env!("OUT_DIR"), "/xdp.skel.rs"));
 }
 
+#[allow(clippy::undocumented_unsafe_blocks, clippy::all, clippy::pedantic, unsafe_op_in_unsafe_fn)]
+pub(crate) mod xsk {
+    include!(concat!(env!("OUT_DIR"), "/xsk.skel.rs"));
+}
+
 /// Heap storage the skeleton borrows (libbpf-rs skeletons borrow their object storage). Freed after the
 /// skeleton: it is declared after it in its owner (`TcCapture`, `TxTimestamping`). A raw pointer, not a `Box`, so moving the capture
 /// does not assert uniqueness over memory the skeleton points into.

@@ -66,11 +66,21 @@ pub struct TcOptions {
     pub egress: bool,
     /// tcx or clsact.
     pub attach: TcAttachMode,
+    /// Records carry the frame from its Ethernet header (headers, then `snap_len` bytes of payload, at
+    /// most [`PAYLOAD_MAX`] in all) instead of the payload prefix alone: what a pcapng writer needs.
+    pub frame_prefix: bool,
 }
 
 impl Default for TcOptions {
     fn default() -> Self {
-        Self { snap_len: 64, ring_bytes: 4 << 20, ingress: true, egress: true, attach: TcAttachMode::Auto }
+        Self {
+            snap_len: 64,
+            ring_bytes: 4 << 20,
+            ingress: true,
+            egress: true,
+            attach: TcAttachMode::Auto,
+            frame_prefix: false,
+        }
     }
 }
 
@@ -155,6 +165,7 @@ impl TcCapture {
             .as_deref_mut()
             .ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))?;
         rodata.snap_len = u32::from(opts.snap_len);
+        rodata.snap_frame = u32::from(opts.frame_prefix);
         rodata.lookup_mask = entries.iter().fold(0, |m, e| m | e.lookup_bit);
         open.maps.events.set_max_entries(opts.ring_bytes).map_err(|source| BpfError::Map { map: "events", source })?;
         let n_flows = u32::try_from(entries.len()).unwrap_or(u32::MAX).max(1);

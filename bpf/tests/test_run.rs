@@ -439,3 +439,47 @@ fn a_panicking_callback_unwinds_through_poll() {
     // The record being handled when the panic happened was consumed; the next one is still there.
     assert_eq!(cap.poll(Duration::ZERO, |r| assert_eq!(r.flow_id(), 7)).unwrap(), 1);
 }
+
+#[test]
+fn frame_prefix_mode_copies_the_headers_then_the_snap_length_of_payload() {
+    let snap = 20u16;
+    let opts = TcOptions { snap_len: snap, frame_prefix: true, ..TcOptions::default() };
+    let mut cap = TcCapture::load(&flows(), &opts).expect("load (needs root / CAP_BPF)");
+    let run = |cap: &mut TcCapture, frame: &[u8]| {
+        assert_eq!(cap.test_run(HookDirection::Ingress, frame, &TestSkb::default()).unwrap(), TCX_NEXT);
+        let mut out = Vec::new();
+        cap.poll(Duration::ZERO, |r| {
+            out.push((r.captured().to_vec(), r.captured_offset(), r.payload().to_vec(), r.skb_len()))
+        })
+        .unwrap();
+        out
+    };
+    // UDP over IPv4 with 8 bytes of options: 14 + 28 + 8 = 50 header bytes, then 20 of the 100 payload.
+    let p = payload(100);
+    let l4 = udp(5555, 30001, &p);
+    let frame = [eth(0x0800), ipv4(HOST, GROUP, 17, &[1, 1, 1, 0, 1, 1, 1, 0], l4.len()), l4].concat();
+    let got = run(&mut cap, &frame);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, frame[..70].to_vec(), "headers then 20 payload bytes");
+    assert_eq!(got[0].1, 0, "from the Ethernet header");
+    assert_eq!(got[0].2, p[..20].to_vec(), "payload() is the L4 payload in either mode");
+    assert_eq!(got[0].3, 150, "wire length 14 + 28 + 8 + 100");
+    // A short payload: the whole frame, no more.
+    let frame = tcp4_frame(HOST, GW, 40001, 9000, 7, 0x18, &p[..5]);
+    let got = run(&mut cap, &frame);
+    assert_eq!(got[0].0, frame, "59 bytes: 14 + 20 + 20 + 5");
+    assert_eq!(got[0].2, p[..5].to_vec());
+    // 40 bytes of IPv4 options: 14 + 60 + 8 header bytes, then 20 of payload.
+    let l4 = udp(5555, 30001, &payload(300));
+    let frame = [eth(0x0800), ipv4(HOST, GROUP, 17, &[1u8; 40], l4.len()), l4].concat();
+    let got = run(&mut cap, &frame);
+    assert_eq!(got[0].0, frame[..102].to_vec());
+    // The record holds 256 bytes at most: at snap 256, the frame is cut there, headers included.
+    let big = TcOptions { snap_len: 256, frame_prefix: true, ..TcOptions::default() };
+    let mut cap = TcCapture::load(&flows(), &big).unwrap();
+    let p = payload(300);
+    let frame = udp4_frame(HOST, GROUP, 5555, 30001, &p);
+    let got = run(&mut cap, &frame);
+    assert_eq!(got[0].0, frame[..256].to_vec());
+    assert_eq!(got[0].2, p[..256 - 42].to_vec());
+}

@@ -31,6 +31,11 @@ pub enum TsSource {
     /// Live capture without a timestamp flag: the time the kernel copied the frame to the ring (or
     /// libpcap's host time), CLOCK_REALTIME but later than the wire.
     KernelNone,
+    /// Live capture by a BPF program at its tc/XDP hook: `bpf_ktime_get_tai_ns()` when the program ran,
+    /// less the kernel's TAI offset (so CLOCK_REALTIME). Used when the packet had no receive stamp
+    /// (egress, TCP's departure schedule, ingress before the kernel's stamp is taken); a stamp the skb
+    /// carried is [`TsSource::KernelSoftware`] / [`TsSource::KernelHardware`].
+    BpfHook,
 }
 
 impl TsSource {
@@ -45,6 +50,7 @@ impl TsSource {
             TsSource::KernelHardware => "kernel_hw",
             TsSource::KernelSoftware => "kernel_sw",
             TsSource::KernelNone => "kernel_none",
+            TsSource::BpfHook => "bpf_hook",
         }
     }
 }

@@ -28,9 +28,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use wirestamp_capture::CaptureReader;
 use wirestamp_capture::live::clock::ClockWatch;
+use wirestamp_capture::live::ebpf::FRAME_MAX;
 use wirestamp_capture::live::pmc::Pmc;
-use wirestamp_capture::live::{AfPacket, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode};
+use wirestamp_capture::live::{
+    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
+};
 use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -161,6 +165,10 @@ fn ts_words(ts: TsSource) -> &'static str {
         TsSource::KernelHardware => "NIC hardware timestamps (raw PHC time)",
         TsSource::KernelSoftware => "kernel software timestamps (CLOCK_REALTIME at the driver)",
         TsSource::KernelNone => "no timestamp flag: CLOCK_REALTIME when the kernel copied the frame",
+        TsSource::BpfHook => {
+            "eBPF hook time: bpf_ktime_get_tai_ns() when the tc/XDP program ran, less the kernel's TAI offset \
+             (CLOCK_REALTIME); the packet carried no stamp"
+        }
         TsSource::PcapngNone => "NO timestamp in the input (pcapng Simple Packet Block): written as 0",
         _ => "timestamps as read from the input stream",
     }
@@ -171,6 +179,8 @@ enum Source {
     Rings(Vec<AfPacket>, usize),
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
+    Ebpf(Box<EbpfSource>),
+    AfXdp(Box<AfXdp>),
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal).
@@ -196,16 +206,93 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let ifaces: Vec<String> = match (&args.source, args.interface.as_slice()) {
         (CaptureSource::Stdin, []) => vec!["stdin".into()],
         (CaptureSource::Stdin, [one]) => vec![one.clone()],
-        (CaptureSource::Pcap, [one]) => vec![one.clone()],
-        (CaptureSource::Afpacket, [_, ..]) => args.interface.clone(),
+        (CaptureSource::Pcap | CaptureSource::Afxdp, [one]) => vec![one.clone()],
+        (CaptureSource::Afpacket | CaptureSource::Ebpf, [_, ..]) => args.interface.clone(),
         (_, []) => bail!("this --source needs -i IFACE"),
-        (_, _) => bail!("several -i need --source afpacket"),
+        (_, _) => bail!("several -i need --source afpacket or ebpf"),
     };
+    let flows: Vec<FlowSpec> = args
+        .md
+        .iter()
+        .map(|s| if s.starts_with("udp:") { Ok(s) } else { Err(anyhow::anyhow!("--md {s}: a feed is udp:GROUP:PORT")) })
+        .chain(args.orders.iter().map(|s| {
+            if s.starts_with("tcp:") { Ok(s) } else { Err(anyhow::anyhow!("--orders {s}: a session is tcp:HOST:PORT")) }
+        }))
+        .map(|s| s.and_then(|s| s.parse::<FlowSpec>().map_err(anyhow::Error::from)))
+        .collect::<Result<_>>()?;
+    if args.source == CaptureSource::Ebpf {
+        if args.filter.is_some() {
+            bail!("-f does not apply to --source ebpf: its programs capture the --md/--orders flows");
+        }
+        if flows.is_empty() {
+            bail!("--source ebpf needs at least one flow: --md udp:GROUP:PORT and/or --orders tcp:HOST:PORT");
+        }
+    } else if !flows.is_empty() {
+        bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
+    } else if args.cgroup.is_some() {
+        bail!("--cgroup (sockops TX timestamps) needs --source ebpf");
+    }
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
     let mut guards = Vec::new();
     let mode_line;
     let mut source = match args.source {
+        CaptureSource::Ebpf => {
+            let mut modes = Vec::new();
+            for name in &ifaces {
+                if !args.no_hwtstamp {
+                    // The programs take the skb's hardware stamp where the NIC gives one.
+                    let ioctl = Ioctl::new().context("ioctl socket")?;
+                    let g = HwTsGuard::enable(ioctl, name, &args.state_dir, args.force_hwtstamp)?;
+                    modes.push(g.mode.describe(name));
+                    guards.push(g);
+                }
+            }
+            let ring_bytes = args.ring_mb.max(1).checked_next_power_of_two().unwrap_or(1 << 31).min(2048) << 20;
+            let cfg = EbpfConfig {
+                ifaces: ifaces.clone(),
+                flows: flows.clone(),
+                snap_len: args.snap_payload,
+                ring_bytes,
+                cgroup: args.cgroup.clone(),
+            };
+            let src = EbpfSource::open(&cfg)?;
+            let specs: Vec<String> = flows.iter().map(flow_name).collect();
+            modes.push(format!(
+                "{iface}: eBPF tc programs ({}) on {}; frames TRUNCATED to their headers + {} payload bytes (at most \
+                 {FRAME_MAX}: caplen < wirelen); timestamps: the skb's stamp when it has one, else the hook's time \
+                 (TAI offset {} s)",
+                src.attach_kinds().join(","),
+                specs.join(" "),
+                args.snap_payload,
+                src.tai_offset_ns() / 1_000_000_000
+            ));
+            if let Some(cg) = &args.cgroup {
+                modes.push(format!("TX timestamps of the order sessions' writes from cgroup {}", cg.display()));
+            }
+            mode_line = modes.join("; ");
+            Source::Ebpf(Box::new(src))
+        }
+        CaptureSource::Afxdp => {
+            if args.filter.is_some() {
+                bail!("-f does not apply to --source afxdp: its program takes every frame of the queue");
+            }
+            let mut modes = Vec::new();
+            if !args.no_hwtstamp {
+                let ioctl = Ioctl::new().context("ioctl socket")?;
+                let g = HwTsGuard::enable(ioctl, &iface, &args.state_dir, args.force_hwtstamp)?;
+                modes.push(g.mode.describe(&iface));
+                guards.push(g);
+            }
+            let s = AfXdp::open(&iface, args.queue, 0)?;
+            modes.push(format!(
+                "{iface}: AF_XDP copy mode on RX queue {} (every frame of that queue, which no longer reaches the \
+                 network stack); timestamps: the NIC's RX stamp in the XDP metadata, else the XDP program's time",
+                args.queue
+            ));
+            mode_line = modes.join("; ");
+            Source::AfXdp(Box::new(s))
+        }
         CaptureSource::Afpacket => {
             let mut modes = Vec::new();
             let mut rings = Vec::new();
@@ -268,6 +355,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         _ => ifaces.clone(),
     };
+    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { args.snaplen };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
     let mut count: u64 = 0;
@@ -281,6 +369,15 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut unsynced: u64 = 0;
     let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
+    let mut tx_csv = match &args.tx_events {
+        Some(p) => {
+            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let mut w = BufWriter::new(f);
+            writeln!(w, "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last")?;
+            Some((w, p.clone(), 0u64))
+        }
+        None => None,
+    };
     let result = (|| -> Result<()> {
         files.open()?;
         loop {
@@ -289,6 +386,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 || args.duration.is_some_and(|d| started.elapsed() >= Duration::from_secs(d))
             {
                 return Ok(());
+            }
+            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
+                write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
                 files.close()?;
@@ -318,6 +418,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?
                 }
+                Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
+                Source::AfXdp(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::Stream(r) => match r.next_frame()? {
                     Some(f) => Some(f),
                     None => return Ok(()),
@@ -337,12 +439,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
             }
-            files.write(&f, name, &describe, args.snaplen)?;
+            files.write(&f, name, &describe, snaplen)?;
             *per_source.entry(f.ts_source.name()).or_default() += 1;
             count += 1;
         }
     })();
     let closed = files.close();
+    let tx_done = match (&mut source, tx_csv.as_mut()) {
+        (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
+            // The last writes' ACKs may still be in the ring.
+            while s.poll_tx(Duration::from_millis(50))? > 0 {}
+            write_tx(csv, s.take_tx_events())?;
+            csv.0.flush().with_context(|| format!("writing {}", csv.1.display()))
+        })(),
+        _ => Ok(()),
+    };
     let counters = match &mut source {
         Source::Rings(rings, _) => rings
             .iter_mut()
@@ -364,6 +475,52 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
         Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
+        Source::AfXdp(s) => s.stats().map(|s| {
+            let p = &s.prog;
+            format!(
+                "af_xdp ({iface} queue {}): {} frames seen by the program: {} redirected, {} passed (no socket on \
+                 their queue); {} read, {} dropped by the kernel ({} RX ring full), fill ring empty {} times; {} \
+                 without metadata, {} without a hardware stamp",
+                args.queue,
+                p.seen,
+                p.redirected,
+                p.no_socket,
+                s.frames,
+                s.rx_dropped,
+                s.rx_ring_full,
+                s.fill_ring_empty,
+                s.no_meta + p.no_meta,
+                p.no_hw_rx_stamp
+            )
+        }),
+        Source::Ebpf(s) => s
+            .stats()
+            .map(|v| {
+                v.iter()
+                    .zip(&ifaces)
+                    .map(|(s, name)| {
+                        let b = &s.bpf;
+                        let in_ring = b.matched.saturating_sub(b.ringbuf_full + b.delivered + b.bad_records);
+                        format!(
+                            "bpf ({name}): {} matched of {} seen: {} read, {} lost (ring full), {} dropped (user-space \
+                             queue full), {} still queued at exit; {} malformed, {} unsupported, {} fragments, {} bad \
+                             records, {} GSO frames (several wire segments each)",
+                            b.matched,
+                            b.seen,
+                            s.frames,
+                            b.ringbuf_full,
+                            s.queue_drops,
+                            s.queued + in_ring,
+                            b.malformed,
+                            b.unsupported,
+                            b.fragments,
+                            b.bad_records,
+                            s.gso_records
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\nwirestamp: ")
+            }),
     };
     for g in &mut guards {
         g.restore()?;
@@ -387,9 +544,58 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             eprintln!("wirestamp: wrote {}", p.display());
         }
     }
+    if let (Source::Ebpf(s), false) = (&source, args.quiet) {
+        match s.tx_stats() {
+            Ok(Some(t)) => eprintln!(
+                "wirestamp: sockops: {} connections timestamped, {} events written, {} lost (ring full), {} bad \
+                 records; {} connections the kernel could not timestamp (before Linux 6.15)",
+                t.enabled,
+                tx_csv.as_ref().map_or(0, |c| c.2),
+                t.ringbuf_full,
+                t.bad_records,
+                t.setsockopt_failed + t.no_kfunc
+            ),
+            Ok(None) => {}
+            Err(e) => eprintln!("wirestamp: sockops counters unavailable: {e}"),
+        }
+    }
     result?;
     closed?;
+    tx_done?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Appends TX events to the CSV (see `--tx-events`).
+fn write_tx(
+    csv: &mut (BufWriter<File>, PathBuf, u64),
+    events: Vec<wirestamp_capture::live::ebpf::TxEvent>,
+) -> Result<()> {
+    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+    for e in events {
+        writeln!(
+            csv.0,
+            "{},{},{},{},{},{},{},{}",
+            e.time_ns,
+            e.kind,
+            e.local,
+            e.remote,
+            opt(e.seq_first),
+            e.seq_last,
+            opt(e.stream.map(|s| s.0)),
+            opt(e.stream.map(|s| s.1))
+        )
+        .with_context(|| format!("writing {}", csv.1.display()))?;
+        csv.2 += 1;
+    }
+    Ok(())
+}
+
+/// A flow as given on the command line.
+fn flow_name(f: &FlowSpec) -> String {
+    match f {
+        FlowSpec::Feed(s) => s.to_string(),
+        FlowSpec::Orders(s) => s.to_string(),
+    }
 }
 
 /// For tests of the naming rule.

@@ -105,7 +105,11 @@ pub enum Command {
     ///
     /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
-    /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance).
+    /// best timestamp type the device offers), `stdin` (a pcap/pcapng stream, e.g. from a capture appliance),
+    /// `ebpf` (wirestamp's tc programs: only the packets of the --md/--orders flows, stamped at the hook,
+    /// each frame truncated to its headers + --snap-payload bytes, so caplen < wirelen; --ring-mb per interface),
+    /// `afxdp` (for a port fed by a tap: an XDP program sends every frame of RX queue --queue to an AF_XDP
+    /// socket in copy mode, with the NIC's RX timestamp or the program's time; those frames skip the stack).
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
     /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
@@ -114,6 +118,8 @@ pub enum Command {
     ///   wirestamp capture -i eth1 -w md.pcapng
     ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
     ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
+    ///   wirestamp capture --source ebpf -i eth1 --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 -w t.pcapng
+    ///   wirestamp capture --source ebpf -i eth1 --orders tcp:10.1.0.1:8003 --cgroup CG --tx-events tx.csv -w t.pcapng
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
@@ -242,6 +248,10 @@ pub enum CaptureSource {
     Pcap,
     /// A pcap or pcapng stream on standard input.
     Stdin,
+    /// wirestamp's tc BPF programs: only the --md/--orders flows, frames truncated to headers + --snap-payload.
+    Ebpf,
+    /// An AF_XDP socket (copy mode) on one RX queue, fed by an XDP redirect: every frame of a tap-fed port.
+    Afxdp,
 }
 
 #[derive(Debug, clap::Args)]
@@ -273,7 +283,7 @@ pub struct CaptureArgs {
     /// Snap length written to the interface blocks (and libpcap's capture length).
     #[arg(long, default_value_t = 262_144)]
     pub snaplen: u32,
-    /// AF_PACKET ring size in MiB.
+    /// AF_PACKET ring size in MiB (ebpf: the BPF ring buffer per interface, rounded up to a power of two).
     #[arg(long, default_value_t = 8, value_name = "MB")]
     pub ring_mb: u32,
     /// Leave the NIC's hardware timestamping alone and use software timestamps.
@@ -292,6 +302,27 @@ pub struct CaptureArgs {
     /// ptp4l's management socket, to check its offset during the capture (e.g. /var/run/ptp4l).
     #[arg(long, value_name = "PATH")]
     pub ptp4l: Option<std::path::PathBuf>,
+    /// --source ebpf: a market-data feed to capture, udp:GROUP:PORT (packets to it); repeatable.
+    #[arg(long = "md", value_name = "SPEC")]
+    pub md: Vec<String>,
+    /// --source ebpf: an order session to capture, tcp:HOST:PORT (the exchange's end; both directions).
+    #[arg(long = "orders", value_name = "SPEC")]
+    pub orders: Vec<String>,
+    /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
+    #[arg(long, default_value_t = 64, value_name = "BYTES")]
+    pub snap_payload: u16,
+    /// --source afxdp: the RX queue to capture (the others still reach the network stack).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub queue: u32,
+    /// --source ebpf: the trading app's cgroup v2 directory; TX timestamps (SCHED, SND, ACK) of its
+    /// --orders writes are taken there by a sockops program (Linux 6.15+) and written to --tx-events.
+    #[arg(long, value_name = "PATH", requires = "tx_events")]
+    pub cgroup: Option<std::path::PathBuf>,
+    /// CSV of the TX timestamps: time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last
+    /// (one row per write and event; seq_last is the write's last byte: the egress frame with
+    /// seq + len - 1 = seq_last carried it).
+    #[arg(long, value_name = "FILE", requires = "cgroup")]
+    pub tx_events: Option<std::path::PathBuf>,
     /// No messages on standard error.
     #[arg(short = 'q', long)]
     pub quiet: bool,

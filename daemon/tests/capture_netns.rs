@@ -426,3 +426,558 @@ fn several_interfaces_in_one_file_one_idb_each() {
     assert_eq!((count("va", "0"), count("va", "1")), (5, 0), "{rows:?}");
     assert_eq!((count("lo", "0"), count("lo", "1")), (5, 5), "{rows:?}");
 }
+
+// ---- --source ebpf ----
+
+const FEED_GROUP: &str = "239.7.7.7";
+const FEED_PORT: u16 = 30001;
+const GW_PORT: u16 = 9000;
+
+/// One frame's identity, parsed here by hand from its Ethernet/IPv4/UDP-or-TCP bytes (RFC 791/768/793).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    outbound: bool,
+    proto: u8,
+    src: (std::net::Ipv4Addr, u16),
+    dst: (std::net::Ipv4Addr, u16),
+    seq: u32,
+    ack: u32,
+    flags: u8,
+    ip_len: u16,
+}
+
+/// (key, header length up to the L4 payload) of a frame; None for anything but IPv4 UDP/TCP.
+fn parse_key(outbound: bool, f: &[u8]) -> Option<(Key, usize)> {
+    if f.len() < 34 || f[12..14] != [0x08, 0x00] {
+        return None;
+    }
+    let ihl = usize::from(f[14] & 0x0f) * 4;
+    let ip = |i: usize| std::net::Ipv4Addr::new(f[i], f[i + 1], f[i + 2], f[i + 3]);
+    let l4 = 14 + ihl;
+    let be16 = |i: usize| u16::from_be_bytes([f[i], f[i + 1]]);
+    let be32 = |i: usize| u32::from_be_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]]);
+    let proto = f[23];
+    let (seq, ack, flags, hdr) = match proto {
+        17 => (0, 0, 0, l4 + 8),
+        6 => (be32(l4 + 4), be32(l4 + 8), f[l4 + 13], l4 + usize::from(f[l4 + 12] >> 4) * 4),
+        _ => return None,
+    };
+    let key = Key {
+        outbound,
+        proto,
+        src: (ip(26), be16(l4)),
+        dst: (ip(30), be16(l4 + 2)),
+        seq,
+        ack,
+        flags,
+        ip_len: be16(16),
+    };
+    Some((key, hdr))
+}
+
+/// Every frame of a pcapng file: (time_ns, outbound, data, wire_len, ts_source name).
+fn read_all(path: &Path) -> Vec<(i64, bool, Vec<u8>, u32, &'static str)> {
+    let mut r = wirestamp_capture::CaptureReader::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        let outbound = f.direction == wirestamp_core::Direction::Outbound;
+        out.push((f.ts_ns, outbound, f.data.to_vec(), f.wire_len, f.ts_source.name()));
+    }
+    out
+}
+
+fn args(v: &[&str], out: &Path) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).chain(["-w".into(), out.display().to_string()]).collect()
+}
+
+#[test]
+fn ebpf_source_captures_exactly_the_configured_flows_once_with_hook_timestamps() {
+    use std::io::{Read, Write};
+    use std::net::{Ipv4Addr, TcpListener, TcpStream};
+    const N_FEED: u64 = 20;
+    const N_ORDERS: usize = 10;
+    let pair = VethPair::new();
+    pair.a.ip(&["route", "add", "224.0.0.0/4", "dev", "va"]);
+    let dir = tmp("ebpf");
+    let (out, oracle_out) = (dir.join("e.pcapng"), dir.join("o.pcapng"));
+    let md = format!("udp:{FEED_GROUP}:{FEED_PORT}");
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let ebpf = start(
+        &pair.a,
+        args(&["--source", "ebpf", "-i", "va", "--md", &md, "--orders", &orders, "--no-hwtstamp"], &out),
+        dir.join("e.pcapng.part"),
+    );
+    // The oracle: AF_PACKET on the same interface, all UDP and TCP; the test applies the flows itself.
+    let oracle = start(
+        &pair.a,
+        args(&["-i", "va", "-f", "udp or tcp", "--no-hwtstamp"], &oracle_out),
+        dir.join("o.pcapng.part"),
+    );
+
+    // A second eBPF capture on the same interface is refused, clearly, and leaves the first one alone.
+    let second = pair.a.command(
+        BIN,
+        &["capture", "--source", "ebpf", "-i", "va", "--md", &md, "-w", &dir.join("x.pcapng").display().to_string()],
+    );
+    let err2 = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success() && err2.contains("another wirestamp capture is running"), "{err2}");
+    assert!(!dir.join("x.pcapng").exists() && !dir.join("x.pcapng.part").exists());
+
+    // B: the gateway (replies to each order) and an unconfigured TCP service.
+    let (gw, other) = pair
+        .b
+        .run(|| (TcpListener::bind((ADDR_B, GW_PORT)).unwrap(), TcpListener::bind((ADDR_B, GW_PORT + 100)).unwrap()));
+    let gw_thread = std::thread::spawn(move || {
+        let (mut s, _) = gw.accept().unwrap();
+        let mut o = [0u8; 40];
+        for _ in 0..N_ORDERS {
+            s.read_exact(&mut o).unwrap();
+            s.write_all(&[b'R'; 20]).unwrap();
+        }
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+    });
+    let other_thread = std::thread::spawn(move || {
+        let (mut s, _) = other.accept().unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+    });
+    let (feed, noise) = pair.a.run(|| (UdpSocket::bind((ADDR_A, 0)).unwrap(), UdpSocket::bind((ADDR_A, 0)).unwrap()));
+    let noise_b = pair.b.run(|| UdpSocket::bind((ADDR_B, 0)).unwrap());
+    let mut feed_iv = Vec::new();
+    for seq in 0..N_FEED {
+        let mut d = seq.to_be_bytes().to_vec();
+        d.resize(300, 0xab); // longer than headers + 64: the eBPF frame is truncated
+        let t0 = realtime_ns();
+        feed.send_to(&d, (FEED_GROUP, FEED_PORT)).unwrap();
+        feed_iv.push((t0, realtime_ns()));
+        noise.send_to(b"same group, other port", (FEED_GROUP, FEED_PORT + 1)).unwrap();
+        noise.send_to(b"gateway, over udp", (ADDR_B, GW_PORT)).unwrap();
+        noise_b.send_to(b"inbound udp noise", (ADDR_A, FEED_PORT)).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut client = pair.a.run(|| TcpStream::connect((ADDR_B, GW_PORT)).unwrap());
+    client.set_nodelay(true).unwrap();
+    let mut noise_tcp = pair.a.run(|| TcpStream::connect((ADDR_B, GW_PORT + 100)).unwrap());
+    let mut order_iv = Vec::new();
+    for k in 0..N_ORDERS {
+        let mut o = format!("ORDER{k:03}").into_bytes();
+        o.resize(40, b'.');
+        let t0 = realtime_ns();
+        client.write_all(&o).unwrap();
+        order_iv.push((o[..8].to_vec(), t0, realtime_ns()));
+        noise_tcp.write_all(b"not an order session").unwrap();
+        let mut r = [0u8; 20];
+        client.read_exact(&mut r).unwrap();
+    }
+    drop(client);
+    drop(noise_tcp);
+    gw_thread.join().unwrap();
+    other_thread.join().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    for c in [&ebpf, &oracle] {
+        // SAFETY: signals our own child by pid.
+        assert_eq!(unsafe { libc::kill(c.id() as i32, libc::SIGTERM) }, 0);
+    }
+    let (res, ores) = (finish(ebpf, 10), finish(oracle, 10));
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success() && ores.status.success(), "{err}\n{}", String::from_utf8_lossy(&ores.stderr));
+    assert!(err.contains("frames TRUNCATED to their headers + 64 payload bytes"), "{err}");
+
+    // What the test itself says the flows are, applied to the oracle's frames.
+    let (group, gw) = (FEED_GROUP.parse::<Ipv4Addr>().unwrap(), ADDR_B.parse::<Ipv4Addr>().unwrap());
+    let in_flows = |k: &Key| {
+        (k.proto == 17 && k.dst == (group, FEED_PORT))
+            || (k.proto == 6 && (k.dst == (gw, GW_PORT) || k.src == (gw, GW_PORT)))
+    };
+    let oracle_frames = read_all(&oracle_out);
+    let mut want: Vec<(Key, Vec<u8>, u32)> = Vec::new();
+    let mut noise_seen = 0;
+    for (_, outbound, data, wire, _) in &oracle_frames {
+        let (k, hdr) = parse_key(*outbound, data).unwrap();
+        if in_flows(&k) {
+            want.push((k, data[..data.len().min(hdr + 64)].to_vec(), *wire));
+        } else {
+            noise_seen += 1;
+        }
+    }
+    let got_frames = read_all(&out);
+    let mut got: Vec<(Key, Vec<u8>, u32)> =
+        got_frames.iter().map(|(_, o, d, w, _)| (parse_key(*o, d).unwrap().0, d.clone(), *w)).collect();
+    want.sort();
+    got.sort();
+    // 20 feed datagrams; the session: handshake (3), 10 orders, 10 replies (ACKs ride on them), 2 FINs at least.
+    assert!(want.len() >= (N_FEED as usize) + 3 + 2 * N_ORDERS + 2, "{}", want.len());
+    assert!(noise_seen >= 3 * N_FEED as usize + 2 * N_ORDERS, "the oracle saw the noise: {noise_seen}");
+    assert_eq!(got.len(), want.len(), "{err}");
+    assert_eq!(got, want, "each configured packet exactly once, same bytes up to headers + 64, same wire length");
+    let n = got.len();
+    assert!(err.contains(&format!("{n} frames written")), "{err}");
+    assert!(
+        err.contains(&format!("bpf (va): {n} matched of "))
+            && err.contains(&format!(
+                ": {n} read, 0 lost (ring full), 0 dropped (user-space queue full), 0 still queued at exit"
+            )),
+        "{err}"
+    );
+
+    // Read back through `wirestamp frames`: same count, times and lengths; caplen < wirelen for the feed.
+    let out_csv = Command::new(BIN).args(["frames", "-q"]).arg(&out).output().unwrap();
+    assert!(out_csv.status.success());
+    let rows: Vec<Vec<String>> = String::from_utf8(out_csv.stdout)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), n);
+    // The provenance travels in each frame's interface block (one per interface and timestamp source).
+    let descr = tshark_fields(&out, &[], &["frame.interface_description"]);
+    assert_eq!(descr.len(), n);
+    let mut feed_frames = 0;
+    for ((row, (ts, outbound, data, wire, _)), d) in rows.iter().zip(&got_frames).zip(&descr) {
+        let source = if d[0].starts_with("eBPF hook time") { "bpf_hook" } else { d[0].as_str() };
+        assert_eq!(row[1].parse::<i64>().unwrap(), *ts);
+        assert_eq!(row[2].parse::<usize>().unwrap(), data.len());
+        assert_eq!(row[3].parse::<u32>().unwrap(), *wire);
+        assert_eq!(row[6], "pcapng");
+        let (k, _) = parse_key(*outbound, data).unwrap();
+        if k.proto == 17 {
+            // Egress UDP carries no stamp: the hook's time, inside the send call.
+            assert_eq!((source, *outbound), ("bpf_hook", true));
+            assert_eq!((data.len(), *wire), (14 + 20 + 8 + 64, 14 + 20 + 8 + 300), "truncated");
+            let seq = u64::from_be_bytes(data[42..50].try_into().unwrap());
+            assert_eq!(seq, feed_frames, "in send order");
+            let (t0, t1) = feed_iv[seq as usize];
+            assert!(t0 <= *ts && *ts <= t1, "feed {seq}: {ts} outside [{t0}, {t1}]");
+            feed_frames += 1;
+        } else if *outbound && data.len() > 54 && data[54..].starts_with(b"ORDER") {
+            let (_, t0, t1) = order_iv.iter().find(|o| data[54..].starts_with(&o.0)).unwrap();
+            assert_eq!(source, "bpf_hook");
+            assert!(t0 <= ts && ts <= t1, "order: {ts} outside [{t0}, {t1}]");
+        }
+    }
+    assert_eq!(feed_frames, N_FEED);
+}
+
+#[test]
+fn ebpf_source_detaches_on_sigterm_and_rejects_bad_arguments() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-idle");
+    for round in 0..2 {
+        // The second round attaches again: the first one's programs were detached at exit.
+        let out = dir.join(format!("i{round}.pcapng"));
+        let child = start(
+            &pair.a,
+            args(&["--source", "ebpf", "-i", "va", "--orders", "tcp:10.77.0.2:9000", "--no-hwtstamp"], &out),
+            dir.join(format!("i{round}.pcapng.part")),
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        // SAFETY: signals our own child by pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let res = finish(child, 5);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert!(res.status.success(), "round {round}: {err}");
+        assert!(t.elapsed() < Duration::from_secs(1), "stopped within the 100 ms poll");
+        assert!(err.contains("0 frames written"), "{err}");
+        assert_eq!(tshark_fields(&out, &[], &["frame.len"]).len(), 0, "a complete, empty file");
+    }
+    let o = dir.join("bad.pcapng").display().to_string();
+    for (a, want) in [
+        (vec!["--source", "ebpf", "-i", "va"], "needs at least one flow"),
+        (vec!["--source", "ebpf", "-i", "va", "--md", "tcp:1.2.3.4:5"], "a feed is udp:GROUP:PORT"),
+        (vec!["--source", "ebpf", "-i", "va", "--md", "udp:1.2.3.4:5", "-f", "udp"], "-f does not apply"),
+        (vec!["-i", "va", "--md", "udp:1.2.3.4:5"], "select flows for --source ebpf"),
+        (
+            vec!["--source", "ebpf", "-i", "nosuch0", "--md", "udp:1.2.3.4:5", "--no-hwtstamp"],
+            "\"nosuch0\" does not exist",
+        ),
+    ] {
+        let mut v = vec!["capture"];
+        v.extend(a);
+        v.extend(["-w", &o]);
+        let r = pair.a.command(BIN, &v);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success() && err.contains(want), "{v:?}: {err}");
+    }
+    assert!(!dir.join("bad.pcapng").exists());
+}
+
+const TX_CLIENT_ENV: &str = "WS_CAPTURE_TX_CLIENT";
+const TX_WRITES: usize = 5;
+const TX_WRITE_LEN: usize = 40;
+
+/// The trading app of `ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client`, run by it in a
+/// child process inside a cgroup: connects to $WS_CAPTURE_TX_CLIENT, writes TX_WRITES orders of
+/// TX_WRITE_LEN bytes (each answered by 20 bytes), never touching SO_TIMESTAMPING; prints its port.
+#[test]
+#[ignore = "helper: run in a child process by ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client"]
+fn ebpf_tx_client_child() {
+    use std::io::{Read, Write};
+    let addr: std::net::SocketAddr = std::env::var(TX_CLIENT_ENV).expect("run by the parent test").parse().unwrap();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    let mut r = [0u8; 20];
+    for k in 0..TX_WRITES {
+        s.write_all(&[b'a' + k as u8; TX_WRITE_LEN]).unwrap();
+        s.read_exact(&mut r).unwrap();
+    }
+    println!("CLIENT local_port={}", s.local_addr().unwrap().port());
+}
+
+/// The first cgroup2 mount (/proc/self/mounts), read here independently of the code under test.
+fn cgroup2_root() -> PathBuf {
+    let m = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    m.lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"cgroup2")).then(|| PathBuf::from(f[1]))
+        })
+        .expect("a cgroup2 mount")
+}
+
+#[test]
+fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let cap = start(
+        &pair.a,
+        args(
+            &[
+                "--source",
+                "ebpf",
+                "-i",
+                "va",
+                "--orders",
+                &orders,
+                "--no-hwtstamp",
+                "--cgroup",
+                &cgs,
+                "--tx-events",
+                &csvs,
+            ],
+            &out,
+        ),
+        dir.join("t.pcapng.part"),
+    );
+    let gw = pair.b.run(|| std::net::TcpListener::bind((ADDR_B, GW_PORT)).unwrap());
+    let gw_thread = std::thread::spawn(move || {
+        let (mut s, _) = gw.accept().unwrap();
+        let mut o = [0u8; TX_WRITE_LEN];
+        for _ in 0..TX_WRITES {
+            s.read_exact(&mut o).unwrap();
+            s.write_all(&[b'R'; 20]).unwrap();
+        }
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+    });
+    let procs = std::ffi::CString::new(cg.join("cgroup.procs").to_str().unwrap()).unwrap();
+    let client_out = pair.a.run(move || {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["--exact", "ebpf_tx_client_child", "--ignored", "--nocapture", "--test-threads=1"])
+            .env(TX_CLIENT_ENV, format!("{ADDR_B}:{GW_PORT}"));
+        // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ok = libc::write(fd, b"0".as_ptr().cast(), 1) == 1;
+                libc::close(fd);
+                if ok { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+            });
+        }
+        cmd.output().unwrap()
+    });
+    let stdout = String::from_utf8_lossy(&client_out.stdout).into_owned();
+    assert!(client_out.status.success(), "{stdout}{}", String::from_utf8_lossy(&client_out.stderr));
+    let port: u16 = stdout
+        .lines()
+        .find_map(|l| l.split_once("CLIENT local_port=").map(|(_, p)| p.trim().parse().unwrap()))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    gw_thread.join().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(cap, 10);
+    for _ in 0..50 {
+        if std::fs::remove_dir(&cg).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(err.contains("sockops: 1 connections timestamped"), "{err}");
+    assert!(err.contains("0 lost (ring full), 0 bad records; 0 connections the kernel could not"), "{err}");
+
+    // The CSV: one established row, then one sched, snd_sw and ack row per write, keyed by its last byte.
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last"));
+    let rows: Vec<Vec<String>> = lines
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>())
+        .filter(|r| r[2].ends_with(&format!(":{port}")))
+        .collect();
+    assert!(rows.iter().all(|r| r[3] == format!("{ADDR_B}:{GW_PORT}")), "{text}");
+    let est: Vec<&Vec<String>> = rows.iter().filter(|r| r[1] == "established").collect();
+    assert_eq!(est.len(), 1, "{text}");
+    let isn1: u32 = est[0][5].parse().unwrap();
+    let n = TX_WRITE_LEN as u32;
+    let want: Vec<(u32, u32, String, String)> = (0..TX_WRITES as u32)
+        .map(|k| {
+            (
+                isn1.wrapping_add(k * n),
+                isn1.wrapping_add((k + 1) * n - 1),
+                (k * n).to_string(),
+                ((k + 1) * n - 1).to_string(),
+            )
+        })
+        .collect();
+    let mut times: std::collections::HashMap<&str, Vec<i64>> = std::collections::HashMap::new();
+    for kind in ["sched", "snd_sw", "ack"] {
+        let got: Vec<(u32, u32, String, String)> = rows
+            .iter()
+            .filter(|r| r[1] == kind)
+            .map(|r| (r[4].parse().unwrap(), r[5].parse().unwrap(), r[6].clone(), r[7].clone()))
+            .collect();
+        assert_eq!(got, want, "{kind}: one per write with its byte range\n{text}");
+        times.insert(kind, rows.iter().filter(|r| r[1] == kind).map(|r| r[0].parse().unwrap()).collect());
+    }
+    // Each write's last byte was carried by one captured egress frame, stamped at tc before the SND time.
+    let frames: Vec<(u32, i64)> = read_all(&out)
+        .into_iter()
+        .filter_map(|(ts, outbound, data, _, _)| {
+            let (k, hdr) = parse_key(outbound, &data)?;
+            let payload = usize::from(k.ip_len) + 14 - hdr;
+            (outbound && k.src.1 == port && payload > 0).then(|| (k.seq.wrapping_add(payload as u32 - 1), ts))
+        })
+        .collect();
+    assert_eq!(frames.iter().map(|f| f.0).collect::<Vec<_>>(), want.iter().map(|w| w.1).collect::<Vec<_>>());
+    for (k, (_, hook)) in frames.iter().enumerate() {
+        let snd = times["snd_sw"][k];
+        assert!(*hook <= snd && snd - hook < 10_000_000, "write {k}: tc egress {hook}, SND {snd}");
+    }
+    let stages = times["sched"].iter().zip(&times["snd_sw"]).zip(&times["ack"]);
+    for (k, ((s, d), a)) in stages.enumerate() {
+        assert!(s <= d && d <= a, "write {k}: sched {s} snd {d} ack {a}");
+    }
+}
+
+#[test]
+fn afxdp_source_delivers_every_frame_with_its_metadata_in_copy_mode() {
+    const N: usize = 50;
+    let pair = VethPair::new();
+    let dir = tmp("afxdp");
+    let out = dir.join("x.pcapng");
+    let child =
+        start(&pair.a, args(&["--source", "afxdp", "-i", "va", "--no-hwtstamp"], &out), dir.join("x.pcapng.part"));
+    // One AF_XDP socket per queue (and one XDP program per interface): a second capture is refused, clearly.
+    let second = pair.a.command(
+        BIN,
+        &[
+            "capture",
+            "--source",
+            "afxdp",
+            "-i",
+            "va",
+            "--no-hwtstamp",
+            "-w",
+            &dir.join("y.pcapng").display().to_string(),
+        ],
+    );
+    let err2 = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success() && err2.contains("another wirestamp capture"), "{err2}");
+
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, 0)).unwrap());
+    let mut iv = Vec::new();
+    for k in 0..N {
+        let mut d = (k as u32).to_be_bytes().to_vec();
+        d.resize(20 + 17 * k, k as u8); // 20 .. 853 bytes: lengths differ frame to frame
+        iv.push(realtime_ns());
+        sb.send_to(&d, (ADDR_A, PORT)).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    iv.push(realtime_ns() + 50_000_000);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let frames = read_all(&out);
+    let descr = tshark_fields(&out, &[], &["frame.interface_description"]);
+    assert_eq!(descr.len(), frames.len());
+    let mut got = 0;
+    for ((ts, outbound, data, wire, _), d) in frames.iter().zip(&descr) {
+        assert!(!outbound);
+        assert_eq!(data.len() as u32, *wire, "whole frames");
+        // Anything else the kernel sent on the link (IPv6 neighbour discovery) is captured too; ours are UDP.
+        let Some((key, hdr)) = parse_key(false, data) else { continue };
+        if key.proto != 17 || key.dst.1 != PORT {
+            continue;
+        }
+        let k = u32::from_be_bytes(data[hdr..hdr + 4].try_into().unwrap()) as usize;
+        assert_eq!(k, got, "every datagram once, in order");
+        assert_eq!(data.len(), 14 + 20 + 8 + 20 + 17 * k);
+        assert!(data[hdr + 4..].iter().all(|&b| b == k as u8), "frame {k}: payload intact");
+        assert!(d[0].starts_with("eBPF hook time"), "frame {k}: from the metadata: {}", d[0]);
+        assert!(iv[k] <= *ts && *ts < iv[k + 1], "frame {k}: {ts} outside [{}, {})", iv[k], iv[k + 1]);
+        got += 1;
+    }
+    assert_eq!(got, N, "{err}");
+    let n = frames.len();
+    assert!(
+        err.contains(&format!("{n} redirected, 0 passed"))
+            && err.contains(&format!("; {n} read, 0 dropped by the kernel (0 RX ring full)"))
+            && err.contains(&format!("0 without metadata, {n} without a hardware stamp")),
+        "{err}"
+    );
+}
+
+#[test]
+fn ebpf_source_under_load_written_plus_lost_equals_matched() {
+    const N: u64 = 30_000;
+    let pair = VethPair::new();
+    pair.a.ip(&["route", "add", "224.0.0.0/4", "dev", "va"]);
+    let dir = tmp("ebpf-load");
+    let out = dir.join("l.pcapng");
+    let md = format!("udp:{FEED_GROUP}:{FEED_PORT}");
+    let child = start(
+        &pair.a,
+        args(&["--source", "ebpf", "-i", "va", "--md", &md, "--ring-mb", "1", "--no-hwtstamp"], &out),
+        dir.join("l.pcapng.part"),
+    );
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, 0)).unwrap());
+    // Open loop, as fast as the sender goes: a 1 MiB BPF ring (about 2 800 records) may overflow, and every
+    // loss must be counted.
+    for _ in 0..N {
+        sa.send_to(&[7u8; 200], (FEED_GROUP, FEED_PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
+    // "bpf (va): M matched of S seen: R read, F lost (ring full), U dropped (user-space queue full), Q still ..."
+    let line = err.lines().find(|l| l.contains("matched of")).unwrap();
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (matched, read, lost, dropped, queued) = (nums[0], nums[2], nums[3], nums[4], nums[5]);
+    assert_eq!(matched, N, "{line}");
+    assert_eq!(read, written, "{line}");
+    assert_eq!(queued, 0, "{line}");
+    assert_eq!(written + lost + dropped, N, "written {written} + lost {lost} + dropped {dropped} = sent: {line}");
+    eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
+}

@@ -6,6 +6,7 @@
  *   WS_LOAD(ctx, off, to, n)   copy n bytes at offset off from the Ethernet header; 0 on success
  *   WS_LEN(ctx)                bytes of the packet from the Ethernet header
  *   WS_OFFLOADED_VLAN(ctx, p)  record a VLAN tag already removed from the data into p->vlan/n_vlan
+ *   WS_OFFLOADED_TCI(ctx)      that tag's full TCI (0 when none)
  *   WS_STAMP(ctx, ev)          fill ev->ts_ns, ts_source, hook_tai_ns, skb_tstamp, skb_hwtstamp, tstamp_type
  *   WS_IFINDEX(ctx), WS_GSO_SEGS(ctx)
  *
@@ -25,6 +26,8 @@
 
 /* Set by the loader before load. */
 const volatile __u32 snap_len = 64;
+/* 0: payload[] holds the L4 payload prefix; 1: the frame prefix from the Ethernet header (events.h). */
+const volatile __u32 snap_frame = 0;
 const volatile __u32 lookup_mask = WS_LK_EXACT | WS_LK_ANY_ADDR | WS_LK_ANY_VLAN | WS_LK_ANY_BOTH;
 
 struct {
@@ -194,7 +197,7 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 	struct ws_flow_key key = {};
 	struct ws_flow_val *val;
 	struct ws_pkt_event *ev;
-	__u32 payload_off, payload_len, seq = 0, ack = 0, avail, cap;
+	__u32 payload_off, payload_len, seq = 0, ack = 0, avail, cap, from;
 	__u16 sport, dport;
 	__u8 tcp_flags = 0, side;
 	int err;
@@ -290,13 +293,19 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 	__builtin_memcpy(ev->saddr, p.saddr, 16);
 	__builtin_memcpy(ev->daddr, p.daddr, 16);
 
-	/* Payload prefix: min(declared payload, bytes present in the skb, snap_len, WS_PAYLOAD_MAX). */
+	/* Payload prefix: min(declared payload, bytes present in the skb, snap_len, WS_PAYLOAD_MAX); in
+	 * snap_frame mode the same bytes preceded by the headers, from the Ethernet header. */
 	cap = payload_len;
 	avail = WS_LEN(ctx) > payload_off ? WS_LEN(ctx) - payload_off : 0;
 	if (cap > avail)
 		cap = avail;
 	if (cap > snap_len)
 		cap = snap_len;
+	from = payload_off;
+	if (snap_frame) {
+		cap += payload_off;
+		from = 0;
+	}
 	if (cap > WS_PAYLOAD_MAX)
 		cap = WS_PAYLOAD_MAX;
 	if (cap > 0) {
@@ -304,10 +313,12 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 		__u32 n = ((cap - 1) & (WS_PAYLOAD_MAX - 1)) + 1;
 
 		barrier_var(n);
-		if (WS_LOAD(ctx, payload_off, ev->payload, n))
+		if (WS_LOAD(ctx, from, ev->payload, n))
 			cap = 0;
 	}
 	ev->cap_len = cap;
+	ev->cap_off = from;
+	ev->offloaded_tci = WS_OFFLOADED_TCI(ctx);
 
 	bpf_ringbuf_submit(ev, 0);
 }

@@ -73,7 +73,9 @@ enum ws_stat {
 };
 
 /* One ring-buffer record per matched packet. Fixed size (ring reservations must be); only
- * payload[0..cap_len] is meaningful. */
+ * payload[0..cap_len] is meaningful. With rodata snap_frame = 0 (the default) payload[] holds the first
+ * snap_len bytes of the L4 payload; with snap_frame = 1 it holds the frame from its Ethernet header up to
+ * snap_len bytes of L4 payload (headers included, at most WS_PAYLOAD_MAX), for a pcapng writer. */
 struct ws_pkt_event {
 	__u64 ts_ns;        /* the chosen timestamp, clock given by ts_source */
 	__u64 hook_tai_ns;  /* bpf_ktime_get_tai_ns() when the program ran, always set */
@@ -101,7 +103,9 @@ struct ws_pkt_event {
 	__u8 match_side;    /* WS_SIDE_DST or WS_SIDE_SRC: which endpoint matched */
 	__u8 saddr[16];     /* IPv6 or IPv4-mapped, network order */
 	__u8 daddr[16];
-	__u8 payload[WS_PAYLOAD_MAX];
+	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
+	__u16 cap_off;      /* offset of payload[0] from the Ethernet header: l4_payload_off, or 0 (snap_frame) */
+	__u16 offloaded_tci; /* tc: the full TCI of a VLAN tag the stack took out of the data (vlan_present), else 0 */
 };
 
 /* ---- sockops TX timestamping (sockops.bpf.c), kernel 6.15+ ---- */
@@ -137,6 +141,29 @@ struct ws_tx_event {
 	__u8 pad[2];
 	__u8 local_addr[16]; /* IPv6 or IPv4-mapped, network order */
 	__u8 remote_addr[16];
+};
+
+/* ---- AF_XDP capture port (xsk.bpf.c) ---- */
+
+#define WS_XSK_META_MAGIC 0x314d5357 /* "WSM1" little-endian: the metadata area holds a ws_xsk_meta */
+
+/* Written by ws_xsk_rx into the XDP metadata area, immediately before the frame; the kernel copies it
+ * with the frame into the socket's UMEM chunk (copy mode), so user space finds it at desc.addr - 24. */
+struct ws_xsk_meta {
+	__u64 rx_hw_ns;    /* the NIC's RX timestamp (bpf_xdp_metadata_rx_timestamp); 0 = none (veth) */
+	__u64 hook_tai_ns; /* bpf_ktime_get_tai_ns() when the program ran */
+	__u32 rx_queue;    /* ctx->rx_queue_index */
+	__u32 magic;       /* WS_XSK_META_MAGIC */
+};
+
+/* Indexes of the per-CPU `xsk_stats` array. */
+enum ws_xsk_stat {
+	WS_XSK_STAT_SEEN = 0,       /* frames the program ran on */
+	WS_XSK_STAT_REDIRECTED = 1, /* handed to the queue's socket (XDP_REDIRECT) */
+	WS_XSK_STAT_NO_SOCKET = 2,  /* no socket on the frame's queue: passed to the stack */
+	WS_XSK_STAT_NO_META = 3,    /* no room for the metadata (bpf_xdp_adjust_meta failed): sent without it */
+	WS_XSK_STAT_NO_HW_RX = 4,   /* the driver gave no RX hardware timestamp (veth: all) */
+	WS_XSK_STAT__MAX = 5,
 };
 
 #endif /* WIRESTAMP_EVENTS_H */

@@ -30,6 +30,7 @@ char LICENSE[] SEC("license") = "GPL";
 			(p)->n_vlan = 1;                 \
 		}                                        \
 	} while (0)
+#define WS_OFFLOADED_TCI(ctx) ((ctx)->vlan_present ? (__u16)(ctx)->vlan_tci : 0)
 /* hardware stamp, else a REALTIME/TAI skb->tstamp, else the hook's own TAI time (see events.h). */
 #define WS_STAMP(ctx, ev) ws_tc_stamp(ctx, ev)
 

@@ -25,6 +25,7 @@ extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timest
 #define WS_GSO_SEGS(ctx) 0
 /* A tag the NIC stripped would need bpf_xdp_metadata_rx_vlan_tag; not read (tags in the data are). */
 #define WS_OFFLOADED_VLAN(ctx, p) do {} while (0)
+#define WS_OFFLOADED_TCI(ctx) 0
 #define WS_STAMP(ctx, ev) ws_xdp_stamp(ctx, ev)
 
 static __always_inline void ws_xdp_stamp(struct xdp_md *ctx, struct ws_pkt_event *ev);

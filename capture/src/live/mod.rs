@@ -4,6 +4,8 @@
 //! |---|---|
 //! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`afxdp`] | [`AfXdp`]: AF_XDP copy-mode socket fed by an XDP redirect, RX timestamp in the metadata |
+//! | [`ebpf`] | [`EbpfSource`]: wirestamp's tc programs on configured flows, frame prefixes from a BPF ring |
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
 //! | [`phc`] | PTP hardware clock offset to CLOCK_REALTIME (PTP_SYS_OFFSET_PRECISE / _EXTENDED / basic) |
 //! | [`pmc`] | ptp4l management client (TIME_STATUS_NP, PORT_DATA_SET, CURRENT_DATA_SET over its UDS) |
@@ -14,7 +16,9 @@
 //!
 //! Everything here acts in the calling thread's network namespace.
 
+pub mod afxdp;
 pub mod clock;
+pub mod ebpf;
 pub mod error;
 pub mod filter;
 pub mod nl;
@@ -25,6 +29,8 @@ pub mod ring;
 mod sys;
 pub mod tstamp;
 
+pub use afxdp::{AfXdp, AfXdpStats};
+pub use ebpf::{EbpfConfig, EbpfSource, EbpfStats};
 pub use error::LiveError;
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
