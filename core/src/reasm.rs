@@ -103,6 +103,12 @@ impl<M: Copy> Reassembler<M> {
         self.next_off
     }
 
+    /// The TCP sequence number of stream offset `offset` (`None` before the first segment): offsets are
+    /// linear from the first byte seen, so the sequence is that of the next byte shifted, modulo 2^32.
+    pub fn seq_at(&self, offset: u64) -> Option<u32> {
+        self.next_seq.map(|s| s.wrapping_add(offset.wrapping_sub(self.next_off) as u32))
+    }
+
     /// Feeds one segment. `syn` is the segment's SYN flag (it occupies one sequence number).
     /// Delivers every piece that became contiguous to `sink`, in stream order.
     pub fn push(&mut self, seq: u32, syn: bool, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wirestamp_core::analyze::flows::FlowSpec;
+use wirestamp_core::analyze::tx::{TxEvent, TxKind};
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair};
 
 /// The `--config` file.
@@ -63,7 +64,8 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     let tick_retain_ns = wirestamp_core::analyze::parse_duration_ns(&args.tick_retention)
         .filter(|ns| *ns > 0)
         .ok_or_else(|| anyhow::anyhow!("--tick-retention {}: not a duration (e.g. 1s, 500ms)", args.tick_retention))?;
-    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, ..AnalyzeConfig::default() })
+    let tx_events = !args.tx_events.is_empty();
+    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, tx_events, ..AnalyzeConfig::default() })
 }
 
 /// Progress on stderr, only when it is a terminal and the work takes more than a second.
@@ -153,12 +155,26 @@ pub fn process(
     sinks: &mut Sinks,
     progress: &mut Progress,
 ) -> Result<Outcome> {
+    process_with_tx(pipe, analyzer, sinks, progress, &mut TxFeed::default())
+}
+
+/// [`process`], with TX events fed to the analyzer ahead of the frames (see [`TxFeed`]).
+pub fn process_with_tx(
+    pipe: &mut Pipeline,
+    analyzer: &mut Analyzer,
+    sinks: &mut Sinks,
+    progress: &mut Progress,
+    tx: &mut TxFeed,
+) -> Result<Outcome> {
     let mut index = 0u64;
     let mut no_time = 0u64;
     let mut failure = None;
     loop {
         let step = pipe.next_with(|s| match s.best_time() {
-            Some(t) => analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality()),
+            Some(t) => {
+                tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));
+                analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality())
+            }
             None => no_time += 1,
         });
         match step {
@@ -179,6 +195,7 @@ pub fn process(
         }
     }
     progress.done();
+    tx.feed_until(analyzer, i64::MAX);
     analyzer.finish();
     sinks.drain(analyzer)?;
     if let Some(w) = sinks.pairs.as_mut() {
@@ -219,6 +236,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let detect = cfg.flows.is_empty();
     let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
     let mut analyzer = Analyzer::new(cfg);
+    let mut tx = TxFeed::read(&args.tx_events)?;
 
     let mut sinks = Sinks::default();
     if let Some(p) = &args.pairs {
@@ -233,7 +251,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         sinks.hlog = Some(HlogSink::create(p)?);
     }
     let mut progress = Progress::new(&args.files, args.quiet);
-    let Outcome { frames: index, no_time, failure } = process(&mut pipe, &mut analyzer, &mut sinks, &mut progress)?;
+    let Outcome { frames: index, no_time, failure } =
+        process_with_tx(&mut pipe, &mut analyzer, &mut sinks, &mut progress, &mut tx)?;
     let detected = analyzer.detected_flows();
     let report = analyzer.report();
     if args.json {
@@ -310,4 +329,77 @@ impl HlogSink {
         )?;
         Ok(())
     }
+}
+
+/// How far ahead of the frames TX events are fed: a write's SND time and the capture time of its frames
+/// differ by microseconds, far less than this, so each write's SND is known when its order completes.
+pub const TX_LEAD_NS: i64 = 1_000_000_000;
+
+/// The `--tx-events` CSVs (`time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last`, as
+/// `wirestamp capture --tx-events` writes them), merged in time order and fed to the analyzer ahead of
+/// the frames. They are read whole: three or four short rows per write, far smaller than the capture.
+#[derive(Debug, Default)]
+pub struct TxFeed {
+    events: Vec<TxEvent>,
+    next: usize,
+}
+
+impl TxFeed {
+    /// Reads and merges `files`; a malformed row is an error naming the file, line and field.
+    pub fn read(files: &[std::path::PathBuf]) -> Result<TxFeed> {
+        let mut events = Vec::new();
+        for f in files {
+            let text =
+                std::fs::read_to_string(f).with_context(|| format!("--tx-events: cannot read {}", f.display()))?;
+            let mut lines = text.lines().enumerate();
+            match lines.next() {
+                Some((_, h)) if h.starts_with("time_ns,event,local,remote,seq_first,seq_last") => {}
+                _ => bail!(
+                    "--tx-events {}: line 1 is not the header time_ns,event,local,remote,seq_first,seq_last,... \
+                     (the CSV of `wirestamp capture --source ebpf --tx-events`)",
+                    f.display()
+                ),
+            }
+            for (i, line) in lines {
+                if line.is_empty() {
+                    continue;
+                }
+                let e = parse_tx_row(line)
+                    .map_err(|what| anyhow::anyhow!("--tx-events {} line {}: {what}: `{line}`", f.display(), i + 1))?;
+                events.extend(e);
+            }
+        }
+        // Stable: a file's rows of equal time keep their order.
+        events.sort_by_key(|e| e.time_ns);
+        Ok(TxFeed { events, next: 0 })
+    }
+
+    /// Feeds the events up to `until_ns` (inclusive).
+    pub fn feed_until(&mut self, analyzer: &mut Analyzer, until_ns: i64) {
+        while let Some(e) = self.events.get(self.next).filter(|e| e.time_ns <= until_ns) {
+            analyzer.tx_event(*e);
+            self.next += 1;
+        }
+    }
+}
+
+/// One CSV row; `Ok(None)` for an event kind this version does not use (`unknown`).
+fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
+    let f: Vec<&str> = line.split(',').collect();
+    if f.len() < 6 {
+        return Err(format!("{} fields, expected 8", f.len()));
+    }
+    let time_ns = f[0].parse::<i64>().map_err(|_| format!("time_ns `{}` is not an integer", f[0]))?;
+    let Some(kind) = TxKind::parse(f[1]) else {
+        return if f[1] == "unknown" { Ok(None) } else { Err(format!("unknown event `{}`", f[1])) };
+    };
+    let addr =
+        |name: &str, v: &str| v.parse::<std::net::SocketAddr>().map_err(|_| format!("{name} `{v}` is not ADDR:PORT"));
+    let local = addr("local", f[2])?;
+    let remote = addr("remote", f[3])?;
+    let seq =
+        |name: &str, v: &str| v.parse::<u32>().map_err(|_| format!("{name} `{v}` is not a 32-bit sequence number"));
+    let seq_first = if f[4].is_empty() { None } else { Some(seq("seq_first", f[4])?) };
+    let seq_last = seq("seq_last", f[5])?;
+    Ok(Some(TxEvent { time_ns, kind, local, remote, seq_first, seq_last }))
 }

@@ -194,6 +194,12 @@ pub struct AnalyzeArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub tick_retention: String,
 
+    /// TX timestamps of the order sessions' writes, as written by `wirestamp capture --source ebpf
+    /// --tx-events` (repeatable): each order is joined to the write whose TCP byte range holds its last
+    /// byte, giving tick_to_snd and snd_to_wire.
+    #[arg(long = "tx-events", value_name = "FILE")]
+    pub tx_events: Vec<PathBuf>,
+
     /// No progress display on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,

@@ -10,6 +10,7 @@ pub mod arbiter;
 pub mod flows;
 pub mod orders;
 pub mod report;
+pub mod tx;
 
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
@@ -99,6 +100,8 @@ pub struct AnalyzeConfig {
     pub ack_timeout_ns: i64,
     /// Length of one statistics interval (for interval logs), ns.
     pub interval_ns: i64,
+    /// TX events ([`Analyzer::tx_event`]) will be fed: count the orders with and without an SND time.
+    pub tx_events: bool,
 }
 
 impl Default for AnalyzeConfig {
@@ -110,6 +113,7 @@ impl Default for AnalyzeConfig {
             tick_retain_ns: 1_000_000_000,
             ack_timeout_ns: 10_000_000_000,
             interval_ns: 1_000_000_000,
+            tx_events: false,
         }
     }
 }
@@ -138,11 +142,16 @@ pub struct Pair {
 }
 
 /// The metrics wirestamp reports.
-pub const METRICS: [&str; 4] = ["tick_to_trade", "order_to_ack", "feed_ab_delay", "exchange_to_capture"];
+pub const METRICS: [&str; 6] =
+    ["tick_to_trade", "order_to_ack", "feed_ab_delay", "exchange_to_capture", "tick_to_snd", "snd_to_wire"];
 const T2T: usize = 0;
 const O2A: usize = 1;
 const AB: usize = 2;
 const E2C: usize = 3;
+/// Trigger tick → SND time of the write carrying the order's last byte.
+const T2S: usize = 4;
+/// SND time → capture time of the frame carrying the order's first byte.
+const S2W: usize = 5;
 
 /// One metric: total and per-dimension histograms.
 ///
@@ -266,8 +275,10 @@ struct SessionState {
 struct Conn {
     session: usize,
     label: String,
-    /// Dimension slots of this connection in tick_to_trade and order_to_ack.
-    slots: [Option<usize>; 2],
+    /// The connection's endpoints: client address, port, exchange address, port.
+    key: ConnKey,
+    /// Dimension slots of this connection, by metric index.
+    slots: [Option<usize>; METRICS.len()],
     to_exchange: OrderStream,
     from_exchange: OrderStream,
     frames: u64,
@@ -323,6 +334,12 @@ pub struct Counters {
     pub ts_sources: BTreeMap<&'static str, u64>,
     /// Frames used whose clock carried a quality warning.
     pub degraded_clock_frames: u64,
+    /// TX events fed (all kinds, from `--tx-events`).
+    pub tx_events: u64,
+    /// Orders joined to the SND time of the write carrying their last byte (with TX events only).
+    pub orders_with_snd: u64,
+    /// Orders with no such write among the TX events (with TX events only).
+    pub orders_without_snd: u64,
 }
 
 /// A tick of one symbol: (time, session, seq, messages of that symbol at that time).
@@ -348,8 +365,10 @@ pub struct Analyzer {
     symbol_slots: FxHashMap<Symbol, usize>,
     pending: FxHashMap<(usize, OrderId), (i64, u64)>,
     pending_order: VecDeque<(i64, usize, OrderId)>,
-    metrics: [Metric; 4],
-    interval: [Latency; 4],
+    metrics: [Metric; METRICS.len()],
+    interval: [Latency; METRICS.len()],
+    /// SND times of recent writes, by connection (see [`tx`]).
+    tx_writes: FxHashMap<ConnKey, tx::ConnWrites>,
     interval_start: Option<i64>,
     closed: Vec<Interval>,
     pairs: Vec<Pair>,
@@ -398,6 +417,7 @@ impl Analyzer {
             pending_order: VecDeque::new(),
             metrics: Default::default(),
             interval: Default::default(),
+            tx_writes: FxHashMap::default(),
             interval_start: None,
             closed: Vec::new(),
             pairs: Vec::new(),
@@ -425,6 +445,17 @@ impl Analyzer {
     /// Takes the intervals closed since the last call.
     pub fn drain_intervals(&mut self) -> std::vec::Drain<'_, Interval> {
         self.closed.drain(..)
+    }
+
+    /// Feeds one TX event of an order connection's write. Events may come in any order relative to
+    /// frames as long as each write's SND event is fed before the frame completing its order (the
+    /// caller feeds them ahead of the frames by a margin: SND and capture times differ by far less).
+    pub fn tx_event(&mut self, e: tx::TxEvent) {
+        self.counters.tx_events += 1;
+        if matches!(e.kind, tx::TxKind::SndSoftware | tx::TxKind::SndHardware) {
+            let key = (tx::canonical(e.local.ip()), e.local.port(), tx::canonical(e.remote.ip()), e.remote.port());
+            self.tx_writes.entry(key).or_default().add(&e);
+        }
     }
 
     /// Flows detected from the traffic so far, as specs (for printing what was chosen).
@@ -686,7 +717,8 @@ impl Analyzer {
                 self.conn_list.push(Conn {
                     session: si,
                     label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
-                    slots: [None; 2],
+                    key,
+                    slots: [None; METRICS.len()],
                     to_exchange: OrderStream::new(OrderDir::Inbound, proto),
                     from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
@@ -713,11 +745,20 @@ impl Analyzer {
         self.scratch = msgs;
     }
 
-    /// Connection `ci`'s dimension slot in `metric` (T2T or O2A).
+    /// Connection `ci`'s dimension slot in `metric`.
     fn conn_slot(&mut self, ci: usize, metric: usize) -> usize {
         let c = &mut self.conn_list[ci];
-        let i = usize::from(metric == O2A);
-        *c.slots[i].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", c.label)))
+        *c.slots[metric].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", c.label)))
+    }
+
+    /// The SND time of the write holding order `m`'s last byte, on connection `ci`, if TX events say.
+    fn snd_of(&self, ci: usize, m: &OrderMsg) -> Option<i64> {
+        if self.tx_writes.is_empty() {
+            return None;
+        }
+        let c = &self.conn_list[ci];
+        let writes = self.tx_writes.get(&c.key)?;
+        writes.snd_of(c.to_exchange.seq_at(m.end.checked_sub(1)?)?)
     }
 
     fn order_msg(&mut self, ci: usize, m: OrderMsg) {
@@ -728,7 +769,15 @@ impl Analyzer {
                     return;
                 }
                 self.counters.orders += 1;
-                self.correlate(ci, &s, &m);
+                let snd = self.snd_of(ci, &m);
+                if let Some(snd) = snd {
+                    self.counters.orders_with_snd += 1;
+                    let slot = self.conn_slot(ci, S2W);
+                    self.record(S2W, m.first.time_ns - snd, &[slot]);
+                } else if self.cfg.tx_events {
+                    self.counters.orders_without_snd += 1;
+                }
+                self.correlate(ci, &s, &m, snd);
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
                     self.pending.entry((ci, id)).or_insert((t, m.first.index));
@@ -753,7 +802,7 @@ impl Analyzer {
         }
     }
 
-    fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg) {
+    fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg, snd: Option<i64>) {
         let t = m.first.time_ns;
         let token = token_text(s);
         let found = match &self.cfg.matching {
@@ -823,6 +872,15 @@ impl Analyzer {
             n = 3;
         }
         self.record(T2T, latency, &dims[..n]);
+        if let Some(snd) = snd {
+            // The order's wire-out time as the kernel saw it, per feed and connection like tick_to_trade.
+            let feed_slot = match self.feeds.get(feed as usize) {
+                Some(f) => self.metrics[T2S].slot(format!("feed:{}", f.spec)),
+                None => self.metrics[T2S].slot("feed:".to_owned()),
+            };
+            let conn_slot = self.conn_slot(ci, T2S);
+            self.record(T2S, snd - tick_time, &[feed_slot, conn_slot]);
+        }
         self.pairs.push(Pair {
             tick_session: session,
             tick_seq: seq,

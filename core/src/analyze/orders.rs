@@ -34,6 +34,8 @@ pub struct OrderMsg {
     pub first: FrameRef,
     /// The frame carrying its last byte.
     pub last: FrameRef,
+    /// Stream offset one past its last byte (see [`OrderStream::seq_at`] for its TCP sequence).
+    pub end: u64,
 }
 
 /// Counters of one stream direction.
@@ -104,6 +106,11 @@ impl OrderStream {
     /// Reassembly counters so far.
     pub fn reasm(&self) -> &crate::reasm::ReasmStats {
         self.reasm.stats()
+    }
+
+    /// The TCP sequence number of stream offset `offset` (`None` before the first segment).
+    pub fn seq_at(&self, offset: u64) -> Option<u32> {
+        self.reasm.seq_at(offset)
     }
 
     /// Feeds one TCP segment of this direction.
@@ -191,7 +198,7 @@ impl Framing {
             match decoded {
                 Ok(Some(summary)) => {
                     counters.ouch_messages += 1;
-                    out(OrderMsg { summary, first, last });
+                    out(OrderMsg { summary, first, last, end });
                 }
                 Ok(None) => counters.ouch_unknown += 1,
                 Err(_) => {

@@ -314,6 +314,10 @@ impl Report {
             );
         };
         for m in &self.metrics {
+            // The TX-event metrics only when TX events were given (the table is unchanged otherwise).
+            if c.tx_events == 0 && matches!(m.name.as_str(), "tick_to_snd" | "snd_to_wire") {
+                continue;
+            }
             row(&mut o, "", m);
             for d in &m.dims {
                 row(&mut o, "  ", d);
@@ -321,6 +325,13 @@ impl Report {
         }
         if any_unstable {
             let _ = writeln!(o, "* fewer than 100 samples beyond this percentile: not stable");
+        }
+        if c.tx_events > 0 {
+            let _ = writeln!(
+                o,
+                "\nTX events: {}; orders joined to the SND time of the write carrying their last byte: {}, without: {}",
+                c.tx_events, c.orders_with_snd, c.orders_without_snd
+            );
         }
         let _ = writeln!(
             o,

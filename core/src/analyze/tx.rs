@@ -1,0 +1,168 @@
+//! TX timestamps of the order connections' writes (`wirestamp capture --source ebpf --tx-events`),
+//! joined to the orders decoded from the captured egress frames.
+//!
+//! The sockops program reports, per `send()` of the trading app, the kernel's SCHED, SND (software, or
+//! the NIC's hardware stamp) and ACK times keyed by the TCP sequence number of the write's last byte
+//! (its tskey); the capture adds the write's first byte (the previous write's last + 1):
+//!
+//! ```text
+//!   write k:   seq_first ............ seq_last      (absolute TCP sequence numbers, mod 2^32)
+//!   order:              [first byte ... last byte]  the write carrying the order's LAST byte
+//!                                                   is the one whose send made the order complete
+//! ```
+//!
+//! An order is joined to the write whose byte range holds its last byte, on the connection with the
+//! same endpoints (local = the app's end = the client, remote = the exchange). A write whose first byte
+//! is unknown (first write seen of a connection established before the capture) holds only its last
+//! byte as far as the join is concerned. Writes are kept per connection for [`TX_RETAIN_NS`] behind the
+//! newest event of that connection, and at most [`TX_MAX_WRITES`] of them, so memory stays bounded.
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+
+/// How long a write's SND time is kept for the join, behind the connection's newest event.
+pub const TX_RETAIN_NS: i64 = 2_000_000_000;
+/// Writes kept per connection at most.
+pub const TX_MAX_WRITES: usize = 1 << 16;
+
+/// Which TX timestamp an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    /// The connection was established (`seq_last` = its first data byte).
+    Established,
+    /// The write entered the qdisc layer.
+    Sched,
+    /// The write was handed to the driver (software stamp).
+    SndSoftware,
+    /// The NIC's stamp of the write's transmission.
+    SndHardware,
+    /// The peer acknowledged the write's last byte.
+    Ack,
+}
+
+impl TxKind {
+    /// From the CSV's `event` column (`established`, `sched`, `snd_sw`, `snd_hw`, `ack`).
+    pub fn parse(s: &str) -> Option<TxKind> {
+        Some(match s {
+            "established" => TxKind::Established,
+            "sched" => TxKind::Sched,
+            "snd_sw" => TxKind::SndSoftware,
+            "snd_hw" => TxKind::SndHardware,
+            "ack" => TxKind::Ack,
+            _ => return None,
+        })
+    }
+}
+
+/// One TX timestamp of one write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxEvent {
+    /// ns since the epoch (CLOCK_REALTIME-based, or the NIC's clock for `SndHardware`).
+    pub time_ns: i64,
+    /// Which timestamp.
+    pub kind: TxKind,
+    /// The app's (client's) end of the connection.
+    pub local: SocketAddr,
+    /// The exchange's end.
+    pub remote: SocketAddr,
+    /// TCP sequence number of the write's first byte, when known.
+    pub seq_first: Option<u32>,
+    /// TCP sequence number of the write's last byte (the tskey).
+    pub seq_last: u32,
+}
+
+/// A write's SND time.
+#[derive(Debug, Clone, Copy)]
+struct Write {
+    seq_first: Option<u32>,
+    seq_last: u32,
+    snd_ns: i64,
+    hardware: bool,
+}
+
+impl Write {
+    fn holds(&self, seq: u32) -> bool {
+        match self.seq_first {
+            Some(f) => seq.wrapping_sub(f) <= self.seq_last.wrapping_sub(f),
+            None => seq == self.seq_last,
+        }
+    }
+}
+
+/// The SND times of one connection's recent writes, in sequence order.
+#[derive(Debug, Default)]
+pub(super) struct ConnWrites {
+    writes: VecDeque<Write>,
+    newest_ns: i64,
+}
+
+/// Normalises an IPv4-mapped IPv6 address (a dual-stack socket) to IPv4, as the frames carry it.
+pub(super) fn canonical(a: IpAddr) -> IpAddr {
+    a.to_canonical()
+}
+
+impl ConnWrites {
+    /// Takes an SND event (others are ignored); a hardware stamp replaces a software one of the same write.
+    pub(super) fn add(&mut self, e: &TxEvent) {
+        let hardware = match e.kind {
+            TxKind::SndSoftware => false,
+            TxKind::SndHardware => true,
+            _ => return,
+        };
+        self.newest_ns = self.newest_ns.max(e.time_ns);
+        // The same write's other SND stamp comes right after: look at the last few only.
+        if let Some(w) = self.writes.iter_mut().rev().take(8).find(|w| w.seq_last == e.seq_last) {
+            if hardware && !w.hardware {
+                w.snd_ns = e.time_ns;
+                w.hardware = true;
+            }
+            w.seq_first = w.seq_first.or(e.seq_first);
+        } else {
+            self.writes.push_back(Write { seq_first: e.seq_first, seq_last: e.seq_last, snd_ns: e.time_ns, hardware });
+        }
+        while self
+            .writes
+            .front()
+            .is_some_and(|w| self.newest_ns - w.snd_ns > TX_RETAIN_NS || self.writes.len() > TX_MAX_WRITES)
+        {
+            self.writes.pop_front();
+        }
+    }
+
+    /// The SND time of the write holding the byte of sequence number `seq` (the newest such write).
+    pub(super) fn snd_of(&self, seq: u32) -> Option<i64> {
+        self.writes.iter().rev().find(|w| w.holds(seq)).map(|w| w.snd_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: TxKind, t: i64, first: Option<u32>, last: u32) -> TxEvent {
+        let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        TxEvent { time_ns: t, kind, local: a, remote: a, seq_first: first, seq_last: last }
+    }
+
+    #[test]
+    fn writes_hold_their_byte_ranges_across_the_wrap() {
+        let mut c = ConnWrites::default();
+        c.add(&ev(TxKind::Sched, 5, Some(0xffff_fff0), 0xffff_ffff));
+        assert_eq!(c.snd_of(0xffff_fff5), None, "SCHED is not SND");
+        c.add(&ev(TxKind::SndSoftware, 10, Some(0xffff_fff0), 0xffff_ffff));
+        c.add(&ev(TxKind::SndSoftware, 20, Some(0), 9));
+        c.add(&ev(TxKind::SndHardware, 15, Some(0), 9));
+        c.add(&ev(TxKind::SndSoftware, 30, None, 100));
+        assert_eq!(c.snd_of(0xffff_ffef), None);
+        assert_eq!(c.snd_of(0xffff_fff0), Some(10));
+        assert_eq!(c.snd_of(0xffff_ffff), Some(10));
+        assert_eq!(c.snd_of(0), Some(15), "hardware stamp replaces software");
+        assert_eq!(c.snd_of(9), Some(15));
+        assert_eq!(c.snd_of(10), None);
+        assert_eq!(c.snd_of(99), None, "unknown first byte: only the last byte is known");
+        assert_eq!(c.snd_of(100), Some(30));
+        c.add(&ev(TxKind::SndSoftware, 30 + TX_RETAIN_NS, Some(101), 200));
+        assert_eq!(c.snd_of(9), None, "older than the retention");
+        assert_eq!(c.snd_of(100), Some(30));
+    }
+}

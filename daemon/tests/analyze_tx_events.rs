@@ -1,0 +1,180 @@
+//! `wirestamp analyze --tx-events`: each order is joined to the SND time of the write whose TCP byte
+//! range holds the order's last byte (as `wirestamp capture --tx-events` reports writes), giving
+//! tick_to_snd and snd_to_wire. The capture and the CSV are built here, byte by byte, with known times.
+
+use serde_json::Value;
+use std::process::Command;
+use wirestamp_capture::write::PcapWriter;
+use wirestamp_core::LinkType;
+use wirestamp_lab::encode::{itch, mold, ouch, soup};
+use wirestamp_lab::packet::{self, TcpHdr};
+
+const T0: i64 = 1_796_049_000_000_000_000;
+/// Sequence number of the client's first captured byte: 80 bytes before the 2^32 wrap.
+const S0: u32 = 0xFFFF_FFB0;
+const CLIENT: &str = "10.1.0.2:40001";
+const EXCHANGE: &str = "10.1.0.1:8003";
+
+fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
+    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order for AAPL: 50 bytes.
+fn order(n: u32) -> Vec<u8> {
+    let o = ouch::Order {
+        user_ref_num: n,
+        side: b'B',
+        quantity: 100,
+        symbol: "AAPL".into(),
+        price: 1_000_000,
+        cl_ord_id: format!("T{n}"),
+    };
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &o);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    assert_eq!(p.len(), 50);
+    p
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
+}
+
+#[test]
+fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
+    let dir = std::env::temp_dir().join(format!("wirestamp-txjoin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("t.pcap");
+    let mut w = PcapWriter::new(std::fs::File::create(&pcap).unwrap(), LinkType::Ethernet, 65535).unwrap();
+
+    // Frame 0 at T0: the trigger, one Add Order of AAPL on the feed.
+    let mut add = Vec::new();
+    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
+    let mut md = Vec::new();
+    mold::header(&mut md, b"TXJOINSESS", 1, 1);
+    mold::block(&mut md, &add);
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, packet::multicast_mac([233, 54, 12, 111]), [2, 0, 0, 0, 0, 9], None);
+    packet::ipv4_udp(&mut f, [10, 0, 0, 9], [233, 54, 12, 111], 40000, 26477, 1, &md);
+    w.write(T0, &f, f.len() as u32).unwrap();
+
+    // The client's stream (offset k = sequence S0 + k, wrapping after offset 79):
+    //   A  +10 us  bytes   0.. 49  order 1                  write 1 [0, 49]     SND sw +9 us
+    //   B  +20 us  bytes  50..149  orders 2 and 3 (wraps)    write 2 [50, 149]   SND sw +18.5 us, hw +19 us
+    //   C  +30 us  bytes 150..169  order 4, first 20 bytes   write 3 [150, 169]  SND sw +29 us
+    //   D  +31 us  bytes 170..199  order 4, last 30 bytes    write 4 [170, 199]  SND sw +30.7 us
+    //   E  +40 us  bytes 200..249  order 5                   no SND on this connection
+    let o4 = order(4);
+    let segs: [(i64, u32, Vec<u8>); 5] = [
+        (10_000, 0, order(1)),
+        (20_000, 50, [order(2), order(3)].concat()),
+        (30_000, 150, o4[..20].to_vec()),
+        (31_000, 170, o4[20..].to_vec()),
+        (40_000, 200, order(5)),
+    ];
+    for (t, off, payload) in &segs {
+        let f = tcp(S0.wrapping_add(*off), payload);
+        w.write(T0 + t, &f, f.len() as u32).unwrap();
+    }
+    w.finish().unwrap();
+
+    let seq = |off: u32| S0.wrapping_add(off);
+    let mut csv = String::from("time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n");
+    let mut row = |t: i64, ev: &str, local: &str, first: Option<u32>, last: u32| {
+        let first = first.map(|f| seq(f).to_string()).unwrap_or_default();
+        csv += &format!("{},{ev},{local},{EXCHANGE},{first},{},,\n", T0 + t, seq(last));
+    };
+    for (k, (a, b, snd)) in
+        [(0, 49, 9_000), (50, 149, 18_500), (150, 169, 29_000), (170, 199, 30_700)].iter().enumerate()
+    {
+        row(snd - 500, "sched", CLIENT, Some(*a), *b);
+        row(*snd, "snd_sw", CLIENT, Some(*a), *b);
+        if k == 1 {
+            row(19_000, "snd_hw", CLIENT, Some(*a), *b);
+        }
+        row(snd + 60_000, "ack", CLIENT, Some(*a), *b);
+    }
+    // Order 5's bytes, but written on another connection (another client port): not order 5's write.
+    row(39_000, "snd_sw", "10.1.0.2:40002", Some(200), 249);
+    // 14 rows in one file, 1 in a second: --tx-events is repeatable.
+    let tx1 = dir.join("tx1.csv");
+    std::fs::write(&tx1, &csv).unwrap();
+    let tx2 = dir.join("tx2.csv");
+    std::fs::write(
+        &tx2,
+        format!(
+            "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{},unknown,{CLIENT},{EXCHANGE},,{},,\n{},established,{CLIENT},{EXCHANGE},{},{},0,0\n",
+            T0,
+            seq(0),
+            T0 - 1_000_000,
+            seq(0),
+            seq(0)
+        ),
+    )
+    .unwrap();
+
+    let base = ["analyze", "-q", "--json", "--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003"];
+    let mut args = base.to_vec();
+    let (p, a, b) = (pcap.to_str().unwrap(), tx1.to_str().unwrap(), tx2.to_str().unwrap());
+    args.extend(["--tx-events", a, "--tx-events", b, p]);
+    let out = run(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
+    let c = &r["counters"];
+    assert_eq!(c["orders"], 5);
+    assert_eq!(c["matched"], 5);
+    // 4 sched + 5 snd_sw + 1 snd_hw + 4 ack rows, 1 established; the `unknown` row is skipped.
+    assert_eq!(c["tx_events"], 15);
+    assert_eq!(c["orders_with_snd"], 4);
+    assert_eq!(c["orders_without_snd"], 1);
+
+    // tick_to_snd = SND - T0: order 1 9 us; orders 2, 3 19 us (the hardware stamp); order 4 30.7 us
+    // (its last byte is in write 4).
+    let t2s = metric("tick_to_snd");
+    assert_eq!(
+        (t2s["count"].as_u64(), t2s["min_ns"].as_i64(), t2s["max_ns"].as_i64()),
+        (Some(4), Some(9_000), Some(30_700))
+    );
+    // snd_to_wire = first byte's frame - SND: 1 us for orders 1-3, 30 - 30.7 = -0.7 us for order 4 (a max
+    // of 1 us also shows orders 2 and 3 took write 2's hardware stamp: its software one gives 1.5 us).
+    let s2w = metric("snd_to_wire");
+    assert_eq!(
+        (s2w["count"].as_u64(), s2w["min_ns"].as_i64(), s2w["max_ns"].as_i64()),
+        (Some(4), Some(-700), Some(1_000))
+    );
+    assert_eq!(s2w["negative"], 1);
+    assert_eq!(s2w["dims"][0]["name"], format!("session:{CLIENT}>{EXCHANGE}"));
+    // tick_to_trade is unchanged by the join: first byte's frame - T0.
+    let t2t = metric("tick_to_trade");
+    assert_eq!(
+        (t2t["count"].as_u64(), t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()),
+        (Some(5), Some(10_000), Some(40_000))
+    );
+
+    // Without --tx-events: the same report, with no TX figures.
+    let out = run(&[&base[..], &[p]].concat());
+    let r0: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r0["counters"]["tx_events"], 0);
+    assert_eq!(r0["counters"]["orders_without_snd"], 0);
+    assert_eq!(r0["metrics"][4]["name"], "tick_to_snd");
+    assert_eq!(r0["metrics"][4]["count"], 0);
+    assert_eq!(r0["metrics"][0], r["metrics"][0]);
+
+    // A malformed row is an error naming the file and line.
+    std::fs::write(
+        &tx2,
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n1,snd_sw,nowhere,x,1,2,,\n",
+    )
+    .unwrap();
+    let out = run(&[&base[..], &["--tx-events", b, p]].concat());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("tx2.csv line 2: local `nowhere` is not ADDR:PORT"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
