@@ -706,11 +706,33 @@ fn ebpf_source_detaches_on_sigterm_and_rejects_bad_arguments() {
 
 const TX_CLIENT_ENV: &str = "WS_CAPTURE_TX_CLIENT";
 const TX_WRITES: usize = 5;
-const TX_WRITE_LEN: usize = 40;
+/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order (2 + 1 + 47 bytes).
+const TX_WRITE_LEN: usize = 50;
+/// The gateway's answer to each order: a SoupBinTCP Server Heartbeat.
+const TX_ANSWER: [u8; 3] = [0, 1, b'H'];
+
+/// The `k`th order of the TX client: one OUCH 5.0 Enter Order in a SoupBinTCP packet, one write.
+fn tx_order(k: usize) -> Vec<u8> {
+    use wirestamp_lab::encode::{ouch, soup};
+    let o = ouch::Order {
+        user_ref_num: k as u32 + 1,
+        side: b'B',
+        quantity: 100,
+        symbol: "AAPL".into(),
+        price: 1_000_000,
+        cl_ord_id: format!("T{k}"),
+    };
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &o);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    assert_eq!(p.len(), TX_WRITE_LEN);
+    p
+}
 
 /// The trading app of `ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client`, run by it in a
-/// child process inside a cgroup: connects to $WS_CAPTURE_TX_CLIENT, writes TX_WRITES orders of
-/// TX_WRITE_LEN bytes (each answered by 20 bytes), never touching SO_TIMESTAMPING; prints its port.
+/// child process inside a cgroup: connects to $WS_CAPTURE_TX_CLIENT, writes TX_WRITES OUCH orders of
+/// TX_WRITE_LEN bytes (each answered by a heartbeat), never touching SO_TIMESTAMPING; prints its port.
 #[test]
 #[ignore = "helper: run in a child process by ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client"]
 fn ebpf_tx_client_child() {
@@ -718,9 +740,9 @@ fn ebpf_tx_client_child() {
     let addr: std::net::SocketAddr = std::env::var(TX_CLIENT_ENV).expect("run by the parent test").parse().unwrap();
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_nodelay(true).unwrap();
-    let mut r = [0u8; 20];
+    let mut r = [0u8; TX_ANSWER.len()];
     for k in 0..TX_WRITES {
-        s.write_all(&[b'a' + k as u8; TX_WRITE_LEN]).unwrap();
+        s.write_all(&tx_order(k)).unwrap();
         s.read_exact(&mut r).unwrap();
     }
     println!("CLIENT local_port={}", s.local_addr().unwrap().port());
@@ -774,7 +796,7 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
         let mut o = [0u8; TX_WRITE_LEN];
         for _ in 0..TX_WRITES {
             s.read_exact(&mut o).unwrap();
-            s.write_all(&[b'R'; 20]).unwrap();
+            s.write_all(&TX_ANSWER).unwrap();
         }
         let mut rest = Vec::new();
         s.read_to_end(&mut rest).unwrap();
@@ -871,6 +893,26 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
     for (k, ((s, d), a)) in stages.enumerate() {
         assert!(s <= d && d <= a, "write {k}: sched {s} snd {d} ack {a}");
     }
+
+    // analyze joins both: each order (one write, one frame) gets its write's SND time, and snd_to_wire is
+    // the frame's capture time less it, exactly as computed above from the two files.
+    let r = Command::new(BIN)
+        .args(["analyze", "-q", "--json", "--orders", &orders, "--tx-events", &csvs, out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rep: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    let c = &rep["counters"];
+    assert_eq!(c["orders"], TX_WRITES, "{rep}");
+    assert_eq!(c["orders_with_snd"], TX_WRITES, "{rep}");
+    assert_eq!(c["orders_without_snd"], 0, "{rep}");
+    assert_eq!(c["tx_events"], text.lines().count() as u64 - 1, "{rep}");
+    let want: Vec<i64> = frames.iter().zip(&times["snd_sw"]).map(|((_, hook), snd)| hook - snd).collect();
+    let s2w = rep["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "snd_to_wire").unwrap();
+    assert_eq!(s2w["count"], TX_WRITES, "{rep}");
+    assert_eq!(s2w["min_ns"], *want.iter().min().unwrap(), "{rep}");
+    assert_eq!(s2w["max_ns"], *want.iter().max().unwrap(), "{rep}");
+    assert_eq!(s2w["negative"], want.iter().filter(|v| **v < 0).count(), "{rep}");
 }
 
 #[test]
