@@ -70,6 +70,8 @@ pub struct Reassembler<M> {
     max_pending: usize,
     /// Capture time since which the oldest missing range has been missing (see [`Reassembler::tick`]).
     gap_since: Option<i64>,
+    /// Sequence number a FIN occupies, once one was seen (the peer's ACK of it covers no data byte).
+    fin_seq: Option<u32>,
     stats: ReasmStats,
 }
 
@@ -89,6 +91,7 @@ impl<M: Copy> Reassembler<M> {
             pending_bytes: 0,
             max_pending,
             gap_since: None,
+            fin_seq: None,
             stats: ReasmStats::default(),
         }
     }
@@ -181,10 +184,18 @@ impl<M: Copy> Reassembler<M> {
         }
     }
 
+    /// A segment with FIN was seen: `seq_end` (its sequence number plus its payload length) is the
+    /// sequence number the FIN occupies, which the peer acknowledges but which carries no byte.
+    pub fn fin(&mut self, seq_end: u32) {
+        self.fin_seq = Some(seq_end);
+    }
+
     /// The peer acknowledged every byte before `ack`: bytes before it that were never seen were sent and
     /// received, only not captured, so they become a hole now and delivery resumes after them.
     pub fn acked(&mut self, ack: u32, sink: &mut impl FnMut(Piece<'_, M>)) {
         let Some(next_seq) = self.next_seq else { return };
+        // The ACK of a FIN covers the FIN's own sequence number, not a data byte.
+        let ack = if self.fin_seq.is_some_and(|f| ack == f.wrapping_add(1)) { ack.wrapping_sub(1) } else { ack };
         let rel = ack.wrapping_sub(next_seq) as i32;
         if rel <= 0 {
             return;

@@ -907,6 +907,10 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
     assert_eq!(c["orders_with_snd"], TX_WRITES, "{rep}");
     assert_eq!(c["orders_without_snd"], 0, "{rep}");
     assert_eq!(c["tx_events"], text.lines().count() as u64 - 1, "{rep}");
+    // A complete, closed connection: no byte missing in either direction (the ACK of a FIN is not one).
+    for dir in ["to_exchange", "from_exchange"] {
+        assert_eq!(rep["connections"][0][dir]["tcp"]["holes"], 0, "{dir}: {rep}");
+    }
     let want: Vec<i64> = frames.iter().zip(&times["snd_sw"]).map(|((_, hook), snd)| hook - snd).collect();
     let s2w = rep["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "snd_to_wire").unwrap();
     assert_eq!(s2w["count"], TX_WRITES, "{rep}");

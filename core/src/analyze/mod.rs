@@ -290,6 +290,7 @@ type ConnKey = (IpAddr, u16, IpAddr, u16);
 struct Segment<'a> {
     seq: u32,
     syn: bool,
+    fin: bool,
     /// The acknowledgement number, when the ACK flag is set.
     ack: Option<u32>,
     payload: &'a [u8],
@@ -504,8 +505,9 @@ impl Analyzer {
                         let key =
                             if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
                         let syn = flags & crate::wire::tcp::flags::SYN != 0;
+                        let fin = flags & crate::wire::tcp::flags::FIN != 0;
                         let ack = (flags & crate::wire::tcp::flags::ACK != 0).then_some(ack);
-                        let seg = Segment { seq, syn, ack, payload };
+                        let seg = Segment { seq, syn, fin, ack, payload };
                         self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
                         true
                     }
@@ -736,6 +738,9 @@ impl Analyzer {
             (&mut conn.from_exchange, &mut conn.to_exchange)
         };
         this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
+        if seg.fin {
+            this.fin(seg.seq, seg.payload.len());
+        }
         if let Some(ack) = seg.ack {
             other.acked(ack, frame, &mut |m| msgs.push(m));
         }

@@ -124,6 +124,11 @@ impl OrderStream {
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
     }
 
+    /// This direction sent a FIN after `payload_len` bytes at `seq`.
+    pub fn fin(&mut self, seq: u32, payload_len: usize) {
+        self.reasm.fin(seq.wrapping_add(payload_len as u32));
+    }
+
     /// The other direction acknowledged every byte of this one before `ack` (seen in `frame`): bytes
     /// before it that the capture missed become a hole at once.
     pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {

@@ -207,3 +207,13 @@ fn a_gap_older_than_the_bound_becomes_a_hole() {
     r.tick(1_600, 500, &mut recorder(&mut out)); // 600 ns: given up
     assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 2), Out::Data(4, b"ef".to_vec(), 2)]);
 }
+
+#[test]
+fn the_ack_of_a_fin_is_not_a_missing_byte() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(100, false, b"abc", 1)], false);
+    r.fin(103);
+    r.acked(104, &mut recorder(&mut out));
+    assert_eq!(out, vec![Out::Data(0, b"abc".to_vec(), 1)]);
+    assert_eq!(r.stats().holes, 0);
+}
