@@ -402,6 +402,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     let i = match pick(rings, *next) {
                         Some(i) => Some(i),
                         None => {
+                            rings.iter_mut().for_each(AfPacket::release_consumed);
                             poll_all(rings, 100)?;
                             pick(rings, *next)
                         }

@@ -255,6 +255,18 @@ impl AfPacket {
         self.block_status(next).load(Ordering::Acquire) & TP_STATUS_USER != 0
     }
 
+    /// Hands a block whose frames have all been read back to the kernel. Call before waiting in
+    /// `poll()` on this socket from outside (as several rings are polled together): the kernel reports
+    /// the socket readable while user space still owns a block, so a held, empty block makes every
+    /// `poll()` return at once and the wait spin.
+    pub fn release_consumed(&mut self) {
+        if self.holding && self.pkts_left == 0 {
+            self.block_status(self.cur).store(TP_STATUS_KERNEL, Ordering::Release);
+            self.holding = false;
+            self.cur = (self.cur + 1) % self.block_nr;
+        }
+    }
+
     fn block_status(&self, block: usize) -> &AtomicU32 {
         // SAFETY: block < block_nr, so offset 8 of the block is inside the mapping and 4-aligned (blocks are
         // page-aligned); the kernel updates this word concurrently, hence the atomic view.
