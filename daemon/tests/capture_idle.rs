@@ -16,7 +16,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[test]
 fn an_idle_afpacket_capture_does_not_spin() {
     let out = std::env::temp_dir().join(format!("wirestamp-idle-{}.pcapng", std::process::id()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+    let child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
         .args(["capture", "-i", "lo", "--source", "afpacket", "-f", "udp port 47999", "-w"])
         .arg(&out)
         .stderr(Stdio::piped())
