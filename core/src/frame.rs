@@ -32,6 +32,24 @@ pub struct Frame<'a> {
     pub quality: ClockQuality,
 }
 
+impl<'a> Frame<'a> {
+    /// A frame of which only the bytes, the link type and a capture-record time are known: the whole
+    /// frame was captured, interface 0, no direction, FCS presence unknown, no quality flag.
+    pub fn record(data: &'a [u8], ts_ns: i64, link: LinkType) -> Frame<'a> {
+        Frame {
+            data,
+            wire_len: data.len() as u32,
+            ts_ns,
+            ts_source: TsSource::PcapRecord,
+            link,
+            interface: 0,
+            direction: Direction::Unknown,
+            fcs_len: None,
+            quality: ClockQuality::default(),
+        }
+    }
+}
+
 impl Frame<'_> {
     /// Captured length.
     #[inline]

@@ -6,46 +6,11 @@ use serde_json::Value;
 use std::process::Command;
 use wirestamp_capture::write::PcapWriter;
 use wirestamp_core::LinkType;
-use wirestamp_lab::encode::{itch, mold, soup};
-use wirestamp_lab::packet::{self, TcpHdr};
+use wirestamp_lab::encode::{itch, soup};
 
-const T0: i64 = 1_796_049_000_000_000_000;
+mod support;
 
-fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, packet::multicast_mac(dst), [2, 0, 0, 0, 0, 9], None);
-    packet::ipv4_udp(&mut f, [10, 0, 0, 9], dst, 40000, dport, 1, payload);
-    packet::pad_min(&mut f);
-    f
-}
-
-fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
-    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
-    packet::pad_min(&mut f);
-    f
-}
-
-/// A pure ACK from the exchange (10.1.0.1:8003) acknowledging the client's bytes up to `ack`.
-fn exchange_ack(ack: u32) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
-    let h = TcpHdr { sport: 8003, dport: 40001, seq: 77, ack, flags: 0x10 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, &[]);
-    packet::pad_min(&mut f);
-    f
-}
-
-fn mold_packet(seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
-    let mut p = Vec::new();
-    mold::header(&mut p, b"BADSESS001", seq, msgs.len() as u16);
-    for m in msgs {
-        mold::block(&mut p, m);
-    }
-    p
-}
+use support::{T0, exchange_ack, mold_packet, order, tcp, udp};
 
 #[test]
 fn bad_flows_are_counted_with_their_first_frame() {
@@ -58,12 +23,12 @@ fn bad_flows_are_counted_with_their_first_frame() {
     // Frame 0: a good packet with one Add Order and one 'A' cut to 10 bytes (shorter than its 36).
     let mut add = Vec::new();
     itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
-    frames.push(udp(good, 26477, &mold_packet(1, &[add.clone(), add[..10].to_vec()])));
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 1, &[add.clone(), add[..10].to_vec()])));
     // Frames 1-2: "declared" feed on port 5000 that carries something else.
     frames.push(udp([239, 1, 1, 1], 5000, b"this is not moldudp64 at all"));
     frames.push(udp([239, 1, 1, 1], 5000, b"nor this"));
     // Frame 3: the good feed goes on.
-    frames.push(udp(good, 26477, &mold_packet(3, &[add.clone()])));
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])));
     // Frames 4-5: an order session whose second packet declares 200 bytes but the stream ends.
     let mut s1 = Vec::new();
     soup::packet(&mut s1, b'R', &[]);
@@ -105,25 +70,9 @@ fn bad_flows_are_counted_with_their_first_frame() {
 /// segment that provably starts a SoupBinTCP packet, and counts the bytes it had to skip.
 #[test]
 fn tcp_holes_resynchronise_at_a_provable_boundary() {
-    use wirestamp_lab::encode::ouch;
     let dir = std::env::temp_dir().join(format!("wirestamp-holes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("holes.pcap");
-    let order = |n: u32| {
-        let o = ouch::Order {
-            user_ref_num: n,
-            side: b'B',
-            quantity: 100,
-            symbol: "AAPL".into(),
-            price: 1_000_000,
-            cl_ord_id: format!("T{n:013}"),
-        };
-        let mut body = Vec::new();
-        ouch::enter_order(&mut body, &o);
-        let mut p = Vec::new();
-        soup::packet(&mut p, b'U', &body);
-        p
-    };
     // Segments: [o1] [o2] [o3: lost] [o4's first 20 bytes] [o4's rest + o5] [o6] [o7's first 30 bytes:
     // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets and the
     // next segment starts mid-packet: neither proves a boundary, so both are skipped; o6 proves one. After

@@ -6,41 +6,16 @@ use serde_json::Value;
 use std::process::Command;
 use wirestamp_capture::write::PcapWriter;
 use wirestamp_core::LinkType;
-use wirestamp_lab::encode::{itch, mold, ouch, soup};
-use wirestamp_lab::packet::{self, TcpHdr};
+use wirestamp_lab::encode::itch;
 
-const T0: i64 = 1_796_049_000_000_000_000;
+mod support;
+
+use support::{T0, mold_packet, order, tcp, udp};
+
 /// Sequence number of the client's first captured byte: 80 bytes before the 2^32 wrap.
 const S0: u32 = 0xFFFF_FFB0;
 const CLIENT: &str = "10.1.0.2:40001";
 const EXCHANGE: &str = "10.1.0.1:8003";
-
-fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
-    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
-    packet::pad_min(&mut f);
-    f
-}
-
-/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order for AAPL: 50 bytes.
-fn order(n: u32) -> Vec<u8> {
-    let o = ouch::Order {
-        user_ref_num: n,
-        side: b'B',
-        quantity: 100,
-        symbol: "AAPL".into(),
-        price: 1_000_000,
-        cl_ord_id: format!("T{n}"),
-    };
-    let mut m = Vec::new();
-    ouch::enter_order(&mut m, &o);
-    let mut p = Vec::new();
-    soup::packet(&mut p, b'U', &m);
-    assert_eq!(p.len(), 50);
-    p
-}
 
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
@@ -56,12 +31,7 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
     // Frame 0 at T0: the trigger, one Add Order of AAPL on the feed.
     let mut add = Vec::new();
     itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
-    let mut md = Vec::new();
-    mold::header(&mut md, b"TXJOINSESS", 1, 1);
-    mold::block(&mut md, &add);
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, packet::multicast_mac([233, 54, 12, 111]), [2, 0, 0, 0, 0, 9], None);
-    packet::ipv4_udp(&mut f, [10, 0, 0, 9], [233, 54, 12, 111], 40000, 26477, 1, &md);
+    let f = udp([233, 54, 12, 111], 26477, &mold_packet(b"TXJOINSESS", 1, &[add]));
     w.write(T0, &f, f.len() as u32).unwrap();
 
     // The client's stream (offset k = sequence S0 + k, wrapping after offset 79):

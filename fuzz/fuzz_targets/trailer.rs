@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 use wirestamp_core::dissect::dissect;
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerKind, TrailerMode};
-use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
+use wirestamp_core::{Frame, LinkType};
 
 fuzz_target!(|input: &[u8]| {
     if input.len() < 9 {
@@ -17,17 +17,7 @@ fuzz_target!(|input: &[u8]| {
         0 => TrailerMode::Auto,
         k => TrailerMode::Forced(TrailerKind::ALL[k - 1]),
     };
-    let frame = Frame {
-        data,
-        wire_len: data.len() as u32,
-        ts_ns,
-        ts_source: TsSource::PcapRecord,
-        link: LinkType::Ethernet,
-        interface: 0,
-        direction: Direction::Unknown,
-        fcs_len: None,
-        quality: ClockQuality::default(),
-    };
+    let frame = Frame::record(data, ts_ns, LinkType::Ethernet);
     let mut dec = TrailerDecoder::new(mode);
     let d = dissect(data, LinkType::Ethernet);
     if let Ok(Decoded::Stamp(s)) = dec.decode(&frame, &d) {

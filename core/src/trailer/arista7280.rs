@@ -123,20 +123,9 @@ mod tests {
     use super::*;
     use crate::dissect::dissect;
     use crate::frame::LinkType;
-    use crate::time::TsSource;
 
     fn frame(data: &[u8], ts_ns: i64) -> Frame<'_> {
-        Frame {
-            data,
-            wire_len: data.len() as u32,
-            ts_ns,
-            ts_source: TsSource::PcapRecord,
-            link: LinkType::Ethernet,
-            interface: 0,
-            direction: Default::default(),
-            fcs_len: None,
-            quality: ClockQuality::default(),
-        }
+        Frame::record(data, ts_ns, LinkType::Ethernet)
     }
 
     /// MACs, 0xD28B, subtype 1, `version`, `ts`, then IPv4 EtherType and a minimal header.

@@ -52,20 +52,9 @@ pub(crate) fn find(frame: &Frame<'_>, bounds: &Bounds) -> Result<TrailerStamp, M
 mod tests {
     use super::*;
     use crate::frame::LinkType;
-    use crate::time::TsSource;
 
     fn frame(data: &[u8]) -> Frame<'_> {
-        Frame {
-            data,
-            wire_len: data.len() as u32,
-            ts_ns: 1_600_000_000_000_000_000,
-            ts_source: TsSource::PcapRecord,
-            link: LinkType::Ethernet,
-            interface: 0,
-            direction: Default::default(),
-            fcs_len: None,
-            quality: ClockQuality::default(),
-        }
+        Frame::record(data, 1_600_000_000_000_000_000, LinkType::Ethernet)
     }
 
     #[test]

@@ -70,7 +70,6 @@ pub(crate) fn find(frame: &Frame<'_>, bounds: &Bounds) -> Result<TrailerStamp, M
 mod tests {
     use super::*;
     use crate::frame::LinkType;
-    use crate::time::TsSource;
 
     #[test]
     fn fraction_conversion_exact() {
@@ -88,17 +87,7 @@ mod tests {
         v.extend_from_slice(&[
             0x0a, 0x56, 0xd0, 0x3e, 0x00, 0x2f, 0x5b, 0x0c, 0x9a, 0x4d, 0x2b, 0x9f, 0xa0, 0x23, 0xf4, 0x00,
         ]);
-        let f = Frame {
-            data: &v,
-            wire_len: v.len() as u32,
-            ts_ns: 1_527_552_589_170_404_442,
-            ts_source: TsSource::PcapRecord,
-            link: LinkType::Ethernet,
-            interface: 0,
-            direction: Default::default(),
-            fcs_len: None,
-            quality: ClockQuality::default(),
-        };
+        let f = Frame::record(&v, 1_527_552_589_170_404_442, LinkType::Ethernet);
         let s = find(&f, &Bounds { min_start: 98, fcs_len: None }).unwrap();
         // 0x5b0c9a4d = 1527552589 s; 0x2b9fa023f4 * 10^9 / 2^40 = 170404442.575... ns (tshark:
         // 0.170404442575091 s).

@@ -171,22 +171,11 @@ pub(crate) fn find(frame: &Frame<'_>, bounds: &Bounds) -> Result<TrailerStamp, M
 mod tests {
     use super::*;
     use crate::frame::LinkType;
-    use crate::time::TsSource;
 
     const T: i64 = 1_714_407_847_483_428_074;
 
     fn frame(data: &[u8], fcs_len: Option<u8>) -> Frame<'_> {
-        Frame {
-            data,
-            wire_len: data.len() as u32,
-            ts_ns: T,
-            ts_source: TsSource::PcapRecord,
-            link: LinkType::Ethernet,
-            interface: 0,
-            direction: Default::default(),
-            fcs_len,
-            quality: ClockQuality::default(),
-        }
+        Frame { fcs_len, ..Frame::record(data, T, LinkType::Ethernet) }
     }
 
     /// 14-byte Ethernet header + 46 bytes of payload, then what the test appends.

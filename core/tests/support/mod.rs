@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use wirestamp_core::dissect::{Transport, dissect};
-use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
+use wirestamp_core::{Frame, LinkType};
 
 /// One record, owning its bytes.
 pub struct Record {
@@ -55,17 +55,7 @@ impl Pcap {
     /// The record as a [`Frame`] (FCS presence unknown, as in classic pcap).
     pub fn frame(&self, i: usize) -> Frame<'_> {
         let r = &self.records[i];
-        Frame {
-            data: &r.data,
-            wire_len: r.wire_len,
-            ts_ns: r.ts_ns,
-            ts_source: TsSource::PcapRecord,
-            link: self.link,
-            interface: 0,
-            direction: Default::default(),
-            fcs_len: None,
-            quality: ClockQuality::default(),
-        }
+        Frame { wire_len: r.wire_len, ..Frame::record(&r.data, r.ts_ns, self.link) }
     }
 }
 

@@ -1,0 +1,67 @@
+//! Frames built by hand for the daemon's analyze tests: a market-data feed from 10.0.0.9 and one order
+//! session between a client 10.1.0.2:40001 and an exchange 10.1.0.1:8003.
+#![allow(dead_code, reason = "each test binary uses a subset")]
+
+use wirestamp_lab::encode::{mold, ouch, soup};
+use wirestamp_lab::packet::{self, TcpHdr};
+
+/// 2026-11-30T14:30:00Z, in ns.
+pub const T0: i64 = 1_796_049_000_000_000_000;
+
+/// A UDP datagram from 10.0.0.9:40000 to `dst:dport` (multicast MAC of `dst`).
+pub fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, packet::multicast_mac(dst), [2, 0, 0, 0, 0, 9], None);
+    packet::ipv4_udp(&mut f, [10, 0, 0, 9], dst, 40000, dport, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+/// A client-to-exchange data segment (PSH|ACK) at `seq`.
+pub fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
+    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+/// A pure ACK from the exchange acknowledging the client's bytes up to `ack`.
+pub fn exchange_ack(ack: u32) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
+    let h = TcpHdr { sport: 8003, dport: 40001, seq: 77, ack, flags: 0x10 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, &[]);
+    packet::pad_min(&mut f);
+    f
+}
+
+/// A MoldUDP64 packet of `session` starting at `seq` with `msgs`.
+pub fn mold_packet(session: &[u8; 10], seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
+    let mut p = Vec::new();
+    mold::header(&mut p, session, seq, msgs.len() as u16);
+    for m in msgs {
+        mold::block(&mut p, m);
+    }
+    p
+}
+
+/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order for AAPL (UserRefNum `n`,
+/// ClOrdID `T` + 13 digits): 50 bytes.
+pub fn order(n: u32) -> Vec<u8> {
+    let o = ouch::Order {
+        user_ref_num: n,
+        side: b'B',
+        quantity: 100,
+        symbol: "AAPL".into(),
+        price: 1_000_000,
+        cl_ord_id: format!("T{n:013}"),
+    };
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &o);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    assert_eq!(p.len(), 50);
+    p
+}
