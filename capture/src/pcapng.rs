@@ -308,46 +308,8 @@ impl PcapngParser {
         if trailer != blen {
             return Err(bad("EPB", format!("trailing total length {trailer} differs from the leading {blen}")));
         }
-        let swap = self.swap;
-        let id = u32_at(b, 8, swap);
-        let Some(ifs) = self.ifs.get(id as usize) else {
-            return Err(bad("EPB", format!("interface {id} not defined in this section ({} IDBs)", self.ifs.len())));
-        };
-        let caplen = u32_at(b, 20, swap) as usize;
-        if caplen > blen - 32 {
-            return Err(bad("EPB", format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
-        }
-        let units = (u32_at(b, 12, swap) as u64) << 32 | u32_at(b, 16, swap) as u64;
-        let mut f = RawFrame {
-            start: buf.pos() + 28,
-            len: caplen as u32,
-            wire_len: u32_at(b, 24, swap),
-            ts_ns: 0,
-            ts_source: TsSource::PcapngBlock,
-            link: ifs.link,
-            interface: ifs.row,
-            direction: Direction::Unknown,
-            fcs_len: ifs.fcs_len,
-            quality: ClockQuality::default(),
-        };
-        f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
-            stats.ts_out_of_range += 1;
-            f.quality |= ClockQuality::RECORD_ERROR;
-            sat
-        });
-        let opt_start = 28 + pad4(caplen);
-        if opt_start + 4 < blen
-            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "EPB")?
-        {
-            apply_flags(&mut f, flags);
-        }
-        let special = ifs.special;
-        buf.consume(blen);
-        buf.prefetch_ahead();
-        if special {
-            return special_frame(buf, f);
-        }
-        Ok(Step::Frame(f))
+        let id = u32_at(b, 8, self.swap);
+        self.packet_block(buf, blen, stats, id, "EPB")
     }
 
     fn spb(&mut self, buf: &mut ChunkBuffer, blen: usize) -> Result<Step, ReadErrorKind> {
@@ -383,19 +345,34 @@ impl PcapngParser {
         Ok(Step::Frame(f))
     }
 
+    /// An obsolete Packet Block: as an EPB, with a 16-bit interface id (then a 16-bit drop count).
     fn pb(&mut self, buf: &mut ChunkBuffer, blen: usize, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
-        let b = &buf.avail()[..blen];
         if blen < 32 {
             return Err(bad("PB", format!("total length {blen} is less than 32")));
         }
+        let id = u16_at(&buf.avail()[..blen], 8, self.swap) as u32;
+        self.packet_block(buf, blen, stats, id, "PB")
+    }
+
+    /// The part EPBs and PBs share: interface `id`, timestamp, lengths, data, `epb_flags`. `blen` bytes (at
+    /// least 32) are in the buffer at the read position.
+    #[inline(always)]
+    fn packet_block(
+        &mut self,
+        buf: &mut ChunkBuffer,
+        blen: usize,
+        stats: &mut ReadStats,
+        id: u32,
+        what: &'static str,
+    ) -> Result<Step, ReadErrorKind> {
+        let b = &buf.avail()[..blen];
         let swap = self.swap;
-        let id = u16_at(b, 8, swap);
         let Some(ifs) = self.ifs.get(id as usize) else {
-            return Err(bad("PB", format!("interface {id} not defined in this section ({} IDBs)", self.ifs.len())));
+            return Err(bad(what, format!("interface {id} not defined in this section ({} IDBs)", self.ifs.len())));
         };
         let caplen = u32_at(b, 20, swap) as usize;
         if caplen > blen - 32 {
-            return Err(bad("PB", format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
+            return Err(bad(what, format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
         }
         let units = (u32_at(b, 12, swap) as u64) << 32 | u32_at(b, 16, swap) as u64;
         let mut f = RawFrame {
@@ -417,12 +394,13 @@ impl PcapngParser {
         });
         let opt_start = 28 + pad4(caplen);
         if opt_start + 4 < blen
-            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "PB")?
+            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, what)?
         {
             apply_flags(&mut f, flags);
         }
         let special = ifs.special;
         buf.consume(blen);
+        buf.prefetch_ahead();
         if special {
             return special_frame(buf, f);
         }
