@@ -9,7 +9,7 @@
 use std::io::{self, Read};
 
 /// Default chunk: large enough that refills are rare, small enough to stay in L2/L3 reach.
-pub(crate) const CHUNK: usize = 4 << 20;
+pub(crate) const CHUNK: usize = 256 << 10;
 /// Largest record (pcap record, pcapng block, ERF record) the readers accept.
 pub(crate) const MAX_RECORD: usize = 256 << 20;
 

@@ -65,7 +65,8 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         .filter(|ns| *ns > 0)
         .ok_or_else(|| anyhow::anyhow!("--tick-retention {}: not a duration (e.g. 1s, 500ms)", args.tick_retention))?;
     let tx_events = !args.tx_events.is_empty();
-    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, tx_events, ..AnalyzeConfig::default() })
+    let keep_pairs = args.pairs.is_some();
+    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, tx_events, keep_pairs, ..AnalyzeConfig::default() })
 }
 
 /// Progress on stderr, only when it is a terminal and the work takes more than a second.

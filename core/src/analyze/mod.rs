@@ -102,6 +102,9 @@ pub struct AnalyzeConfig {
     pub interval_ns: i64,
     /// TX events ([`Analyzer::tx_event`]) will be fed: count the orders with and without an SND time.
     pub tx_events: bool,
+    /// Queue every matched pair for [`Analyzer::drain_pairs`] (off: only counted and recorded, which
+    /// saves building two strings per order when nobody reads them).
+    pub keep_pairs: bool,
 }
 
 impl Default for AnalyzeConfig {
@@ -114,6 +117,7 @@ impl Default for AnalyzeConfig {
             ack_timeout_ns: 10_000_000_000,
             interval_ns: 1_000_000_000,
             tx_events: false,
+            keep_pairs: true,
         }
     }
 }
@@ -348,6 +352,73 @@ type SymTick = (i64, Session, u64, u32);
 const SYMBOL_HISTORY: usize = 4;
 const NO_TICK: SymTick = (i64::MIN, Session([0; 10]), 0, 0);
 
+/// The recent ticks of one symbol, a ring written in place (rotating an array of them on every tick
+/// cost a memmove per market-data message).
+#[derive(Debug, Clone, Copy)]
+struct SymHistory {
+    ticks: [SymTick; SYMBOL_HISTORY],
+    /// Index of the newest.
+    newest: usize,
+}
+
+impl SymHistory {
+    const EMPTY: SymHistory = SymHistory { ticks: [NO_TICK; SYMBOL_HISTORY], newest: 0 };
+
+    /// A message of this symbol at `t`. Several at one time (one packet) cannot be told apart by a
+    /// symbol match: the newest is kept and the count says how many shared the time.
+    #[inline]
+    fn push(&mut self, t: i64, session: Session, seq: u64) {
+        let h = &mut self.ticks[self.newest];
+        if h.0 == t {
+            *h = (t, session, seq, h.3 + 1);
+        } else {
+            self.newest = (self.newest + 1) % SYMBOL_HISTORY;
+            self.ticks[self.newest] = (t, session, seq, 1);
+        }
+    }
+
+    /// The newest tick at or before `t`.
+    fn at_or_before(&self, t: i64) -> Option<SymTick> {
+        (0..SYMBOL_HISTORY)
+            .map(|k| self.ticks[(self.newest + SYMBOL_HISTORY - k) % SYMBOL_HISTORY])
+            .find(|k| k.0 != i64::MIN && k.0 <= t)
+    }
+}
+
+/// Exchange-to-capture arithmetic, cached per UTC hour: US Eastern's offset is whole hours, so within
+/// one UTC hour the offset and the local midnight are constant (no division per message).
+#[derive(Debug, Clone, Copy)]
+struct EasternClock {
+    hour: i64,
+    offset_ns: i64,
+    /// Local midnight of this hour, ns on the local time line.
+    midnight_ns: i64,
+}
+
+impl EasternClock {
+    const DAY: i64 = 86_400_000_000_000;
+    const HOUR: i64 = 3_600_000_000_000;
+
+    /// Capture time `t` (UTC ns) minus an ITCH timestamp (ns since Eastern midnight), taken to the
+    /// nearest day so that a capture just after midnight and a message just before it stay close.
+    #[inline]
+    fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
+        let hour = t.div_euclid(Self::HOUR);
+        if self.hour != hour {
+            let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
+            let local_start = hour * Self::HOUR + offset_ns;
+            *self = EasternClock { hour, offset_ns, midnight_ns: local_start.div_euclid(Self::DAY) * Self::DAY };
+        }
+        let mut delay = t + self.offset_ns - self.midnight_ns - itch_ns as i64;
+        if delay > Self::DAY / 2 {
+            delay -= Self::DAY;
+        } else if delay < -Self::DAY / 2 {
+            delay += Self::DAY;
+        }
+        delay
+    }
+}
+
 /// The analysis state.
 pub struct Analyzer {
     cfg: AnalyzeConfig,
@@ -361,7 +432,12 @@ pub struct Analyzer {
     /// Recent ticks per symbol, newest first: (time, session, seq, messages of that symbol at that time).
     /// A few are kept because an order is correlated when its last byte arrives, which may be after
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
-    last_by_symbol: FxHashMap<Symbol, [SymTick; SYMBOL_HISTORY]>,
+    /// Kept only under the symbol rule, the only reader.
+    last_by_symbol: FxHashMap<Symbol, SymHistory>,
+    /// Whether the match rule is the symbol rule.
+    track_symbols: bool,
+    /// Capture locations reused by the token rule (no allocation per order).
+    token_locs: Option<regex::CaptureLocations>,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     pending: FxHashMap<(usize, OrderId), (i64, u64)>,
@@ -377,8 +453,8 @@ pub struct Analyzer {
     /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
     /// capture has one or two sources, so this saves a map update per frame).
     ts_run: (&'static str, u64),
-    /// (UTC hour, offset) cache for exchange-to-capture.
-    eastern: (i64, i64),
+    /// Exchange-to-capture cache.
+    eastern: EasternClock,
     first_time: Option<i64>,
     last_time: i64,
     last_frame: u64,
@@ -403,6 +479,7 @@ impl Analyzer {
             MatchRule::Token(_) => cfg.tick_retain_ns,
         };
         let arbiter = Arbiter::new(retain, 1 << 22);
+        let track_symbols = matches!(cfg.matching, MatchRule::Symbol { .. });
         Analyzer {
             cfg,
             feeds,
@@ -413,6 +490,8 @@ impl Analyzer {
             seq: SeqTracker::new(1024),
             arbiter,
             last_by_symbol: FxHashMap::default(),
+            track_symbols,
+            token_locs: None,
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -424,7 +503,7 @@ impl Analyzer {
             pairs: Vec::new(),
             counters: Counters::default(),
             ts_run: ("", 0),
-            eastern: (i64::MIN, 0),
+            eastern: EasternClock { hour: i64::MIN, offset_ns: 0, midnight_ns: 0 },
             first_time: None,
             last_time: i64::MIN,
             last_frame: 0,
@@ -650,7 +729,8 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = self;
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, track_symbols, .. } = self;
+        let track_symbols = *track_symbols;
         let FeedState { spec, slots, decoder, frames, .. } = &mut feeds[fi];
         *frames += 1;
         let fi16 = fi as u16;
@@ -659,30 +739,11 @@ impl Analyzer {
             match arbiter.observe(m.session, m.seq, fi16, m.stock_locate, t) {
                 Arrival::First => {
                     counters.ticks += 1;
-                    if let Some(sym) = m.symbol {
-                        // Several messages of one symbol at one time (one packet): a symbol match on
-                        // them cannot tell which one triggered, so it is counted as ambiguous.
-                        let h = last_by_symbol.entry(sym).or_insert([NO_TICK; SYMBOL_HISTORY]);
-                        if h[0].0 == t {
-                            h[0] = (t, m.session, m.seq, h[0].3 + 1);
-                        } else {
-                            h.rotate_right(1);
-                            h[0] = (t, m.session, m.seq, 1);
-                        }
+                    if track_symbols && let Some(sym) = m.symbol {
+                        last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, m.session, m.seq);
                     }
                     // Exchange (ITCH timestamp, Eastern time) to capture.
-                    let hour = t.div_euclid(3_600_000_000_000);
-                    if eastern.0 != hour {
-                        *eastern = (hour, us_eastern_offset_s(t) * 1_000_000_000);
-                    }
-                    let local = t + eastern.1;
-                    let day = 86_400_000_000_000i64;
-                    let mut delay = local - (local.div_euclid(day) * day + m.timestamp_ns as i64);
-                    if delay > day / 2 {
-                        delay -= day;
-                    } else if delay < -day / 2 {
-                        delay += day;
-                    }
+                    let delay = eastern.delay(t, m.timestamp_ns);
                     let slot = *slots[0].get_or_insert_with(|| metrics[E2C].slot(format!("feed:{spec}")));
                     metrics[E2C].record_single(delay, slot);
                 }
@@ -812,11 +873,11 @@ impl Analyzer {
         let token = token_text(s);
         let found = match &self.cfg.matching {
             MatchRule::Token(re) => {
+                let locs = self.token_locs.get_or_insert_with(|| re.capture_locations());
                 let Some(seq) = token
                     .as_deref()
-                    .and_then(|tok| re.captures(tok))
-                    .and_then(|c| c.get(1))
-                    .and_then(|g| g.as_str().parse::<u64>().ok())
+                    .and_then(|tok| re.captures_read(locs, tok).and(locs.get(1)).map(|(a, b)| &tok[a..b]))
+                    .and_then(|g| g.parse::<u64>().ok())
                 else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
@@ -833,10 +894,8 @@ impl Analyzer {
             }
             MatchRule::Symbol { window_ns } => {
                 let window = *window_ns;
-                let newest_before = s
-                    .symbol
-                    .and_then(|sym| self.last_by_symbol.get(&sym))
-                    .and_then(|h| h.iter().find(|k| k.0 != i64::MIN && k.0 <= t).copied());
+                let newest_before =
+                    s.symbol.and_then(|sym| self.last_by_symbol.get(&sym)).and_then(|h| h.at_or_before(t));
                 match newest_before {
                     Some((tt, session, seq, n)) if t - tt <= window => {
                         if n > 1 {
@@ -886,6 +945,9 @@ impl Analyzer {
             let conn_slot = self.conn_slot(ci, T2S);
             self.record(T2S, snd - tick_time, &[feed_slot, conn_slot]);
         }
+        if !self.cfg.keep_pairs {
+            return;
+        }
         self.pairs.push(Pair {
             tick_session: session,
             tick_seq: seq,
@@ -895,7 +957,7 @@ impl Analyzer {
                 Some(OrderId::Token(tok)) => String::from_utf8_lossy(crate::proto::trim_alpha(&tok)).into_owned(),
                 None => String::new(),
             },
-            token: token.unwrap_or_default(),
+            token: token.map(std::borrow::Cow::into_owned).unwrap_or_default(),
             order_time_ns: t,
             order_frame: m.first.index,
             order_last_frame: m.last.index,
@@ -962,12 +1024,12 @@ fn fmt_ip(a: IpAddr) -> String {
 }
 
 /// The text a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token.
-fn token_text(s: &OrderSummary) -> Option<String> {
-    if let Some(c) = s.cl_ord_id {
-        return Some(String::from_utf8_lossy(crate::proto::trim_alpha(&c)).into_owned());
+fn token_text(s: &OrderSummary) -> Option<std::borrow::Cow<'_, str>> {
+    if let Some(c) = &s.cl_ord_id {
+        return Some(String::from_utf8_lossy(crate::proto::trim_alpha(c)));
     }
-    match s.id {
-        Some(OrderId::Token(t)) => Some(String::from_utf8_lossy(crate::proto::trim_alpha(&t)).into_owned()),
+    match &s.id {
+        Some(OrderId::Token(t)) => Some(String::from_utf8_lossy(crate::proto::trim_alpha(t))),
         _ => None,
     }
 }

@@ -40,3 +40,27 @@ fn ouch_version_from_the_first_enter_order() {
     assert_eq!(detect_ouch_version(&soup(&v42)), OrderProto::Ouch42);
     assert_eq!(detect_ouch_version(&[0, 1, b'R']), OrderProto::Ouch50, "heartbeat: assume the current version");
 }
+
+/// The hour-cached exchange-to-capture arithmetic against hand-computed cases: New York local time
+/// is UTC−5 in winter and UTC−4 in summer, and ITCH counts ns since local midnight.
+#[test]
+fn exchange_to_capture_delay_across_midnight_and_dst() {
+    const S: i64 = 1_000_000_000;
+    const H: i64 = 3_600 * S;
+    let mut c = EasternClock { hour: i64::MIN, offset_ns: 0, midnight_ns: 0 };
+    // 2026-11-30T14:30:00Z = 09:30 EST; a message stamped 09:30:00 minus 1.26 ms local.
+    let t = 1_796_049_000 * S;
+    assert_eq!(c.delay(t, (9 * H + 30 * 60 * S - 1_260_000) as u64), 1_260_000);
+    // 2026-12-01T04:59:59.999999Z is 23:59:59.999999 EST of Nov 30; 05:00:00.000002Z is 00:00:00.000002
+    // of Dec 1. A message stamped 23:59:59.9999995 and captured after midnight is 2.5 µs late, not a day.
+    let before = 1_796_101_200 * S - 1_000;
+    let after = 1_796_101_200 * S + 2_000;
+    let msg = (24 * H - 500) as u64;
+    assert_eq!(c.delay(before, msg), -500);
+    assert_eq!(c.delay(after, msg), 2_500);
+    // Summer: 2026-07-01T13:30:00Z = 09:30 EDT (UTC−4).
+    let summer = 1_782_912_600 * S;
+    assert_eq!(c.delay(summer, (9 * H + 30 * 60 * S - 40_000) as u64), 40_000);
+    // Back in winter after the summer value: the cache follows the hour.
+    assert_eq!(c.delay(t + 5, (9 * H + 30 * 60 * S) as u64), 5);
+}
