@@ -112,12 +112,12 @@ fn read_once(path: &Path) -> (u64, u64, Times) {
     (n, sum, (t.elapsed(), thread_cpu() - c))
 }
 
-/// The floor: a bare pcap walk with the same read() of 4 MiB chunks, no checks beyond bounds,
+/// The floor: a bare pcap walk with the same read() of 256 KiB chunks, no checks beyond bounds,
 /// no frame struct, summing the same byte (perf.md §5/6 "hand-rolled raw").
 fn bare_pcap_once(path: &Path) -> (u64, u64, Times) {
     let (t, c) = (Instant::now(), thread_cpu());
     let mut f = File::open(path).expect("open");
-    let mut buf = vec![0u8; 4 << 20];
+    let mut buf = vec![0u8; 256 << 10];
     std::io::Read::read_exact(&mut f, &mut buf[..24]).expect("file header");
     let (mut start, mut end) = (0usize, 0usize);
     let (mut n, mut sum) = (0u64, 0u64);

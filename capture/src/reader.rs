@@ -82,7 +82,7 @@ enum Parser {
 
 /// Streaming reader of one capture file (pcap, pcapng or ERF; plain, gzip or zstd).
 ///
-/// Memory stays bounded whatever the file size: records are parsed in a reusable 4 MiB buffer,
+/// Memory stays bounded whatever the file size: records are parsed in a reusable 256 KiB buffer,
 /// which only grows for a record larger than it, up to 256 MiB.
 pub struct CaptureReader {
     name: String,
@@ -183,7 +183,7 @@ impl CaptureReader {
         &self.warnings
     }
 
-    /// Bytes held by this reader's read buffer: 4 MiB, more only while a record larger than
+    /// Bytes held by this reader's read buffer: 256 KiB, more only while a record larger than
     /// that has been met (never more than 256 MiB). Independent of the file size.
     pub fn buffer_len(&self) -> usize {
         self.buf.capacity()

@@ -18,7 +18,7 @@ use crate::fxhash::FxHashMap;
 use crate::proto::market::MoldItchDecoder;
 use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
-use crate::stats::Latency;
+use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
 use arbiter::{Arbiter, Arrival};
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
@@ -173,7 +173,7 @@ pub struct Metric {
     /// Per dimension (`feed:A`, `session:...`, `symbol:AAPL`), in order of first sample.
     slots: Vec<(String, Latency)>,
     /// Per slot, its single-dimension samples of the open interval (allocated on first use).
-    open: Vec<Option<Box<Latency>>>,
+    open: Vec<Option<Box<Tally>>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -205,9 +205,8 @@ impl Metric {
     fn fold_open(&mut self, interval: &mut Latency) {
         for (o, (_, l)) in self.open.iter_mut().zip(self.slots.iter_mut()) {
             if let Some(o) = o.as_mut().filter(|o| o.count() > 0) {
-                interval.merge(o);
-                l.merge(o);
-                o.reset();
+                interval.add_tally(o);
+                l.absorb(o);
             }
         }
     }
@@ -217,7 +216,7 @@ impl Metric {
         let mut t = self.closed.clone();
         t.merge(open);
         for o in self.open.iter().flatten() {
-            t.merge(o);
+            t.add_tally(o);
         }
         t
     }
@@ -231,7 +230,7 @@ impl Metric {
             .map(|((n, l), o)| {
                 let mut l = l.clone();
                 if let Some(o) = o {
-                    l.merge(o);
+                    l.add_tally(o);
                 }
                 (n.clone(), l)
             })
