@@ -159,9 +159,14 @@ impl CaptureReader {
 
     /// Next frame, or `Ok(None)` at the end of the file (also after a cut-short record, which
     /// leaves a warning, and after an error, which was returned once).
-    #[inline]
+    // The fast path is inlined into the caller's loop and the rest is a call: inlining it all made
+    // a call whose ~60-byte result the caller read back through memory (a store-forwarding stall).
+    #[inline(always)]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
-        match self.advance()? {
+        if let Some(raw) = self.fast() {
+            return Ok(Some(self.frame(&raw)));
+        }
+        match self.advance_slow()? {
             Some(raw) => Ok(Some(self.frame(&raw))),
             None => Ok(None),
         }
@@ -216,24 +221,36 @@ impl CaptureReader {
     /// Moves to the next frame and returns where it lies in the buffer.
     #[inline(always)]
     pub(crate) fn advance(&mut self) -> Result<Option<RawFrame>, ReadError> {
+        match self.fast() {
+            Some(raw) => Ok(Some(raw)),
+            None => self.advance_slow(),
+        }
+    }
+
+    /// The hot path of plain pcap records, pcapng EPBs and ERF records, without the general step
+    /// machinery (returning its larger step/error types through every layer halved the speed).
+    /// `None`: anything unusual, or the end; the general path decides and reports.
+    #[inline(always)]
+    fn fast(&mut self) -> Option<RawFrame> {
+        if self.done {
+            return None;
+        }
+        let raw = match &self.parser {
+            Parser::Pcap(p) => p.fast(&mut self.buf),
+            Parser::Pcapng(p) => p.fast(&mut self.buf),
+            Parser::Erf(p) => p.fast(&mut self.buf),
+        }?;
+        self.stats.frames += 1;
+        self.stats.records += 1;
+        self.stats.bytes = self.buf.offset();
+        Some(raw)
+    }
+
+    /// The general path: headers, skipped blocks, refills, the end and errors.
+    #[inline(never)]
+    fn advance_slow(&mut self) -> Result<Option<RawFrame>, ReadError> {
         if self.done {
             return Ok(None);
-        }
-        // The hot path of plain pcap records, pcapng EPBs and ERF records, without the general
-        // step machinery (returning its larger step/error types through every layer halved the
-        // speed). Anything unusual falls through to the general path, which reports it.
-        {
-            let fast = match &self.parser {
-                Parser::Pcap(p) => p.fast(&mut self.buf),
-                Parser::Pcapng(p) => p.fast(&mut self.buf),
-                Parser::Erf(p) => p.fast(&mut self.buf),
-            };
-            if let Some(raw) = fast {
-                self.stats.frames += 1;
-                self.stats.records += 1;
-                self.stats.bytes = self.buf.offset();
-                return Ok(Some(raw));
-            }
         }
         loop {
             let step = match &mut self.parser {

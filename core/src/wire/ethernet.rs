@@ -39,6 +39,7 @@ pub mod ethertype {
     pub const ARISTA_TS: u16 = 0xD28B;
 
     /// True for the TPIDs of a VLAN tag.
+    #[inline]
     pub const fn is_vlan(t: u16) -> bool {
         matches!(t, VLAN | QINQ | QINQ_OLD)
     }
@@ -52,28 +53,34 @@ pub struct EthernetFrame<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> EthernetFrame<T> {
     /// Wraps a buffer without checking its length.
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         EthernetFrame { buffer }
     }
     /// Wraps a buffer that holds at least the 14-byte header.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let f = Self::new_unchecked(buffer);
         f.check_len()?;
         Ok(f)
     }
     /// Checks the buffer holds the fixed header.
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         need(self.buffer.as_ref(), HEADER_LEN)
     }
     /// Destination MAC.
+    #[inline]
     pub fn dst(&self) -> [u8; 6] {
         self.buffer.as_ref()[field::DST].try_into().unwrap_or([0; 6])
     }
     /// Source MAC.
+    #[inline]
     pub fn src(&self) -> [u8; 6] {
         self.buffer.as_ref()[field::SRC].try_into().unwrap_or([0; 6])
     }
     /// The EtherType (or TPID of the first tag).
+    #[inline]
     pub fn ethertype(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ETHERTYPE.start)
     }
@@ -87,19 +94,23 @@ pub struct VlanTag<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> VlanTag<T> {
     /// Wraps the 4 bytes after a TPID: TCI and the next EtherType.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         need(buffer.as_ref(), 4)?;
         Ok(VlanTag { buffer })
     }
     /// VLAN identifier (12 bits).
+    #[inline]
     pub fn vid(&self) -> u16 {
         be16(self.buffer.as_ref(), 0) & 0x0fff
     }
     /// Priority code point (3 bits).
+    #[inline]
     pub fn pcp(&self) -> u8 {
         (self.buffer.as_ref()[0] >> 5) & 0x7
     }
     /// The EtherType following the tag.
+    #[inline]
     pub fn inner_type(&self) -> u16 {
         be16(self.buffer.as_ref(), 2)
     }

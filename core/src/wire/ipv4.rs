@@ -30,17 +30,20 @@ pub struct Ipv4Packet<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     /// Wraps a buffer without checking it.
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Ipv4Packet { buffer }
     }
     /// Wraps a buffer holding a whole IPv4 header (options included) with version 4 and a sane IHL.
     /// The total length is *not* checked against the buffer: captures are often cut by a snap length.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
     /// See [`Ipv4Packet::new_checked`].
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         need(b, HEADER_LEN)?;
@@ -57,39 +60,48 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         Ok(())
     }
     /// Version nibble.
+    #[inline]
     pub fn version(&self) -> u8 {
         self.buffer.as_ref()[field::VER_IHL] >> 4
     }
     /// Header length in bytes (IHL × 4).
+    #[inline]
     pub fn header_len(&self) -> usize {
         ((self.buffer.as_ref()[field::VER_IHL] & 0x0f) as usize) * 4
     }
     /// Total length field: header plus payload.
+    #[inline]
     pub fn total_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::TOTAL_LEN.start)
     }
     /// More-fragments flag.
+    #[inline]
     pub fn more_frags(&self) -> bool {
         be16(self.buffer.as_ref(), field::FLAGS_FRAG.start) & 0x2000 != 0
     }
     /// Fragment offset in bytes.
+    #[inline]
     pub fn frag_offset(&self) -> u16 {
         (be16(self.buffer.as_ref(), field::FLAGS_FRAG.start) & 0x1fff) * 8
     }
     /// Time to live.
+    #[inline]
     pub fn ttl(&self) -> u8 {
         self.buffer.as_ref()[field::TTL]
     }
     /// Payload protocol number.
+    #[inline]
     pub fn protocol(&self) -> u8 {
         self.buffer.as_ref()[field::PROTO]
     }
     /// Source address.
+    #[inline]
     pub fn src(&self) -> Ipv4Addr {
         let b = &self.buffer.as_ref()[field::SRC];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])
     }
     /// Destination address.
+    #[inline]
     pub fn dst(&self) -> Ipv4Addr {
         let b = &self.buffer.as_ref()[field::DST];
         Ipv4Addr::new(b[0], b[1], b[2], b[3])

@@ -28,6 +28,7 @@ pub struct Ipv6Packet<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> Ipv6Packet<T> {
     /// Wraps a buffer holding the 40-byte fixed header with version 6.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         need(buffer.as_ref(), HEADER_LEN)?;
         if buffer.as_ref()[0] >> 4 != 6 {
@@ -36,23 +37,28 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
         Ok(Ipv6Packet { buffer })
     }
     /// Payload length (everything after the fixed header, extension headers included).
+    #[inline]
     pub fn payload_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::PAYLOAD_LEN.start)
     }
     /// Next header of the fixed header.
+    #[inline]
     pub fn next_header(&self) -> u8 {
         self.buffer.as_ref()[field::NEXT_HEADER]
     }
     /// Hop limit.
+    #[inline]
     pub fn hop_limit(&self) -> u8 {
         self.buffer.as_ref()[field::HOP_LIMIT]
     }
     /// Source address.
+    #[inline]
     pub fn src(&self) -> Ipv6Addr {
         let b: [u8; 16] = self.buffer.as_ref()[field::SRC].try_into().unwrap_or([0; 16]);
         Ipv6Addr::from(b)
     }
     /// Destination address.
+    #[inline]
     pub fn dst(&self) -> Ipv6Addr {
         let b: [u8; 16] = self.buffer.as_ref()[field::DST].try_into().unwrap_or([0; 16]);
         Ipv6Addr::from(b)
@@ -85,6 +91,7 @@ pub struct ExtChain {
 }
 
 /// Walks extension headers in `buf` (the bytes after the fixed header), starting at `next`.
+#[inline]
 pub fn walk_extensions(buf: &[u8], mut next: u8) -> Result<ExtChain> {
     let mut off = 0usize;
     let mut fragment = None;

@@ -44,6 +44,7 @@ pub struct TcpPacket<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> TcpPacket<T> {
     /// Wraps a buffer holding the whole header, options included, with a data offset of at least 5.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         need(buffer.as_ref(), HEADER_LEN)?;
         let p = TcpPacket { buffer };
@@ -54,30 +55,37 @@ impl<T: AsRef<[u8]>> TcpPacket<T> {
         Ok(p)
     }
     /// Source port.
+    #[inline]
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
     /// Destination port.
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
     /// Sequence number.
+    #[inline]
     pub fn seq(&self) -> u32 {
         be32(self.buffer.as_ref(), field::SEQ.start)
     }
     /// Acknowledgement number.
+    #[inline]
     pub fn ack(&self) -> u32 {
         be32(self.buffer.as_ref(), field::ACK.start)
     }
     /// Header length in bytes (data offset × 4).
+    #[inline]
     pub fn header_len(&self) -> usize {
         ((self.buffer.as_ref()[field::DATA_OFF] >> 4) as usize) * 4
     }
     /// Flag byte (FIN..CWR).
+    #[inline]
     pub fn flags(&self) -> u8 {
         self.buffer.as_ref()[field::FLAGS]
     }
     /// Receive window.
+    #[inline]
     pub fn window(&self) -> u16 {
         be16(self.buffer.as_ref(), field::WINDOW.start)
     }

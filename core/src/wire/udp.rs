@@ -21,6 +21,7 @@ pub struct UdpPacket<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> UdpPacket<T> {
     /// Wraps a buffer holding the 8-byte header whose length field is at least 8.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         need(buffer.as_ref(), HEADER_LEN)?;
         let p = UdpPacket { buffer };
@@ -30,19 +31,23 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(p)
     }
     /// Source port.
+    #[inline]
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
     /// Destination port.
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
     /// Length field: header plus payload.
     #[expect(clippy::len_without_is_empty, reason = "a header length, not a container")]
+    #[inline]
     pub fn len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::LENGTH.start)
     }
     /// Checksum field.
+    #[inline]
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
