@@ -207,7 +207,7 @@ impl Default for Tally {
 
 impl Tally {
     /// Records one value, ns.
-    #[inline]
+    #[inline(always)]
     pub fn record(&mut self, ns: i64) {
         if ns <= 0 || ns as u64 > MAX_TRACKABLE_NS {
             // 0 goes to bucket 1 like Latency's `max(1)`; the slow path does exactly that.

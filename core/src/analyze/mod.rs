@@ -10,6 +10,7 @@ pub mod arbiter;
 pub mod flows;
 pub mod orders;
 pub mod report;
+pub mod token;
 pub mod tx;
 
 use crate::dissect::{Dissection, Transport};
@@ -196,9 +197,17 @@ impl Metric {
     }
 
     /// Records a sample whose only dimension is `slot` (interval and total follow at the close).
-    #[inline]
+    #[inline(always)]
     fn record_single(&mut self, ns: i64, slot: usize) {
-        self.open[slot].get_or_insert_with(Default::default).record(ns);
+        match &mut self.open[slot] {
+            Some(t) => t.record(ns),
+            None => self.first_single(ns, slot),
+        }
+    }
+
+    #[cold]
+    fn first_single(&mut self, ns: i64, slot: usize) {
+        self.open[slot].insert(Box::default()).record(ns);
     }
 
     /// Moves the single-dimension samples of the open interval into `interval` and their slots.
@@ -388,13 +397,15 @@ impl SymHistory {
 /// one UTC hour the offset and the local midnight are constant (no division per message).
 #[derive(Debug, Clone, Copy)]
 struct EasternClock {
-    hour: i64,
+    /// The cached UTC hour, as [start, end) in ns.
+    hour: (i64, i64),
     offset_ns: i64,
     /// Local midnight of this hour, ns on the local time line.
     midnight_ns: i64,
 }
 
 impl EasternClock {
+    const EMPTY: EasternClock = EasternClock { hour: (0, 0), offset_ns: 0, midnight_ns: 0 };
     const DAY: i64 = 86_400_000_000_000;
     const HOUR: i64 = 3_600_000_000_000;
 
@@ -402,11 +413,11 @@ impl EasternClock {
     /// nearest day so that a capture just after midnight and a message just before it stay close.
     #[inline]
     fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
-        let hour = t.div_euclid(Self::HOUR);
-        if self.hour != hour {
+        if t < self.hour.0 || t >= self.hour.1 {
+            let start = t.div_euclid(Self::HOUR) * Self::HOUR;
             let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
-            let local_start = hour * Self::HOUR + offset_ns;
-            *self = EasternClock { hour, offset_ns, midnight_ns: local_start.div_euclid(Self::DAY) * Self::DAY };
+            let midnight_ns = (start + offset_ns).div_euclid(Self::DAY) * Self::DAY;
+            *self = EasternClock { hour: (start, start + Self::HOUR), offset_ns, midnight_ns };
         }
         let mut delay = t + self.offset_ns - self.midnight_ns - itch_ns as i64;
         if delay > Self::DAY / 2 {
@@ -435,8 +446,8 @@ pub struct Analyzer {
     last_by_symbol: FxHashMap<Symbol, SymHistory>,
     /// Whether the match rule is the symbol rule.
     track_symbols: bool,
-    /// Capture locations reused by the token rule (no allocation per order).
-    token_locs: Option<regex::CaptureLocations>,
+    /// The token rule, compiled for speed.
+    token_rule: Option<token::TokenRule>,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     pending: FxHashMap<(usize, OrderId), (i64, u64)>,
@@ -479,6 +490,10 @@ impl Analyzer {
         };
         let arbiter = Arbiter::new(retain, 1 << 22);
         let track_symbols = matches!(cfg.matching, MatchRule::Symbol { .. });
+        let token_rule = match &cfg.matching {
+            MatchRule::Token(re) => Some(token::TokenRule::new(re)),
+            MatchRule::Symbol { .. } => None,
+        };
         Analyzer {
             cfg,
             feeds,
@@ -490,7 +505,7 @@ impl Analyzer {
             arbiter,
             last_by_symbol: FxHashMap::default(),
             track_symbols,
-            token_locs: None,
+            token_rule,
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -502,7 +517,7 @@ impl Analyzer {
             pairs: Vec::new(),
             counters: Counters::default(),
             ts_run: ("", 0),
-            eastern: EasternClock { hour: i64::MIN, offset_ns: 0, midnight_ns: 0 },
+            eastern: EasternClock::EMPTY,
             first_time: None,
             last_time: i64::MIN,
             last_frame: 0,
@@ -631,7 +646,7 @@ impl Analyzer {
         self.first_time.get_or_insert(t);
         self.last_time = self.last_time.max(t);
         let len = self.cfg.interval_ns;
-        let start = *self.interval_start.get_or_insert(t.div_euclid(len) * len);
+        let start = *self.interval_start.get_or_insert_with(|| t.div_euclid(len) * len);
         if t >= start + len {
             self.close_interval(start);
             self.interval_start = Some(t.div_euclid(len) * len);
@@ -872,12 +887,8 @@ impl Analyzer {
         let token = token_text(s);
         let found = match &self.cfg.matching {
             MatchRule::Token(re) => {
-                let locs = self.token_locs.get_or_insert_with(|| re.capture_locations());
-                let Some(seq) = token
-                    .as_deref()
-                    .and_then(|tok| re.captures_read(locs, tok).and(locs.get(1)).map(|(a, b)| &tok[a..b]))
-                    .and_then(|g| g.parse::<u64>().ok())
-                else {
+                let rule = self.token_rule.get_or_insert_with(|| token::TokenRule::new(re));
+                let Some(seq) = token.as_deref().and_then(|tok| rule.seq(tok)) else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
                     return;

@@ -47,7 +47,7 @@ fn ouch_version_from_the_first_enter_order() {
 fn exchange_to_capture_delay_across_midnight_and_dst() {
     const S: i64 = 1_000_000_000;
     const H: i64 = 3_600 * S;
-    let mut c = EasternClock { hour: i64::MIN, offset_ns: 0, midnight_ns: 0 };
+    let mut c = EasternClock::EMPTY;
     // 2026-11-30T14:30:00Z = 09:30 EST; a message stamped 09:30:00 minus 1.26 ms local.
     let t = 1_796_049_000 * S;
     assert_eq!(c.delay(t, (9 * H + 30 * 60 * S - 1_260_000) as u64), 1_260_000);
