@@ -14,7 +14,7 @@
 //! SIGINT and SIGTERM stop the loop; the files are completed, the counters printed, and the NIC's
 //! timestamping configuration restored (the guard's drop).
 
-use crate::cli::{CaptureArgs, CaptureSource};
+use crate::cli::{CaptureArgs, CaptureSource, RxHookArg};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use std::cell::Cell;
@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use wirestamp_capture::CaptureReader;
 use wirestamp_capture::live::clock::ClockWatch;
-use wirestamp_capture::live::ebpf::FRAME_MAX;
+use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
     AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
@@ -231,6 +231,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
     } else if args.cgroup.is_some() {
         bail!("--cgroup (sockops TX timestamps) needs --source ebpf");
+    } else if args.rx_hook != RxHookArg::Tc {
+        bail!("--rx-hook chooses the hook of --source ebpf; --source afxdp always uses XDP");
     }
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
@@ -255,8 +257,29 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 snap_len: args.snap_payload,
                 ring_bytes,
                 cgroup: args.cgroup.clone(),
+                rx_hook: match args.rx_hook {
+                    RxHookArg::Tc => RxHook::Tc,
+                    RxHookArg::Xdp => RxHook::Xdp,
+                    RxHookArg::XdpAlways => RxHook::XdpAlways,
+                },
             };
             let src = EbpfSource::open(&cfg)?;
+            for (name, c) in ifaces.iter().zip(src.rx_choices()) {
+                match (&c.fallback, c.hook) {
+                    (Some(why), _) => {
+                        tracing::warn!(
+                            "{name}: --rx-hook {:?}: inbound packets through tc ingress instead: {why}",
+                            args.rx_hook
+                        );
+                        modes.push(format!("{name}: inbound through tc ingress (XDP asked for, not used: {why})"));
+                    }
+                    (None, "xdp") => modes.push(format!(
+                        "{name}: inbound through device-bound XDP (the driver's RX hardware timestamp; packets it \
+                         gives none for carry the hook's time, counted)"
+                    )),
+                    _ => {}
+                }
+            }
             let specs: Vec<String> = flows.iter().map(flow_name).collect();
             modes.push(format!(
                 "{iface}: eBPF tc programs ({}) on {}; frames TRUNCATED to their headers + {} payload bytes (at most \
@@ -501,11 +524,29 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     .zip(&ifaces)
                     .map(|(s, name)| {
                         let b = &s.bpf;
-                        let in_ring = b.matched.saturating_sub(b.ringbuf_full + b.delivered + b.bad_records);
+                        let mut in_ring = b.matched.saturating_sub(b.ringbuf_full + b.delivered + b.bad_records);
+                        let xdp = s.xdp.map_or(String::new(), |x| {
+                            in_ring += x.matched.saturating_sub(x.ringbuf_full + x.delivered + x.bad_records);
+                            format!(
+                                "\nwirestamp: xdp ({name}, inbound): {} matched of {} seen: {} read, {} lost (ring \
+                                 full), {} without an RX hardware timestamp (hook time used); {} malformed, {} \
+                                 unsupported, {} fragments, {} bad records",
+                                x.matched,
+                                x.seen,
+                                x.delivered,
+                                x.ringbuf_full,
+                                x.no_hw_rx_stamp,
+                                x.malformed,
+                                x.unsupported,
+                                x.fragments,
+                                x.bad_records
+                            )
+                        });
+                        let tc = if s.xdp.is_some() { "tc, outbound" } else { "tc" };
                         format!(
-                            "bpf ({name}): {} matched of {} seen: {} read, {} lost (ring full), {} dropped (user-space \
-                             queue full), {} still queued at exit; {} malformed, {} unsupported, {} fragments, {} bad \
-                             records, {} GSO frames (several wire segments each)",
+                            "bpf ({name}, {tc}): {} matched of {} seen: {} frames read in all, {} lost (ring full), {} \
+                             dropped (user-space queue full), {} still queued at exit; {} malformed, {} unsupported, \
+                             {} fragments, {} bad records, {} GSO frames (several wire segments each){xdp}",
                             b.matched,
                             b.seen,
                             s.frames,

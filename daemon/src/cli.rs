@@ -260,6 +260,17 @@ pub enum CaptureSource {
     Afxdp,
 }
 
+/// `--rx-hook`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RxHookArg {
+    /// tc ingress (tcx, else clsact).
+    Tc,
+    /// Device-bound XDP where the NIC has hardware RX timestamps, else tc ingress.
+    Xdp,
+    /// Device-bound XDP on any interface.
+    XdpAlways,
+}
+
 #[derive(Debug, clap::Args)]
 pub struct CaptureArgs {
     /// Interface to capture on (required for afpacket and pcap; afpacket takes several: -i a -i b).
@@ -317,6 +328,13 @@ pub struct CaptureArgs {
     /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub snap_payload: u16,
+    /// --source ebpf: the hook that picks up inbound packets. `xdp` reads the NIC's RX hardware timestamp
+    /// in a device-bound XDP program where the interface has hardware RX timestamping, and otherwise (or
+    /// when XDP cannot attach) uses tc ingress and says why; `xdp-always` uses XDP regardless (a packet
+    /// without a hardware stamp then carries the hook's time). Attaching XDP may briefly reset a NIC's
+    /// queues on some drivers: not the default.
+    #[arg(long, value_enum, default_value_t = RxHookArg::Tc, value_name = "HOOK")]
+    pub rx_hook: RxHookArg,
     /// --source afxdp: the RX queue to capture (the others still reach the network stack).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub queue: u32,

@@ -28,6 +28,12 @@
 //! (from the previous write's end, or the connection's first byte), so that a write's SND time can be
 //! put beside the egress frame whose `seq + len - 1` is the write's last byte.
 //!
+//! Inbound packets may instead be picked up by a device-bound XDP program ([`RxHook::Xdp`]), which reads
+//! the NIC's RX hardware timestamp through the driver's metadata kfunc before any skb exists. Only an
+//! interface that reports hardware RX timestamping can give one; on any other (veth, most virtual NICs),
+//! or when XDP cannot attach, inbound packets go through the tc path and [`EbpfSource::rx_choices`] says
+//! why. Outbound packets always go through tc egress.
+//!
 //! Losses are counted: records the kernel could not write (ring full), records dropped here because the
 //! queue between the ring and the caller was full, and those still queued at exit. Dropping the source
 //! detaches the programs; a second capture on an interface is refused by the bpf crate.
@@ -40,7 +46,7 @@ use std::time::Duration;
 
 use wirestamp_bpf::{
     CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
-    TxStats, TxTimestamping,
+    TxStats, TxTimestamping, XdpCapture,
 };
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
@@ -63,6 +69,38 @@ pub struct EbpfConfig {
     pub ring_bytes: u32,
     /// The trading app's cgroup v2 directory: attach the sockops TX timestamping of the order sessions.
     pub cgroup: Option<PathBuf>,
+    /// Where inbound packets are picked up.
+    pub rx_hook: RxHook,
+}
+
+/// The hook that picks up inbound packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RxHook {
+    /// tc ingress (tcx, else clsact): any interface; the skb's stamps.
+    #[default]
+    Tc,
+    /// Device-bound XDP, for the NIC's RX hardware timestamp, on an interface that reports hardware RX
+    /// timestamping (`ethtool -T`); elsewhere, or when XDP cannot attach, tc ingress, and
+    /// [`EbpfSource::rx_choices`] says why.
+    Xdp,
+    /// XDP whatever the interface reports (a driver that stamps without saying so; tests on veth): a
+    /// packet the driver gives no hardware stamp carries the hook's time, counted in `no_hw_rx_stamp`.
+    XdpAlways,
+}
+
+/// How one interface's inbound packets are picked up, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RxChoice {
+    /// `"xdp"` or `"tc"`.
+    pub hook: &'static str,
+    /// Why XDP was not used, when it was asked for.
+    pub fallback: Option<String>,
+}
+
+/// One interface's programs: tc (egress, and ingress unless XDP has it) and maybe XDP (ingress).
+struct Hooks {
+    tc: TcCapture,
+    xdp: Option<XdpCapture>,
 }
 
 /// One sockops TX timestamp of an order session's write.
@@ -161,8 +199,10 @@ impl TxSide {
 /// Counters of one interface's capture.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EbpfStats {
-    /// The kernel side's counters and the records read from the ring.
+    /// The kernel side's counters and the records read from the ring (tc programs).
     pub bpf: CaptureStats,
+    /// The XDP program's, when it picks up inbound packets.
+    pub xdp: Option<CaptureStats>,
     /// Records dropped in user space: the queue toward the writer held [`QUEUE_MAX`].
     pub queue_drops: u64,
     /// Records handed out as frames.
@@ -185,9 +225,11 @@ struct Pending {
     direction: Direction,
 }
 
-/// The eBPF source: one attached [`TcCapture`] per interface.
+/// The eBPF source: one attached [`TcCapture`] per interface, plus an [`XdpCapture`] where it takes
+/// the inbound packets.
 pub struct EbpfSource {
-    caps: Vec<TcCapture>,
+    caps: Vec<Hooks>,
+    rx: Vec<RxChoice>,
     ifaces: Vec<String>,
     queue: VecDeque<Pending>,
     current: Option<Pending>,
@@ -254,6 +296,35 @@ fn tags_in_data(data: &[u8]) -> u8 {
     n
 }
 
+/// The XDP program for `iface`'s inbound packets when `hook` asks for it and it can give what it is for;
+/// otherwise `None`, with the reason.
+fn attach_xdp(
+    hook: RxHook,
+    iface: &str,
+    idx: u32,
+    flows: &[wirestamp_bpf::FlowSpec],
+    opts: &TcOptions,
+) -> (Option<XdpCapture>, RxChoice) {
+    let tc = |fallback: Option<String>| RxChoice { hook: "tc", fallback };
+    match hook {
+        RxHook::Tc => return (None, tc(None)),
+        RxHook::Xdp => match super::tstamp::ts_info(iface) {
+            Ok(info) if info.hardware_rx() => {}
+            Ok(_) => {
+                let why = "the interface reports no hardware RX timestamping (ethtool -T), so XDP could only give \
+                           the hook's time; the tc path gives the kernel's receive stamp";
+                return (None, tc(Some(why.into())));
+            }
+            Err(e) => return (None, tc(Some(format!("its timestamping capabilities are unknown: {e}")))),
+        },
+        RxHook::XdpAlways => {}
+    }
+    match XdpCapture::attach(idx, flows, opts) {
+        Ok(x) => (Some(x), RxChoice { hook: "xdp", fallback: None }),
+        Err(e) => (None, tc(Some(format!("the XDP program could not attach: {e}")))),
+    }
+}
+
 fn ifindex(iface: &str) -> Result<u32, LiveError> {
     let name = CString::new(iface).map_err(|_| LiveError::NoSuchInterface { iface: iface.into() })?;
     // SAFETY: `name` is a valid NUL-terminated string.
@@ -285,14 +356,18 @@ impl EbpfSource {
             ..TcOptions::default()
         };
         let mut caps = Vec::new();
+        let mut rx = Vec::new();
         for iface in &cfg.ifaces {
             let idx = ifindex(iface)?;
-            let cap = TcCapture::attach(idx, &flows, &opts).map_err(|e| LiveError::Sys {
+            let (xdp, choice) = attach_xdp(cfg.rx_hook, iface, idx, &flows, &opts);
+            let tc_opts = TcOptions { ingress: xdp.is_none(), ..opts.clone() };
+            let tc = TcCapture::attach(idx, &flows, &tc_opts).map_err(|e| LiveError::Sys {
                 what: "eBPF tc capture",
                 iface: iface.clone(),
                 source: std::io::Error::other(e.to_string()),
             })?;
-            caps.push(cap);
+            caps.push(Hooks { tc, xdp });
+            rx.push(choice);
         }
         let tai_offset_ns = wirestamp_bpf::tai_offset_ns().map_err(|e| LiveError::sys("adjtimex", "", e))?;
         let tx = match &cfg.cgroup {
@@ -314,6 +389,7 @@ impl EbpfSource {
         Ok(EbpfSource {
             stats: vec![EbpfStats::default(); caps.len()],
             caps,
+            rx,
             ifaces: cfg.ifaces.clone(),
             queue: VecDeque::new(),
             current: None,
@@ -324,9 +400,14 @@ impl EbpfSource {
         })
     }
 
-    /// How the programs are attached on each interface ("tcx" or "clsact").
+    /// How the tc programs are attached on each interface ("tcx" or "clsact").
     pub fn attach_kinds(&self) -> Vec<&'static str> {
-        self.caps.iter().map(|c| c.attach_kind().unwrap_or("none")).collect()
+        self.caps.iter().map(|c| c.tc.attach_kind().unwrap_or("none")).collect()
+    }
+
+    /// How each interface's inbound packets are picked up, and why when XDP was asked for and not used.
+    pub fn rx_choices(&self) -> &[RxChoice] {
+        &self.rx
     }
 
     /// TAI − UTC used to convert the hook's TAI time, ns.
@@ -420,11 +501,25 @@ impl EbpfSource {
     fn poll_one(&mut self, i: usize, wait: Duration) -> Result<(), LiveError> {
         // The callback cannot borrow `self` while the capture is borrowed: take the capture out.
         let mut cap = self.caps.swap_remove(i);
-        let res = cap.poll(wait, |rec| self.push(i, rec));
+        let res = match &mut cap.xdp {
+            None => cap.tc.poll(wait, |rec| self.push(i, rec)),
+            // Two rings: both without waiting, then each for half the wait while nothing came.
+            Some(xdp) => (|| {
+                let mut n = xdp.poll(Duration::ZERO, |rec| self.push(i, rec))?;
+                n += cap.tc.poll(Duration::ZERO, |rec| self.push(i, rec))?;
+                if n == 0 && !wait.is_zero() {
+                    n += xdp.poll(wait / 2, |rec| self.push(i, rec))?;
+                    if n == 0 {
+                        n += cap.tc.poll(wait / 2, |rec| self.push(i, rec))?;
+                    }
+                }
+                Ok(n)
+            })(),
+        };
         self.caps.push(cap);
         let last = self.caps.len() - 1;
         self.caps.swap(i, last);
-        res.map(|_| ()).map_err(|e| LiveError::Sys {
+        res.map(|_| ()).map_err(|e: wirestamp_bpf::BpfError| LiveError::Sys {
             what: "eBPF ring poll",
             iface: self.ifaces[i].clone(),
             source: std::io::Error::other(e.to_string()),
@@ -469,13 +564,15 @@ impl EbpfSource {
             .zip(&self.ifaces)
             .enumerate()
             .map(|(i, ((cap, st), iface))| {
-                let bpf = cap.stats().map_err(|e| LiveError::Sys {
+                let err = |e: wirestamp_bpf::BpfError| LiveError::Sys {
                     what: "eBPF stats",
                     iface: iface.clone(),
                     source: std::io::Error::other(e.to_string()),
-                })?;
+                };
+                let bpf = cap.tc.stats().map_err(err)?;
+                let xdp = cap.xdp.as_ref().map(|x| x.stats()).transpose().map_err(err)?;
                 let queued = self.queue.iter().filter(|p| p.interface as usize == i).count() as u64;
-                Ok(EbpfStats { bpf, queued, ..*st })
+                Ok(EbpfStats { bpf, xdp, queued, ..*st })
             })
             .collect()
     }
