@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, MergedReader};
-use wirestamp_core::dissect::{Dissection, dissect};
+use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
 
@@ -103,7 +103,8 @@ impl Pipeline {
         };
         let frame_in_input = self.per_input[input];
         self.per_input[input] += 1;
-        let mut s = Stamped { input, frame, dissection: dissect(frame.data, frame.link), decoded: Decoded::None };
+        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
+        dissect_into(&mut s.dissection, frame.data, frame.link);
         s.decoded = match self.decoders[input].decode(&s.frame, &s.dissection) {
             Ok(d) => d,
             Err(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
