@@ -861,6 +861,15 @@ impl Analyzer {
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
                     self.pending.entry((ci, id)).or_insert((t, m.first.index));
+                    // Answered orders leave the front of the timeout queue here, not at their timeout
+                    // only: the queue holds the unanswered ones (and those behind them), not every
+                    // order of the last timeout's worth of capture.
+                    while let Some(&(at, conn, id)) = self.pending_order.front() {
+                        if self.pending.get(&(conn, id)).is_some_and(|p| p.0 == at) {
+                            break;
+                        }
+                        self.pending_order.pop_front();
+                    }
                     self.pending_order.push_back((t, ci, id));
                 }
             }
