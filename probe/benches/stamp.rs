@@ -1,12 +1,24 @@
 //! Stamp cost in TSC ticks per operation, and reader throughput; every ratio from this one run.
 //!
 //! Method (as slick-perfmon's bench and perf.md §3-4): warm 2000 ops, then REPS reps of OPS ops timed with
-//! a fenced TSC read around the loop; per case the minimum and the median of the reps. Cases run without
-//! and with a collector thread draining concurrently (spinning). The slick-perfmon design is modelled
-//! in-bench (perf.md §3: acquire-load of the ring pointer, `fetch_add` reservation on a packed 48/16-bit
-//! counter, three field stores, relaxed size + release index publish into a 16-byte control slot).
+//! a fenced TSC read around the loop; per case the minimum and the median of the reps (the ratio column
+//! divides medians). Single-producer cases: the producer pinned to CPU 0, a collector (when there is one)
+//! to CPU 1, spinning or polling every 1 ms. Two-producer cases: two threads pinned to CPU 0 and 1 stamp at
+//! once, every rep started together by a spinning barrier; figures pool the reps of both threads, and
+//! each thread's own median is shown; a collector there is left to the scheduler, so with 2 CPUs it shares
+//! a core with a producer. Ours writes one SPSC ring per thread; the slick model one shared ring.
 //!
-//! Run: `cargo bench -p wirestamp-probe --bench stamp`.
+//! The slick-perfmon design is modelled in-bench (module `slick`, each step of perf.md §3, checked
+//! against slick-perfmon f485fd33 and slick-queue's `reserve`/`publish`/`read`): not the library, but
+//! the same instruction sequence. Its "begin" stamps read the TSC as ours do (rdtsc, or
+//! lfence;rdtsc;lfence), which is the like-for-like comparison; the span rows add what slick does on
+//! step/end stamps (rdtscp even when unserialized).
+//!
+//! Figures, the run-to-run spread and what they mean: `probe/README.md`. This machine is a 2-vCPU VM:
+//! one vCPU has been seen to run at 1.8x the other's cost per rdtsc whenever both are busy (the host's
+//! doing), which the "2 producers, bare rdtsc" row shows; read the two-producer rows against it.
+//!
+//! Run: `cargo bench -p wirestamp-probe --bench stamp` (on a quiet machine: other builds move every row).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -26,6 +38,7 @@ const REPS: usize = 15;
 
 /// Ticks per op of `op` for each of REPS reps (after WARM ops), `sync` called before the warm-up and
 /// before each rep (the two-producer cases start every rep together through it).
+#[inline(never)]
 fn reps(mut op: impl FnMut(u64), mut sync: impl FnMut()) -> Vec<f64> {
     sync();
     for i in 0..WARM {
