@@ -14,16 +14,17 @@
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use wirestamp_bpf::{FlowSpec, HookDirection, RECORD_SIZE, TcCapture, TcOptions, TestSkb};
+use wirestamp_bpf::{CaptureStats, FlowSpec, HookDirection, RECORD_SIZE, TcCapture, TcOptions, TestSkb};
 
-const RATE_PER_S: u64 = 20_000;
-const PER_PHASE: u64 = 100_000;
-const PHASES: usize = 6; // detached, attached, detached, ...
+const RATE_PER_S: u64 = 5_000;
+const PER_PHASE: u64 = 20_000;
+const ROUNDS: usize = 5;
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -150,11 +151,12 @@ fn median(mut v: Vec<i64>) -> i64 {
     v[v.len() / 2]
 }
 
-/// `bpftool prog show` for the tc programs: with kernel.bpf_stats_enabled=1, run_time_ns and run_cnt.
-fn prog_stats() -> Vec<(u64, String, u64, u64)> {
+/// `bpftool prog show` for the tc programs: (id, name, run_time_ns, run_cnt), the counters 0 where bpftool
+/// leaves them out (kernel.bpf_stats_enabled off, or no run yet).
+fn prog_stats() -> Vec<(u32, String, u64, u64)> {
     let Ok(out) = Command::new("bpftool").args(["-j", "prog", "show"]).output() else { return Vec::new() };
     let text = String::from_utf8_lossy(&out.stdout);
-    // A tiny scan of bpftool's JSON array of objects: "name", "run_time_ns", "run_cnt" per program.
+    // A tiny scan of bpftool's JSON array of objects: "id", "name", "run_time_ns", "run_cnt" per program.
     let mut v = Vec::new();
     for obj in text.split("},{") {
         let field = |k: &str| {
@@ -163,10 +165,10 @@ fn prog_stats() -> Vec<(u64, String, u64, u64)> {
             Some(rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>())
         };
         let num = |k: &str| field(k).and_then(|s| s.parse::<u64>().ok());
-        if let (Some(id), Some(name), Some(t), Some(c)) = (num("id"), field("name"), num("run_time_ns"), num("run_cnt"))
+        if let (Some(id), Some(name)) = (num("id"), field("name"))
             && name.starts_with("ws_tc_")
         {
-            v.push((id, name, t, c));
+            v.push((id as u32, name, num("run_time_ns").unwrap_or(0), num("run_cnt").unwrap_or(0)));
         }
     }
     v
@@ -197,11 +199,194 @@ fn warm_ns_per_run(flows: &[FlowSpec], dport: u16, n: u32) -> u64 {
     ns
 }
 
+/// Where the programs run.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Topology {
+    /// On the client namespace's veth end only, ingress and egress: the trading host instrumenting its
+    /// own interface; each packet of a round trip crosses one program (2 runs per round trip).
+    Host,
+    /// On both ends, ingress and egress: each packet crosses two programs (4 runs per round trip).
+    Both,
+}
+
+impl Topology {
+    fn runs_per_rt(self) -> i64 {
+        match self {
+            Topology::Host => 2,
+            Topology::Both => 4,
+        }
+    }
+}
+
+/// One attached variant of a round: the ring's wakeup mode.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Wake {
+    /// `wake_bytes` 0: the kernel's default, a wakeup for each record that finds the reader caught up
+    /// (the programs' behaviour before batching).
+    Each,
+    /// The default `TcOptions` (`wake_bytes` 512 KiB, `drain_interval` 1 ms).
+    Batched,
+}
+
+struct Cfg {
+    rate: u64,
+    per_phase: u64,
+    rounds: usize,
+    topologies: Vec<Topology>,
+    wakes: Vec<Wake>,
+    /// Drain the rings while the app runs, as `wirestamp capture` does (false: records wait in a 256 MiB
+    /// ring until the phase ends, as this benchmark did first, which hides the reader's wakeups).
+    live_drain: bool,
+    protos: Vec<Proto>,
+}
+
+fn parse_args() -> Cfg {
+    let mut c = Cfg {
+        rate: RATE_PER_S,
+        per_phase: PER_PHASE,
+        rounds: ROUNDS,
+        topologies: vec![Topology::Host, Topology::Both],
+        wakes: vec![Wake::Each, Wake::Batched],
+        live_drain: true,
+        protos: vec![Proto::Udp, Proto::Tcp],
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let bad = |a: &str| -> ! {
+        eprintln!("bad argument {a}; usage: [--rate N] [--per-phase N] [--rounds N] [--topology host,both]");
+        eprintln!("       [--wake each,batched] [--drain live|none] [--proto udp,tcp]");
+        std::process::exit(2)
+    };
+    for kv in args.chunks(2) {
+        let [k, v] = kv else { bad(&kv[0]) };
+        let list = || v.split(',').map(str::to_owned).collect::<Vec<_>>();
+        match k.as_str() {
+            "--rate" => c.rate = v.parse().unwrap_or_else(|_| bad(v)),
+            "--per-phase" => c.per_phase = v.parse().unwrap_or_else(|_| bad(v)),
+            "--rounds" => c.rounds = v.parse().unwrap_or_else(|_| bad(v)),
+            "--topology" => {
+                c.topologies = list()
+                    .iter()
+                    .map(|t| match t.as_str() {
+                        "host" => Topology::Host,
+                        "both" => Topology::Both,
+                        _ => bad(t),
+                    })
+                    .collect()
+            }
+            "--wake" => {
+                c.wakes = list()
+                    .iter()
+                    .map(|t| match t.as_str() {
+                        "each" => Wake::Each,
+                        "batched" => Wake::Batched,
+                        _ => bad(t),
+                    })
+                    .collect()
+            }
+            "--drain" => {
+                c.live_drain = match v.as_str() {
+                    "live" => true,
+                    "none" => false,
+                    _ => bad(v),
+                }
+            }
+            "--proto" => {
+                c.protos = list()
+                    .iter()
+                    .map(|t| match t.as_str() {
+                        "udp" => Proto::Udp,
+                        "tcp" => Proto::Tcp,
+                        _ => bad(t),
+                    })
+                    .collect()
+            }
+            _ => bad(k),
+        }
+    }
+    c
+}
+
+/// A capture being drained by its own thread, like `wirestamp capture`'s reader.
+struct Drain {
+    stop: Arc<AtomicBool>,
+    thread: thread::JoinHandle<(u64, CaptureStats)>,
+}
+
+fn start_drain(mut cap: TcCapture, live: bool) -> Drain {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let thread = thread::spawn(move || {
+        let mut n = 0u64;
+        while !s.load(Ordering::Relaxed) {
+            if live {
+                // The daemon's loop: a 100 ms wait (with batched wakeups, `poll` reads the ring every ms).
+                cap.poll(Duration::from_millis(100), |_| n += 1).unwrap();
+            } else {
+                thread::sleep(Duration::from_millis(10));
+            }
+        }
+        while cap.poll(Duration::ZERO, |_| n += 1).unwrap() > 0 {}
+        let st = cap.stats().unwrap();
+        drop(cap); // detaches
+        (n, st)
+    });
+    Drain { stop, thread }
+}
+
+impl Drain {
+    fn finish(self) -> (u64, CaptureStats) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
+/// Everything the phases need.
+struct Bench {
+    a: mpsc::Sender<Job>,
+    b: mpsc::Sender<Job>,
+    va: u32,
+    vb: u32,
+    epoch: Instant,
+}
+
+impl Bench {
+    /// Attaches as `topo` says and starts draining; the flows record every packet in `Host` (both
+    /// directions of both flows), the UDP requests and both TCP directions in `Both` (as first measured).
+    fn attach(&self, topo: Topology, wake: Wake, live: bool) -> Vec<Drain> {
+        let dst = IpAddr::V4(Ipv4Addr::new(10, 203, 0, 2));
+        let udp = match topo {
+            Topology::Host => FlowSpec { match_src: true, ..FlowSpec::udp_feed(1, dst, 31000) },
+            Topology::Both => FlowSpec::udp_feed(1, dst, 31000),
+        };
+        let flows = vec![udp, FlowSpec::tcp_session(2, dst, 31001)];
+        let mut opts = TcOptions::default();
+        if !live {
+            opts.ring_bytes = 256 << 20; // a whole phase's records: no reservation failure
+        }
+        if wake == Wake::Each {
+            opts.wake_bytes = 0;
+        }
+        let mut ends = vec![(self.a.clone(), self.va)];
+        if topo == Topology::Both {
+            ends.push((self.b.clone(), self.vb));
+        }
+        ends.into_iter()
+            .map(|(w, idx)| {
+                let (f, o) = (flows.clone(), opts.clone());
+                start_drain(run(&w, move || TcCapture::attach(idx, &f, &o).unwrap()), live)
+            })
+            .collect()
+    }
+}
+
+/// Ends the drains: (records, ring-full drops) summed over the captures.
+fn finish(drains: Vec<Drain>) -> (u64, u64) {
+    drains.into_iter().map(Drain::finish).fold((0, 0), |(n, f), (k, st)| (n + k, f + st.ringbuf_full))
+}
+
 fn main() {
-    let arg = |i: usize, d: u64| std::env::args().nth(i).and_then(|s| s.parse().ok()).unwrap_or(d);
-    let (rate, per_phase, phases) = (arg(1, RATE_PER_S), arg(2, PER_PHASE), arg(3, PHASES as u64) as usize);
+    let cfg = parse_args();
     let stats_was = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap_or_default();
-    let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", "1");
     let (a, _) = ns_worker();
     let (b, b_tid) = ns_worker();
     let b_ns = format!("/proc/{}/task/{b_tid}/ns/net", std::process::id());
@@ -239,95 +424,125 @@ fn main() {
             assert!(recv(&mut [0u8; 8]));
         }
     }
-
-    let dst = IpAddr::V4(Ipv4Addr::new(10, 203, 0, 2));
-    let flows = [FlowSpec::udp_feed(1, dst, 31000), FlowSpec::tcp_session(2, dst, 31001)];
-    let epoch = Instant::now();
-    println!("rate {rate}/s, {phases} alternating phases (detached first) of {per_phase} round trips each");
-    for (proto, client) in &mut clients {
-        let name = if *proto == Proto::Udp { "UDP" } else { "TCP" };
-        let mut total = [hist(), hist()];
-        let mut per: Vec<(bool, Histogram<u64>)> = Vec::new();
-        let (mut records, mut runs) = (0u64, Vec::new());
-        for p in 0..phases {
-            let attached = p % 2 == 1;
-            // A ring large enough for a whole phase: no reservation failures to flatter the attached case.
-            let opts = TcOptions { ring_bytes: 256 << 20, ..TcOptions::default() };
-            let caps = attached.then(|| {
-                let (f, o) = (flows.to_vec(), opts.clone());
-                let ca = run(&a, move || TcCapture::attach(va, &f, &o).unwrap());
-                let (f, o) = (flows.to_vec(), opts.clone());
-                let cb = run(&b, move || TcCapture::attach(vb, &f, &o).unwrap());
-                (ca, cb)
-            });
-            let before = prog_stats();
-            let h = phase(client, epoch, rate, per_phase);
-            if let Some((mut ca, mut cb)) = caps {
-                runs.push((before, prog_stats()));
-                for c in [&mut ca, &mut cb] {
-                    while c.poll(Duration::ZERO, |_| records += 1).unwrap() > 0 {}
-                    assert_eq!(c.stats().unwrap().ringbuf_full, 0);
-                }
-                run(&a, move || drop(ca));
-                run(&b, move || drop(cb));
+    let bench = Bench { a, b, va, vb, epoch: Instant::now() };
+    let (rate, per_phase) = (cfg.rate, cfg.per_phase);
+    println!(
+        "rate {rate}/s open loop, {} rounds of (detached, then attached with wakeups {:?}) phases of {per_phase} \
+         round trips each, rings drained {}; load before: {}",
+        cfg.rounds,
+        cfg.wakes,
+        if cfg.live_drain { "live (a thread per capture, poll(100 ms))" } else { "after each phase" },
+        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+    );
+    let mut summary = Vec::new();
+    for &topo in &cfg.topologies {
+        for (proto, client) in &mut clients {
+            if !cfg.protos.contains(proto) {
+                continue;
             }
-            total[usize::from(attached)].add(&h).unwrap();
-            per.push((attached, h));
-        }
-        println!("{name} detached: {}", show(&total[0]));
-        println!("{name} attached: {} ({records} records)", show(&total[1]));
-        // Pairs (detached phase, the attached phase after it): the machine's load drifts less within a pair.
-        let (mut d50, mut d999) = (Vec::new(), Vec::new());
-        for w in per.chunks(2).filter(|w| w.len() == 2) {
-            let (d, t) = (&w[0].1, &w[1].1);
-            d50.push(q(t, 0.5) - q(d, 0.5));
-            d999.push(q(t, 0.999) - q(d, 0.999));
+            let name = if *proto == Proto::Udp { "UDP" } else { "TCP" };
+            let tag = format!("{name} {topo:?}");
             println!(
-                "{name} pair: p50 {} -> {} ns ({:+}), p99.9 {} -> {} ns ({:+})",
-                q(d, 0.5),
-                q(t, 0.5),
-                q(t, 0.5) - q(d, 0.5),
-                q(d, 0.999),
-                q(t, 0.999),
-                q(t, 0.999) - q(d, 0.999)
+                "{tag}: {} program runs per round trip (2 packets: request, reply); records: {}",
+                topo.runs_per_rt(),
+                match (topo, *proto) {
+                    (Topology::Host, _) => "every packet",
+                    (Topology::Both, Proto::Udp) => "the request, once (a feed: matched as destination)",
+                    (Topology::Both, Proto::Tcp) => "every packet, at both ends",
+                }
             );
-        }
-        println!(
-            "{name} median of pairs: p50 {:+} ns, p99.9 {:+} ns per round trip; whole: p50 {:+} ns, p99.9 {:+} ns",
-            median(d50),
-            median(d999),
-            q(&total[1], 0.5) - q(&total[0], 0.5),
-            q(&total[1], 0.999) - q(&total[0], 0.999)
-        );
-        // The programs' own cost (kernel.bpf_stats_enabled): ns per run, summed over the attached phases.
-        // Deltas by program id between just after attaching and the end of the phase (a program id is never
-        // reused; another process's wirestamp tc programs running at the same time would count too).
-        let mut own: Vec<(String, u64, u64)> = Vec::new();
-        for (before, after) in &runs {
-            for (id, n, t, c) in after {
-                // bpftool leaves out the counters while run_cnt is 0: a program missing before starts at 0.
-                let (t0, c0) = before.iter().find(|b| b.0 == *id).map_or((0, 0), |b| (b.2, b.3));
-                let (dt, dc) = (t - t0, c - c0);
-                match own.iter_mut().find(|o| &o.0 == n) {
-                    Some(o) => {
-                        o.1 += dt;
-                        o.2 += dc;
-                    }
-                    None => own.push((n.clone(), dt, dc)),
+            // rounds[r] = (detached, [attached per wake mode])
+            let mut rounds: Vec<(Histogram<u64>, Vec<Histogram<u64>>)> = Vec::new();
+            let mut totals = vec![hist(); 1 + cfg.wakes.len()];
+            let mut recs = vec![(0u64, 0u64); cfg.wakes.len()];
+            for _ in 0..cfg.rounds {
+                let d = phase(client, bench.epoch, rate, per_phase);
+                totals[0].add(&d).unwrap();
+                let mut att = Vec::new();
+                for (k, &wake) in cfg.wakes.iter().enumerate() {
+                    let drains = bench.attach(topo, wake, cfg.live_drain);
+                    let h = phase(client, bench.epoch, rate, per_phase);
+                    let (n, full) = finish(drains);
+                    recs[k].0 += n;
+                    recs[k].1 += full;
+                    totals[1 + k].add(&h).unwrap();
+                    att.push(h);
+                }
+                rounds.push((d, att));
+            }
+            println!("{tag} detached: {}", show(&totals[0]));
+            for (k, wake) in cfg.wakes.iter().enumerate() {
+                let rts = totals[1 + k].len().max(1);
+                println!(
+                    "{tag} attached, wake {wake:?}: {} ({} records, {}.{:02} per round trip, {} ring-full drops)",
+                    show(&totals[1 + k]),
+                    recs[k].0,
+                    recs[k].0 / rts,
+                    recs[k].0 % rts * 100 / rts,
+                    recs[k].1
+                );
+            }
+            for (k, wake) in cfg.wakes.iter().enumerate() {
+                // Each round's attached phase against the detached phase just before it (the machine's load
+                // drifts less within a round), then the median over rounds.
+                let (mut d50, mut d999) = (Vec::new(), Vec::new());
+                for (d, att) in &rounds {
+                    let t = &att[k];
+                    d50.push(q(t, 0.5) - q(d, 0.5));
+                    d999.push(q(t, 0.999) - q(d, 0.999));
+                    println!(
+                        "{tag} wake {wake:?} round: p50 {} -> {} ns ({:+}), p99.9 {} -> {} ns ({:+})",
+                        q(d, 0.5),
+                        q(t, 0.5),
+                        q(t, 0.5) - q(d, 0.5),
+                        q(d, 0.999),
+                        q(t, 0.999),
+                        q(t, 0.999) - q(d, 0.999)
+                    );
+                }
+                let (m50, m999) = (median(d50), median(d999));
+                let line = format!(
+                    "{tag} wake {wake:?}: median over {} rounds of (attached - detached): per round trip p50 {m50:+} ns, \
+                     p99.9 {m999:+} ns; per packet (/2) p50 {:+} ns, p99.9 {:+} ns; per program run (/{}) p50 {:+} ns",
+                    rounds.len(),
+                    m50 / 2,
+                    m999 / 2,
+                    topo.runs_per_rt(),
+                    m50 / topo.runs_per_rt()
+                );
+                println!("{line}");
+                summary.push(line);
+            }
+            // The programs' own cost: one more attached phase (not in the figures above) with
+            // kernel.bpf_stats_enabled on, which itself adds two clock reads per run.
+            let wake = *cfg.wakes.last().unwrap_or(&Wake::Batched);
+            let ours_before: Vec<u32> = prog_stats().iter().map(|p| p.0).collect();
+            let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", "1");
+            let drains = bench.attach(topo, wake, cfg.live_drain);
+            let h = phase(client, bench.epoch, rate, per_phase);
+            let after = prog_stats();
+            let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", stats_was.trim());
+            finish(drains);
+            let mut line = format!("{tag} wake {wake:?} own cost (bpf_stats on, {}):", show(&h));
+            for (id, n, t, c) in after.iter().filter(|p| !ours_before.contains(&p.0)) {
+                if let Some(per) = t.checked_div(*c) {
+                    line += &format!(" {n} (id {id}) {c} runs, {per} ns/run;");
                 }
             }
-        }
-        for (n, t, c) in own {
-            if let Some(per) = t.checked_div(c) {
-                println!("{name} program {n}: {c} runs, {per} ns per run");
-            }
+            println!("{line}");
+            summary.push(line);
         }
     }
-    let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", stats_was.trim());
+    println!("load after: {}", std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim());
     let flows = [FlowSpec::udp_feed(1, IpAddr::V4(Ipv4Addr::new(10, 203, 0, 2)), 31000)];
-    println!(
+    let warm = format!(
         "warm (BPF_PROG_TEST_RUN x 200000, bpf_stats off): matched UDP {} ns per run, unmatched UDP {} ns per run",
         warm_ns_per_run(&flows, 31000, 200_000),
         warm_ns_per_run(&flows, 9, 200_000)
     );
+    println!("{warm}");
+    println!("--- summary");
+    for l in summary {
+        println!("{l}");
+    }
 }

@@ -29,6 +29,12 @@ const volatile __u32 snap_len = 64;
 /* 0: payload[] holds the L4 payload prefix; 1: the frame prefix from the Ethernet header (events.h). */
 const volatile __u32 snap_frame = 0;
 const volatile __u32 lookup_mask = WS_LK_EXACT | WS_LK_ANY_ADDR | WS_LK_ANY_VLAN | WS_LK_ANY_BOTH;
+/* Wake the ring's reader only once this many bytes of records wait (0: the kernel's default, a wakeup for
+ * each record that finds the reader caught up). A wakeup is an irq_work (a self-interrupt on the app's
+ * CPU) and then a reader thread scheduled, on the path of the packet that caused it; the reader instead
+ * also reads the ring on a short timer (TcOptions::drain_interval), so a batched record waits at most
+ * that long. */
+const volatile __u32 wake_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -320,7 +326,7 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 	ev->cap_off = from;
 	ev->offloaded_tci = WS_OFFLOADED_TCI(ctx);
 
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, ws_wake_flags(&events, wake_bytes, sizeof(*ev)));
 }
 
 #endif /* WIRESTAMP_CAPTURE_H */

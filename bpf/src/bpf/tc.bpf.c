@@ -5,8 +5,18 @@
  * For every packet: parse Ethernet, up to 3 VLAN tags (one offloaded into skb->vlan_tci plus two in the
  * data), IPv4 (options honoured) or IPv6 (no extension headers), UDP or TCP; look the destination
  * endpoint and then the source endpoint up in `flows`; on a match write one ws_pkt_event (events.h) to
- * the `events` ring buffer. The packet is never modified and the program always returns TCX_NEXT:
- * "pass, unless a later program decides otherwise", so it cannot override another tcx program.
+ * the `events` ring buffer. The packet is never modified and the program always returns TCX_NEXT.
+ *
+ * Why TCX_NEXT (-1, the same value as TC_ACT_UNSPEC) and not TCX_PASS / TC_ACT_OK (0): an observer must
+ * not make a verdict. In the kernel's tcx dispatch (sch_handle_ingress/egress, net/core/dev.c) a
+ * program's TCX_PASS ends the chain: the tcx programs after it (ingress is attached first in line) and
+ * any classic tc filters (tc_run) are skipped, so returning it would bypass the host's own policy
+ * (a firewall's drop, a redirect), and tcx_action_code() also writes skb->tc_index for it. TCX_NEXT
+ * leaves the packet and its fate to whatever comes next; with nothing after it the packet passes, as
+ * with TC_ACT_OK: the issue's "pass, never altered". The clsact fallback (cls_bpf, direct action)
+ * runs the same object: there TC_ACT_UNSPEC means "continue with the next filter", then the qdisc's
+ * default (pass): the same meaning in both attach modes. Its cost over TCX_PASS: a compare and, without
+ * a clsact qdisc, tc_run's early return.
  *
  * The capture core (maps, parsing, flow lookup, record) is capture.h, shared with xdp.bpf.c; headers are
  * read with bpf_skb_load_bytes, which also works on non-linear skbs.
