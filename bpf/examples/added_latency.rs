@@ -1,15 +1,34 @@
 //! Latency the tc capture adds to the application's packets (issue 6, "Cost"): UDP and TCP round trips
 //! (8-byte messages to an echo server; TCP_NODELAY) over a veth pair between two network namespaces at a
-//! fixed open-loop rate, latency measured from each message's intended send time, with the tc programs
-//! detached and attached (both ends, ingress and egress: four program runs per round trip; the UDP flow is
-//! a feed, its requests are recorded (2 records per round trip); the TCP flow is a session, both
-//! directions are), in alternating phases of one run. Run as root, in release:
+//! fixed open-loop rate, latency measured from each message's intended send time (so a stall counts for
+//! every message behind it), with the tc programs detached and attached, in alternating phases of one run.
+//! Run as root, in release:
 //!
-//!     cargo run --release -p wirestamp-bpf --example added_latency [-- RATE PER_PHASE PHASES]
+//!     cargo run --release -p wirestamp-bpf --example added_latency -- [--rate 5000] [--per-phase 20000]
+//!         [--rounds 5] [--topology host,both] [--wake each,batched] [--drain live|none] [--proto udp,tcp]
 //!
-//! Prints p50 / p99 / p99.9 / max per phase kind, each (detached, attached) pair's differences and their
-//! median, and, with `kernel.bpf_stats_enabled` set for the run (restored after), the programs' own
-//! ns per run (run_time_ns / run_cnt over the attached phases, read with `bpftool prog show`).
+//! - Topologies. `host`: the programs on the client namespace's veth end only, ingress and egress, as on a
+//!   trading host that instruments its own interface: each packet crosses one program, 2 runs per round
+//!   trip, and both flows record every packet. `both`: on both ends (the first version of this benchmark):
+//!   each packet crosses two programs, 4 runs per round trip; the UDP flow is a feed, only its requests
+//!   are recorded (at both ends: 2 records per round trip), the TCP session records every packet (4).
+//! - A round is one detached phase and one attached phase per `--wake` mode (in that order in even rounds,
+//!   reversed in odd ones): `each` is `wake_bytes` 0
+//!   (the kernel's default: a reader wakeup for each record that finds the reader caught up, the programs'
+//!   behaviour before batching), `batched` the default `TcOptions` (wake at 512 KiB of backlog, reader
+//!   reads the ring every 1 ms). Each attached phase is compared with its round's detached phase, and the
+//!   median over rounds is reported per round trip, per packet (the round-trip figure / 2: one request,
+//!   one reply) and per program run (/ runs per round trip). The quantile of a difference is not the
+//!   difference of quantiles: the per-packet p99.9 is that division, nothing more.
+//! - `--drain live` (default): a thread per capture drains its ring while the app runs, as `wirestamp
+//!   capture --source ebpf` does (poll with a 100 ms timeout). `none`: records wait in a 256 MiB ring
+//!   until the phase ends, which is how this benchmark first ran and hides the reader's wakeups.
+//! - After the rounds, one more attached phase per case with `kernel.bpf_stats_enabled` (restored after;
+//!   it adds two clock reads per run) gives the programs' own ns per run (`bpftool prog show`), and
+//!   BPF_PROG_TEST_RUN loops give the warm-cache cost.
+//!
+//! Figures (shared 2-core VM, other agents' builds running; phases' p50 drift by several µs, so
+//! single differences below ~2 µs are within the noise): see `bpf/README.md`, "added latency".
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream, UdpSocket};
@@ -427,8 +446,8 @@ fn main() {
     let bench = Bench { a, b, va, vb, epoch: Instant::now() };
     let (rate, per_phase) = (cfg.rate, cfg.per_phase);
     println!(
-        "rate {rate}/s open loop, {} rounds of (detached, then attached with wakeups {:?}) phases of {per_phase} \
-         round trips each, rings drained {}; load before: {}",
+        "rate {rate}/s open loop, {} rounds of phases (detached, attached with wakeups {:?}; reversed in odd \
+         rounds) of {per_phase} round trips each, rings drained {}; load before: {}",
         cfg.rounds,
         cfg.wakes,
         if cfg.live_drain { "live (a thread per capture, poll(100 ms))" } else { "after each phase" },
@@ -455,18 +474,29 @@ fn main() {
             let mut rounds: Vec<(Histogram<u64>, Vec<Histogram<u64>>)> = Vec::new();
             let mut totals = vec![hist(); 1 + cfg.wakes.len()];
             let mut recs = vec![(0u64, 0u64); cfg.wakes.len()];
-            for _ in 0..cfg.rounds {
-                let d = phase(client, bench.epoch, rate, per_phase);
-                totals[0].add(&d).unwrap();
-                let mut att = Vec::new();
-                for (k, &wake) in cfg.wakes.iter().enumerate() {
-                    let drains = bench.attach(topo, wake, cfg.live_drain);
+            for r in 0..cfg.rounds {
+                // Phase order: detached first in even rounds, last (attached modes reversed) in odd ones, so
+                // neither kind always follows the (un)loading of the programs or a given drift.
+                let mut order: Vec<Option<usize>> =
+                    std::iter::once(None).chain((0..cfg.wakes.len()).map(Some)).collect();
+                if r % 2 == 1 {
+                    order.reverse();
+                }
+                let mut d = hist();
+                let mut att = vec![hist(); cfg.wakes.len()];
+                for slot in order {
+                    let Some(k) = slot else {
+                        d = phase(client, bench.epoch, rate, per_phase);
+                        totals[0].add(&d).unwrap();
+                        continue;
+                    };
+                    let drains = bench.attach(topo, cfg.wakes[k], cfg.live_drain);
                     let h = phase(client, bench.epoch, rate, per_phase);
                     let (n, full) = finish(drains);
                     recs[k].0 += n;
                     recs[k].1 += full;
                     totals[1 + k].add(&h).unwrap();
-                    att.push(h);
+                    att[k] = h;
                 }
                 rounds.push((d, att));
             }
@@ -483,8 +513,8 @@ fn main() {
                 );
             }
             for (k, wake) in cfg.wakes.iter().enumerate() {
-                // Each round's attached phase against the detached phase just before it (the machine's load
-                // drifts less within a round), then the median over rounds.
+                // Each round's attached phase against the round's detached phase (the machine's load drifts
+                // less within a round), then the median over rounds.
                 let (mut d50, mut d999) = (Vec::new(), Vec::new());
                 for (d, att) in &rounds {
                     let t = &att[k];

@@ -71,7 +71,7 @@ pub struct TcOptions {
     /// most [`PAYLOAD_MAX`] in all) instead of the payload prefix alone: what a pcapng writer needs.
     pub frame_prefix: bool,
     /// The kernel wakes a reader blocked in `poll` only once this many bytes of records wait (capped at
-    /// half the ring; a record takes 384 bytes of ring), so the app's packets do not each pay for a wakeup
+    /// half the ring; a record takes 376 bytes of ring), so the app's packets do not each pay for a wakeup
     /// (an irq_work self-interrupt, then the reader scheduled on a core the app may be using). 0: the
     /// kernel's default, a wakeup for each record that finds the reader caught up.
     pub wake_bytes: u32,

@@ -121,9 +121,10 @@ struct ws_pkt_event {
 	__u8 match_side;    /* WS_SIDE_DST or WS_SIDE_SRC: which endpoint matched */
 	__u8 saddr[16];     /* IPv6 or IPv4-mapped, network order */
 	__u8 daddr[16];
-	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
 	__u16 cap_off;      /* offset of payload[0] from the Ethernet header: l4_payload_off, or 0 (snap_frame) */
 	__u16 offloaded_tci; /* tc: the full TCI of a VLAN tag the stack took out of the data (vlan_present), else 0 */
+	/* Last, so a record writes (and its reader reads) only the cache lines up to payload[cap_len]. */
+	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
 };
 
 /* ---- sockops TX timestamping (sockops.bpf.c), kernel 6.15+ ---- */
