@@ -5,7 +5,8 @@
 //! Run as root, in release:
 //!
 //!     cargo run --release -p wirestamp-bpf --example added_latency -- [--rate 5000] [--per-phase 20000]
-//!         [--rounds 5] [--topology host,both] [--wake each,batched] [--drain live|none] [--proto udp,tcp]
+//!         [--rounds 5] [--topology host,both|none] [--wake each,batched] [--drain live|none] [--proto udp,tcp]
+//!         [--ring-bytes 4194304]
 //!
 //! - Topologies. `host`: the programs on the client namespace's veth end only, ingress and egress, as on a
 //!   trading host that instruments its own interface: each packet crosses one program, 2 runs per round
@@ -256,6 +257,8 @@ struct Cfg {
     /// Drain the rings while the app runs, as `wirestamp capture` does (false: records wait in a 256 MiB
     /// ring until the phase ends, as this benchmark did first, which hides the reader's wakeups).
     live_drain: bool,
+    /// `TcOptions::ring_bytes` with a live drain.
+    ring_bytes: u32,
     protos: Vec<Proto>,
 }
 
@@ -267,12 +270,13 @@ fn parse_args() -> Cfg {
         topologies: vec![Topology::Host, Topology::Both],
         wakes: vec![Wake::Each, Wake::Batched],
         live_drain: true,
+        ring_bytes: TcOptions::default().ring_bytes,
         protos: vec![Proto::Udp, Proto::Tcp],
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let bad = |a: &str| -> ! {
         eprintln!("bad argument {a}; usage: [--rate N] [--per-phase N] [--rounds N] [--topology host,both]");
-        eprintln!("       [--wake each,batched] [--drain live|none] [--proto udp,tcp]");
+        eprintln!("       [--wake each,batched] [--drain live|none] [--proto udp,tcp] [--ring-bytes N]");
         std::process::exit(2)
     };
     for kv in args.chunks(2) {
@@ -285,9 +289,10 @@ fn parse_args() -> Cfg {
             "--topology" => {
                 c.topologies = list()
                     .iter()
-                    .map(|t| match t.as_str() {
-                        "host" => Topology::Host,
-                        "both" => Topology::Both,
+                    .filter_map(|t| match t.as_str() {
+                        "host" => Some(Topology::Host),
+                        "both" => Some(Topology::Both),
+                        "none" => None, // the warm-cache figures only
                         _ => bad(t),
                     })
                     .collect()
@@ -302,6 +307,7 @@ fn parse_args() -> Cfg {
                     })
                     .collect()
             }
+            "--ring-bytes" => c.ring_bytes = v.parse().unwrap_or_else(|_| bad(v)),
             "--drain" => {
                 c.live_drain = match v.as_str() {
                     "live" => true,
@@ -371,14 +377,14 @@ struct Bench {
 impl Bench {
     /// Attaches as `topo` says and starts draining; the flows record every packet in `Host` (both
     /// directions of both flows), the UDP requests and both TCP directions in `Both` (as first measured).
-    fn attach(&self, topo: Topology, wake: Wake, live: bool) -> Vec<Drain> {
+    fn attach(&self, topo: Topology, wake: Wake, live: bool, ring_bytes: u32) -> Vec<Drain> {
         let dst = IpAddr::V4(Ipv4Addr::new(10, 203, 0, 2));
         let udp = match topo {
             Topology::Host => FlowSpec { match_src: true, ..FlowSpec::udp_feed(1, dst, 31000) },
             Topology::Both => FlowSpec::udp_feed(1, dst, 31000),
         };
         let flows = vec![udp, FlowSpec::tcp_session(2, dst, 31001)];
-        let mut opts = TcOptions::default();
+        let mut opts = TcOptions { ring_bytes, ..TcOptions::default() };
         if !live {
             opts.ring_bytes = 256 << 20; // a whole phase's records: no reservation failure
         }
@@ -490,7 +496,7 @@ fn main() {
                         totals[0].add(&d).unwrap();
                         continue;
                     };
-                    let drains = bench.attach(topo, cfg.wakes[k], cfg.live_drain);
+                    let drains = bench.attach(topo, cfg.wakes[k], cfg.live_drain, cfg.ring_bytes);
                     let h = phase(client, bench.epoch, rate, per_phase);
                     let (n, full) = finish(drains);
                     recs[k].0 += n;
@@ -512,7 +518,7 @@ fn main() {
                     recs[k].1
                 );
             }
-            for (k, wake) in cfg.wakes.iter().enumerate() {
+            for (k, wake) in cfg.wakes.iter().enumerate().filter(|_| !rounds.is_empty()) {
                 // Each round's attached phase against the round's detached phase (the machine's load drifts
                 // less within a round), then the median over rounds.
                 let (mut d50, mut d999) = (Vec::new(), Vec::new());
@@ -548,7 +554,7 @@ fn main() {
             let wake = *cfg.wakes.last().unwrap_or(&Wake::Batched);
             let ours_before: Vec<u32> = prog_stats().iter().map(|p| p.0).collect();
             let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", "1");
-            let drains = bench.attach(topo, wake, cfg.live_drain);
+            let drains = bench.attach(topo, wake, cfg.live_drain, cfg.ring_bytes);
             let h = phase(client, bench.epoch, rate, per_phase);
             let after = prog_stats();
             let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", stats_was.trim());
