@@ -302,7 +302,9 @@ impl TcCapture {
     }
 
     /// Waits up to `timeout` for records and hands each to `f`. Returns the number of ring records
-    /// consumed (bad ones included; they are counted in [`CaptureStats::bad_records`]).
+    /// consumed (bad ones included; they are counted in [`CaptureStats::bad_records`]). Records below the
+    /// wake threshold are found by reading the ring every [`TcOptions::drain_interval`] while waiting, so
+    /// a caller that waits on several captures in turn should wait at most that long on each.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&PacketRecord<'_>)) -> Result<usize> {
         let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
         self.ring.poll(timeout, &mut |bytes| match PacketRecord::from_bytes(bytes) {
