@@ -3,7 +3,9 @@
  * The capture core shared by tc.bpf.c and xdp.bpf.c: the maps, flow lookup, header parsing and the
  * ring record. The including program defines, before including this file:
  *   WS_CTX                     its context type (struct __sk_buff, struct xdp_md)
- *   WS_LOAD(ctx, off, to, n)   copy n bytes at offset off from the Ethernet header; 0 on success
+ *   WS_LOAD(ctx, off, to, n)   copy n bytes at offset off from the Ethernet header; 0 on success (n is a
+ *                              compile-time constant: a header)
+ *   WS_LOAD_VAR(ctx, off, to, n) the same for a run-time n (the payload prefix)
  *   WS_LEN(ctx)                bytes of the packet from the Ethernet header
  *   WS_OFFLOADED_VLAN(ctx, p)  record a VLAN tag already removed from the data into p->vlan/n_vlan
  *   WS_OFFLOADED_TCI(ctx)      that tag's full TCI (0 when none)
@@ -319,7 +321,7 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 		__u32 n = ((cap - 1) & (WS_PAYLOAD_MAX - 1)) + 1;
 
 		barrier_var(n);
-		if (WS_LOAD(ctx, from, ev->payload, n))
+		if (WS_LOAD_VAR(ctx, from, ev->payload, n))
 			cap = 0;
 	}
 	ev->cap_len = cap;
