@@ -6,7 +6,7 @@
 //!
 //!     cargo run --release -p wirestamp-bpf --example added_latency -- [--rate 5000] [--per-phase 20000]
 //!         [--rounds 5] [--topology host,both|none] [--wake each,batched] [--drain live|none] [--proto udp,tcp]
-//!         [--ring-bytes 4194304]
+//!         [--ring-bytes 4194304] [--pin APP_CPU,READER_CPU]
 //!
 //! - Topologies. `host`: the programs on the client namespace's veth end only, ingress and egress, as on a
 //!   trading host that instruments its own interface: each packet crosses one program, 2 runs per round
@@ -34,7 +34,7 @@
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -68,6 +68,26 @@ fn run<T: Send + 'static>(w: &mpsc::Sender<Job>, f: impl FnOnce() -> T + Send + 
     let (tx, rx) = mpsc::channel();
     w.send(Box::new(move || tx.send(f()).unwrap())).unwrap();
     rx.recv().unwrap()
+}
+
+/// `--pin`: the CPU of the app's threads (client, its receiver, the echo servers) and of the ring readers;
+/// -1: not pinned.
+static PIN_APP: AtomicI32 = AtomicI32::new(-1);
+static PIN_READER: AtomicI32 = AtomicI32::new(-1);
+
+/// Pins the calling thread to `cpu` (-1: leaves it alone).
+fn pin(cpu: &AtomicI32) {
+    let cpu = cpu.load(Ordering::Relaxed);
+    if cpu < 0 {
+        return;
+    }
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET writes inside it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `cpu` is below CPU_SETSIZE (checked by the kernel call's result).
+    unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    // SAFETY: `set` is a valid cpu_set_t of the size given; 0 = the calling thread.
+    let rc = unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
+    assert_eq!(rc, 0, "sched_setaffinity({cpu}): {}", std::io::Error::last_os_error());
 }
 
 fn sh(cmd: String) {
@@ -130,6 +150,7 @@ fn hist() -> Histogram<u64> {
 fn phase(client: &mut Client, epoch: Instant, rate: u64, per_phase: u64) -> Histogram<u64> {
     let mut recv = client.receiver();
     let receiver = thread::spawn(move || {
+        pin(&PIN_APP);
         let mut h = hist();
         let mut buf = [0u8; 8];
         for _ in 0..per_phase {
@@ -277,6 +298,7 @@ fn parse_args() -> Cfg {
     let bad = |a: &str| -> ! {
         eprintln!("bad argument {a}; usage: [--rate N] [--per-phase N] [--rounds N] [--topology host,both]");
         eprintln!("       [--wake each,batched] [--drain live|none] [--proto udp,tcp] [--ring-bytes N]");
+        eprintln!("       [--pin APP_CPU,READER_CPU]");
         std::process::exit(2)
     };
     for kv in args.chunks(2) {
@@ -308,6 +330,12 @@ fn parse_args() -> Cfg {
                     .collect()
             }
             "--ring-bytes" => c.ring_bytes = v.parse().unwrap_or_else(|_| bad(v)),
+            "--pin" => {
+                let cpus: Vec<i32> = v.split(',').map(|c| c.parse().unwrap_or_else(|_| bad(v))).collect();
+                let [app, reader] = cpus[..] else { bad(v) };
+                PIN_APP.store(app, Ordering::Relaxed);
+                PIN_READER.store(reader, Ordering::Relaxed);
+            }
             "--drain" => {
                 c.live_drain = match v.as_str() {
                     "live" => true,
@@ -341,6 +369,7 @@ fn start_drain(mut cap: TcCapture, live: bool) -> Drain {
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let thread = thread::spawn(move || {
+        pin(&PIN_READER);
         let mut n = 0u64;
         while !s.load(Ordering::Relaxed) {
             if live {
@@ -411,6 +440,7 @@ fn finish(drains: Vec<Drain>) -> (u64, u64) {
 
 fn main() {
     let cfg = parse_args();
+    pin(&PIN_APP); // the sender (this thread); threads spawned from here on inherit it until they pin
     let stats_was = std::fs::read_to_string("/proc/sys/kernel/bpf_stats_enabled").unwrap_or_default();
     let (a, _) = ns_worker();
     let (b, b_tid) = ns_worker();
@@ -424,6 +454,7 @@ fn main() {
     let (va, vb) = (run(&a, || ifindex("va")), run(&b, || ifindex("vb")));
     let echo = run(&b, || UdpSocket::bind("10.203.0.2:31000").unwrap());
     thread::spawn(move || {
+        pin(&PIN_APP);
         let mut buf = [0u8; 256];
         while let Ok((n, from)) = echo.recv_from(&mut buf) {
             let _ = echo.send_to(&buf[..n], from);
@@ -431,6 +462,7 @@ fn main() {
     });
     let listener = run(&b, || TcpListener::bind("10.203.0.2:31001").unwrap());
     thread::spawn(move || {
+        pin(&PIN_APP);
         let (mut s, _) = listener.accept().unwrap();
         s.set_nodelay(true).unwrap();
         let mut buf = [0u8; 8];
@@ -453,10 +485,13 @@ fn main() {
     let (rate, per_phase) = (cfg.rate, cfg.per_phase);
     println!(
         "rate {rate}/s open loop, {} rounds of phases (detached, attached with wakeups {:?}; reversed in odd \
-         rounds) of {per_phase} round trips each, rings drained {}; load before: {}",
+         rounds) of {per_phase} round trips each, rings drained {}; CPUs (-1: any) app {}, readers {}; load \
+         before: {}",
         cfg.rounds,
         cfg.wakes,
         if cfg.live_drain { "live (a thread per capture, poll(100 ms))" } else { "after each phase" },
+        PIN_APP.load(Ordering::Relaxed),
+        PIN_READER.load(Ordering::Relaxed),
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
     );
     let mut summary = Vec::new();
