@@ -90,7 +90,8 @@ impl RingReader {
             // SAFETY: `rb` is a live ring buffer owned by `self`.
             return unsafe { libbpf_sys::ring_buffer__poll(rb, ceil_ms(timeout)) };
         };
-        let deadline = Instant::now() + timeout;
+        // None: a timeout past the clock's range, i.e. no deadline.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             // Records the kernel did not signal (fewer than the wake threshold) are read here.
             // SAFETY: as above.
@@ -98,7 +99,7 @@ impl RingReader {
             if n != 0 {
                 return n;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.map_or(tick, |d| d.saturating_duration_since(Instant::now()));
             if left.is_zero() {
                 return 0;
             }
