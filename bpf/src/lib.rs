@@ -40,6 +40,9 @@ pub use flow::{FlowSpec, L4Proto, VlanMatch};
 pub use log::install_libbpf_logger;
 pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
 pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
-pub use tc::{CaptureStats, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcAttachMode, TcCapture, TcOptions, TestSkb};
+pub use tc::{
+    CaptureStats, DRAIN_INTERVAL_DEFAULT, EGRESS_PROG, INGRESS_PROG, TCX_NEXT, TcAttachMode, TcCapture, TcOptions,
+    TestSkb, WAKE_BYTES_DEFAULT,
+};
 pub use xdp::XdpCapture;
 pub use xsk::{XSK_META_LEN, XSK_PROG, XskMeta, XskRedirect, XskStats};

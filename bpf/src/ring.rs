@@ -5,13 +5,17 @@
 //! caller's `&mut dyn FnMut(&[u8])`; outside `poll` the slot is null and records are left in the ring.
 //! A panic in the callback is caught at the C boundary (unwinding through libbpf would abort), stops the
 //! poll, and is resumed once libbpf has returned.
+//!
+//! With batched wakeups (the programs' rodata `wake_bytes`, see `bpf/capture.h`) the kernel signals the
+//! ring's epoll fd only once that many bytes wait, so `poll` does not rely on the signal alone: it reads
+//! the ring, then waits for the signal at most `drain_interval` at a time, reading again after each wait.
 
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::ptr::{self, NonNull};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::error::{BpfError, Result};
 
@@ -29,6 +33,13 @@ pub(crate) struct RingReader {
     rb: NonNull<libbpf_sys::ring_buffer>,
     // Boxed so its address, handed to libbpf, stays put when the reader moves.
     slot: Box<Slot>,
+    /// Batched wakeups: the longest single wait for the kernel's signal within a `poll`.
+    drain_interval: Option<Duration>,
+}
+
+/// `d` in whole milliseconds for epoll, rounded up (a 0.3 ms wait is not a busy loop).
+fn ceil_ms(d: Duration) -> i32 {
+    i32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
 }
 
 unsafe extern "C" fn on_sample(ctx: *mut c_void, data: *mut c_void, size: libbpf_sys::size_t) -> i32 {
@@ -53,7 +64,8 @@ unsafe extern "C" fn on_sample(ctx: *mut c_void, data: *mut c_void, size: libbpf
 }
 
 impl RingReader {
-    pub(crate) fn new(map_fd: BorrowedFd<'_>) -> Result<Self> {
+    /// A reader of the ring `map_fd`; `drain_interval` is Some when the producer batches its wakeups.
+    pub(crate) fn new(map_fd: BorrowedFd<'_>, drain_interval: Option<Duration>) -> Result<Self> {
         let slot = Box::new(Slot { sink: Cell::new(ptr::null_mut()), panic: Cell::new(None) });
         let ctx = ptr::from_ref::<Slot>(&slot).cast_mut().cast::<c_void>();
         // SAFETY: a valid ringbuf map fd, a callback of the right signature, and `ctx` outliving the
@@ -61,16 +73,50 @@ impl RingReader {
         let rb = unsafe { libbpf_sys::ring_buffer__new(map_fd.as_raw_fd(), Some(on_sample), ctx, ptr::null()) };
         let rb =
             NonNull::new(rb).ok_or_else(|| BpfError::Ring { what: "create", source: io::Error::last_os_error() })?;
-        Ok(Self { rb, slot })
+        Ok(Self { rb, slot, drain_interval })
     }
 
-    /// Waits up to `timeout` for records and hands each to `f`; returns how many were consumed.
+    /// The epoll fd that becomes readable when the kernel signals records (for a caller's own epoll).
+    pub(crate) fn wait_fd(&self) -> BorrowedFd<'_> {
+        // SAFETY: `rb` is live; the fd it returns is owned by the ring buffer and closed with it, so a
+        // borrow tied to `self` cannot outlive it.
+        unsafe { BorrowedFd::borrow_raw(libbpf_sys::ring_buffer__epoll_fd(self.rb.as_ptr())) }
+    }
+
+    /// libbpf's count of records consumed, or a negative errno.
+    fn wait_and_consume(&mut self, timeout: Duration) -> i32 {
+        let rb = self.rb.as_ptr();
+        let Some(tick) = self.drain_interval else {
+            // SAFETY: `rb` is a live ring buffer owned by `self`.
+            return unsafe { libbpf_sys::ring_buffer__poll(rb, ceil_ms(timeout)) };
+        };
+        // None: a timeout past the clock's range, i.e. no deadline.
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            // Records the kernel did not signal (fewer than the wake threshold) are read here.
+            // SAFETY: as above.
+            let n = unsafe { libbpf_sys::ring_buffer__consume(rb) };
+            if n != 0 {
+                return n;
+            }
+            let left = deadline.map_or(tick, |d| d.saturating_duration_since(Instant::now()));
+            if left.is_zero() {
+                return 0;
+            }
+            // SAFETY: as above.
+            let n = unsafe { libbpf_sys::ring_buffer__poll(rb, ceil_ms(left.min(tick))) };
+            if n != 0 {
+                return n;
+            }
+        }
+    }
+
+    /// Waits up to `timeout` (rounded up to whole milliseconds) for records and hands each to `f`; returns
+    /// how many were consumed.
     pub(crate) fn poll(&mut self, timeout: Duration, f: &mut dyn FnMut(&[u8])) -> Result<usize> {
-        let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
         let mut sink: Sink<'_> = f;
         self.slot.sink.set(ptr::from_mut(&mut sink).cast::<c_void>());
-        // SAFETY: `rb` is a live ring buffer owned by `self`.
-        let n = unsafe { libbpf_sys::ring_buffer__poll(self.rb.as_ptr(), ms) };
+        let n = self.wait_and_consume(timeout);
         self.slot.sink.set(ptr::null_mut());
         if let Some(payload) = self.slot.panic.take() {
             std::panic::resume_unwind(payload);

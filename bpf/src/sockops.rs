@@ -26,7 +26,7 @@ use crate::ring::RingReader;
 use crate::skel::SkelStorage;
 use crate::skel::sockops::types::ws_tx_event;
 use crate::skel::sockops::{SockopsSkel, SockopsSkelBuilder};
-use crate::tc::find_attached;
+use crate::tc::{DRAIN_INTERVAL_DEFAULT, find_attached};
 
 /// Program name, as the kernel reports it.
 pub const SOCKOPS_PROG: &str = "ws_sockops";
@@ -166,6 +166,10 @@ pub fn cgroup2_mount() -> io::Result<PathBuf> {
         })
 }
 
+/// The kernel wakes a reader blocked in [`TxTimestamping::poll`] once this many bytes of events wait (an
+/// eighth of the 1 MiB ring); `poll` also reads the ring every millisecond (see `TcOptions::wake_bytes`).
+const TX_WAKE_BYTES: u32 = 128 << 10;
+
 /// Sockops TX timestamping attached to a cgroup. Drop detaches it and frees its maps.
 pub struct TxTimestamping {
     // Field order is drop order (see `TcCapture`).
@@ -206,7 +210,13 @@ impl TxTimestamping {
         // the error paths are dropped before `storage`, declared earlier).
         let object: &'static mut MaybeUninit<OpenObject> = unsafe { storage.object() };
         let (open, _) = log::capture(|| SockopsSkelBuilder::default().open(object));
-        let open = open.map_err(|source| BpfError::Open { source })?;
+        let mut open = open.map_err(|source| BpfError::Open { source })?;
+        let rodata = open
+            .maps
+            .rodata_data
+            .as_deref_mut()
+            .ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))?;
+        rodata.wake_bytes = TX_WAKE_BYTES;
         let (loaded, log) = log::capture(|| open.load());
         let skel = loaded.map_err(|source| BpfError::Load {
             hint: caps::load_hint((source.kind() == ErrorKind::PermissionDenied).then_some(libc::EPERM), &log),
@@ -227,7 +237,7 @@ impl TxTimestamping {
             };
             BpfError::AttachCgroup { path: cgroup.to_path_buf(), source, hint }
         })?;
-        let ring = RingReader::new(skel.maps.tx_events.as_fd())?;
+        let ring = RingReader::new(skel.maps.tx_events.as_fd(), Some(DRAIN_INTERVAL_DEFAULT))?;
         Ok(Self { ring, _link: link, skel, _storage: storage, delivered: 0, bad_records: 0 })
     }
 

@@ -15,7 +15,7 @@
 
 use std::ffi::CStr;
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::time::Duration;
 
@@ -37,7 +37,8 @@ use crate::skel::tc::{TcSkel, TcSkelBuilder};
 pub const INGRESS_PROG: &str = "ws_tc_ingress";
 /// See [`INGRESS_PROG`].
 pub const EGRESS_PROG: &str = "ws_tc_egress";
-/// The programs' return value: TCX_NEXT (pass unless a later program decides otherwise).
+/// The programs' return value: TCX_NEXT (= TC_ACT_UNSPEC): no verdict, the packet goes on to the next tcx
+/// program or tc filter and, with none, passes unaltered. TCX_PASS would skip those (see `tc.bpf.c`).
 pub const TCX_NEXT: i32 = -1;
 
 /// How the tc programs are attached.
@@ -69,7 +70,21 @@ pub struct TcOptions {
     /// Records carry the frame from its Ethernet header (headers, then `snap_len` bytes of payload, at
     /// most [`PAYLOAD_MAX`] in all) instead of the payload prefix alone: what a pcapng writer needs.
     pub frame_prefix: bool,
+    /// The kernel wakes a reader blocked in `poll` only once this many bytes of records wait (capped at
+    /// half the ring; a record takes 376 bytes of ring), so the app's packets do not each pay for a wakeup
+    /// (an irq_work self-interrupt, then the reader scheduled on a core the app may be using). 0: the
+    /// kernel's default, a wakeup for each record that finds the reader caught up.
+    pub wake_bytes: u32,
+    /// With `wake_bytes` > 0, `poll` reads the ring at least this often while it waits (whole
+    /// milliseconds, rounded up; at least 1 ms): the longest a record waits for the reader below the
+    /// wake threshold.
+    pub drain_interval: Duration,
 }
+
+/// [`TcOptions::wake_bytes`] by default: an eighth of the default 4 MiB ring.
+pub const WAKE_BYTES_DEFAULT: u32 = 512 << 10;
+/// [`TcOptions::drain_interval`] by default.
+pub const DRAIN_INTERVAL_DEFAULT: Duration = Duration::from_millis(1);
 
 impl Default for TcOptions {
     fn default() -> Self {
@@ -80,6 +95,8 @@ impl Default for TcOptions {
             egress: true,
             attach: TcAttachMode::Auto,
             frame_prefix: false,
+            wake_bytes: WAKE_BYTES_DEFAULT,
+            drain_interval: DRAIN_INTERVAL_DEFAULT,
         }
     }
 }
@@ -167,6 +184,7 @@ impl TcCapture {
         rodata.snap_len = u32::from(opts.snap_len);
         rodata.snap_frame = u32::from(opts.frame_prefix);
         rodata.lookup_mask = entries.iter().fold(0, |m, e| m | e.lookup_bit);
+        rodata.wake_bytes = wake_bytes(opts);
         open.maps.events.set_max_entries(opts.ring_bytes).map_err(|source| BpfError::Map { map: "events", source })?;
         let n_flows = u32::try_from(entries.len()).unwrap_or(u32::MAX).max(1);
         open.maps.flows.set_max_entries(n_flows).map_err(|source| BpfError::Map { map: "flows", source })?;
@@ -183,7 +201,7 @@ impl TcCapture {
                 .update(&e.key, &e.val, MapFlags::NO_EXIST)
                 .map_err(|source| BpfError::Map { map: "flows", source })?;
         }
-        let ring = RingReader::new(skel.maps.events.as_fd())?;
+        let ring = RingReader::new(skel.maps.events.as_fd(), drain_interval(opts))?;
         Ok(Self {
             ring,
             links: Vec::new(),
@@ -284,7 +302,9 @@ impl TcCapture {
     }
 
     /// Waits up to `timeout` for records and hands each to `f`. Returns the number of ring records
-    /// consumed (bad ones included; they are counted in [`CaptureStats::bad_records`]).
+    /// consumed (bad ones included; they are counted in [`CaptureStats::bad_records`]). Records below the
+    /// wake threshold are found by reading the ring every [`TcOptions::drain_interval`] while waiting, so
+    /// a caller that waits on several captures in turn should wait at most that long on each.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&PacketRecord<'_>)) -> Result<usize> {
         let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
         self.ring.poll(timeout, &mut |bytes| match PacketRecord::from_bytes(bytes) {
@@ -299,6 +319,13 @@ impl TcCapture {
     /// The counters.
     pub fn stats(&self) -> Result<CaptureStats> {
         read_stats(&self.skel.maps.stats, self.delivered, self.bad_records)
+    }
+
+    /// An epoll fd that becomes readable when the kernel signals records (with batched wakeups, once
+    /// [`TcOptions::wake_bytes`] wait): for a caller waiting on several captures at once, which must still
+    /// [`Self::poll`] each at least every [`TcOptions::drain_interval`].
+    pub fn wait_fd(&self) -> BorrowedFd<'_> {
+        self.ring.wait_fd()
     }
 
     /// Runs the ingress or egress program once on `frame` (from its Ethernet header) through
@@ -389,7 +416,24 @@ pub(crate) fn check_options(opts: &TcOptions) -> Result<()> {
             opts.ring_bytes
         )));
     }
+    if opts.wake_bytes > 0 && opts.drain_interval < Duration::from_millis(1) {
+        return Err(BpfError::Options(format!(
+            "drain_interval {:?} under 1 ms (the reader's timer is epoll's, in milliseconds)",
+            opts.drain_interval
+        )));
+    }
     Ok(())
+}
+
+/// The programs' rodata `wake_bytes`: the option, at most half the ring (a threshold the ring cannot
+/// reach would leave only the timer).
+pub(crate) fn wake_bytes(opts: &TcOptions) -> u32 {
+    opts.wake_bytes.min(opts.ring_bytes / 2)
+}
+
+/// The reader's timer: Some with batched wakeups.
+pub(crate) fn drain_interval(opts: &TcOptions) -> Option<Duration> {
+    (opts.wake_bytes > 0).then_some(opts.drain_interval)
 }
 
 fn query_error(ifindex: u32, hook: &'static str, source: std::io::Error) -> BpfError {

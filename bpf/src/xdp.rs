@@ -20,7 +20,7 @@ use crate::record::PacketRecord;
 use crate::ring::RingReader;
 use crate::skel::SkelStorage;
 use crate::skel::xdp::{XdpSkel, XdpSkelBuilder};
-use crate::tc::{CaptureStats, TcOptions, check_options, read_stats};
+use crate::tc::{CaptureStats, TcOptions, check_options, drain_interval, read_stats, wake_bytes};
 
 /// Program name, as the kernel reports it.
 pub const XDP_PROG: &str = "ws_xdp_rx";
@@ -72,6 +72,7 @@ impl XdpCapture {
         rodata.snap_len = u32::from(opts.snap_len);
         rodata.snap_frame = u32::from(opts.frame_prefix);
         rodata.lookup_mask = entries.iter().fold(0, |m, e| m | e.lookup_bit);
+        rodata.wake_bytes = wake_bytes(opts);
         open.maps.events.set_max_entries(opts.ring_bytes).map_err(|source| BpfError::Map { map: "events", source })?;
         let n_flows = u32::try_from(entries.len()).unwrap_or(u32::MAX).max(1);
         open.maps.flows.set_max_entries(n_flows).map_err(|source| BpfError::Map { map: "flows", source })?;
@@ -108,7 +109,7 @@ impl XdpCapture {
         };
         // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
         let link = unsafe { Link::from_ptr(link) };
-        let ring = RingReader::new(skel.maps.events.as_fd())?;
+        let ring = RingReader::new(skel.maps.events.as_fd(), drain_interval(opts))?;
         Ok(Self { ring, _link: link, skel, _storage: storage, delivered: 0, bad_records: 0 })
     }
 

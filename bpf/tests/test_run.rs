@@ -2,6 +2,7 @@
 //! choice and the malformed-packet counters. Needs root (CAP_BPF); no network namespace.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use wirestamp_bpf::{
@@ -482,4 +483,68 @@ fn frame_prefix_mode_copies_the_headers_then_the_snap_length_of_payload() {
     let got = run(&mut cap, &frame);
     assert_eq!(got[0].0, frame[..256].to_vec());
     assert_eq!(got[0].2, p[..256 - 42].to_vec());
+}
+
+/// Whether the kernel has signalled the capture's ring (its epoll fd readable), waiting up to 20 ms for
+/// the wakeup's irq_work to land.
+fn signalled(cap: &TcCapture) -> bool {
+    let mut p = libc::pollfd { fd: cap.wait_fd().as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, 20) };
+    assert!(n >= 0, "poll: {}", std::io::Error::last_os_error());
+    n == 1
+}
+
+#[test]
+fn batched_wakeup_signals_the_reader_only_when_the_backlog_crosses_wake_bytes() {
+    // A ring record is the 368-byte sample plus the ring's 8-byte header: 376 bytes. The threshold is
+    // four records' worth, so the fourth record crosses it.
+    let opts = TcOptions { ring_bytes: 64 << 10, wake_bytes: 4 * 376, ..TcOptions::default() };
+    let mut cap = TcCapture::load(&flows(), &opts).unwrap();
+    let frame = udp4_frame(HOST, GROUP, 5000, 30001, &payload(8));
+    let one = |cap: &TcCapture| cap.test_run(HookDirection::Ingress, &frame, &TestSkb::default()).unwrap();
+    for _ in 0..3 {
+        one(&cap);
+    }
+    assert!(!signalled(&cap), "3 records (1128 bytes) under the 1504-byte threshold: no wakeup");
+    one(&cap);
+    assert!(signalled(&cap), "the 4th record reaches 1504 bytes: one wakeup");
+    one(&cap);
+    assert_eq!(cap.poll(Duration::ZERO, |r| assert_eq!(r.flow_id(), 7)).unwrap(), 5);
+    // Drained. (Checking the epoll fd on the empty ring also drops the ring from epoll's ready list,
+    // where the last wakeup left it: from here only a new wakeup makes it readable.)
+    assert!(!signalled(&cap), "an empty ring is not readable");
+    // A single record is not signalled, yet a waiting poll finds it (the reader's timer).
+    one(&cap);
+    assert!(!signalled(&cap), "1 record after draining: no wakeup");
+    let t = std::time::Instant::now();
+    assert_eq!(cap.poll(Duration::from_secs(5), |_| {}).unwrap(), 1);
+    assert!(t.elapsed() < Duration::from_secs(1), "found at once, not at the poll's timeout: {:?}", t.elapsed());
+    // An endless timeout (no deadline) still returns as soon as a record is there.
+    one(&cap);
+    assert_eq!(cap.poll(Duration::MAX, |_| {}).unwrap(), 1);
+    // Nothing there: the poll waits its whole timeout, reading the ring each millisecond meanwhile.
+    let t = std::time::Instant::now();
+    assert_eq!(cap.poll(Duration::from_millis(30), |_| {}).unwrap(), 0);
+    assert!(t.elapsed() >= Duration::from_millis(30), "returned early: {:?}", t.elapsed());
+    let s = cap.stats().unwrap();
+    assert_eq!((s.matched, s.delivered, s.ringbuf_full), (7, 7, 0));
+}
+
+#[test]
+fn wake_bytes_zero_keeps_the_kernels_wakeup_per_record() {
+    let opts = TcOptions { wake_bytes: 0, ..TcOptions::default() };
+    let mut cap = TcCapture::load(&flows(), &opts).unwrap();
+    let frame = udp4_frame(HOST, GROUP, 5000, 30001, &payload(8));
+    assert!(!signalled(&cap), "an empty ring is not signalled");
+    cap.test_run(HookDirection::Ingress, &frame, &TestSkb::default()).unwrap();
+    assert!(signalled(&cap), "one record: one wakeup (the reader was caught up)");
+    assert_eq!(cap.poll(Duration::from_secs(1), |_| {}).unwrap(), 1);
+}
+
+#[test]
+fn a_drain_interval_under_a_millisecond_is_refused() {
+    let opts = TcOptions { drain_interval: Duration::from_micros(500), ..TcOptions::default() };
+    let err = TcCapture::load(&flows(), &opts).unwrap_err().to_string();
+    assert!(err.contains("drain_interval 500µs under 1 ms"), "{err}");
 }

@@ -3,7 +3,9 @@
  * The capture core shared by tc.bpf.c and xdp.bpf.c: the maps, flow lookup, header parsing and the
  * ring record. The including program defines, before including this file:
  *   WS_CTX                     its context type (struct __sk_buff, struct xdp_md)
- *   WS_LOAD(ctx, off, to, n)   copy n bytes at offset off from the Ethernet header; 0 on success
+ *   WS_LOAD(ctx, off, to, n)   copy n bytes at offset off from the Ethernet header; 0 on success (n is a
+ *                              compile-time constant: a header)
+ *   WS_LOAD_VAR(ctx, off, to, n) the same for a run-time n (the payload prefix)
  *   WS_LEN(ctx)                bytes of the packet from the Ethernet header
  *   WS_OFFLOADED_VLAN(ctx, p)  record a VLAN tag already removed from the data into p->vlan/n_vlan
  *   WS_OFFLOADED_TCI(ctx)      that tag's full TCI (0 when none)
@@ -29,6 +31,12 @@ const volatile __u32 snap_len = 64;
 /* 0: payload[] holds the L4 payload prefix; 1: the frame prefix from the Ethernet header (events.h). */
 const volatile __u32 snap_frame = 0;
 const volatile __u32 lookup_mask = WS_LK_EXACT | WS_LK_ANY_ADDR | WS_LK_ANY_VLAN | WS_LK_ANY_BOTH;
+/* Wake the ring's reader only once this many bytes of records wait (0: the kernel's default, a wakeup for
+ * each record that finds the reader caught up). A wakeup is an irq_work (a self-interrupt on the app's
+ * CPU) and then a reader thread scheduled, on the path of the packet that caused it; the reader instead
+ * also reads the ring on a short timer (TcOptions::drain_interval), so a batched record waits at most
+ * that long. */
+const volatile __u32 wake_bytes = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -313,14 +321,14 @@ static __always_inline void handle(WS_CTX *ctx, __u8 direction)
 		__u32 n = ((cap - 1) & (WS_PAYLOAD_MAX - 1)) + 1;
 
 		barrier_var(n);
-		if (WS_LOAD(ctx, from, ev->payload, n))
+		if (WS_LOAD_VAR(ctx, from, ev->payload, n))
 			cap = 0;
 	}
 	ev->cap_len = cap;
 	ev->cap_off = from;
 	ev->offloaded_tci = WS_OFFLOADED_TCI(ctx);
 
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, ws_wake_flags(&events, wake_bytes, sizeof(*ev)));
 }
 
 #endif /* WIRESTAMP_CAPTURE_H */

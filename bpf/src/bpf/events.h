@@ -10,6 +10,24 @@
 #ifndef WIRESTAMP_EVENTS_H
 #define WIRESTAMP_EVENTS_H
 
+/* Ring submit flags for a `size`-byte record just reserved in `ring`, for a program whose rodata
+ * `wake_bytes` is `wake`. 0 keeps the kernel's default (wake the reader for each record that finds it
+ * caught up). Else only the record that takes the unconsumed bytes (BPF_RB_AVAIL_DATA, this record
+ * included) across `wake` wakes it: a wakeup (irq_work, a self-interrupt on the CPU running the app's
+ * packet, then the reader scheduled) for every record over the threshold would tax each one while the
+ * reader catches up. Records of two CPUs can both miss the crossing; the reader's timer
+ * (TcOptions::drain_interval) bounds the wait then, as it does below the threshold. A ring record is the
+ * sample rounded up to 8 bytes plus an 8-byte header. */
+static __always_inline __u64 ws_wake_flags(void *ring, __u32 wake, __u64 size)
+{
+	__u64 avail, rec = ((size + 7) & ~7ULL) + 8;
+
+	if (!wake)
+		return 0;
+	avail = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA);
+	return avail >= wake && avail - rec < wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 /* Largest payload prefix a record can carry; the loader's snap length is clamped to it. */
 #define WS_PAYLOAD_MAX 256
 
@@ -103,9 +121,10 @@ struct ws_pkt_event {
 	__u8 match_side;    /* WS_SIDE_DST or WS_SIDE_SRC: which endpoint matched */
 	__u8 saddr[16];     /* IPv6 or IPv4-mapped, network order */
 	__u8 daddr[16];
-	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
 	__u16 cap_off;      /* offset of payload[0] from the Ethernet header: l4_payload_off, or 0 (snap_frame) */
 	__u16 offloaded_tci; /* tc: the full TCI of a VLAN tag the stack took out of the data (vlan_present), else 0 */
+	/* Last, so a record writes (and its reader reads) only the cache lines up to payload[cap_len]. */
+	__u8 payload[WS_PAYLOAD_MAX]; /* captured bytes: the L4 payload prefix, or (snap_frame) the frame prefix */
 };
 
 /* ---- sockops TX timestamping (sockops.bpf.c), kernel 6.15+ ---- */

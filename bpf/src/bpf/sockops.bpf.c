@@ -57,6 +57,11 @@ struct {
 	__type(value, __u32);
 } tx_socks SEC(".maps");
 
+/* Wake the reader only once this many bytes of events wait (0: for each event that finds it caught up):
+ * SENDMSG and SCHED run in the app's send() and a wakeup there is an irq_work self-interrupt on its CPU.
+ * Set by the loader; the reader also drains on a 1 ms timer (capture.h, wake_bytes). */
+const volatile __u32 wake_bytes = 0;
+
 struct ws_tx_event _ws_tx_event = {};
 enum ws_tx_kind _ws_tx_kind = WS_TX_ESTABLISHED;
 enum ws_tx_stat _ws_tx_stat = WS_TX_STAT_ENABLED;
@@ -107,7 +112,7 @@ static __always_inline void emit(struct bpf_sock_ops *skops, __u32 flow_id, __u8
 	ev->remote_port = bpf_ntohl(skops->remote_port); /* network-order port in the upper 16 bits: ntohl yields it */
 	ev->kind = kind;
 	ev->ip_version = addrs(skops, ev->local_addr, ev->remote_addr);
-	bpf_ringbuf_submit(ev, 0);
+	bpf_ringbuf_submit(ev, ws_wake_flags(&tx_events, wake_bytes, sizeof(*ev)));
 }
 
 static __always_inline struct ws_flow_val *lookup_remote(struct bpf_sock_ops *skops)

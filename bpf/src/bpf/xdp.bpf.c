@@ -19,7 +19,9 @@ char LICENSE[] SEC("license") = "GPL";
 extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timestamp) __ksym;
 
 #define WS_CTX struct xdp_md
-#define WS_LOAD(ctx, off, to, n) bpf_xdp_load_bytes(ctx, off, to, n)
+/* Headers straight from the linear part when they lie in it, else the helper (frags, short frames). */
+#define WS_LOAD(ctx, off, to, n) ws_xdp_load(ctx, off, to, n)
+#define WS_LOAD_VAR(ctx, off, to, n) bpf_xdp_load_bytes(ctx, off, to, n)
 #define WS_LEN(ctx) bpf_xdp_get_buff_len(ctx)
 #define WS_IFINDEX(ctx) ((ctx)->ingress_ifindex)
 #define WS_GSO_SEGS(ctx) 0
@@ -29,6 +31,22 @@ extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timest
 #define WS_STAMP(ctx, ev) ws_xdp_stamp(ctx, ev)
 
 static __always_inline void ws_xdp_stamp(struct xdp_md *ctx, struct ws_pkt_event *ev);
+
+static __always_inline int ws_xdp_load(struct xdp_md *ctx, __u32 off, void *to, const __u32 n)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+
+	if (off < 0x1000) { /* always, for a header; bounds the offset for the verifier */
+		void *p = data + off;
+
+		if (p + n <= end) {
+			__builtin_memcpy(to, p, n);
+			return 0;
+		}
+	}
+	return bpf_xdp_load_bytes(ctx, off, to, n);
+}
 
 #include "capture.h"
 
