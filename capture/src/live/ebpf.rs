@@ -42,7 +42,7 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wirestamp_bpf::{
     CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
@@ -466,21 +466,7 @@ impl EbpfSource {
         }
         if self.queue.is_empty() {
             self.poll_tx(Duration::ZERO)?;
-            let n = self.caps.len();
-            // First without waiting on every interface, then waiting on each in turn.
-            for wait in [Duration::ZERO, timeout / n.max(1) as u32] {
-                for k in 0..n {
-                    let i = (self.next + k) % n;
-                    self.poll_one(i, wait)?;
-                    if !self.queue.is_empty() {
-                        self.next = (i + 1) % n;
-                        break;
-                    }
-                }
-                if !self.queue.is_empty() {
-                    break;
-                }
-            }
+            self.wait_for_records(timeout)?;
         }
         let Some(p) = self.queue.pop_front() else { return Ok(None) };
         self.stats[p.interface as usize].frames += 1;
@@ -496,6 +482,33 @@ impl EbpfSource {
             fcs_len: Some(0),
             quality: ClockQuality::default(),
         }))
+    }
+
+    /// Reads the rings until one gives a record or `timeout` passes: first every ring without waiting,
+    /// then waiting on each in turn. One ring is waited on for the whole time (its poll reads it every
+    /// drain interval anyway). With several, records below a ring's wakeup threshold signal nothing, so
+    /// none is waited on longer than the drain interval at a time while another may hold records.
+    fn wait_for_records(&mut self, timeout: Duration) -> Result<(), LiveError> {
+        let n = self.caps.len();
+        let rings = n + self.caps.iter().filter(|c| c.xdp.is_some()).count();
+        let turn = if rings == 1 { timeout } else { wirestamp_bpf::DRAIN_INTERVAL_DEFAULT };
+        let start = Instant::now();
+        let mut wait = Duration::ZERO;
+        loop {
+            for k in 0..n {
+                let i = (self.next + k) % n;
+                self.poll_one(i, wait)?;
+                if !self.queue.is_empty() {
+                    self.next = (i + 1) % n;
+                    return Ok(());
+                }
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Ok(());
+            }
+            wait = turn.min(left) / n.max(1) as u32;
+        }
     }
 
     fn poll_one(&mut self, i: usize, wait: Duration) -> Result<(), LiveError> {
