@@ -407,10 +407,10 @@ pub fn dissect_into(d: &mut Dissection, data: &[u8], link: LinkType) {
                     declared.min(l4_end.saturating_sub(d.payload_offset))
                 };
                 if ip.fragment == Fragment::No && l4_off + u.len() as usize > l4_end {
-                    return d.stop_at(Layer::Udp, l4_off, WireError::Malformed("UDP length runs past the IP datagram"));
+                    d.stop_at(Layer::Udp, l4_off, WireError::Malformed("UDP length runs past the IP datagram"));
                 }
             }
-            Err(e) => return d.stop_at(Layer::Udp, l4_off, e),
+            Err(e) => d.stop_at(Layer::Udp, l4_off, e),
         },
         ipproto::TCP => match TcpPacket::new_checked(l4) {
             Ok(t) => {
@@ -427,7 +427,7 @@ pub fn dissect_into(d: &mut Dissection, data: &[u8], link: LinkType) {
                 }
                 d.payload_len = l4_end - d.payload_offset;
             }
-            Err(e) => return d.stop_at(Layer::Tcp, l4_off, e),
+            Err(e) => d.stop_at(Layer::Tcp, l4_off, e),
         },
         _ => {}
     }
