@@ -327,7 +327,7 @@ fn vlan_tag_taken_out_by_the_kernel_is_put_back() {
     // The live program reads the tag from metadata: ancillary loads at SKF_AD_OFF (-0x1000) + 44/48
     // (SKF_AD_VLAN_TAG, SKF_AD_VLAN_TAG_PRESENT), which the file ("dead") program has none of.
     let anc = |p: &[libc::sock_filter]| p.iter().filter(|i| i.k == 0xffff_f000 + 44 || i.k == 0xffff_f000 + 48).count();
-    let live = pair.a.run(|| filter::compile_for("va", "vlan 100").unwrap());
+    let live = pair.a.run(|| filter::compile_for("va", "vlan 100", 65535).unwrap());
     assert!(anc(&live) >= 2, "{}", live.len());
     assert_eq!(anc(&filter::compile("vlan 100").unwrap()), 0);
 }

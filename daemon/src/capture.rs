@@ -159,6 +159,11 @@ impl Files {
     }
 }
 
+/// `--snaplen`: 0 means the largest, as with tcpdump's `-s 0`.
+fn snaplen_arg(s: u32) -> u32 {
+    if s == 0 { 262_144 } else { s }
+}
+
 /// What a frame's timestamp means, for `if_description`.
 fn ts_words(ts: TsSource) -> &'static str {
     match ts {
@@ -330,6 +335,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 let mut cfg = RingConfig::new(name);
                 cfg.filter = args.filter.clone();
+                cfg.snaplen = snaplen_arg(args.snaplen);
                 cfg.block_nr = args.ring_mb.max(1);
                 cfg.interface_id = id as u32;
                 rings.push(AfPacket::open(&cfg)?);
@@ -338,7 +344,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Rings(rings, 0)
         }
         CaptureSource::Pcap => {
-            let p = PcapLive::open(&iface, args.filter.as_deref(), args.snaplen as i32, 0)?;
+            let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen_arg(args.snaplen) as i32, 0)?;
             mode_line = format!("{iface}: libpcap, timestamp type {} (nanosecond precision)", p.tstamp_type);
             Source::Pcap(p)
         }
@@ -378,7 +384,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         _ => ifaces.clone(),
     };
-    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { args.snaplen };
+    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen_arg(args.snaplen) };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
     let mut count: u64 = 0;

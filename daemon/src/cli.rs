@@ -297,8 +297,9 @@ pub struct CaptureArgs {
     /// Stop after SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u64>,
-    /// Snap length written to the interface blocks (and libpcap's capture length).
-    #[arg(long, default_value_t = 262_144)]
+    /// Frames are cut at this many bytes (afpacket, pcap), and it is written to the interface blocks.
+    /// 0 means the largest, 262144, as with tcpdump's `-s 0`.
+    #[arg(long, default_value_t = 262_144, value_name = "BYTES")]
     pub snaplen: u32,
     /// AF_PACKET ring size in MiB (ebpf: the BPF ring buffer per interface, rounded up to a power of two).
     #[arg(long, default_value_t = 8, value_name = "MB")]

@@ -145,6 +145,42 @@ fn both_directions_captured_and_read_back_with_identical_timestamps() {
     }
 }
 
+/// `--snaplen` cuts every frame there, with a filter or without, for the AF_PACKET ring and libpcap alike
+/// (the ring used to cut filtered frames at libpcap's 65535 and unfiltered ones not at all, whatever the
+/// interface block said). Read back by tshark: caplen is the snaplen, the wire length the datagram's.
+#[test]
+fn snaplen_cuts_every_frame_with_or_without_a_filter() {
+    const N: u32 = 5;
+    let _holder = netstamp_holder();
+    for (source, filter) in [("afpacket", None), ("afpacket", Some("udp port 40000")), ("pcap", Some("udp"))] {
+        let pair = VethPair::new();
+        let dir = tmp(&format!("snap-{source}-{}", filter.is_some()));
+        let out = dir.join("s.pcapng");
+        let mut a: Vec<String> = ["-i", "va", "--source", source, "--snaplen", "100", "--no-hwtstamp"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if let Some(f) = filter {
+            a.extend(["-f".to_string(), f.to_string()]);
+        }
+        a.extend(["-w".to_string(), out.display().to_string()]);
+        let child = start(&pair.a, a, dir.join("s.pcapng.part"));
+        let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, 0)).unwrap());
+        send_all(&sb, ADDR_A, N, 300);
+        std::thread::sleep(Duration::from_millis(300));
+        // SAFETY: signals our own child by pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+        let res = finish(child, 10);
+        assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+        let rows = tshark_fields(&out, &["-Y", "udp.dstport == 40000 && !icmp"], &["frame.cap_len", "frame.len"]);
+        assert_eq!(rows.len(), N as usize, "{source} {filter:?}");
+        for r in &rows {
+            // 14 Ethernet + 20 IPv4 + 8 UDP + 300 payload on the wire, 100 captured.
+            assert_eq!((r[0].as_str(), r[1].as_str()), ("100", "342"), "{source} {filter:?}");
+        }
+    }
+}
+
 #[test]
 fn libpcap_source_captures_both_directions_in_send_order() {
     const N: u32 = 10;

@@ -13,8 +13,8 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 /// One classic BPF instruction (`struct sock_filter`).
 pub type Insn = libc::sock_filter;
 
-/// Compiles `expr` for Ethernet (optimised). The program's accept value is libpcap's default snap
-/// length (65535 bytes), so longer frames are cut there, as with tcpdump's default.
+/// Compiles `expr` for Ethernet (optimised), to check its syntax and for tests. The program's accept
+/// value is libpcap's default snap length (65535 bytes); [`compile_for`] takes the capture's.
 pub fn compile(expr: &str) -> Result<Vec<Insn>, LiveError> {
     let bad = |reason: String| LiveError::BadFilter { filter: expr.to_string(), reason };
     let dead = pcap::Capture::dead(pcap::Linktype::ETHERNET).map_err(|e| bad(e.to_string()))?;
@@ -27,16 +27,16 @@ pub fn compile(expr: &str) -> Result<Vec<Insn>, LiveError> {
         .collect()
 }
 
-/// Compiles `expr` as libpcap would for a live capture on `iface` (Linux VLAN handling included).
-pub fn compile_for(iface: &str, expr: &str) -> Result<Vec<Insn>, LiveError> {
+/// Compiles `expr` as libpcap would for a live capture on `iface` (Linux VLAN handling included); an
+/// accepted frame is cut at `snaplen` bytes (the program's return value).
+pub fn compile_for(iface: &str, expr: &str, snaplen: u32) -> Result<Vec<Insn>, LiveError> {
     let bad = |reason: String| LiveError::BadFilter { filter: expr.to_string(), reason };
-    let live =
-        pcap::Capture::from_device(iface).and_then(|c| c.buffer_size(1 << 16).snaplen(65535).open()).map_err(|e| {
-            LiveError::Sys {
-                what: "pcap_activate (filter)",
-                iface: iface.into(),
-                source: std::io::Error::other(e.to_string()),
-            }
+    let live = pcap::Capture::from_device(iface)
+        .and_then(|c| c.buffer_size(1 << 16).snaplen(i32::try_from(snaplen).unwrap_or(i32::MAX)).open())
+        .map_err(|e| LiveError::Sys {
+            what: "pcap_activate (filter)",
+            iface: iface.into(),
+            source: std::io::Error::other(e.to_string()),
         })?;
     let prog = live.compile(expr, true).map_err(|e| bad(e.to_string()))?;
     prog.get_instructions()
@@ -54,6 +54,11 @@ fn parse_insn(s: &str) -> Option<Insn> {
         k: it.next()?.parse().ok()?,
     };
     it.next().is_none().then_some(insn)
+}
+
+/// The program that accepts every frame, cut at `snaplen` bytes (`ret #snaplen`).
+pub fn accept_all(snaplen: u32) -> Vec<Insn> {
+    vec![Insn { code: (libc::BPF_RET | libc::BPF_K) as u16, jt: 0, jf: 0, k: snaplen }]
 }
 
 /// Attaches `prog` to `fd` (SO_ATTACH_FILTER); the kernel copies it.

@@ -63,6 +63,9 @@ pub struct RingConfig {
     pub retire_ms: u32,
     /// tcpdump filter expression.
     pub filter: Option<String>,
+    /// Frames are cut at this many bytes (the filter's accept value; with no filter, a one-instruction
+    /// filter that accepts everything).
+    pub snaplen: u32,
     /// Interface number to put in the frames.
     pub interface_id: u32,
 }
@@ -76,6 +79,7 @@ impl RingConfig {
             block_nr: 8,
             retire_ms: 10,
             filter: None,
+            snaplen: 262_144,
             interface_id: 0,
         }
     }
@@ -166,8 +170,8 @@ impl AfPacket {
         };
         let prog = match cfg.filter.as_deref() {
             // A syntax error is reported as such before a live handle is opened for the VLAN-aware code.
-            Some(f) => Some(filter::compile(f).and_then(|_| filter::compile_for(iface, f))?),
-            None => None,
+            Some(f) => filter::compile(f).and_then(|_| filter::compile_for(iface, f, cfg.snaplen))?,
+            None => filter::accept_all(cfg.snaplen),
         };
         let ifname = std::ffi::CString::new(iface).map_err(|_| LiveError::NoSuchInterface { iface: iface.into() })?;
         // SAFETY: `ifname` is a valid NUL-terminated string.
@@ -183,9 +187,7 @@ impl AfPacket {
         }
         // SAFETY: `raw` is a fresh descriptor nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        if let Some(p) = &prog {
-            filter::attach(fd.as_fd(), p).map_err(err("SO_ATTACH_FILTER"))?;
-        }
+        filter::attach(fd.as_fd(), &prog).map_err(err("SO_ATTACH_FILTER"))?;
         setsockopt(&fd, libc::SOL_PACKET, PACKET_VERSION, &TPACKET_V3).map_err(err("PACKET_VERSION"))?;
         let ts_req = sys::SOF_RAW_HARDWARE as libc::c_int;
         setsockopt(&fd, libc::SOL_PACKET, PACKET_TIMESTAMP, &ts_req).map_err(err("PACKET_TIMESTAMP"))?;
