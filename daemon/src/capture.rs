@@ -33,7 +33,7 @@ use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
     AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
 };
-use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
@@ -86,7 +86,73 @@ struct Files {
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
     opened: Instant,
+    /// When the capture started, ns since the epoch (the statistics blocks count from there).
+    started_ns: i64,
     written: Vec<PathBuf>,
+}
+
+fn wall_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+}
+
+/// Each interface's counters so far, for the files' statistics blocks (empty when the source has none
+/// or they cannot be read; the summary on stderr reports that).
+fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
+    let none = IfaceStats::default();
+    match source {
+        Source::Rings(rings, _) => rings
+            .iter_mut()
+            .map(|r| {
+                r.stats().map_or(none, |s| IfaceStats {
+                    filteraccept: Some(s.kernel_packets),
+                    osdrop: Some(s.kernel_drops),
+                    usrdeliv: Some(s.ts_hardware + s.ts_software + s.ts_none),
+                    ..none
+                })
+            })
+            .collect(),
+        Source::Pcap(p) => p
+            .stats()
+            .map(|s| {
+                vec![IfaceStats {
+                    ifrecv: Some(u64::from(s.received)),
+                    ifdrop: Some(u64::from(s.if_dropped)),
+                    osdrop: Some(u64::from(s.dropped)),
+                    ..none
+                }]
+            })
+            .unwrap_or_default(),
+        Source::Stream(_) => Vec::new(),
+        Source::AfXdp(s) => s
+            .stats()
+            .map(|s| {
+                vec![IfaceStats {
+                    ifrecv: Some(s.prog.seen),
+                    osdrop: Some(s.rx_dropped),
+                    usrdeliv: Some(s.frames),
+                    ..none
+                }]
+            })
+            .unwrap_or_default(),
+        Source::Ebpf(s) => s
+            .stats()
+            .map(|v| {
+                v.iter()
+                    .map(|e| {
+                        let (xm, xf) = e.xdp.map_or((0, 0), |x| (x.matched, x.ringbuf_full));
+                        IfaceStats {
+                            filteraccept: Some(e.bpf.matched + xm),
+                            osdrop: Some(e.bpf.ringbuf_full + xf + e.queue_drops),
+                            usrdeliv: Some(e.frames),
+                            ..none
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
 }
 
 impl Files {
@@ -115,7 +181,20 @@ impl Files {
         Ok(())
     }
 
-    fn close(&mut self) -> Result<()> {
+    /// Closes the current file, after an Interface Statistics Block per interface it has frames of:
+    /// `stats[i]` holds interface `i`'s counters since the capture started.
+    fn close(&mut self, stats: &[IfaceStats]) -> Result<()> {
+        if let Some((w, part, _)) = self.current.as_mut() {
+            let now = wall_ns();
+            for (i, st) in stats.iter().enumerate() {
+                // The interface's first block in this file (one per timestamp source).
+                let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
+                    continue;
+                };
+                let st = IfaceStats { start_ns: Some(self.started_ns), end_ns: Some(now), ..*st };
+                w.write_stats(id, now, &st).with_context(|| format!("writing {}", part.display()))?;
+            }
+        }
         if let Some((w, part, path)) = self.current.take() {
             let mut inner = w.finish().with_context(|| format!("writing {}", part.display()))?;
             inner.flush()?;
@@ -376,6 +455,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         idbs: HashMap::new(),
         bytes: Rc::new(Cell::new(0)),
         opened: Instant::now(),
+        started_ns: wall_ns(),
         written: Vec::new(),
     };
     let names: Vec<String> = match &source {
@@ -420,7 +500,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
-                files.close()?;
+                files.close(&iface_stats(&mut source))?;
                 files.open()?;
             }
             let frame = match &mut source {
@@ -474,7 +554,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             count += 1;
         }
     })();
-    let closed = files.close();
+    let closed = files.close(&iface_stats(&mut source));
     let tx_done = match (&mut source, tx_csv.as_mut()) {
         (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
             // The last writes' ACKs may still be in the ring.
@@ -658,6 +738,7 @@ fn numbered(base: &Path, index: u32) -> PathBuf {
         idbs: HashMap::new(),
         bytes: Rc::new(Cell::new(0)),
         opened: Instant::now(),
+        started_ns: wall_ns(),
         written: Vec::new(),
     };
     f.name()

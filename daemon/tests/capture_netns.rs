@@ -357,6 +357,7 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
 #[test]
 fn under_load_written_plus_dropped_equals_sent() {
     const N: u32 = 30_000;
+    let t_test = realtime_ns();
     let _holder = netstamp_holder();
     let pair = VethPair::new();
     let dir = tmp("load");
@@ -390,6 +391,55 @@ fn under_load_written_plus_dropped_equals_sent() {
     assert_eq!(queued, 0, "{line}");
     assert_eq!(written + dropped, N as u64, "written {written} + dropped {dropped} = sent: {line}");
     eprintln!("load: {N} sent, {written} written, {dropped} dropped");
+    // The file says so too: one Interface Statistics Block (capinfos counts it) with the same counters.
+    let ci = Command::new("capinfos").arg(&out).output().unwrap();
+    assert!(String::from_utf8_lossy(&ci.stdout).contains("Number of stat entries = 1"));
+    let isbs = isbs(&out);
+    assert_eq!(isbs.len(), 1, "{isbs:?}");
+    let (iface, opts) = &isbs[0];
+    assert_eq!(*iface, 0);
+    let opt = |code: u16| opts.iter().find(|o| o.0 == code).map(|o| u64::from_le_bytes(o.1[..8].try_into().unwrap()));
+    // isb_filteraccept (6), isb_osdrop (7), isb_usrdeliv (8); no interface counters (4, 5) from AF_PACKET.
+    assert_eq!((opt(6), opt(7), opt(8)), (Some(passed), Some(dropped), Some(read)), "{opts:?}");
+    assert_eq!((opt(4), opt(5)), (None, None));
+    // isb_starttime (2) and isb_endtime (3): high then low 32-bit halves of ns since the epoch; the
+    // capture ran inside this test.
+    let time = |code: u16| {
+        let v = &opts.iter().find(|o| o.0 == code).unwrap().1;
+        let (hi, lo) =
+            (u32::from_le_bytes(v[..4].try_into().unwrap()), u32::from_le_bytes(v[4..8].try_into().unwrap()));
+        (i64::from(hi) << 32) | i64::from(lo)
+    };
+    let (start, end) = (time(2), time(3));
+    assert!(t_test <= start && start <= end && end <= realtime_ns(), "{t_test} {start} {end}");
+}
+
+/// The Interface Statistics Blocks of a little-endian pcapng (pcapng spec §4.6), parsed here by hand:
+/// (interface id, [(option code, value)]).
+fn isbs(path: &Path) -> Vec<(u32, Vec<(u16, Vec<u8>)>)> {
+    let b = std::fs::read(path).unwrap();
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off + 12 <= b.len() {
+        let (kind, len) = (u32_at(off), u32_at(off + 4) as usize);
+        if kind == 5 {
+            let mut opts = Vec::new();
+            let mut o = off + 20;
+            while o + 4 <= off + len - 4 {
+                let code = u16::from_le_bytes([b[o], b[o + 1]]);
+                let n = usize::from(u16::from_le_bytes([b[o + 2], b[o + 3]]));
+                if code == 0 {
+                    break;
+                }
+                opts.push((code, b[o + 4..o + 4 + n].to_vec()));
+                o += 4 + n.div_ceil(4) * 4;
+            }
+            out.push((u32_at(off + 8), opts));
+        }
+        off += len;
+    }
+    out
 }
 
 #[test]
@@ -1149,5 +1199,12 @@ fn ebpf_source_under_load_written_plus_lost_equals_matched() {
     assert_eq!(read, written, "{line}");
     assert_eq!(queued, 0, "{line}");
     assert_eq!(written + lost + dropped, N, "written {written} + lost {lost} + dropped {dropped} = sent: {line}");
+    // The file's Interface Statistics Block: matched (isb_filteraccept), lost in the ring or the queue
+    // (isb_osdrop), written (isb_usrdeliv).
+    let isbs = isbs(&out);
+    assert_eq!(isbs.len(), 1, "{isbs:?}");
+    let opt =
+        |code: u16| isbs[0].1.iter().find(|o| o.0 == code).map(|o| u64::from_le_bytes(o.1[..8].try_into().unwrap()));
+    assert_eq!((opt(6), opt(7), opt(8)), (Some(matched), Some(lost + dropped), Some(written)));
     eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
 }
