@@ -117,9 +117,9 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
             .stats()
             .map(|s| {
                 vec![IfaceStats {
-                    ifrecv: Some(u64::from(s.received)),
-                    ifdrop: Some(u64::from(s.if_dropped)),
-                    osdrop: Some(u64::from(s.dropped)),
+                    ifrecv: Some(s.received),
+                    ifdrop: Some(s.if_dropped),
+                    osdrop: Some(s.dropped),
                     ..none
                 }]
             })
