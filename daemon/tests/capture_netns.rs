@@ -414,9 +414,12 @@ fn under_load_written_plus_dropped_equals_sent() {
     assert!(t_test <= start && start <= end && end <= realtime_ns(), "{t_test} {start} {end}");
 }
 
+/// An option of a pcapng block: (code, value).
+type IsbOption = (u16, Vec<u8>);
+
 /// The Interface Statistics Blocks of a little-endian pcapng (pcapng spec §4.6), parsed here by hand:
 /// (interface id, [(option code, value)]).
-fn isbs(path: &Path) -> Vec<(u32, Vec<(u16, Vec<u8>)>)> {
+fn isbs(path: &Path) -> Vec<(u32, Vec<IsbOption>)> {
     let b = std::fs::read(path).unwrap();
     let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
     let mut out = Vec::new();
