@@ -118,6 +118,15 @@ pub(crate) struct FlowEntry {
     pub lookup_bit: u32,
 }
 
+/// The ports of `flows` as the programs' bitmap: bit `p % 64` of word `p / 64` (rodata `port_bits`).
+pub(crate) fn port_bits(flows: &[FlowSpec]) -> [u64; 1024] {
+    let mut bits = [0u64; 1024];
+    for f in flows {
+        bits[usize::from(f.port / 64)] |= 1 << (f.port % 64);
+    }
+    bits
+}
+
 /// The 16-byte form the program compares: IPv6 as is, IPv4 mapped (::ffff:a.b.c.d), any = all zero.
 pub(crate) fn addr16(addr: Option<IpAddr>) -> [u8; 16] {
     match addr {
@@ -217,5 +226,15 @@ mod tests {
         assert!(matches!(encode(&[none]), Err(BpfError::Flow { id: 3, .. })));
         let dup = encode(&[FlowSpec::udp_feed(4, a, 5), FlowSpec::udp_feed(5, a, 5)]).unwrap_err();
         assert_eq!(dup.to_string(), "flow 5: same endpoint as flow 4: merge them (match_dst/match_src) into one");
+    }
+
+    #[test]
+    fn port_bitmap_has_exactly_the_flows_ports() {
+        let g = IpAddr::V4(std::net::Ipv4Addr::new(239, 1, 1, 1));
+        let flows =
+            [FlowSpec::udp_feed(1, g, 30001), FlowSpec::tcp_session(2, g, 9000), FlowSpec::udp_feed(3, g, 65535)];
+        let bits = port_bits(&flows);
+        let set: Vec<u32> = (0..=65535u32).filter(|p| bits[(p / 64) as usize] >> (p % 64) & 1 == 1).collect();
+        assert_eq!(set, [9000, 30001, 65535]);
     }
 }

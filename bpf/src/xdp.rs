@@ -72,6 +72,7 @@ impl XdpCapture {
         rodata.snap_len = u32::from(opts.snap_len);
         rodata.snap_frame = u32::from(opts.frame_prefix);
         rodata.lookup_mask = entries.iter().fold(0, |m, e| m | e.lookup_bit);
+        rodata.port_bits = flow::port_bits(flows);
         rodata.wake_bytes = wake_bytes(opts);
         open.maps.events.set_max_entries(opts.ring_bytes).map_err(|source| BpfError::Map { map: "events", source })?;
         let n_flows = u32::try_from(entries.len()).unwrap_or(u32::MAX).max(1);
