@@ -233,6 +233,7 @@ impl ErfParser {
                     container: ContainerKind::Erf,
                     snaplen: 0,
                     section: 0,
+                    recorded: None,
                 });
                 id
             }

@@ -76,6 +76,31 @@ pub struct Interface {
     pub snaplen: u32,
     /// pcapng section number (0-based); 0 for other containers.
     pub section: u32,
+    /// What the capture recorded about itself for this interface: the last pcapng Interface Statistics
+    /// Block read so far (its counters run from the start of the capture).
+    pub recorded: Option<RecordedStats>,
+}
+
+/// Counters of a pcapng Interface Statistics Block (pcapng §4.6); `None`: the block did not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordedStats {
+    /// `isb_ifrecv`: packets the interface received.
+    pub ifrecv: Option<u64>,
+    /// `isb_ifdrop`: packets the interface dropped for lack of resources.
+    pub ifdrop: Option<u64>,
+    /// `isb_filteraccept`: packets the capture filter accepted.
+    pub filteraccept: Option<u64>,
+    /// `isb_osdrop`: packets the operating system dropped.
+    pub osdrop: Option<u64>,
+    /// `isb_usrdeliv`: packets delivered to the capturing program.
+    pub usrdeliv: Option<u64>,
+}
+
+impl RecordedStats {
+    /// Packets the capture says it lost (interface and operating system drops).
+    pub fn drops(&self) -> u64 {
+        self.ifdrop.unwrap_or(0).saturating_add(self.osdrop.unwrap_or(0))
+    }
 }
 
 #[cfg(test)]

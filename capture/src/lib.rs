@@ -45,7 +45,7 @@ pub mod write;
 pub use decompress::Compression;
 pub use erf::erf_ts_to_ns;
 pub use error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
-pub use interface::{ContainerKind, Interface, TsResolution};
+pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 pub use merge::MergedReader;
 pub use pcap::ByteOrder;
 pub use reader::{CaptureReader, Container, FileFormat, ReadStats};

@@ -106,6 +106,7 @@ impl PcapParser {
             container: ContainerKind::Pcap,
             snaplen,
             section: 0,
+            recorded: None,
         };
         let parser = PcapParser {
             swap,

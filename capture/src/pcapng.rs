@@ -21,7 +21,7 @@ use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
 
 use crate::buffer::{ChunkBuffer, MAX_RECORD};
 use crate::error::ReadErrorKind;
-use crate::interface::{ContainerKind, Interface, TsResolution};
+use crate::interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 use crate::pcap::unwrap_erf;
 use crate::raw::{RawFrame, Step, pad4, sll_direction, u16_at, u32_at, u64_at};
 use crate::reader::ReadStats;
@@ -227,7 +227,7 @@ impl PcapngParser {
             EPB => return self.epb(buf, blen, stats),
             3 => return self.spb(buf, blen),
             2 => return self.pb(buf, blen, stats),
-            5 => Step::Skipped("pcapng ISB"),
+            5 => self.isb(b, ifaces)?,
             4 => Step::Skipped("pcapng NRB"),
             0x0000_0BAD | 0x4000_0BAD => Step::Skipped("pcapng custom block"),
             0x0000_000A => Step::Skipped("pcapng DSB"),
@@ -236,6 +236,36 @@ impl PcapngParser {
         };
         buf.consume(blen);
         Ok(step)
+    }
+
+    /// An Interface Statistics Block: its counters are kept on the interface (the last block wins: they
+    /// count from the start of the capture). Not a frame, so counted among the skipped records.
+    fn isb(&mut self, b: &[u8], ifaces: &mut [Interface]) -> Result<Step, ReadErrorKind> {
+        if b.len() < 24 {
+            return Err(bad("ISB", format!("total length {} is less than 24", b.len())));
+        }
+        let swap = self.swap;
+        let id = u32_at(b, 8, swap);
+        let mut st = RecordedStats::default();
+        for_each_option(&b[20..b.len() - 4], swap, "ISB", |code, v| {
+            let value = (v.len() == 8).then(|| u64_at(v, 0, swap));
+            match code {
+                4 => st.ifrecv = value,
+                5 => st.ifdrop = value,
+                6 => st.filteraccept = value,
+                7 => st.osdrop = value,
+                8 => st.usrdeliv = value,
+                _ => {}
+            }
+        })?;
+        // An ISB for an interface the section never described says nothing usable: skipped, counted.
+        match self.ifs.get(id as usize).and_then(|s| ifaces.get_mut(s.row as usize)) {
+            Some(iface) => {
+                iface.recorded = Some(st);
+                Ok(Step::Skipped("pcapng ISB"))
+            }
+            None => Ok(Step::Skipped("pcapng ISB of an unknown interface")),
+        }
     }
 
     fn shb(&mut self, b: &[u8], swap: bool) -> Result<Step, ReadErrorKind> {
@@ -283,6 +313,7 @@ impl PcapngParser {
             container: ContainerKind::Pcapng,
             snaplen,
             section: self.sections.saturating_sub(1),
+            recorded: None,
         });
         self.ifs.push(IfState {
             res,

@@ -255,6 +255,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let Outcome { frames: index, no_time, failure } =
         process_with_tx(&mut pipe, &mut analyzer, &mut sinks, &mut progress, &mut tx)?;
     let detected = analyzer.detected_flows();
+    analyzer.set_capture_drops(pipe.recorded_drops());
     let report = analyzer.report();
     if args.json {
         let mut out = std::io::stdout().lock();

@@ -120,13 +120,38 @@ impl Pipeline {
         }
     }
 
-    /// Prints the readers' warnings (files cut short, ...) on stderr.
+    /// Prints the readers' warnings (files cut short, ...) on stderr, and the packets each capture
+    /// records as lost while it was taken (pcapng interface statistics).
     pub fn print_warnings(&self) {
         for input in self.inputs() {
             for w in input.warnings() {
                 eprintln!("wirestamp: warning: {w}");
             }
+            for i in input.interfaces() {
+                if let Some(r) = i.recorded.filter(|r| r.drops() > 0) {
+                    eprintln!(
+                        "wirestamp: warning: {}: interface {} records {} packets lost while capturing ({} by the \
+                         interface, {} by the operating system; pcapng interface statistics): figures from this \
+                         file may miss them",
+                        input.name(),
+                        i.name.as_deref().unwrap_or("(unnamed)"),
+                        r.drops(),
+                        r.ifdrop.unwrap_or(0),
+                        r.osdrop.unwrap_or(0)
+                    );
+                }
+            }
         }
+    }
+
+    /// Packets the inputs record as lost while they were captured (pcapng interface statistics read so
+    /// far; complete at the end).
+    pub fn recorded_drops(&self) -> u64 {
+        self.inputs()
+            .iter()
+            .flat_map(|r| r.interfaces())
+            .filter_map(|i| i.recorded)
+            .fold(0u64, |n, r| n.saturating_add(r.drops()))
     }
 }
 

@@ -267,3 +267,58 @@ fn bad_arguments_are_clear_errors() {
     let out = wirestamp(&["analyze", "--by", "colour", "/dev/null"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--by colour"));
 }
+
+/// A capture that records its own losses (pcapng Interface Statistics Blocks, here a dumpcap-style
+/// `isb_ifdrop` and `isb_osdrop` appended by hand from the spec, §4.6): `analyze` reports them in its
+/// counters and warns, naming the file and interface; `frames` warns too; an earlier ISB of the same
+/// interface is superseded by the last.
+#[test]
+fn losses_the_capture_records_are_reported() {
+    let dir = tmpdir("isb");
+    let cap = dir.join("s.pcapng");
+    ok(&["synth", cap.to_str().unwrap(), "-n", "2000", "--seed", "3"]);
+    let isb = |ifdrop: u64, osdrop: u64| {
+        let mut body = Vec::new();
+        body.extend_from_slice(&0u32.to_le_bytes()); // interface 0
+        body.extend_from_slice(&[0; 8]); // timestamp
+        for (code, v) in [(5u16, ifdrop), (7, osdrop)] {
+            body.extend_from_slice(&code.to_le_bytes());
+            body.extend_from_slice(&8u16.to_le_bytes());
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        body.extend_from_slice(&[0; 4]); // opt_endofopt
+        let len = (12 + body.len()) as u32;
+        let mut b = 5u32.to_le_bytes().to_vec();
+        b.extend_from_slice(&len.to_le_bytes());
+        b.extend_from_slice(&body);
+        b.extend_from_slice(&len.to_le_bytes());
+        b
+    };
+    let mut bytes = std::fs::read(&cap).unwrap();
+    bytes.extend(isb(1, 1));
+    bytes.extend(isb(4, 9));
+    std::fs::write(&cap, &bytes).unwrap();
+    let out = wirestamp(&["analyze", "-q", "--json", "--match", r"token:T(\d+)", cap.to_str().unwrap()]);
+    assert!(out.status.success());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counters"]["capture_drops"], 13);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: interface tap-md-a records 13 packets lost while capturing (4 by the interface, 9 by the operating system",
+            cap.display()
+        )),
+        "{err}"
+    );
+    let text = ok(&["analyze", "-q", cap.to_str().unwrap()]);
+    assert!(text.contains("capture: the input records 13 packets lost while it was captured"), "{text}");
+    let frames = wirestamp(&["frames", cap.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&frames.stderr).contains("records 13 packets lost while capturing"));
+    // Without such blocks, nothing is said.
+    let clean = dir.join("c.pcapng");
+    ok(&["synth", clean.to_str().unwrap(), "-n", "200", "--seed", "3"]);
+    let out = wirestamp(&["analyze", "-q", "--json", clean.to_str().unwrap()]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counters"]["capture_drops"], 0);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("lost while capturing"));
+}

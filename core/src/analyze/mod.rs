@@ -353,6 +353,9 @@ pub struct Counters {
     pub orders_with_snd: u64,
     /// Orders with no such write among the TX events (with TX events only).
     pub orders_without_snd: u64,
+    /// Packets the input files record as lost while they were captured (pcapng interface statistics):
+    /// samples the figures may miss.
+    pub capture_drops: u64,
 }
 
 /// A tick of one symbol: (time, session, seq, messages of that symbol at that time).
@@ -550,6 +553,12 @@ impl Analyzer {
             let key = (tx::canonical(e.local.ip()), e.local.port(), tx::canonical(e.remote.ip()), e.remote.port());
             self.tx_writes.entry(key).or_default().add(&e);
         }
+    }
+
+    /// Packets the input files record as lost while they were captured (the caller reads them from the
+    /// files' interface statistics), reported with the counters.
+    pub fn set_capture_drops(&mut self, n: u64) {
+        self.counters.capture_drops = n;
     }
 
     /// Flows detected from the traffic so far, as specs (for printing what was chosen).

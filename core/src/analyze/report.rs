@@ -407,6 +407,14 @@ impl Report {
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
+        if c.capture_drops > 0 {
+            let _ = writeln!(
+                o,
+                "capture: the input records {} packets lost while it was captured (pcapng interface statistics): \
+                 the figures may miss them",
+                c.capture_drops
+            );
+        }
         o
     }
 }
