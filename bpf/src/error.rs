@@ -132,6 +132,14 @@ pub enum BpfError {
     },
 }
 
+impl BpfError {
+    /// A failed load, with libbpf's log and, when one explains it, the missing capability or feature.
+    pub(crate) fn load(source: libbpf_rs::Error, verifier_log: String) -> Self {
+        let errno = (source.kind() == libbpf_rs::ErrorKind::PermissionDenied).then_some(libc::EPERM);
+        BpfError::Load { hint: crate::caps::load_hint(errno, &verifier_log), verifier_log, source }
+    }
+}
+
 fn log_suffix(log: &str) -> String {
     if log.trim().is_empty() { String::new() } else { format!("\nlibbpf/verifier log:\n{}", log.trim_end()) }
 }

@@ -35,6 +35,10 @@ pub(crate) struct RingReader {
     slot: Box<Slot>,
     /// Batched wakeups: the longest single wait for the kernel's signal within a `poll`.
     drain_interval: Option<Duration>,
+    /// Records handed on by [`RingReader::poll_records`].
+    delivered: u64,
+    /// Records it refused (wrong size: a BPF object from another build).
+    bad_records: u64,
 }
 
 /// `d` in whole milliseconds for epoll, rounded up (a 0.3 ms wait is not a busy loop).
@@ -73,7 +77,7 @@ impl RingReader {
         let rb = unsafe { libbpf_sys::ring_buffer__new(map_fd.as_raw_fd(), Some(on_sample), ctx, ptr::null()) };
         let rb =
             NonNull::new(rb).ok_or_else(|| BpfError::Ring { what: "create", source: io::Error::last_os_error() })?;
-        Ok(Self { rb, slot, drain_interval })
+        Ok(Self { rb, slot, drain_interval, delivered: 0, bad_records: 0 })
     }
 
     /// The epoll fd that becomes readable when the kernel signals records (for a caller's own epoll).
@@ -111,9 +115,25 @@ impl RingReader {
         }
     }
 
+    /// As [`RingReader::poll`], for records that `f` decodes and hands on, returning whether the bytes
+    /// were a valid record: the valid ones are counted as delivered, the others as bad. Every capture
+    /// reads its ring this way.
+    pub(crate) fn poll_records(&mut self, timeout: Duration, mut f: impl FnMut(&[u8]) -> bool) -> Result<usize> {
+        let (mut good, mut bad) = (0, 0);
+        let res = self.poll(timeout, &mut |bytes| if f(bytes) { good += 1 } else { bad += 1 });
+        self.delivered += good;
+        self.bad_records += bad;
+        res
+    }
+
+    /// (records delivered, bad records) so far.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.delivered, self.bad_records)
+    }
+
     /// Waits up to `timeout` (rounded up to whole milliseconds) for records and hands each to `f`; returns
     /// how many were consumed.
-    pub(crate) fn poll(&mut self, timeout: Duration, f: &mut dyn FnMut(&[u8])) -> Result<usize> {
+    fn poll(&mut self, timeout: Duration, f: &mut dyn FnMut(&[u8])) -> Result<usize> {
         let mut sink: Sink<'_> = f;
         self.slot.sink.set(ptr::from_mut(&mut sink).cast::<c_void>());
         let n = self.wait_and_consume(timeout);

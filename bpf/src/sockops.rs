@@ -177,8 +177,6 @@ pub struct TxTimestamping {
     _link: Link,
     skel: SockopsSkel<'static>,
     _storage: SkelStorage,
-    delivered: u64,
-    bad_records: u64,
 }
 
 impl std::fmt::Debug for TxTimestamping {
@@ -218,11 +216,7 @@ impl TxTimestamping {
             .ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))?;
         rodata.wake_bytes = TX_WAKE_BYTES;
         let (loaded, log) = log::capture(|| open.load());
-        let skel = loaded.map_err(|source| BpfError::Load {
-            hint: caps::load_hint((source.kind() == ErrorKind::PermissionDenied).then_some(libc::EPERM), &log),
-            verifier_log: log,
-            source,
-        })?;
+        let skel = loaded.map_err(|source| BpfError::load(source, log))?;
         for e in &entries {
             skel.maps
                 .tx_flows
@@ -238,19 +232,12 @@ impl TxTimestamping {
             BpfError::AttachCgroup { path: cgroup.to_path_buf(), source, hint }
         })?;
         let ring = RingReader::new(skel.maps.tx_events.as_fd(), Some(DRAIN_INTERVAL_DEFAULT))?;
-        Ok(Self { ring, _link: link, skel, _storage: storage, delivered: 0, bad_records: 0 })
+        Ok(Self { ring, _link: link, skel, _storage: storage })
     }
 
     /// Waits up to `timeout` for events and hands each to `f`; returns the number consumed.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&TxRecord<'_>)) -> Result<usize> {
-        let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
-        self.ring.poll(timeout, &mut |bytes| match TxRecord::from_bytes(bytes) {
-            Some(rec) => {
-                *delivered += 1;
-                f(&rec);
-            }
-            None => *bad += 1,
-        })
+        self.ring.poll_records(timeout, |bytes| TxRecord::from_bytes(bytes).map(|rec| f(&rec)).is_some())
     }
 
     /// The counters.
@@ -265,13 +252,14 @@ impl TxTimestamping {
                 .unwrap_or_default();
             Ok(per_cpu.iter().map(|v| v.get(..8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_ne_bytes)).sum())
         };
+        let (delivered, bad_records) = self.ring.counts();
         Ok(TxStats {
             enabled: read(0)?,
             setsockopt_failed: read(1)?,
             no_kfunc: read(2)?,
             ringbuf_full: read(3)?,
-            delivered: self.delivered,
-            bad_records: self.bad_records,
+            delivered,
+            bad_records,
         })
     }
 }

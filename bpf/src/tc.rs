@@ -20,7 +20,7 @@ use std::ptr::NonNull;
 use std::time::Duration;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{AsRawLibbpf, ErrorKind, Link, MapCore, MapFlags, OpenObject};
+use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapFlags, OpenObject};
 
 use crate::caps;
 use crate::clsact::{self, ClsactFilter};
@@ -145,18 +145,12 @@ pub struct TcCapture {
     skel: TcSkel<'static>,
     _storage: SkelStorage,
     ifindex: Option<u32>,
-    delivered: u64,
-    bad_records: u64,
 }
 
 impl std::fmt::Debug for TcCapture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TcCapture").field("ifindex", &self.ifindex).field("links", &self.links.len()).finish()
     }
-}
-
-fn errno_of(e: &libbpf_rs::Error) -> Option<i32> {
-    (e.kind() == ErrorKind::PermissionDenied).then_some(libc::EPERM)
 }
 
 impl TcCapture {
@@ -191,11 +185,7 @@ impl TcCapture {
         open.maps.flows.set_max_entries(n_flows).map_err(|source| BpfError::Map { map: "flows", source })?;
 
         let (loaded, log) = log::capture(|| open.load());
-        let skel = loaded.map_err(|source| BpfError::Load {
-            hint: caps::load_hint(errno_of(&source), &log),
-            verifier_log: log,
-            source,
-        })?;
+        let skel = loaded.map_err(|source| BpfError::load(source, log))?;
         for e in &entries {
             skel.maps
                 .flows
@@ -203,16 +193,7 @@ impl TcCapture {
                 .map_err(|source| BpfError::Map { map: "flows", source })?;
         }
         let ring = RingReader::new(skel.maps.events.as_fd(), drain_interval(opts))?;
-        Ok(Self {
-            ring,
-            links: Vec::new(),
-            filters: Vec::new(),
-            skel,
-            _storage: storage,
-            ifindex: None,
-            delivered: 0,
-            bad_records: 0,
-        })
+        Ok(Self { ring, links: Vec::new(), filters: Vec::new(), skel, _storage: storage, ifindex: None })
     }
 
     /// Loads the programs and attaches them to `ifindex`'s hooks (ingress first in line, egress last, so
@@ -307,19 +288,12 @@ impl TcCapture {
     /// wake threshold are found by reading the ring every [`TcOptions::drain_interval`] while waiting, so
     /// a caller that waits on several captures in turn should wait at most that long on each.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&PacketRecord<'_>)) -> Result<usize> {
-        let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
-        self.ring.poll(timeout, &mut |bytes| match PacketRecord::from_bytes(bytes) {
-            Ok(rec) => {
-                *delivered += 1;
-                f(&rec);
-            }
-            Err(_) => *bad += 1,
-        })
+        self.ring.poll_records(timeout, |bytes| PacketRecord::from_bytes(bytes).map(|rec| f(&rec)).is_ok())
     }
 
     /// The counters.
     pub fn stats(&self) -> Result<CaptureStats> {
-        read_stats(&self.skel.maps.stats, self.delivered, self.bad_records)
+        read_stats(&self.skel.maps.stats, self.ring.counts())
     }
 
     /// An epoll fd that becomes readable when the kernel signals records (with batched wakeups, once
@@ -385,7 +359,7 @@ fn prog_name(id: u32) -> Option<String> {
 }
 
 /// Sums the per-CPU `stats` array (`enum ws_stat`).
-pub(crate) fn read_stats(map: &libbpf_rs::MapMut<'_>, delivered: u64, bad_records: u64) -> Result<CaptureStats> {
+pub(crate) fn read_stats(map: &libbpf_rs::MapMut<'_>, (delivered, bad_records): (u64, u64)) -> Result<CaptureStats> {
     let read = |idx: u32| -> Result<u64> {
         let per_cpu = map
             .lookup_percpu(&idx.to_ne_bytes(), MapFlags::ANY)

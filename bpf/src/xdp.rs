@@ -10,7 +10,7 @@ use std::os::fd::AsFd;
 use std::time::Duration;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{AsRawLibbpf, ErrorKind, Link, MapCore, MapFlags, OpenObject};
+use libbpf_rs::{AsRawLibbpf, Link, MapCore, MapFlags, OpenObject, ProgramMut};
 
 use crate::caps;
 use crate::error::{BpfError, Result};
@@ -33,6 +33,20 @@ const BPF_F_XDP_HAS_FRAGS: u32 = 1 << 5;
 const _: () =
     assert!(size_of::<crate::skel::xdp::types::ws_pkt_event>() == size_of::<crate::skel::tc::types::ws_pkt_event>());
 
+/// Attaches the loaded XDP program `prog` (named `program` in errors) to `ifindex` in driver mode.
+pub(crate) fn attach_driver_mode(prog: &ProgramMut<'_>, program: &'static str, ifindex: u32) -> Result<Link> {
+    let ifindex_c = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
+    // SAFETY: a loaded program; libbpf returns a new link or NULL with errno set.
+    let link = unsafe { libbpf_sys::bpf_program__attach_xdp(prog.as_libbpf_object().as_ptr(), ifindex_c) };
+    let Some(link) = std::ptr::NonNull::new(link) else {
+        let source = std::io::Error::last_os_error();
+        let hint = caps::xdp_attach_hint(source.raw_os_error());
+        return Err(BpfError::Attach { program, ifindex, hook: "xdp (driver mode, device-bound)", source, hint });
+    };
+    // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
+    Ok(unsafe { Link::from_ptr(link) })
+}
+
 /// An attached XDP capture. Drop detaches it and frees its maps.
 pub struct XdpCapture {
     // Field order is drop order (see `TcCapture`).
@@ -40,8 +54,6 @@ pub struct XdpCapture {
     _link: Link,
     skel: XdpSkel<'static>,
     _storage: SkelStorage,
-    delivered: u64,
-    bad_records: u64,
 }
 
 impl std::fmt::Debug for XdpCapture {
@@ -82,52 +94,25 @@ impl XdpCapture {
         open.progs.ws_xdp_rx.set_flags(BPF_F_XDP_DEV_BOUND_ONLY | BPF_F_XDP_HAS_FRAGS);
 
         let (loaded, log) = log::capture(|| open.load());
-        let skel = loaded.map_err(|source| BpfError::Load {
-            hint: caps::load_hint((source.kind() == ErrorKind::PermissionDenied).then_some(libc::EPERM), &log),
-            verifier_log: log,
-            source,
-        })?;
+        let skel = loaded.map_err(|source| BpfError::load(source, log))?;
         for e in &entries {
             skel.maps
                 .flows
                 .update(&e.key, &e.val, MapFlags::NO_EXIST)
                 .map_err(|source| BpfError::Map { map: "flows", source })?;
         }
-        let ifindex_c = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
-        // SAFETY: a loaded program of this skeleton; libbpf returns a new link or NULL with errno set.
-        let link =
-            unsafe { libbpf_sys::bpf_program__attach_xdp(skel.progs.ws_xdp_rx.as_libbpf_object().as_ptr(), ifindex_c) };
-        let Some(link) = std::ptr::NonNull::new(link) else {
-            let source = std::io::Error::last_os_error();
-            let hint = caps::xdp_attach_hint(source.raw_os_error());
-            return Err(BpfError::Attach {
-                program: XDP_PROG,
-                ifindex,
-                hook: "xdp (driver mode, device-bound)",
-                source,
-                hint,
-            });
-        };
-        // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
-        let link = unsafe { Link::from_ptr(link) };
+        let link = attach_driver_mode(&skel.progs.ws_xdp_rx, XDP_PROG, ifindex)?;
         let ring = RingReader::new(skel.maps.events.as_fd(), drain_interval(opts))?;
-        Ok(Self { ring, _link: link, skel, _storage: storage, delivered: 0, bad_records: 0 })
+        Ok(Self { ring, _link: link, skel, _storage: storage })
     }
 
     /// Waits up to `timeout` for records and hands each to `f`; returns the number consumed.
     pub fn poll(&mut self, timeout: Duration, mut f: impl FnMut(&PacketRecord<'_>)) -> Result<usize> {
-        let (delivered, bad) = (&mut self.delivered, &mut self.bad_records);
-        self.ring.poll(timeout, &mut |bytes| match PacketRecord::from_bytes(bytes) {
-            Ok(rec) => {
-                *delivered += 1;
-                f(&rec);
-            }
-            Err(_) => *bad += 1,
-        })
+        self.ring.poll_records(timeout, |bytes| PacketRecord::from_bytes(bytes).map(|rec| f(&rec)).is_ok())
     }
 
     /// The counters.
     pub fn stats(&self) -> Result<CaptureStats> {
-        read_stats(&self.skel.maps.stats, self.delivered, self.bad_records)
+        read_stats(&self.skel.maps.stats, self.ring.counts())
     }
 }

@@ -14,9 +14,8 @@ use std::mem::MaybeUninit;
 use std::os::fd::RawFd;
 
 use libbpf_rs::skel::{OpenSkel, SkelBuilder};
-use libbpf_rs::{AsRawLibbpf, ErrorKind, Link, MapCore, MapFlags, OpenObject};
+use libbpf_rs::{Link, MapCore, MapFlags, OpenObject};
 
-use crate::caps;
 use crate::error::{BpfError, Result};
 use crate::log;
 use crate::skel::SkelStorage;
@@ -100,28 +99,8 @@ impl XskRedirect {
         open.progs.ws_xsk_rx.set_ifindex(ifindex);
         open.progs.ws_xsk_rx.set_flags(BPF_F_XDP_DEV_BOUND_ONLY);
         let (loaded, log) = log::capture(|| open.load());
-        let skel = loaded.map_err(|source| BpfError::Load {
-            hint: caps::load_hint((source.kind() == ErrorKind::PermissionDenied).then_some(libc::EPERM), &log),
-            verifier_log: log,
-            source,
-        })?;
-        let ifindex_c = i32::try_from(ifindex).map_err(|_| BpfError::Options(format!("ifindex {ifindex}")))?;
-        // SAFETY: a loaded program of this skeleton; libbpf returns a new link or NULL with errno set.
-        let link =
-            unsafe { libbpf_sys::bpf_program__attach_xdp(skel.progs.ws_xsk_rx.as_libbpf_object().as_ptr(), ifindex_c) };
-        let Some(link) = std::ptr::NonNull::new(link) else {
-            let source = std::io::Error::last_os_error();
-            let hint = caps::xdp_attach_hint(source.raw_os_error());
-            return Err(BpfError::Attach {
-                program: XSK_PROG,
-                ifindex,
-                hook: "xdp (driver mode, device-bound)",
-                source,
-                hint,
-            });
-        };
-        // SAFETY: `link` is a valid bpf_link we own from now on (Link frees it, detaching, on drop).
-        let link = unsafe { Link::from_ptr(link) };
+        let skel = loaded.map_err(|source| BpfError::load(source, log))?;
+        let link = crate::xdp::attach_driver_mode(&skel.progs.ws_xsk_rx, XSK_PROG, ifindex)?;
         Ok(Self { _link: link, skel, _storage: storage })
     }
 

@@ -42,6 +42,26 @@ pub(crate) struct Record {
     pub quality: ClockQuality,
 }
 
+impl Record {
+    /// The frame of this record, which starts at buffer position `at`, from interface row `interface`.
+    #[inline(always)]
+    pub(crate) fn frame(&self, at: usize, link: LinkType, interface: u32) -> RawFrame {
+        RawFrame {
+            start: at + self.payload_off,
+            len: self.payload_len as u32,
+            wire_len: u32::from(self.wlen),
+            ts_ns: self.ts_ns,
+            ts_source: TsSource::Erf,
+            link,
+            interface,
+            direction: Direction::Unknown,
+            // ERF records carry the Ethernet FCS.
+            fcs_len: (link == LinkType::Ethernet).then_some(4),
+            quality: self.quality,
+        }
+    }
+}
+
 /// The ERF fixed-point timestamp in ns since the epoch, with Wireshark's rounding.
 pub fn erf_ts_to_ns(ts: u64) -> i64 {
     let secs = (ts >> 32) as i64;
@@ -167,18 +187,7 @@ impl ErfParser {
         let rec = parse(a.get(..rlen)?).ok()?;
         let link = rec.link?;
         let interface = self.ports[rec.port as usize]?;
-        let f = RawFrame {
-            start: buf.pos() + rec.payload_off,
-            len: rec.payload_len as u32,
-            wire_len: rec.wlen as u32,
-            ts_ns: rec.ts_ns,
-            ts_source: TsSource::Erf,
-            link,
-            interface,
-            direction: Direction::Unknown,
-            fcs_len: (link == LinkType::Ethernet).then_some(4),
-            quality: rec.quality,
-        };
+        let f = rec.frame(buf.pos(), link, interface);
         buf.consume(rlen);
         buf.prefetch_ahead();
         Some(f)
@@ -238,18 +247,7 @@ impl ErfParser {
                 id
             }
         };
-        let f = RawFrame {
-            start: buf.pos() + rec.payload_off,
-            len: rec.payload_len as u32,
-            wire_len: rec.wlen as u32,
-            ts_ns: rec.ts_ns,
-            ts_source: TsSource::Erf,
-            link,
-            interface,
-            direction: Direction::Unknown,
-            fcs_len: (link == LinkType::Ethernet).then_some(4),
-            quality: rec.quality,
-        };
+        let f = rec.frame(buf.pos(), link, interface);
         buf.consume(rlen);
         Ok(Step::Frame(f))
     }

@@ -42,6 +42,24 @@ struct IfState {
 }
 
 impl IfState {
+    /// The frame of an EPB (or obsolete PB) whose data starts 28 bytes into the block at buffer
+    /// position `at`; direction and FCS options are applied by the caller.
+    #[inline(always)]
+    fn frame(&self, at: usize, caplen: usize, wire_len: u32, ts_ns: i64) -> RawFrame {
+        RawFrame {
+            start: at + 28,
+            len: caplen as u32,
+            wire_len,
+            ts_ns,
+            ts_source: TsSource::PcapngBlock,
+            link: self.link,
+            interface: self.row,
+            direction: Direction::Unknown,
+            fcs_len: self.fcs_len,
+            quality: ClockQuality::default(),
+        }
+    }
+
     /// Timestamp units to ns since the epoch; saturates (and says so) beyond the i64 range.
     #[inline(always)]
     fn ts_ns(&self, units: u64) -> Result<i64, i64> {
@@ -137,18 +155,7 @@ impl PcapngParser {
             return None;
         }
         let units = (u32_at(h, 12, swap) as u64) << 32 | u32_at(h, 16, swap) as u64;
-        let mut f = RawFrame {
-            start: buf.pos() + 28,
-            len: caplen as u32,
-            wire_len: u32_at(h, 24, swap),
-            ts_ns: ifs.ts_ns(units).ok()?,
-            ts_source: TsSource::PcapngBlock,
-            link: ifs.link,
-            interface: ifs.row,
-            direction: Direction::Unknown,
-            fcs_len: ifs.fcs_len,
-            quality: ClockQuality::default(),
-        };
+        let mut f = ifs.frame(buf.pos(), caplen, u32_at(h, 24, swap), ifs.ts_ns(units).ok()?);
         let opt_start = 28 + pad4(caplen);
         if opt_start + 4 < blen
             && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "EPB").ok()?
@@ -406,23 +413,15 @@ impl PcapngParser {
             return Err(bad(what, format!("captured length {caplen} exceeds the block's {} data bytes", blen - 32)));
         }
         let units = (u32_at(b, 12, swap) as u64) << 32 | u32_at(b, 16, swap) as u64;
-        let mut f = RawFrame {
-            start: buf.pos() + 28,
-            len: caplen as u32,
-            wire_len: u32_at(b, 24, swap),
-            ts_ns: 0,
-            ts_source: TsSource::PcapngBlock,
-            link: ifs.link,
-            interface: ifs.row,
-            direction: Direction::Unknown,
-            fcs_len: ifs.fcs_len,
-            quality: ClockQuality::default(),
+        let (ts_ns, quality) = match ifs.ts_ns(units) {
+            Ok(t) => (t, ClockQuality::default()),
+            Err(sat) => {
+                stats.ts_out_of_range += 1;
+                (sat, ClockQuality::RECORD_ERROR)
+            }
         };
-        f.ts_ns = ifs.ts_ns(units).unwrap_or_else(|sat| {
-            stats.ts_out_of_range += 1;
-            f.quality |= ClockQuality::RECORD_ERROR;
-            sat
-        });
+        let mut f = ifs.frame(buf.pos(), caplen, u32_at(b, 24, swap), ts_ns);
+        f.quality = quality;
         let opt_start = 28 + pad4(caplen);
         if opt_start + 4 < blen
             && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, what)?

@@ -163,13 +163,7 @@ impl CaptureReader {
     // a call whose ~60-byte result the caller read back through memory (a store-forwarding stall).
     #[inline(always)]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
-        if let Some(raw) = self.fast() {
-            return Ok(Some(self.frame(&raw)));
-        }
-        match self.advance_slow()? {
-            Some(raw) => Ok(Some(self.frame(&raw))),
-            None => Ok(None),
-        }
+        Ok(self.advance()?.map(|raw| self.frame(&raw)))
     }
 
     /// Interfaces seen so far (pcapng IDBs and ERF interface numbers are added as they appear;

@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use wirestamp_capture::CaptureReader;
-use wirestamp_testdata::{data_file, shared_data};
+use wirestamp_testdata::{Rng, data_file, shared_data};
 
 /// What reading one input gave.
 #[derive(Debug)]
@@ -181,17 +181,6 @@ fn arista_file_cut_mid_record() {
     assert!(w[0].to_string().contains("file cut short inside a record"));
 }
 
-/// xorshift64*: a fixed-seed generator, so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// Every prefix of small files of each format, then random corruptions aimed at length fields
 /// (whole u32s set to extremes) and single bytes: no panic, no hang, bounded memory.
 #[test]
@@ -227,14 +216,14 @@ fn truncations_and_mutations_never_panic() {
         }
         for _ in 0..1500 {
             let mut m = orig.clone();
-            for _ in 0..1 + rng.next() % 3 {
-                let at = (rng.next() as usize) % m.len();
-                if rng.next().is_multiple_of(2) && at + 4 <= m.len() {
-                    let v: u32 =
-                        [0, 1, 0xffff_ffff, 0x7fff_fffc, 0x1000_0000, rng.next() as u32][rng.next() as usize % 6];
+            for _ in 0..1 + rng.next_u64() % 3 {
+                let at = (rng.next_u64() as usize) % m.len();
+                if rng.next_u64().is_multiple_of(2) && at + 4 <= m.len() {
+                    let v: u32 = [0, 1, 0xffff_ffff, 0x7fff_fffc, 0x1000_0000, rng.next_u64() as u32]
+                        [rng.next_u64() as usize % 6];
                     m[at..at + 4].copy_from_slice(&v.to_le_bytes());
                 } else {
-                    m[at] ^= 1 << (rng.next() % 8);
+                    m[at] ^= 1 << (rng.next_u64() % 8);
                 }
             }
             let o = read_bytes(rel, m);

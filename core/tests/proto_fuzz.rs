@@ -7,24 +7,7 @@ use wirestamp_core::proto::market::MoldItchDecoder;
 use wirestamp_core::proto::moldudp64::{self, Packet, SeqTracker, Session};
 use wirestamp_core::proto::soupbin::{Framer, SoupPacket};
 use wirestamp_core::proto::{OrderDir, ProtoError, itch, ouch5, ouch42};
-
-/// xorshift64*: small, deterministic, good enough to spread bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn byte(&mut self) -> u8 {
-        self.next() as u8
-    }
-}
+use wirestamp_testdata::Rng;
 
 /// Type bytes of all the formats, so random messages often reach the typed decoders.
 const TYPES: &[u8] = b"SRHYLVWKJhAFECXDUPQBINO+AJSHZLURO MTQ";
@@ -46,7 +29,7 @@ fn input(r: &mut Rng, buf: &mut Vec<u8>) {
         1 => {
             // MoldUDP64 header with a small count and length-prefixed random blocks.
             let mut p = vec![b'S'; 10];
-            p.extend_from_slice(&r.next().to_be_bytes());
+            p.extend_from_slice(&r.next_u64().to_be_bytes());
             let count: u16 = if r.below(8) == 0 { 0xFFFF } else { r.below(6) as u16 };
             p.extend_from_slice(&count.to_be_bytes());
             for _ in 0..r.below(7) {
@@ -268,7 +251,7 @@ fn fuzz_mutations_of_valid_messages() {
     for _ in 0..100_000 {
         let seq = match r.below(4) {
             0 => u64::MAX - r.below(5) as u64,
-            1 => r.next(),
+            1 => r.next_u64(),
             _ => r.below(50) as u64,
         };
         let count = [0u16, 1, 2, 0xFFFF, 0xFFFE][r.below(5)];

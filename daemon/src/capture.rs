@@ -21,7 +21,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -156,6 +156,22 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
 }
 
 impl Files {
+    /// No file open yet; the capture's start is now (the statistics blocks count from it).
+    fn new(base: PathBuf, numbered: bool, comment: String) -> Files {
+        Files {
+            base,
+            numbered,
+            index: 0,
+            comment,
+            current: None,
+            idbs: HashMap::new(),
+            bytes: Rc::new(Cell::new(0)),
+            opened: Instant::now(),
+            started_ns: wall_ns(),
+            written: Vec::new(),
+        }
+    }
+
     fn name(&self) -> PathBuf {
         if !self.numbered {
             return self.base.clone();
@@ -320,6 +336,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     }
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
+    let snaplen = snaplen_arg(args.snaplen);
     let mut guards = Vec::new();
     let mode_line;
     let mut source = match args.source {
@@ -414,7 +431,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 let mut cfg = RingConfig::new(name);
                 cfg.filter = args.filter.clone();
-                cfg.snaplen = snaplen_arg(args.snaplen);
+                cfg.snaplen = snaplen;
                 cfg.block_nr = args.ring_mb.max(1);
                 cfg.interface_id = id as u32;
                 rings.push(AfPacket::open(&cfg)?);
@@ -423,7 +440,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Rings(rings, 0)
         }
         CaptureSource::Pcap => {
-            let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen_arg(args.snaplen) as i32, 0)?;
+            let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen as i32, 0)?;
             mode_line = format!("{iface}: libpcap, timestamp type {} (nanosecond precision)", p.tstamp_type);
             Source::Pcap(p)
         }
@@ -441,30 +458,23 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         eprintln!("wirestamp: {mode_line}");
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let mut files = Files {
-        base: args.output.clone(),
-        numbered: args.rotate_secs.is_some() || args.rotate_mb.is_some(),
-        index: 0,
-        comment: format!(
+    let mut files = Files::new(
+        args.output.clone(),
+        args.rotate_secs.is_some() || args.rotate_mb.is_some(),
+        format!(
             "wirestamp capture --source {} -i {iface}{} on host {}; {mode_line}",
             args.source.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
             args.filter.as_deref().map(|f| format!(" -f '{f}'")).unwrap_or_default(),
             host.trim()
         ),
-        current: None,
-        idbs: HashMap::new(),
-        bytes: Rc::new(Cell::new(0)),
-        opened: Instant::now(),
-        started_ns: wall_ns(),
-        written: Vec::new(),
-    };
+    );
     let names: Vec<String> = match &source {
         Source::Stream(r) => {
             r.interfaces().iter().map(|i| i.name.clone().unwrap_or_else(|| format!("stdin:{}", i.id))).collect()
         }
         _ => ifaces.clone(),
     };
-    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen_arg(args.snaplen) };
+    let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
     let started = Instant::now();
     let mut count: u64 = 0;
@@ -726,27 +736,16 @@ fn flow_name(f: &FlowSpec) -> String {
     }
 }
 
-/// For tests of the naming rule.
-#[allow(dead_code)]
-fn numbered(base: &Path, index: u32) -> PathBuf {
-    let f = Files {
-        base: base.into(),
-        numbered: true,
-        index,
-        comment: String::new(),
-        current: None,
-        idbs: HashMap::new(),
-        bytes: Rc::new(Cell::new(0)),
-        opened: Instant::now(),
-        started_ns: wall_ns(),
-        written: Vec::new(),
-    };
-    f.name()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn numbered(base: &Path, index: u32) -> PathBuf {
+        let mut f = Files::new(base.into(), true, String::new());
+        f.index = index;
+        f.name()
+    }
 
     #[test]
     fn rotated_names() {

@@ -382,9 +382,7 @@ fn under_load_written_plus_dropped_equals_sent() {
     assert!(res.status.success(), "{err}");
     let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
     // "kernel: P passed the filter: R read, D dropped (ring full), Q still queued at exit; ..."
-    let line = err.lines().find(|l| l.contains("passed the filter")).unwrap();
-    let nums: Vec<u64> =
-        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (line, nums) = counter_line(&err, "passed the filter");
     let (passed, read, dropped, queued) = (nums[0], nums[1], nums[2], nums[3]);
     assert_eq!(passed, N as u64, "{line}");
     assert_eq!(read, written, "{line}");
@@ -398,24 +396,38 @@ fn under_load_written_plus_dropped_equals_sent() {
     assert_eq!(isbs.len(), 1, "{isbs:?}");
     let (iface, opts) = &isbs[0];
     assert_eq!(*iface, 0);
-    let opt = |code: u16| opts.iter().find(|o| o.0 == code).map(|o| u64::from_le_bytes(o.1[..8].try_into().unwrap()));
+    let opt = |code| isb_u64(opts, code);
     // isb_filteraccept (6), isb_osdrop (7), isb_usrdeliv (8); no interface counters (4, 5) from AF_PACKET.
     assert_eq!((opt(6), opt(7), opt(8)), (Some(passed), Some(dropped), Some(read)), "{opts:?}");
     assert_eq!((opt(4), opt(5)), (None, None));
     // isb_starttime (2) and isb_endtime (3): high then low 32-bit halves of ns since the epoch; the
     // capture ran inside this test.
-    let time = |code: u16| {
-        let v = &opts.iter().find(|o| o.0 == code).unwrap().1;
-        let (hi, lo) =
-            (u32::from_le_bytes(v[..4].try_into().unwrap()), u32::from_le_bytes(v[4..8].try_into().unwrap()));
-        (i64::from(hi) << 32) | i64::from(lo)
-    };
-    let (start, end) = (time(2), time(3));
+    let (start, end) = (isb_time(opts, 2), isb_time(opts, 3));
     assert!(t_test <= start && start <= end && end <= realtime_ns(), "{t_test} {start} {end}");
+}
+
+/// The line of `err` holding `marker` (a counter summary), and its numbers in order.
+fn counter_line<'a>(err: &'a str, marker: &str) -> (&'a str, Vec<u64>) {
+    let line = err.lines().find(|l| l.contains(marker)).unwrap_or_else(|| panic!("no `{marker}` line: {err}"));
+    let nums =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    (line, nums)
 }
 
 /// An option of a pcapng block: (code, value).
 type IsbOption = (u16, Vec<u8>);
+
+/// An ISB counter option (8 bytes, little-endian), if present.
+fn isb_u64(opts: &[IsbOption], code: u16) -> Option<u64> {
+    opts.iter().find(|o| o.0 == code).map(|o| u64::from_le_bytes(o.1[..8].try_into().unwrap()))
+}
+
+/// An ISB time option: high then low 32-bit halves of ns since the epoch.
+fn isb_time(opts: &[IsbOption], code: u16) -> i64 {
+    let v = &opts.iter().find(|o| o.0 == code).unwrap_or_else(|| panic!("no option {code}: {opts:?}")).1;
+    let (hi, lo) = (u32::from_le_bytes(v[..4].try_into().unwrap()), u32::from_le_bytes(v[4..8].try_into().unwrap()));
+    (i64::from(hi) << 32) | i64::from(lo)
+}
 
 /// The Interface Statistics Blocks of a little-endian pcapng (pcapng spec §4.6), parsed here by hand:
 /// (interface id, [(option code, value)]).
@@ -1194,9 +1206,7 @@ fn ebpf_source_under_load_written_plus_lost_equals_matched() {
     assert!(res.status.success(), "{err}");
     let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
     // "bpf (va, tc): M matched of S seen: R frames read in all, F lost (ring full), U dropped (user-space queue full), Q still ..."
-    let line = err.lines().find(|l| l.contains("matched of")).unwrap();
-    let nums: Vec<u64> =
-        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    let (line, nums) = counter_line(&err, "matched of");
     let (matched, read, lost, dropped, queued) = (nums[0], nums[2], nums[3], nums[4], nums[5]);
     assert_eq!(matched, N, "{line}");
     assert_eq!(read, written, "{line}");
@@ -1206,8 +1216,7 @@ fn ebpf_source_under_load_written_plus_lost_equals_matched() {
     // (isb_osdrop), written (isb_usrdeliv).
     let isbs = isbs(&out);
     assert_eq!(isbs.len(), 1, "{isbs:?}");
-    let opt =
-        |code: u16| isbs[0].1.iter().find(|o| o.0 == code).map(|o| u64::from_le_bytes(o.1[..8].try_into().unwrap()));
+    let opt = |code| isb_u64(&isbs[0].1, code);
     assert_eq!((opt(6), opt(7), opt(8)), (Some(matched), Some(lost + dropped), Some(written)));
     eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
 }

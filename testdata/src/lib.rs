@@ -1,8 +1,11 @@
-//! Test support shared by every crate's tests: the reference data folder and peer tools as oracles.
+//! Test support shared by every crate's tests: the reference data folder, peer tools as oracles, and a
+//! seeded generator for mutation tests.
 //!
 //! Reference captures stay in `../shared/data` (never copied into the project). A test that needs them
 //! calls [`shared_data`], which panics with the path it looked at when the folder is missing: a missing
 //! oracle is a failure, never a silent pass.
+
+pub mod netns;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,5 +67,30 @@ mod tests {
         assert_eq!(epoch_to_ns("1473799831.415144"), 1_473_799_831_415_144_000);
         assert_eq!(epoch_to_ns("12"), 12_000_000_000);
         assert_eq!(epoch_to_ns("-7.500000000"), -6_500_000_000);
+    }
+}
+
+/// xorshift64*: a small fixed-seed generator for mutation and robustness tests, so a failure
+/// reproduces from its seed and the tests need no dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 bits (the seed must not be 0).
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// A random byte.
+    pub fn byte(&mut self) -> u8 {
+        self.next_u64() as u8
     }
 }

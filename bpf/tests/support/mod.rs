@@ -1,83 +1,13 @@
-//! Shared helpers of the privileged tests: a network-namespace worker thread, shell commands run inside
-//! it, and SO_TIMESTAMPING plumbing (libc, since neither std nor the libc crate wraps it).
+//! Shared helpers of the privileged tests: veth pairs between namespace workers
+//! (`wirestamp_testdata::netns::NsWorker`), shell commands, and SO_TIMESTAMPING plumbing (libc, since neither std nor the libc crate wraps it).
 #![allow(dead_code)] // each test binary uses a subset
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::process::Command;
-use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// One OS thread inside a fresh anonymous network namespace (setns/unshare affect only the calling
-/// thread, so everything namespaced is done from here; sockets and BPF links made here can be used from
-/// any thread). The namespace, with its interfaces, goes away when the worker ends.
-pub struct NsWorker {
-    tx: Option<mpsc::Sender<Job>>,
-    handle: Option<thread::JoinHandle<()>>,
-    tid: i32,
-}
-
-impl NsWorker {
-    pub fn new() -> Self {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let (tid_tx, tid_rx) = mpsc::channel();
-        let handle = thread::spawn(move || {
-            // SAFETY: plain syscalls on the calling thread.
-            let rc = unsafe { libc::unshare(libc::CLONE_NEWNET) };
-            assert_eq!(rc, 0, "unshare(CLONE_NEWNET): {} (needs root)", io::Error::last_os_error());
-            // SAFETY: gettid has no preconditions.
-            tid_tx.send(unsafe { libc::gettid() }).unwrap();
-            for job in rx {
-                job();
-            }
-        });
-        let tid = tid_rx.recv().expect("netns worker started");
-        Self { tx: Some(tx), handle: Some(handle), tid }
-    }
-
-    /// Runs `f` on the worker (inside its namespace) and returns its result.
-    pub fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> T {
-        let (tx, rx) = mpsc::channel();
-        self.tx
-            .as_ref()
-            .unwrap()
-            .send(Box::new(move || {
-                let _ = tx.send(f());
-            }))
-            .unwrap();
-        rx.recv().expect("netns job panicked")
-    }
-
-    /// Runs `f` on the worker without waiting; the result comes through the returned receiver.
-    pub fn spawn<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> mpsc::Receiver<T> {
-        let (tx, rx) = mpsc::channel();
-        self.tx
-            .as_ref()
-            .unwrap()
-            .send(Box::new(move || {
-                let _ = tx.send(f());
-            }))
-            .unwrap();
-        rx
-    }
-
-    /// Path naming this worker's namespace, for `ip link ... netns <path>`.
-    pub fn ns_path(&self) -> String {
-        format!("/proc/{}/task/{}/ns/net", std::process::id(), self.tid)
-    }
-}
-
-impl Drop for NsWorker {
-    fn drop(&mut self) {
-        drop(self.tx.take());
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
+pub use wirestamp_testdata::netns::NsWorker;
 
 /// Runs a shell command line (in the caller's thread's namespace) and panics with its stderr on failure.
 #[track_caller]

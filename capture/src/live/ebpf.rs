@@ -516,18 +516,12 @@ impl EbpfSource {
         let mut cap = self.caps.swap_remove(i);
         let res = match &mut cap.xdp {
             None => cap.tc.poll(wait, |rec| self.push(i, rec)),
-            // Two rings: both without waiting, then each for half the wait while nothing came.
-            Some(xdp) => (|| {
-                let mut n = xdp.poll(Duration::ZERO, |rec| self.push(i, rec))?;
-                n += cap.tc.poll(Duration::ZERO, |rec| self.push(i, rec))?;
-                if n == 0 && !wait.is_zero() {
-                    n += xdp.poll(wait / 2, |rec| self.push(i, rec))?;
-                    if n == 0 {
-                        n += cap.tc.poll(wait / 2, |rec| self.push(i, rec))?;
-                    }
-                }
-                Ok(n)
-            })(),
+            // Two rings, half the wait each (a poll reads what is there before it waits); tc is only
+            // read, not waited on, once XDP gave records.
+            Some(xdp) => xdp.poll(wait / 2, |rec| self.push(i, rec)).and_then(|n| {
+                let tc_wait = if n > 0 { Duration::ZERO } else { wait / 2 };
+                Ok(n + cap.tc.poll(tc_wait, |rec| self.push(i, rec))?)
+            }),
         };
         self.caps.push(cap);
         let last = self.caps.len() - 1;

@@ -31,7 +31,7 @@ use std::net::IpAddr;
 #[derive(Debug, Clone)]
 pub enum MatchRule {
     /// The order's ClOrdID / token carries the trigger's MoldUDP64 sequence in the regex's first group.
-    Token(regex::Regex),
+    Token(token::TokenRule),
     /// The last market-data message for the order's symbol before the order, within the window.
     Symbol {
         /// Window, ns.
@@ -49,7 +49,7 @@ impl MatchRule {
                     "--match {s}: the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"
                 ));
             }
-            Ok(MatchRule::Token(r))
+            Ok(MatchRule::Token(token::TokenRule::new(&r)))
         } else if s == "symbol" {
             Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
         } else if let Some(w) = s.strip_prefix("symbol:") {
@@ -447,10 +447,6 @@ pub struct Analyzer {
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
     /// Kept only under the symbol rule, the only reader.
     last_by_symbol: FxHashMap<Symbol, SymHistory>,
-    /// Whether the match rule is the symbol rule.
-    track_symbols: bool,
-    /// The token rule, compiled for speed.
-    token_rule: Option<token::TokenRule>,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     pending: FxHashMap<(usize, OrderId), (i64, u64)>,
@@ -492,11 +488,6 @@ impl Analyzer {
             MatchRule::Token(_) => cfg.tick_retain_ns,
         };
         let arbiter = Arbiter::new(retain, 1 << 22);
-        let track_symbols = matches!(cfg.matching, MatchRule::Symbol { .. });
-        let token_rule = match &cfg.matching {
-            MatchRule::Token(re) => Some(token::TokenRule::new(re)),
-            MatchRule::Symbol { .. } => None,
-        };
         Analyzer {
             cfg,
             feeds,
@@ -507,8 +498,6 @@ impl Analyzer {
             seq: SeqTracker::new(1024),
             arbiter,
             last_by_symbol: FxHashMap::default(),
-            track_symbols,
-            token_rule,
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -752,8 +741,8 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, track_symbols, .. } = self;
-        let track_symbols = *track_symbols;
+        let Analyzer { cfg, feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = self;
+        let track_symbols = matches!(cfg.matching, MatchRule::Symbol { .. });
         let FeedState { spec, slots, decoder, frames, .. } = &mut feeds[fi];
         *frames += 1;
         let fi16 = fi as u16;
@@ -903,9 +892,8 @@ impl Analyzer {
     fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg, snd: Option<i64>) {
         let t = m.first.time_ns;
         let token = token_text(s);
-        let found = match &self.cfg.matching {
-            MatchRule::Token(re) => {
-                let rule = self.token_rule.get_or_insert_with(|| token::TokenRule::new(re));
+        let found = match &mut self.cfg.matching {
+            MatchRule::Token(rule) => {
                 let Some(seq) = token.as_deref().and_then(|tok| rule.seq(tok)) else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;

@@ -63,6 +63,11 @@ impl TokenRule {
         TokenRule { re: re.clone(), locs: re.capture_locations(), simple: Simple::parse(re.as_str()) }
     }
 
+    /// The regular expression, as given.
+    pub fn as_str(&self) -> &str {
+        self.re.as_str()
+    }
+
     /// The sequence number `tok` carries: the first capture group, in decimal.
     pub fn seq(&mut self, tok: &str) -> Option<u64> {
         let digits = match &self.simple {

@@ -7,7 +7,7 @@
 
 use super::Symbol;
 use super::itch::{ItchCounters, ItchSummary, LocateMap, MessageType};
-use super::moldudp64::{Packet, Session};
+use super::moldudp64::{Messages, Packet, Session};
 use super::{ProtoError, itch};
 
 /// The market-data key of one message: where it sits in the feed and what it says.
@@ -160,14 +160,7 @@ impl MoldItchDecoder {
         udp_payload: &[u8],
         mut on_key: F,
     ) -> Result<PacketInfo, ProtoError> {
-        let p = match Packet::new_checked(udp_payload) {
-            Ok(p) => p,
-            Err(e) => {
-                self.short_packets += 1;
-                return Err(e);
-            }
-        };
-        self.packets += 1;
+        let p = self.open(udp_payload)?;
         let session = p.session();
         let layouts = key_layouts();
         let mut blocks = 0u16;
@@ -194,13 +187,27 @@ impl MoldItchDecoder {
             let symbol = [self.locates.get(stock_locate), in_msg][usize::from(at != 0)];
             on_key(MarketKey { session, seq, stock_locate, symbol, timestamp_ns });
         }
+        Ok(self.close(&p, &it, blocks))
+    }
+
+    /// The packet's header, counted as a packet, or as too short to hold one.
+    #[inline(always)]
+    fn open<'a>(&mut self, udp_payload: &'a [u8]) -> Result<Packet<&'a [u8]>, ProtoError> {
+        let p = Packet::new_checked(udp_payload).inspect_err(|_| self.short_packets += 1)?;
+        self.packets += 1;
+        Ok(p)
+    }
+
+    /// What the walk of `p`'s `blocks` message blocks found, its end counted (malformed or trailing).
+    #[inline(always)]
+    fn close(&mut self, p: &Packet<&[u8]>, it: &Messages<'_>, blocks: u16) -> PacketInfo {
         let error = it.error();
         if error.is_some() {
             self.malformed_blocks += 1;
         } else if it.trailing() > 0 {
             self.trailing_bytes += 1;
         }
-        Ok(PacketInfo { session, sequence: p.sequence(), count: p.message_count(), blocks, error })
+        PacketInfo { session: p.session(), sequence: p.sequence(), count: p.message_count(), blocks, error }
     }
 
     /// One message through the full decoder (counting, locates), then its keys.
@@ -228,14 +235,7 @@ impl MoldItchDecoder {
         udp_payload: &[u8],
         mut f: F,
     ) -> Result<PacketInfo, ProtoError> {
-        let p = match Packet::new_checked(udp_payload) {
-            Ok(p) => p,
-            Err(e) => {
-                self.short_packets += 1;
-                return Err(e);
-            }
-        };
-        self.packets += 1;
+        let p = self.open(udp_payload)?;
         let session = p.session();
         let mut blocks = 0u16;
         let mut it = p.messages();
@@ -247,13 +247,7 @@ impl MoldItchDecoder {
             }
             f(&m, session, seq, &self.locates);
         }
-        let error = it.error();
-        if error.is_some() {
-            self.malformed_blocks += 1;
-        } else if it.trailing() > 0 {
-            self.trailing_bytes += 1;
-        }
-        Ok(PacketInfo { session, sequence: p.sequence(), count: p.message_count(), blocks, error })
+        Ok(self.close(&p, &it, blocks))
     }
 }
 

@@ -4,6 +4,7 @@ use super::*;
 use crate::dissect::dissect;
 use crate::frame::LinkType;
 use crate::time::TsSource;
+use wirestamp_testdata::Rng;
 
 fn frame(data: &[u8], ts_ns: i64) -> Frame<'_> {
     Frame::record(data, ts_ns, LinkType::Ethernet)
@@ -23,17 +24,6 @@ fn mode_parsing() {
 fn crc32_check_value() {
     // The CRC-32/ISO-HDLC check value.
     assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
-}
-
-/// A tiny deterministic generator (xorshift64*), so the robustness test needs no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 #[test]
@@ -89,20 +79,20 @@ fn never_panics_on_garbage_or_truncation() {
             for round in 0..400 {
                 let mut v = seed.clone();
                 for _ in 0..(1 + round % 8) {
-                    let i = (rng.next() as usize) % v.len();
-                    v[i] ^= (rng.next() as u8) | 1;
+                    let i = (rng.next_u64() as usize) % v.len();
+                    v[i] ^= (rng.next_u64() as u8) | 1;
                 }
                 if round % 5 == 0 {
-                    v.truncate((rng.next() as usize) % (v.len() + 1));
+                    v.truncate((rng.next_u64() as usize) % (v.len() + 1));
                 }
-                let t = if round % 7 == 0 { i64::MIN + (rng.next() % 1000) as i64 } else { ts };
+                let t = if round % 7 == 0 { i64::MIN + (rng.next_u64() % 1000) as i64 } else { ts };
                 let src = if round % 11 == 0 { TsSource::PcapngNone } else { TsSource::PcapRecord };
                 let f = Frame { ts_source: src, ..frame(&v, t) };
                 let _ = dec.decode(&f, &dissect(&v, LinkType::Ethernet));
             }
         }
         for len in 0..200 {
-            let v: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let v: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             for link in [LinkType::Ethernet, LinkType::Raw, LinkType::LinuxSll] {
                 let f = Frame { link, ..frame(&v, ts) };
                 let _ = dec.decode(&f, &dissect(&v, link));
