@@ -209,11 +209,11 @@ impl Tally {
     /// Records one value, ns.
     #[inline(always)]
     pub fn record(&mut self, ns: i64) {
-        if ns <= 0 || ns as u64 > MAX_TRACKABLE_NS {
-            // 0 goes to bucket 1 like Latency's `max(1)`; the slow path does exactly that.
+        if ns < 0 || ns as u64 > MAX_TRACKABLE_NS {
             return self.spill.record(ns);
         }
-        let c = &mut self.counts[bucket_index(ns as u64)];
+        // 0 goes to the bucket of 1, like Latency's `max(1)` (exchange_to_capture has many zeros).
+        let c = &mut self.counts[bucket_index((ns as u64).max(1))];
         if *c == u32::MAX {
             return self.spill.record(ns);
         }

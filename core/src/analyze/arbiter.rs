@@ -7,7 +7,6 @@
 
 use crate::fxhash::FxHashMap;
 use crate::proto::moldudp64::Session;
-use std::collections::VecDeque;
 
 /// The first copy of a tick.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +45,67 @@ struct Slot {
 
 const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0 };
 
+/// One session's recent ticks: a ring of slots addressed by sequence number (a power-of-two
+/// capacity, so that an index is a mask, not a division).
 #[derive(Debug, Default)]
 struct SessionTicks {
-    /// Sequence number of `slots[0]`.
+    /// Sequence number of the oldest slot.
     base: u64,
-    slots: VecDeque<Slot>,
+    /// Physical index of the oldest slot.
+    head: usize,
+    /// Slots in use.
+    len: usize,
+    /// `slots.len() - 1` (0 while empty).
+    mask: usize,
+    slots: Vec<Slot>,
 }
+
+impl SessionTicks {
+    fn new(base: u64) -> Self {
+        SessionTicks { base, ..Default::default() }
+    }
+
+    #[inline(always)]
+    fn at(&self, idx: usize) -> &Slot {
+        &self.slots[(self.head + idx) & self.mask]
+    }
+
+    #[inline(always)]
+    fn at_mut(&mut self, idx: usize) -> &mut Slot {
+        &mut self.slots[(self.head + idx) & self.mask]
+    }
+
+    fn pop_front(&mut self) {
+        *self.at_mut(0) = EMPTY;
+        self.head = (self.head + 1) & self.mask;
+        self.len -= 1;
+        self.base += 1;
+    }
+
+    fn clear(&mut self, base: u64) {
+        for i in 0..self.len {
+            *self.at_mut(i) = EMPTY;
+        }
+        (self.base, self.head, self.len) = (base, 0, 0);
+    }
+
+    /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of two.
+    fn reserve(&mut self, len: usize, max: usize) {
+        if len <= self.slots.len() {
+            return;
+        }
+        let cap = (self.slots.len() * 2).max(len).max(64).next_power_of_two().min(max.next_power_of_two());
+        let mut slots = vec![EMPTY; cap];
+        for (i, s) in slots.iter_mut().enumerate().take(self.len) {
+            *s = *self.at(i);
+        }
+        (self.slots, self.head, self.mask) = (slots, 0, cap - 1);
+    }
+}
+
+/// A session of the arbiter, looked up once per packet ([`Arbiter::packet`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionRef(usize);
 
 /// Arbitration state for every session.
 #[derive(Debug)]
@@ -83,60 +137,50 @@ impl Arbiter {
         }
     }
 
+    /// Starts a packet of `session` whose first message is `seq`, captured at `time_ns`: forgets the
+    /// ticks older than the window (so every copy in the packet is judged against the same window)
+    /// and returns the session for [`Arbiter::observe_in`].
     #[inline]
-    fn session_mut(&mut self, session: Session, seq: u64) -> &mut SessionTicks {
+    pub fn packet(&mut self, session: Session, seq: u64, time_ns: i64) -> SessionRef {
         let i = match self.sessions.get(self.last) {
             Some((s, _)) if *s == session => self.last,
-            _ => match self.index.get(&session) {
-                Some(&i) => i,
-                None => {
-                    self.sessions.push((session, SessionTicks { base: seq, slots: VecDeque::new() }));
-                    self.index.insert(session, self.sessions.len() - 1);
-                    self.sessions.len() - 1
-                }
-            },
+            _ => self.find_or_add(session, seq),
         };
         self.last = i;
-        &mut self.sessions[i].1
+        let s = &mut self.sessions[i].1;
+        let horizon = time_ns.saturating_sub(self.retain_ns);
+        // An empty slot (a sequence not seen yet) stops the eviction: its copy may still come.
+        while s.len > 0 && (s.at(0).time_ns != i64::MIN && s.at(0).time_ns < horizon) {
+            s.pop_front();
+        }
+        SessionRef(i)
     }
 
-    /// Records a copy of `(session, seq)` seen at `time_ns` on `feed`.
-    #[inline]
-    pub fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
-        let (max_slots, retain_ns) = (self.max_slots, self.retain_ns);
-        let s = self.session_mut(session, seq);
-        if seq < s.base {
+    #[cold]
+    fn find_or_add(&mut self, session: Session, seq: u64) -> usize {
+        match self.index.get(&session) {
+            Some(&i) => i,
+            None => {
+                self.sessions.push((session, SessionTicks::new(seq)));
+                self.index.insert(session, self.sessions.len() - 1);
+                self.sessions.len() - 1
+            }
+        }
+    }
+
+    /// Records a copy of `seq` of the packet's session, seen at `time_ns` on `feed`.
+    #[inline(always)]
+    pub fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+        let s = &mut self.sessions[session.0].1;
+        let new = Slot { time_ns, feed, locate };
+        let Some(idx) = seq.checked_sub(s.base) else {
             self.stale += 1;
             return Arrival::Stale;
-        }
-        let mut idx = (seq - s.base) as usize;
-        let mut reset = false;
-        if idx >= max_slots + s.slots.len() {
-            // A jump far beyond the ring (a new day, garbage): start over at this sequence.
-            s.slots.clear();
-            s.base = seq;
-            idx = 0;
-            reset = true;
-        }
-        let new = Slot { time_ns, feed, locate };
-        // One test decides both "grow the ring" and "first copy" for a new sequence number: which
-        // copy comes first is as random as the feeds' race, so each such branch mispredicts often.
-        let arrival = if idx >= s.slots.len() {
-            if idx > s.slots.len() || s.slots.len() == s.slots.capacity() {
-                // Grow by doubling, but never past the bound (+1: the ring briefly holds one more
-                // before evicting): a full ring of 2^22 ticks is 64 MiB, and doubling would reserve 128.
-                let need = idx + 1 - s.slots.len();
-                let cap = s.slots.capacity();
-                if s.slots.len() + need > cap {
-                    let want = (cap * 2).max(s.slots.len() + need).max(64).min(max_slots + 1);
-                    s.slots.reserve_exact(want.max(s.slots.len() + need) - s.slots.len());
-                }
-                s.slots.resize(idx, EMPTY);
-            }
-            s.slots.push_back(new);
-            Arrival::First
-        } else {
-            let slot = &mut s.slots[idx];
+        };
+        let idx = idx as usize;
+        // The common cases: the next sequence on the first feed (append), a copy of a known one.
+        if idx < s.len {
+            let slot = s.at_mut(idx);
             if slot.time_ns == i64::MIN {
                 *slot = new;
                 Arrival::First
@@ -150,19 +194,41 @@ impl Arbiter {
             } else {
                 Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
             }
-        };
-        // Evict what is older than the window, and bound the ring.
-        let horizon = time_ns - retain_ns;
-        while let Some(front) = s.slots.front() {
-            let old = front.time_ns != i64::MIN && front.time_ns < horizon;
-            if !(old || s.slots.len() > max_slots) {
-                break;
-            }
-            s.slots.pop_front();
-            s.base += 1;
+        } else if idx == s.len && s.len < s.slots.len() && s.len < self.max_slots {
+            s.len += 1;
+            *s.at_mut(idx) = new;
+            Arrival::First
+        } else {
+            self.extend(session, idx, new);
+            Arrival::First
         }
-        self.resets += u64::from(reset);
-        arrival
+    }
+
+    /// A sequence at `idx` past the ring's end: grow it (gaps as empty slots), forget the oldest
+    /// beyond `max_slots`, or restart the ring at a jump too far to index (a new day, garbage).
+    #[cold]
+    fn extend(&mut self, session: SessionRef, mut idx: usize, new: Slot) {
+        let max = self.max_slots;
+        let s = &mut self.sessions[session.0].1;
+        if idx >= max + s.len {
+            s.clear(s.base + idx as u64);
+            idx = 0;
+            self.resets += 1;
+        }
+        // Keep at most `max` slots: the oldest go first.
+        while idx + 1 > max {
+            s.pop_front();
+            idx -= 1;
+        }
+        s.reserve(idx + 1, max);
+        s.len = idx + 1;
+        *s.at_mut(idx) = new;
+    }
+
+    /// Records a copy of `(session, seq)` seen at `time_ns` on `feed` (a packet of one message).
+    pub fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+        let r = self.packet(session, seq, time_ns);
+        self.observe_in(r, seq, feed, locate, time_ns)
     }
 
     /// The tick `(session, seq)`, if still retained.
@@ -172,7 +238,7 @@ impl Arbiter {
             _ => &self.sessions[*self.index.get(&session)?].1,
         };
         let idx = seq.checked_sub(s.base)? as usize;
-        let slot = s.slots.get(idx)?;
+        let slot = (idx < s.len).then(|| s.at(idx))?;
         (slot.time_ns != i64::MIN).then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
     }
 
@@ -232,5 +298,60 @@ mod tests {
         a.observe(S, 1_000_000_000, 0, 0, 3_100);
         assert_eq!(a.resets, 1);
         assert!(a.get(S, 1_000_000_000).is_some());
+    }
+
+    #[test]
+    fn every_copy_of_a_packet_is_judged_against_the_same_window() {
+        let mut a = Arbiter::new(1_000, 1 << 16);
+        let p = a.packet(S, 10, 0);
+        for seq in 10..14 {
+            assert_eq!(a.observe_in(p, seq, 0, 0, 0), Arrival::First);
+        }
+        // The B copy of that packet comes 5 us later, past the 1 us window: every message is stale,
+        // not just the ones after the first (the window is applied once, before the packet).
+        let p = a.packet(S, 10, 5_000);
+        for seq in 10..14 {
+            assert_eq!(a.observe_in(p, seq, 1, 0, 5_000), Arrival::Stale);
+        }
+        assert_eq!(a.stale, 4);
+        // A copy exactly at the window's edge still arbitrates.
+        let p = a.packet(S, 14, 6_000);
+        assert_eq!(a.observe_in(p, 14, 0, 0, 6_000), Arrival::First);
+        let p = a.packet(S, 14, 7_000);
+        assert_eq!(a.observe_in(p, 14, 1, 0, 7_000), Arrival::Later { delay_ns: 1_000, first_feed: 0 });
+    }
+
+    #[test]
+    fn the_ring_wraps_and_grows_without_losing_a_tick() {
+        // 100 slots at most (capacity 128 once grown past 64); A then B copy of each sequence, with
+        // a gap every 7th sequence that only B fills.
+        let mut a = Arbiter::new(i64::MAX / 2, 100);
+        for seq in 0..1_000u64 {
+            let t = seq as i64 * 10;
+            if seq % 7 != 0 {
+                assert_eq!(a.observe(S, seq, 0, seq as u16, t), Arrival::First, "seq {seq}");
+                assert_eq!(a.observe(S, seq, 1, seq as u16, t + 3), Arrival::Later { delay_ns: 3, first_feed: 0 });
+            } else {
+                assert_eq!(a.observe(S, seq, 1, seq as u16, t + 3), Arrival::First, "seq {seq}");
+            }
+        }
+        for seq in 900..1_000u64 {
+            let feed = if seq % 7 != 0 { 0 } else { 1 };
+            let time_ns = seq as i64 * 10 + 3 * i64::from(feed);
+            assert_eq!(a.get(S, seq), Some(Tick { time_ns, feed, locate: seq as u16 }), "seq {seq}");
+        }
+        assert_eq!(a.get(S, 899), None);
+        assert_eq!(a.observe(S, 899, 0, 0, 10_000), Arrival::Stale);
+        // A jump within reach keeps the ring (gaps as empty slots); one beyond it restarts it.
+        assert_eq!(a.observe(S, 1_050, 0, 0, 10_000), Arrival::First);
+        assert_eq!((a.get(S, 1_000), a.get(S, 1_049), a.resets), (None, None, 0));
+        // The bound of 100 slots pushed out 900..=950.
+        assert_eq!(
+            (a.get(S, 950), a.get(S, 951).map(|t| t.time_ns), a.get(S, 999).map(|t| t.time_ns)),
+            (None, Some(9_510), Some(9_990))
+        );
+        assert_eq!(a.observe(S, 1_300, 0, 0, 10_000), Arrival::First);
+        assert_eq!((a.resets, a.get(S, 1_050)), (1, None));
+        assert!(a.get(S, 1_300).is_some());
     }
 }

@@ -196,18 +196,15 @@ impl Metric {
         self.slots[slot].1.record(ns);
     }
 
-    /// Records a sample whose only dimension is `slot` (interval and total follow at the close).
-    #[inline(always)]
-    fn record_single(&mut self, ns: i64, slot: usize) {
-        match &mut self.open[slot] {
-            Some(t) => t.record(ns),
-            None => self.first_single(ns, slot),
-        }
-    }
-
-    #[cold]
-    fn first_single(&mut self, ns: i64, slot: usize) {
-        self.open[slot].insert(Box::default()).record(ns);
+    /// The open-interval tally of a single-dimension slot (`*slot`, made from `name` on first use),
+    /// for samples whose only dimension it is (interval and total follow at the close).
+    #[inline]
+    fn open_tally(&mut self, slot: &mut Option<usize>, name: impl FnOnce() -> String) -> &mut Tally {
+        let i = match *slot {
+            Some(i) => i,
+            None => *slot.insert(self.slot(name())),
+        };
+        self.open[i].get_or_insert_with(Box::default)
     }
 
     /// Moves the single-dimension samples of the open interval into `interval` and their slots.
@@ -246,6 +243,33 @@ impl Metric {
             .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
+    }
+}
+
+/// A metric's open-interval tally for one slot, looked up once per packet and opened on first use.
+enum LazyTally<'a> {
+    Closed(&'a mut Metric, &'a mut Option<usize>),
+    Open(&'a mut Tally),
+    Opening,
+}
+
+impl LazyTally<'_> {
+    #[inline(always)]
+    fn get(&mut self, name: impl FnOnce() -> String) -> &mut Tally {
+        if !matches!(self, LazyTally::Open(_)) {
+            self.open(name);
+        }
+        match self {
+            LazyTally::Open(t) => t,
+            _ => unreachable!("opened above"),
+        }
+    }
+
+    #[cold]
+    fn open(&mut self, name: impl FnOnce() -> String) {
+        if let LazyTally::Closed(m, slot) = std::mem::replace(self, LazyTally::Opening) {
+            *self = LazyTally::Open(m.open_tally(slot, name));
+        }
     }
 }
 
@@ -412,23 +436,37 @@ impl EasternClock {
     const DAY: i64 = 86_400_000_000_000;
     const HOUR: i64 = 3_600_000_000_000;
 
-    /// Capture time `t` (UTC ns) minus an ITCH timestamp (ns since Eastern midnight), taken to the
-    /// nearest day so that a capture just after midnight and a message just before it stay close.
+    /// Capture time `t` (UTC ns) on the Eastern local time line, ns since the local midnight of its
+    /// UTC hour (the start of [`EasternClock::delay_from`]).
     #[inline]
-    fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
+    fn local(&mut self, t: i64) -> i64 {
         if t < self.hour.0 || t >= self.hour.1 {
             let start = t.div_euclid(Self::HOUR) * Self::HOUR;
             let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
             let midnight_ns = (start + offset_ns).div_euclid(Self::DAY) * Self::DAY;
             *self = EasternClock { hour: (start, start + Self::HOUR), offset_ns, midnight_ns };
         }
-        let mut delay = t + self.offset_ns - self.midnight_ns - itch_ns as i64;
+        t + self.offset_ns - self.midnight_ns
+    }
+
+    /// Capture time minus an ITCH timestamp (ns since Eastern midnight), from the capture's
+    /// [`EasternClock::local`] time, taken to the nearest day so that a capture just after midnight
+    /// and a message just before it stay close.
+    #[inline(always)]
+    fn delay_from(local: i64, itch_ns: u64) -> i64 {
+        let mut delay = local - itch_ns as i64;
         if delay > Self::DAY / 2 {
             delay -= Self::DAY;
         } else if delay < -Self::DAY / 2 {
             delay += Self::DAY;
         }
         delay
+    }
+
+    /// Capture time `t` (UTC ns) minus an ITCH timestamp (ns since Eastern midnight).
+    #[cfg(test)]
+    fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
+        Self::delay_from(self.local(t), itch_ns)
     }
 }
 
@@ -747,40 +785,47 @@ impl Analyzer {
         *frames += 1;
         let fi16 = fi as u16;
         let spec = *spec;
-        let res = decoder.packet_keys(payload, |m| {
-            match arbiter.observe(m.session, m.seq, fi16, m.stock_locate, t) {
+        let mut w = match decoder.walk_keys(payload) {
+            Ok(w) => w,
+            Err(e) => return self.feeds[fi].bad_packet(index, &e),
+        };
+        // Per packet: the arbiter's session, the Eastern offset, the open-interval tallies (made on
+        // first use: a dimension appears in the report once it has a sample).
+        let session = w.session();
+        let arb = arbiter.packet(session, w.sequence(), t);
+        let capture_local = eastern.local(t);
+        let Ok([e2c, ab]) = metrics.get_disjoint_mut([E2C, AB]) else { unreachable!("two distinct metrics") };
+        let [e2c_slot, ab_slot, _] = slots;
+        let mut e2c_tally = LazyTally::Closed(e2c, e2c_slot);
+        let mut ab_tally = LazyTally::Closed(ab, ab_slot);
+        let name = || format!("feed:{spec}");
+        while let Some(m) = decoder.next_key(&mut w, track_symbols) {
+            match arbiter.observe_in(arb, m.seq, fi16, m.stock_locate, t) {
                 Arrival::First => {
                     counters.ticks += 1;
                     if track_symbols && let Some(sym) = m.symbol {
-                        last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, m.session, m.seq);
+                        last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, session, m.seq);
                     }
                     // Exchange (ITCH timestamp, Eastern time) to capture.
-                    let delay = eastern.delay(t, m.timestamp_ns);
-                    let slot = *slots[0].get_or_insert_with(|| metrics[E2C].slot(format!("feed:{spec}")));
-                    metrics[E2C].record_single(delay, slot);
+                    let delay = EasternClock::delay_from(capture_local, m.timestamp_ns);
+                    e2c_tally.get(name).record(delay);
                 }
                 Arrival::Later { delay_ns, .. } => {
                     counters.tick_copies += 1;
-                    let slot = *slots[1].get_or_insert_with(|| metrics[AB].slot(format!("feed:{spec}")));
-                    metrics[AB].record_single(delay_ns, slot);
+                    ab_tally.get(name).record(delay_ns);
                 }
                 Arrival::Stale => counters.stale_copies += 1,
             }
-        });
-        match res {
-            Ok(info) => {
-                self.seq.observe(fi16, info.session, info.sequence, info.count);
-                if info.count > 0 && info.count != crate::proto::moldudp64::END_OF_SESSION {
-                    let last = info.sequence + u64::from(info.count) - 1;
-                    let f = &mut self.feeds[fi];
-                    f.seq_range =
-                        Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
-                }
-                if let Some(e) = info.error {
-                    self.feeds[fi].bad_packet(index, &e);
-                }
-            }
-            Err(e) => self.feeds[fi].bad_packet(index, &e),
+        }
+        let info = decoder.end_keys(&w);
+        self.seq.observe(fi16, info.session, info.sequence, info.count);
+        if info.count > 0 && info.count != crate::proto::moldudp64::END_OF_SESSION {
+            let last = info.sequence + u64::from(info.count) - 1;
+            let f = &mut self.feeds[fi];
+            f.seq_range = Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
+        }
+        if let Some(e) = info.error {
+            self.feeds[fi].bad_packet(index, &e);
         }
     }
 

@@ -44,6 +44,20 @@ pub struct MarketKey {
     pub timestamp_ns: u64,
 }
 
+/// The keys of one message of a walk ([`MoldItchDecoder::next_key`]): [`MarketKey`] without the
+/// session, which is the packet's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageKey {
+    /// Sequence number of the message.
+    pub seq: u64,
+    /// Stock locate.
+    pub stock_locate: u16,
+    /// Symbol: from the message, else from the locate map (see [`MoldItchDecoder::next_key`]).
+    pub symbol: Option<Symbol>,
+    /// ITCH timestamp, ns since midnight (Eastern time).
+    pub timestamp_ns: u64,
+}
+
 /// Where the keys of one ITCH message type lie, for [`MoldItchDecoder::packet_keys`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct KeyLayout {
@@ -104,6 +118,29 @@ pub struct PacketInfo {
     pub error: Option<ProtoError>,
 }
 
+/// A packet being walked for its keys: [`MoldItchDecoder::walk_keys`], then
+/// [`MoldItchDecoder::next_key`] until `None`, then [`MoldItchDecoder::end_keys`].
+#[derive(Debug)]
+pub struct KeyWalk<'a> {
+    p: Packet<&'a [u8]>,
+    it: Messages<'a>,
+    blocks: u16,
+    session: Session,
+    layouts: &'static [KeyLayout; 256],
+}
+
+impl KeyWalk<'_> {
+    /// The packet's session.
+    pub fn session(&self) -> Session {
+        self.session
+    }
+
+    /// The packet's first sequence number.
+    pub fn sequence(&self) -> u64 {
+        self.p.sequence()
+    }
+}
+
 /// Decodes MoldUDP64 packets carrying ITCH 5.0 and counts what went wrong.
 #[derive(Debug, Clone, Default)]
 pub struct MoldItchDecoder {
@@ -150,44 +187,72 @@ impl MoldItchDecoder {
 
     /// As [`MoldItchDecoder::packet`], with only the keys a correlator needs per message (no full
     /// summary built): the same messages, in the same order, with the same counters.
-    ///
-    /// The keys sit at fixed places ([`key_layouts`]), so the common message is read without the
-    /// decoder's per-type dispatches (indirect branches that mispredict on a mixed feed: about 30 ns
-    /// per message). Stock Directory, unknown types and short messages go through the full decoder.
     #[inline]
     pub fn packet_keys<F: FnMut(MarketKey)>(
         &mut self,
         udp_payload: &[u8],
         mut on_key: F,
     ) -> Result<PacketInfo, ProtoError> {
+        let mut w = self.walk_keys(udp_payload)?;
+        let session = w.session;
+        while let Some(k) = self.next_key(&mut w, true) {
+            let MessageKey { seq, stock_locate, symbol, timestamp_ns } = k;
+            on_key(MarketKey { session, seq, stock_locate, symbol, timestamp_ns });
+        }
+        Ok(self.end_keys(&w))
+    }
+
+    /// Starts a keys-only walk of one UDP payload ([`MoldItchDecoder::packet_keys`] step by step,
+    /// for a caller that works per packet before and after its messages).
+    #[inline]
+    pub fn walk_keys<'a>(&mut self, udp_payload: &'a [u8]) -> Result<KeyWalk<'a>, ProtoError> {
         let p = self.open(udp_payload)?;
-        let session = p.session();
-        let layouts = key_layouts();
-        let mut blocks = 0u16;
-        let mut it = p.messages();
-        for (seq, msg) in it.by_ref() {
-            blocks += 1;
-            let k = msg.first().map_or(KeyLayout::FULL, |&t| layouts[usize::from(t)]);
-            if k.len == 0 || msg.len() < usize::from(k.len) {
-                self.keys_full(msg, session, seq, &mut on_key);
-                continue;
-            }
+        Ok(KeyWalk { session: p.session(), it: p.messages(), p, blocks: 0, layouts: key_layouts() })
+    }
+
+    /// The keys of the walk's next message of known type, `None` at the packet's end. With
+    /// `with_symbol` false, `symbol` is only filled by the full decoder's path (a caller that does not
+    /// read it saves the locate lookup).
+    ///
+    /// The keys sit at fixed places ([`key_layouts`]), so the common message is read without the
+    /// decoder's per-type dispatches (indirect branches that mispredict on a mixed feed: about 30 ns
+    /// per message). Stock Directory, unknown types and short messages go through the full decoder.
+    #[inline(always)]
+    pub fn next_key(&mut self, w: &mut KeyWalk<'_>, with_symbol: bool) -> Option<MessageKey> {
+        loop {
+            let (seq, msg) = w.it.next()?;
+            w.blocks += 1;
+            let k = msg.first().map_or(KeyLayout::FULL, |&t| w.layouts[usize::from(t)]);
             // Every laid-out type is at least 11 bytes long (the header).
-            let Some(h) = msg.first_chunk::<11>() else {
-                self.keys_full(msg, session, seq, &mut on_key);
-                continue;
+            let h = match msg.first_chunk::<11>() {
+                Some(h) if k.len != 0 && msg.len() >= usize::from(k.len) => h,
+                _ => match self.keys_full(msg, seq) {
+                    Some(key) => return Some(key),
+                    None => continue,
+                },
             };
             self.itch.by_type[usize::from(h[0])] += 1;
             let stock_locate = u16::from_be_bytes([h[1], h[2]]);
             let timestamp_ns = u64::from_be_bytes([0, 0, h[5], h[6], h[7], h[8], h[9], h[10]]);
-            // Both candidates, then a select: whether a type carries its symbol is as random as the
-            // type, so a branch here mispredicts often. (At offset 0 the 8 bytes are read and unused.)
-            let at = usize::from(k.stock_at);
-            let in_msg = msg.get(at..at + 8).and_then(|b| b.first_chunk::<8>()).map(|b| Symbol(*b));
-            let symbol = [self.locates.get(stock_locate), in_msg][usize::from(at != 0)];
-            on_key(MarketKey { session, seq, stock_locate, symbol, timestamp_ns });
+            let symbol = if with_symbol {
+                // Both candidates, then a select: whether a type carries its symbol is as random as
+                // the type, so a branch here mispredicts often. (At offset 0 the 8 bytes are read
+                // and unused.)
+                let at = usize::from(k.stock_at);
+                let in_msg = msg.get(at..at + 8).and_then(|b| b.first_chunk::<8>()).map(|b| Symbol(*b));
+                [self.locates.get(stock_locate), in_msg][usize::from(at != 0)]
+            } else {
+                None
+            };
+            return Some(MessageKey { seq, stock_locate, symbol, timestamp_ns });
         }
-        Ok(self.close(&p, &it, blocks))
+    }
+
+    /// Ends a walk (whole or not): counts its end (malformed or trailing bytes) and says what the
+    /// packet held.
+    #[inline]
+    pub fn end_keys(&mut self, w: &KeyWalk<'_>) -> PacketInfo {
+        self.close(&w.p, &w.it, w.blocks)
     }
 
     /// The packet's header, counted as a packet, or as too short to hold one.
@@ -212,19 +277,18 @@ impl MoldItchDecoder {
 
     /// One message through the full decoder (counting, locates), then its keys.
     #[cold]
-    fn keys_full(&mut self, msg: &[u8], session: Session, seq: u64, on_key: &mut impl FnMut(MarketKey)) {
-        let Some(m) = self.itch.decode(msg) else { return };
+    fn keys_full(&mut self, msg: &[u8], seq: u64) -> Option<MessageKey> {
+        let m = self.itch.decode(msg)?;
         if let itch::Message::StockDirectory(_) = m {
             self.locates.observe(&m);
         }
-        let Some(h) = m.header() else { return };
-        on_key(MarketKey {
-            session,
+        let h = m.header()?;
+        Some(MessageKey {
             seq,
             stock_locate: h.stock_locate,
             symbol: m.stock().or_else(|| self.locates.get(h.stock_locate)),
             timestamp_ns: h.timestamp_ns,
-        });
+        })
     }
 
     /// Walks the message blocks: decodes each (counting), learns locates, hands each decoded message
