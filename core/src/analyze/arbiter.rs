@@ -35,15 +35,26 @@ pub enum Arrival {
     Stale,
 }
 
+/// A sequence's slot in its session's ring. Every slot inside the ring has a time: its first copy's
+/// when `seen`, else the time the sequence was found missing (a later one arrived first), so that a
+/// sequence lost on every feed leaves the window like the others instead of holding the ring open.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    /// `i64::MIN`: not seen.
     time_ns: i64,
     feed: u16,
     locate: u16,
+    seen: bool,
 }
 
-const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0 };
+/// A slot outside the ring.
+const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0, seen: false };
+
+impl Slot {
+    /// An unseen sequence found missing at `time_ns`.
+    fn missing(time_ns: i64) -> Slot {
+        Slot { time_ns, feed: 0, locate: 0, seen: false }
+    }
+}
 
 /// One session's recent ticks: a ring of slots addressed by sequence number (a power-of-two
 /// capacity, so that an index is a mask, not a division).
@@ -149,8 +160,9 @@ impl Arbiter {
         self.last = i;
         let s = &mut self.sessions[i].1;
         let horizon = time_ns.saturating_sub(self.retain_ns);
-        // An empty slot (a sequence not seen yet) stops the eviction: its copy may still come.
-        while s.len > 0 && (s.at(0).time_ns != i64::MIN && s.at(0).time_ns < horizon) {
+        // A tick whose first copy is older than the window goes, and so does a sequence found
+        // missing longer ago than the window: a copy of it now would be that far behind.
+        while s.len > 0 && s.at(0).time_ns < horizon {
             s.pop_front();
         }
         SessionRef(i)
@@ -172,7 +184,7 @@ impl Arbiter {
     #[inline(always)]
     pub fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let s = &mut self.sessions[session.0].1;
-        let new = Slot { time_ns, feed, locate };
+        let new = Slot { time_ns, feed, locate, seen: true };
         let Some(idx) = seq.checked_sub(s.base) else {
             self.stale += 1;
             return Arrival::Stale;
@@ -181,7 +193,7 @@ impl Arbiter {
         // The common cases: the next sequence on the first feed (append), a copy of a known one.
         if idx < s.len {
             let slot = s.at_mut(idx);
-            if slot.time_ns == i64::MIN {
+            if !slot.seen {
                 *slot = new;
                 Arrival::First
             } else if time_ns < slot.time_ns {
@@ -221,6 +233,10 @@ impl Arbiter {
             idx -= 1;
         }
         s.reserve(idx + 1, max);
+        // The sequences jumped over are missing as of this copy's time.
+        for i in s.len..idx {
+            *s.at_mut(i) = Slot::missing(new.time_ns);
+        }
         s.len = idx + 1;
         *s.at_mut(idx) = new;
     }
@@ -239,7 +255,13 @@ impl Arbiter {
         };
         let idx = seq.checked_sub(s.base)? as usize;
         let slot = (idx < s.len).then(|| s.at(idx))?;
-        (slot.time_ns != i64::MIN).then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
+        slot.seen.then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
+    }
+
+    /// Slots the ring of `session` holds (retained ticks and the unseen sequences among them).
+    #[cfg(test)]
+    fn retained(&self, session: Session) -> usize {
+        self.index.get(&session).map_or(0, |&i| self.sessions[i].1.len)
     }
 
     /// The tick with sequence `seq` in whichever session has it: `Ok(None)` when none does,
@@ -353,5 +375,38 @@ mod tests {
         assert_eq!(a.observe(S, 1_300, 0, 0, 10_000), Arrival::First);
         assert_eq!((a.resets, a.get(S, 1_050)), (1, None));
         assert!(a.get(S, 1_300).is_some());
+    }
+
+    #[test]
+    fn a_sequence_lost_on_every_feed_leaves_the_window_like_the_others() {
+        // 1 us window, one tick every 10 ns on both feeds, sequence 50 lost on both. The ring must
+        // keep holding about 100 ticks: the lost sequence must not hold it open (it used to stop the
+        // eviction, so the ring grew to its bound and kept ticks older than the window).
+        let mut a = Arbiter::new(1_000, 1 << 20);
+        for seq in 0..1_000u64 {
+            if seq == 50 {
+                continue;
+            }
+            let t = seq as i64 * 10;
+            assert_eq!(a.observe(S, seq, 0, 0, t), Arrival::First);
+            assert_eq!(a.observe(S, seq, 1, 0, t + 2), Arrival::Later { delay_ns: 2, first_feed: 0 });
+        }
+        assert!(a.retained(S) <= 102, "{} slots retained", a.retained(S));
+        assert_eq!(a.get(S, 100), None, "older than the window");
+        assert!(a.get(S, 950).is_some());
+        // A copy of the lost sequence now is far more than the window behind: stale.
+        assert_eq!(a.observe(S, 50, 1, 0, 10_000), Arrival::Stale);
+
+        // Within the window, a late copy of a sequence found missing is its first copy.
+        let mut a = Arbiter::new(1_000, 1 << 20);
+        assert_eq!(a.observe(S, 1, 0, 0, 0), Arrival::First);
+        assert_eq!(a.observe(S, 3, 0, 0, 100), Arrival::First);
+        assert_eq!(a.get(S, 2), None);
+        assert_eq!(a.observe(S, 2, 1, 0, 900), Arrival::First);
+        assert_eq!(a.get(S, 2).map(|t| (t.time_ns, t.feed)), Some((900, 1)));
+        // Found missing at 100: past 1,100 it has left the window (and so have 1 and 2).
+        assert_eq!(a.observe(S, 5, 0, 0, 1_150), Arrival::First);
+        assert_eq!(a.observe(S, 4, 1, 0, 1_160), Arrival::First, "found missing at 1,150: still in the window");
+        assert_eq!((a.get(S, 1), a.get(S, 3).map(|t| t.time_ns)), (None, Some(100)));
     }
 }
