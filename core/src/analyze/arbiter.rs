@@ -50,6 +50,15 @@ struct Slot {
 const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0, seen: false };
 
 impl Slot {
+    /// The first copy of its tick (written field by field: see [`Arbiter::observe_in`]).
+    #[inline(always)]
+    fn set(&mut self, time_ns: i64, feed: u16, locate: u16) {
+        self.time_ns = time_ns;
+        self.feed = feed;
+        self.locate = locate;
+        self.seen = true;
+    }
+
     /// An unseen sequence found missing at `time_ns`.
     fn missing(time_ns: i64) -> Slot {
         Slot { time_ns, feed: 0, locate: 0, seen: false }
@@ -184,34 +193,35 @@ impl Arbiter {
     #[inline(always)]
     pub fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let s = &mut self.sessions[session.0].1;
-        let new = Slot { time_ns, feed, locate, seen: true };
         let Some(idx) = seq.checked_sub(s.base) else {
             self.stale += 1;
             return Arrival::Stale;
         };
         let idx = idx as usize;
-        // The common cases: the next sequence on the first feed (append), a copy of a known one.
+        // The common cases: the next sequence on the first feed (append), a copy of a known one. The
+        // slot is written field by field: a `Slot` value built first went through the stack, and its
+        // 16-byte reload could not be forwarded from the narrower stores (a stall per message).
         if idx < s.len {
             let slot = s.at_mut(idx);
             if !slot.seen {
-                *slot = new;
+                slot.set(time_ns, feed, locate);
                 Arrival::First
             } else if time_ns < slot.time_ns {
                 // Captures from several taps are merged by time, so this only happens with clock skew
                 // between inputs: the earlier copy still wins.
                 let first_feed = slot.feed;
                 let delay_ns = slot.time_ns - time_ns;
-                *slot = new;
+                slot.set(time_ns, feed, locate);
                 Arrival::Later { delay_ns: -delay_ns, first_feed }
             } else {
                 Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
             }
         } else if idx == s.len && s.len < s.slots.len() && s.len < self.max_slots {
             s.len += 1;
-            *s.at_mut(idx) = new;
+            s.at_mut(idx).set(time_ns, feed, locate);
             Arrival::First
         } else {
-            self.extend(session, idx, new);
+            self.extend(session, idx, Slot { time_ns, feed, locate, seen: true });
             Arrival::First
         }
     }

@@ -75,6 +75,7 @@ impl KeyLayout {
 /// a message of each known type is built with distinct bytes (byte i = i), decoded, and the stock
 /// locate, timestamp and symbol the decoder reads are located in it. Stock Directory ('R', which
 /// feeds the locate map) and any type whose keys are not where expected use the full decoder.
+#[inline]
 fn key_layouts() -> &'static [KeyLayout; 256] {
     static LAYOUTS: std::sync::OnceLock<[KeyLayout; 256]> = std::sync::OnceLock::new();
     LAYOUTS.get_or_init(|| {
@@ -204,7 +205,7 @@ impl MoldItchDecoder {
 
     /// Starts a keys-only walk of one UDP payload ([`MoldItchDecoder::packet_keys`] step by step,
     /// for a caller that works per packet before and after its messages).
-    #[inline]
+    #[inline(always)]
     pub fn walk_keys<'a>(&mut self, udp_payload: &'a [u8]) -> Result<KeyWalk<'a>, ProtoError> {
         let p = self.open(udp_payload)?;
         Ok(KeyWalk { session: p.session(), it: p.messages(), p, blocks: 0, layouts: key_layouts() })
@@ -250,7 +251,7 @@ impl MoldItchDecoder {
 
     /// Ends a walk (whole or not): counts its end (malformed or trailing bytes) and says what the
     /// packet held.
-    #[inline]
+    #[inline(always)]
     pub fn end_keys(&mut self, w: &KeyWalk<'_>) -> PacketInfo {
         self.close(&w.p, &w.it, w.blocks)
     }

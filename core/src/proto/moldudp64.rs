@@ -64,40 +64,49 @@ pub struct Packet<T: AsRef<[u8]>> {
 
 impl<T: AsRef<[u8]>> Packet<T> {
     /// Wraps a buffer without checking it.
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Packet { buffer }
     }
     /// Wraps a buffer holding at least the 20-byte header.
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
     /// Checks the header is inside the buffer (message blocks are checked as they are read).
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         super::need("MoldUDP64 header", self.buffer.as_ref(), HEADER_LEN)
     }
     /// Session.
+    #[inline]
     pub fn session(&self) -> Session {
         Session(read::bytes::<10>(self.buffer.as_ref(), field::SESSION.start))
     }
     /// Sequence number of the first message in the packet.
+    #[inline]
     pub fn sequence(&self) -> u64 {
         read::u64(self.buffer.as_ref(), field::SEQUENCE.start)
     }
     /// Message count (0: heartbeat, 0xFFFF: end of session).
+    #[inline]
     pub fn message_count(&self) -> u16 {
         read::u16(self.buffer.as_ref(), field::COUNT.start)
     }
     /// True for a heartbeat (count 0).
+    #[inline]
     pub fn is_heartbeat(&self) -> bool {
         self.message_count() == 0
     }
     /// True for an end-of-session packet (count 0xFFFF).
+    #[inline]
     pub fn is_end_of_session(&self) -> bool {
         self.message_count() == END_OF_SESSION
     }
     /// Number of message blocks the packet announces (0 for heartbeats and end of session).
+    #[inline]
     pub fn messages_announced(&self) -> u16 {
         if self.is_end_of_session() { 0 } else { self.message_count() }
     }
@@ -105,10 +114,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
 impl<'a> Packet<&'a [u8]> {
     /// The bytes after the header.
+    #[inline]
     pub fn payload(&self) -> &'a [u8] {
         &self.buffer[HEADER_LEN..]
     }
     /// Iterates over the message blocks as `(sequence, message bytes)`.
+    #[inline]
     pub fn messages(&self) -> Messages<'a> {
         Messages {
             buf: self.buffer,
@@ -144,18 +155,22 @@ pub struct Messages<'a> {
 
 impl<'a> Messages<'a> {
     /// The malformed block that stopped iteration, if any (offset from the start of the packet).
+    #[inline]
     pub fn error(&self) -> Option<ProtoError> {
         self.error
     }
     /// Offset of the next block; after iteration ended cleanly, the end of the last block.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.pos
     }
     /// Bytes after the last announced block (non-zero means padding or a malformed count).
+    #[inline]
     pub fn trailing(&self) -> usize {
         self.buf.len().saturating_sub(self.pos)
     }
     /// Blocks announced but not yet yielded.
+    #[inline]
     pub fn remaining(&self) -> u16 {
         self.remaining
     }
