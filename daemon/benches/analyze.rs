@@ -146,9 +146,64 @@ fn run_front(path: &Path) -> (f64, u64) {
     (t.elapsed().as_secs_f64(), n)
 }
 
+/// perf.md's floor for the goal, "hand-rolled + Eth/IP/UDP/Mold/ITCH-type decode": the pcap walked
+/// with `read()` into one 256 KiB buffer (as the capture reader reads), each frame's Ethernet (one
+/// 802.1Q tag at most), IPv4 and UDP headers read, and in each UDP datagram holding a MoldUDP64
+/// packet every message block walked and its ITCH type counted. Nothing is checked beyond bounds,
+/// nothing arbitrated, correlated or recorded. Returns (seconds, frames, messages).
+fn run_floor(path: &Path) -> (f64, u64, u64) {
+    use std::io::Read;
+    let t = Instant::now();
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut buf = vec![0u8; 256 << 10];
+    let (mut pos, mut end) = (24usize, 0usize);
+    while end < 24 {
+        end += f.read(&mut buf[end..]).unwrap();
+    }
+    assert_eq!(buf[..4], [0x4d, 0x3c, 0xb2, 0xa1], "the bench writes little-endian ns pcap");
+    let (mut frames, mut messages) = (0u64, 0u64);
+    let mut types = [0u64; 256];
+    loop {
+        let caplen = buf.get(pos + 8..pos + 12).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+        let Some(d) = caplen.and_then(|c| buf.get(pos + 16..pos + 16 + c)).filter(|_| pos + 16 <= end) else {
+            // Move the unread tail to the front and refill.
+            buf.copy_within(pos..end, 0);
+            end -= pos;
+            pos = 0;
+            let k = f.read(&mut buf[end..]).unwrap();
+            if k == 0 {
+                break;
+            }
+            end += k;
+            continue;
+        };
+        let d = &d[..d.len().min(end - pos - 16)];
+        pos += 16 + d.len();
+        frames += 1;
+        let (mut l3, mut et) = (14, d.get(12..14).map_or(0, |b| u16::from_be_bytes([b[0], b[1]])));
+        if et == 0x8100 {
+            (l3, et) = (18, d.get(16..18).map_or(0, |b| u16::from_be_bytes([b[0], b[1]])));
+        }
+        let Some(ip) = d.get(l3..l3 + 20).filter(|ip| et == 0x0800 && ip[9] == 17) else { continue };
+        let udp = l3 + usize::from(ip[0] & 15) * 4;
+        let Some(p) = d.get(udp + 8..).filter(|p| p.len() >= 20) else { continue };
+        let count = u16::from_be_bytes([p[18], p[19]]);
+        let mut at = 20;
+        for _ in 0..if count == 0xffff { 0 } else { count } {
+            let Some(len) = p.get(at..at + 2).map(|b| usize::from(u16::from_be_bytes([b[0], b[1]]))) else { break };
+            let Some(&ty) = p.get(at + 2).filter(|_| at + 2 + len <= p.len() && len > 0) else { break };
+            types[usize::from(ty)] += 1;
+            messages += 1;
+            at += 2 + len;
+        }
+    }
+    std::hint::black_box(types);
+    (t.elapsed().as_secs_f64(), frames, messages)
+}
+
 /// Seconds for the whole analysis, in-process, as `wirestamp analyze -q [--match token:...]` runs it
 /// (report built, not printed). With the token rule, checks the matched count against the ground truth.
-fn run_full(input: &Input, token: bool) -> (f64, u64) {
+fn run_full(input: &Input, token: bool) -> (f64, u64, u64) {
     let argv = if token { analyze_args(&input.path) } else { default_args(&input.path) };
     let cli = <Cli as clap::Parser>::parse_from(std::iter::once("wirestamp".to_owned()).chain(argv));
     let Cmd::Analyze(args) = cli.command else { unreachable!() };
@@ -165,7 +220,8 @@ fn run_full(input: &Input, token: bool) -> (f64, u64) {
     } else {
         assert!(report.counters.matched > 0);
     }
-    (secs, out.frames)
+    let c = &report.counters;
+    (secs, out.frames, c.ticks + c.tick_copies + c.stale_copies)
 }
 
 /// Seconds for `tshark -T fields -e frame.time_epoch` over `path` (output discarded).
@@ -271,6 +327,7 @@ fn main() {
     let mut dissected = vec![];
     let mut full_symbol = vec![];
     let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
+    let (mut floor, mut full_vs_floor) = (vec![], vec![]);
     for _ in 0..runs {
         let mpps = |(s, n): (f64, u64)| {
             assert_eq!(n, big.frames);
@@ -280,8 +337,16 @@ fn main() {
         let m = mpps(run_merged(&big.path));
         dissected.push(mpps(run_dissect(&big.path)));
         let f = mpps(run_front(&big.path));
-        let a = mpps(run_full(&big, true));
-        full_symbol.push(mpps(run_full(&big, false)));
+        let (secs, n, messages) = run_full(&big, true);
+        let a = mpps((secs, n));
+        let (secs, n, floor_messages) = run_floor(&big.path);
+        // The floor walks the same messages analyze arbitrates (both feeds' copies).
+        assert_eq!(floor_messages, messages, "the floor and analyze disagree on the messages");
+        let fl = mpps((secs, n));
+        floor.push(fl);
+        full_vs_floor.push(a / fl);
+        let (secs, n, _) = run_full(&big, false);
+        full_symbol.push(mpps((secs, n)));
         reader.push(r);
         merged.push(m);
         front.push(f);
@@ -301,6 +366,7 @@ fn main() {
     row("pipeline front (reader + dissect + trailer auto)", "Mpps", &front);
     row("full analyze, --match token (+ classify, decode, arbitrate, correlate, record)", "Mpps", &full);
     row("full analyze, default rule (symbol)", "Mpps", &full_symbol);
+    row("floor: hand-rolled walk + Eth/IP/UDP/MoldUDP64/ITCH-type decode (perf.md's)", "Mpps", &floor);
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
     }
@@ -311,11 +377,13 @@ fn main() {
         ("reader + dissect", &dissected),
         ("front", &front),
         ("full", &full),
+        ("floor", &floor),
     ] {
         println!("{name:<80} {:>10.1} ns", 1e3 / stats(v).0);
     }
     println!("\nratios (paired per run)");
     row("full analyze / reader alone", "x", &full_vs_reader);
+    row("full analyze / floor (perf.md's goal: >= 0.5, stretch 0.75)", "x", &full_vs_floor);
     if !full_vs_tshark.is_empty() {
         row("full analyze / tshark -T fields (tshark extrapolated per frame)", "x", &full_vs_tshark);
     }

@@ -189,7 +189,8 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<PathBuf>,
 
-    /// How long ticks are kept for A/B arbitration and token matching (e.g. 1s, 500ms). An order whose
+    /// How long ticks are kept for A/B arbitration and token matching (e.g. 1s, 500ms). A copy arriving
+    /// more than this after its first copy is counted as too late to arbitrate (stale), and an order whose
     /// trigger is older is counted as unmatched; memory grows with this window, not with the capture.
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub tick_retention: String,

@@ -109,17 +109,22 @@ impl SessionTicks {
         (self.base, self.head, self.len) = (base, 0, 0);
     }
 
-    /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of two.
+    /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of
+    /// two. Grown in place (a `realloc`, which the allocator can do without a copy or a second
+    /// buffer: building a new ring beside the old one raised the peak RSS by the old ring's size).
     fn reserve(&mut self, len: usize, max: usize) {
-        if len <= self.slots.len() {
+        let old_cap = self.slots.len();
+        if len <= old_cap {
             return;
         }
-        let cap = (self.slots.len() * 2).max(len).max(64).next_power_of_two().min(max.next_power_of_two());
-        let mut slots = vec![EMPTY; cap];
-        for (i, s) in slots.iter_mut().enumerate().take(self.len) {
-            *s = *self.at(i);
+        let cap = (old_cap * 2).max(len).max(64).next_power_of_two().min(max.next_power_of_two());
+        self.slots.resize(cap, EMPTY);
+        // The slots that wrapped past the old end follow on in the new space (the head stays put).
+        let wrapped = (self.head + self.len).saturating_sub(old_cap);
+        for j in 0..wrapped {
+            self.slots[old_cap + j] = std::mem::replace(&mut self.slots[j], EMPTY);
         }
-        (self.slots, self.head, self.mask) = (slots, 0, cap - 1);
+        self.mask = cap - 1;
     }
 }
 
@@ -418,5 +423,27 @@ mod tests {
         assert_eq!(a.observe(S, 5, 0, 0, 1_150), Arrival::First);
         assert_eq!(a.observe(S, 4, 1, 0, 1_160), Arrival::First, "found missing at 1,150: still in the window");
         assert_eq!((a.get(S, 1), a.get(S, 3).map(|t| t.time_ns)), (None, Some(100)));
+    }
+
+    #[test]
+    fn the_ring_grows_in_place_while_wrapped() {
+        // A 1 us window: sequences 0..60 at 10 ns apart, then at 1,300 ns the window has dropped the
+        // first 40 (the ring's head has moved on), then a burst of 200 at once wraps the 64-slot ring
+        // and grows it twice with its head in the middle. Every retained tick must keep its time.
+        let mut a = Arbiter::new(1_000, 1 << 20);
+        for seq in 0..60u64 {
+            assert_eq!(a.observe(S, seq, 0, seq as u16, seq as i64 * 10), Arrival::First);
+        }
+        for seq in 60..260u64 {
+            assert_eq!(a.observe(S, seq, 0, seq as u16, 1_300), Arrival::First);
+        }
+        // 1,300 - 1,000 = 300: sequences 0..30 are older than the window.
+        assert_eq!(a.retained(S), 230);
+        for seq in 30..260u64 {
+            let time_ns = if seq < 60 { seq as i64 * 10 } else { 1_300 };
+            assert_eq!(a.get(S, seq), Some(Tick { time_ns, feed: 0, locate: seq as u16 }), "seq {seq}");
+            assert_eq!(a.observe(S, seq, 1, 0, 1_300), Arrival::Later { delay_ns: 1_300 - time_ns, first_feed: 0 });
+        }
+        assert_eq!(a.get(S, 29), None);
     }
 }
