@@ -446,4 +446,124 @@ mod tests {
         }
         assert_eq!(a.get(S, 29), None);
     }
+
+    /// The arbiter's rules restated over a plain `VecDeque` (no power-of-two ring, no wrap, no
+    /// growth), to check the ring's mechanics against: one session, slots from `base`.
+    struct Model {
+        retain_ns: i64,
+        max: usize,
+        base: u64,
+        /// (time, feed, locate, seen): unseen slots hold the time they were found missing.
+        slots: std::collections::VecDeque<(i64, u16, u16, bool)>,
+        started: bool,
+        stale: u64,
+        resets: u64,
+    }
+
+    impl Model {
+        fn packet(&mut self, seq: u64, t: i64) {
+            if !self.started {
+                (self.started, self.base) = (true, seq);
+            }
+            let horizon = t.saturating_sub(self.retain_ns);
+            while self.slots.front().is_some_and(|s| s.0 < horizon) {
+                self.slots.pop_front();
+                self.base += 1;
+            }
+        }
+
+        fn observe(&mut self, seq: u64, feed: u16, locate: u16, t: i64) -> Arrival {
+            if seq < self.base {
+                self.stale += 1;
+                return Arrival::Stale;
+            }
+            let mut idx = (seq - self.base) as usize;
+            if idx >= self.max + self.slots.len() {
+                self.slots.clear();
+                (self.base, idx) = (seq, 0);
+                self.resets += 1;
+            }
+            if idx >= self.slots.len() {
+                while self.slots.len() < idx {
+                    self.slots.push_back((t, 0, 0, false));
+                }
+                self.slots.push_back((t, feed, locate, true));
+                while self.slots.len() > self.max {
+                    self.slots.pop_front();
+                    self.base += 1;
+                }
+                return Arrival::First;
+            }
+            let slot = &mut self.slots[idx];
+            if !slot.3 {
+                *slot = (t, feed, locate, true);
+                Arrival::First
+            } else if t < slot.0 {
+                let a = Arrival::Later { delay_ns: t - slot.0, first_feed: slot.1 };
+                *slot = (t, feed, locate, true);
+                a
+            } else {
+                Arrival::Later { delay_ns: t - slot.0, first_feed: slot.1 }
+            }
+        }
+
+        fn get(&self, seq: u64) -> Option<Tick> {
+            let s = self.slots.get(usize::try_from(seq.checked_sub(self.base)?).ok()?)?;
+            s.3.then_some(Tick { time_ns: s.0, feed: s.1, locate: s.2 })
+        }
+    }
+
+    #[test]
+    fn the_ring_agrees_with_a_plain_model_on_random_feeds() {
+        // Two feeds racing over one session: packets of 1-4 messages, each feed losing, repeating
+        // and reordering some, gaps on both, jumps far ahead (a reset) and back, clock skew
+        // between the copies. Small bounds and windows, so that eviction, wrap-around, growth in
+        // place and the slot bound all happen many times.
+        let mut rng = wirestamp_testdata::Rng(0x0005_EED0_FA11);
+        for (max, retain) in [(37, 400), (64, 1_000), (100, 5_000), (1 << 12, 300), (1 << 12, 50_000)] {
+            let mut a = Arbiter::new(retain, max);
+            let mut m = Model {
+                retain_ns: retain,
+                max,
+                base: 0,
+                slots: Default::default(),
+                started: false,
+                stale: 0,
+                resets: 0,
+            };
+            let (mut next, mut t) = (1_000u64, 1_000_000i64);
+            for step in 0..40_000 {
+                let n = 1 + rng.below(4) as u64;
+                let first = match rng.below(200) {
+                    0 => next + 10 * max as u64,                         // a jump past the ring's reach
+                    1 => next.saturating_sub(rng.below(3 * max) as u64), // an old packet again
+                    2..=5 => next + 1 + rng.below(6) as u64,             // a gap
+                    _ => next,
+                };
+                next = next.max(first + n);
+                t += rng.below(30) as i64;
+                for feed in [0u16, 1] {
+                    if rng.below(10) == 0 {
+                        continue; // lost on this feed
+                    }
+                    let tc = t + rng.below(40) as i64 - 10; // either copy may be first
+                    let r = a.packet(S, first, tc);
+                    m.packet(first, tc);
+                    for seq in first..first + n {
+                        let locate = (seq % 1_000) as u16;
+                        let want = m.observe(seq, feed, locate, tc);
+                        assert_eq!(a.observe_in(r, seq, feed, locate, tc), want, "max {max} step {step} seq {seq}");
+                    }
+                }
+                if step % 97 == 0 {
+                    for seq in next.saturating_sub(2 * max as u64)..next {
+                        assert_eq!(a.get(S, seq), m.get(seq), "max {max} step {step} get {seq}");
+                    }
+                    assert_eq!(a.retained(S), m.slots.len(), "max {max} step {step}");
+                }
+            }
+            assert_eq!((a.stale, a.resets), (m.stale, m.resets), "max {max}");
+            assert!(m.resets > 0 && m.stale > 0, "the walk reached the rare paths (max {max})");
+        }
+    }
 }
