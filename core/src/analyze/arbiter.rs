@@ -99,7 +99,8 @@ impl SessionTicks {
         *self.at_mut(0) = EMPTY;
         self.head = (self.head + 1) & self.mask;
         self.len -= 1;
-        self.base += 1;
+        // Wrapping: a hostile sequence near the top of the range must not panic here.
+        self.base = self.base.wrapping_add(1);
     }
 
     fn clear(&mut self, base: u64) {

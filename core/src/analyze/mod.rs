@@ -820,7 +820,8 @@ impl Analyzer {
         let info = decoder.end_keys(&w);
         self.seq.observe(fi16, info.session, info.sequence, info.count);
         if info.count > 0 && info.count != crate::proto::moldudp64::END_OF_SESSION {
-            let last = info.sequence + u64::from(info.count) - 1;
+            // Saturating: a hostile sequence near the top of the range must not wrap the range.
+            let last = info.sequence.saturating_add(u64::from(info.count) - 1);
             let f = &mut self.feeds[fi];
             f.seq_range = Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
         }
