@@ -95,8 +95,10 @@ impl SessionTicks {
         &mut self.slots[(self.head + idx) & self.mask]
     }
 
+    /// Forgets the oldest slot. Its contents stay: a slot past the end is rewritten whole before use
+    /// (an append sets every field, a gap marks its slots missing), and not writing it saves a store
+    /// to a line that left the cache a window ago.
     fn pop_front(&mut self) {
-        *self.at_mut(0) = EMPTY;
         self.head = (self.head + 1) & self.mask;
         self.len -= 1;
         // Wrapping: a hostile sequence near the top of the range must not panic here.

@@ -611,7 +611,9 @@ impl Analyzer {
         if d.anomaly.is_some() {
             self.counters.malformed_frames += 1;
         }
-        let Some(ip) = d.ip else {
+        // Borrowed, not copied: the dissection was just written field by field, and a copy read it
+        // back in wider unaligned pieces that store forwarding could not serve.
+        let Some(ip) = &d.ip else {
             self.counters.other_frames += 1;
             return;
         };
