@@ -1,6 +1,8 @@
 //! Issue 3's speed acceptance: `wirestamp analyze` end to end on a synthetic nanosecond pcap
-//! (MoldUDP64/ITCH on feeds A and B plus an OUCH 5.0 session), against the capture reader alone and
-//! against `tshark -T fields -e frame.time_epoch`; peak RSS of the command at two capture lengths.
+//! (MoldUDP64/ITCH on feeds A and B plus an OUCH 5.0 session), against the capture reader alone,
+//! against perf.md's floor (a hand-rolled walk with Eth/IP/UDP/MoldUDP64/ITCH-type decode, which
+//! perf.md sets the goal against: >= 0.5x) and against `tshark -T fields -e frame.time_epoch`; peak
+//! RSS of the command at two capture lengths.
 //!
 //! `cargo bench -p wirestamp --bench analyze`. A plain `main` printing a table (no harness).
 //!
