@@ -140,6 +140,12 @@ impl BpfError {
     }
 }
 
+/// A skeleton's `.rodata`, where the loaders set the programs' constants before loading; its absence
+/// is a build problem.
+pub(crate) fn rodata<T>(data: Option<&mut T>) -> Result<&mut T> {
+    data.ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))
+}
+
 fn log_suffix(log: &str) -> String {
     if log.trim().is_empty() { String::new() } else { format!("\nlibbpf/verifier log:\n{}", log.trim_end()) }
 }

@@ -209,11 +209,7 @@ impl TxTimestamping {
         let object: &'static mut MaybeUninit<OpenObject> = unsafe { storage.object() };
         let (open, _) = log::capture(|| SockopsSkelBuilder::default().open(object));
         let mut open = open.map_err(|source| BpfError::Open { source })?;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))?;
+        let rodata = crate::error::rodata(open.maps.rodata_data.as_deref_mut())?;
         rodata.wake_bytes = TX_WAKE_BYTES;
         let (loaded, log) = log::capture(|| open.load());
         let skel = loaded.map_err(|source| BpfError::load(source, log))?;

@@ -76,11 +76,7 @@ impl XdpCapture {
         let object: &'static mut MaybeUninit<OpenObject> = unsafe { storage.object() };
         let (open, _) = log::capture(|| XdpSkelBuilder::default().open(object));
         let mut open = open.map_err(|source| BpfError::Open { source })?;
-        let rodata = open
-            .maps
-            .rodata_data
-            .as_deref_mut()
-            .ok_or_else(|| BpfError::Options("the BPF object has no .rodata (build problem)".into()))?;
+        let rodata = crate::error::rodata(open.maps.rodata_data.as_deref_mut())?;
         rodata.snap_len = u32::from(opts.snap_len);
         rodata.snap_frame = u32::from(opts.frame_prefix);
         rodata.lookup_mask = entries.iter().fold(0, |m, e| m | e.lookup_bit);

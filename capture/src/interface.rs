@@ -90,7 +90,7 @@ pub struct RecordedStats {
     pub ifdrop: Option<u64>,
     /// `isb_filteraccept`: packets the capture filter accepted.
     pub filteraccept: Option<u64>,
-    /// `isb_osdrop`: packets the operating system dropped.
+    /// `isb_osdrop`: packets the operating system dropped (a full ring, a full queue).
     pub osdrop: Option<u64>,
     /// `isb_usrdeliv`: packets delivered to the capturing program.
     pub usrdeliv: Option<u64>,

@@ -2,6 +2,7 @@
 //! = 10^-9, `epb_flags` direction, and Interface Statistics Blocks with the capture's drop counts), both
 //! little-endian. Used by `synth`, and by live capture for its output.
 
+use crate::interface::RecordedStats;
 use std::io::{self, Write};
 use wirestamp_core::{Direction, LinkType};
 
@@ -59,24 +60,17 @@ pub struct IfaceSpec {
     pub snaplen: u32,
 }
 
-/// An Interface Statistics Block's counters (pcapng, draft-ietf-opsawg-pcapng §4.6), each from the
-/// start of the capture; `None` leaves the option out (unknown).
+/// What an Interface Statistics Block says (pcapng, draft-ietf-opsawg-pcapng §4.6): the time span and
+/// the counters, each from the start of the capture; `None` leaves the option out (unknown). The
+/// counters are the ones the reader gives back ([`RecordedStats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IfaceStats {
     /// `isb_starttime`, ns since the epoch.
     pub start_ns: Option<i64>,
     /// `isb_endtime`, ns since the epoch.
     pub end_ns: Option<i64>,
-    /// `isb_ifrecv`: packets received from the interface.
-    pub ifrecv: Option<u64>,
-    /// `isb_ifdrop`: packets the interface dropped for lack of resources.
-    pub ifdrop: Option<u64>,
-    /// `isb_filteraccept`: packets the filter accepted.
-    pub filteraccept: Option<u64>,
-    /// `isb_osdrop`: packets the operating system dropped (a full ring, a full queue).
-    pub osdrop: Option<u64>,
-    /// `isb_usrdeliv`: packets delivered to the capturing program.
-    pub usrdeliv: Option<u64>,
+    /// `isb_ifrecv`, `isb_ifdrop`, `isb_filteraccept`, `isb_osdrop`, `isb_usrdeliv`.
+    pub counters: RecordedStats,
 }
 
 /// Writes a pcapng section with nanosecond interfaces.
@@ -201,8 +195,8 @@ impl<W: Write> PcapngWriter<W> {
         if let Some(t) = stats.end_ns {
             option(&mut body, 3, &halves(t)?);
         }
-        let counters =
-            [(4, stats.ifrecv), (5, stats.ifdrop), (6, stats.filteraccept), (7, stats.osdrop), (8, stats.usrdeliv)];
+        let c = &stats.counters;
+        let counters = [(4, c.ifrecv), (5, c.ifdrop), (6, c.filteraccept), (7, c.osdrop), (8, c.usrdeliv)];
         for (code, v) in counters {
             if let Some(v) = v {
                 option(&mut body, code, &v.to_le_bytes());

@@ -92,16 +92,18 @@ fn interface_statistics_blocks_are_written_and_read_back() {
     let (a, b) = (w.add_interface(&spec("a")).unwrap(), w.add_interface(&spec("b")).unwrap());
     let t = 1_796_049_000_000_000_000i64;
     w.write(a, t, &frame(1, 64), 64, Direction::Inbound).unwrap();
-    let first = IfaceStats { osdrop: Some(1), usrdeliv: Some(1), ..Default::default() };
-    w.write_stats(a, t + 1, &first).unwrap();
+    let first = RecordedStats { osdrop: Some(1), usrdeliv: Some(1), ..Default::default() };
+    w.write_stats(a, t + 1, &IfaceStats { counters: first, ..Default::default() }).unwrap();
     let last = IfaceStats {
         start_ns: Some(t - 5),
         end_ns: Some(t + 2),
-        ifrecv: Some(10),
-        ifdrop: Some(2),
-        filteraccept: Some(8),
-        osdrop: Some(3),
-        usrdeliv: Some(5),
+        counters: RecordedStats {
+            ifrecv: Some(10),
+            ifdrop: Some(2),
+            filteraccept: Some(8),
+            osdrop: Some(3),
+            usrdeliv: Some(5),
+        },
     };
     w.write_stats(a, t + 2, &last).unwrap();
     w.finish().unwrap();

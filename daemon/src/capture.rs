@@ -26,7 +26,6 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use wirestamp_capture::CaptureReader;
 use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
@@ -34,6 +33,7 @@ use wirestamp_capture::live::{
     AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
+use wirestamp_capture::{CaptureReader, RecordedStats};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
@@ -100,40 +100,41 @@ fn wall_ns() -> i64 {
 /// Each interface's counters so far, for the files' statistics blocks (empty when the source has none
 /// or they cannot be read; the summary on stderr reports that).
 fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
-    let none = IfaceStats::default();
+    let none = RecordedStats::default();
+    let stats = |counters| IfaceStats { counters, ..IfaceStats::default() };
     match source {
         Source::Rings(rings, _) => rings
             .iter_mut()
             .map(|r| {
-                r.stats().map_or(none, |s| IfaceStats {
+                stats(r.stats().map_or(none, |s| RecordedStats {
                     filteraccept: Some(s.kernel_packets),
                     osdrop: Some(s.kernel_drops),
                     usrdeliv: Some(s.ts_hardware + s.ts_software + s.ts_none),
                     ..none
-                })
+                }))
             })
             .collect(),
         Source::Pcap(p) => p
             .stats()
             .map(|s| {
-                vec![IfaceStats {
+                vec![stats(RecordedStats {
                     ifrecv: Some(s.received),
                     ifdrop: Some(s.if_dropped),
                     osdrop: Some(s.dropped),
                     ..none
-                }]
+                })]
             })
             .unwrap_or_default(),
         Source::Stream(_) => Vec::new(),
         Source::AfXdp(s) => s
             .stats()
             .map(|s| {
-                vec![IfaceStats {
+                vec![stats(RecordedStats {
                     ifrecv: Some(s.prog.seen),
                     osdrop: Some(s.rx_dropped),
                     usrdeliv: Some(s.frames),
                     ..none
-                }]
+                })]
             })
             .unwrap_or_default(),
         Source::Ebpf(s) => s
@@ -142,12 +143,12 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
                 v.iter()
                     .map(|e| {
                         let (xm, xf) = e.xdp.map_or((0, 0), |x| (x.matched, x.ringbuf_full));
-                        IfaceStats {
+                        stats(RecordedStats {
                             filteraccept: Some(e.bpf.matched + xm),
                             osdrop: Some(e.bpf.ringbuf_full + xf + e.queue_drops),
                             usrdeliv: Some(e.frames),
                             ..none
-                        }
+                        })
                     })
                     .collect()
             })

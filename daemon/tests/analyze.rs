@@ -3,9 +3,13 @@
 //! Java HistogramLogProcessor for the interval log, and on bad input.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use wirestamp_testdata::data_file;
+
+mod support;
+
+use support::tmpdir;
 
 fn wirestamp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
@@ -15,12 +19,6 @@ fn ok(args: &[&str]) -> String {
     let out = wirestamp(args);
     assert!(out.status.success(), "wirestamp {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wirestamp-analyze-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn csv(path: &Path) -> Vec<Vec<String>> {

@@ -4,31 +4,26 @@
 
 use serde_json::Value;
 use std::process::Command;
-use wirestamp_capture::write::PcapWriter;
-use wirestamp_core::LinkType;
-use wirestamp_lab::encode::{itch, soup};
+use wirestamp_lab::encode::soup;
 
 mod support;
 
-use support::{T0, exchange_ack, mold_packet, order, tcp, udp};
+use support::{T0, aapl_add, exchange_ack, mold_packet, order, tcp, tmpdir, udp, write_pcap};
 
 #[test]
 fn bad_flows_are_counted_with_their_first_frame() {
-    let dir = std::env::temp_dir().join(format!("wirestamp-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("bad");
     let path = dir.join("bad.pcap");
-    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap(), LinkType::Ethernet, 65535).unwrap();
     let mut frames: Vec<Vec<u8>> = Vec::new();
     let good = [233, 54, 12, 111];
     // Frame 0: a good packet with one Add Order and one 'A' cut to 10 bytes (shorter than its 36).
-    let mut add = Vec::new();
-    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
+    let add = aapl_add();
     frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 1, &[add.clone(), add[..10].to_vec()])));
     // Frames 1-2: "declared" feed on port 5000 that carries something else.
     frames.push(udp([239, 1, 1, 1], 5000, b"this is not moldudp64 at all"));
     frames.push(udp([239, 1, 1, 1], 5000, b"nor this"));
     // Frame 3: the good feed goes on.
-    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])));
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add])));
     // Frames 4-5: an order session whose second packet declares 200 bytes but the stream ends.
     let mut s1 = Vec::new();
     soup::packet(&mut s1, b'R', &[]);
@@ -36,10 +31,8 @@ fn bad_flows_are_counted_with_their_first_frame() {
     let mut s2 = vec![0, 200, b'U'];
     s2.extend_from_slice(b"short");
     frames.push(tcp(1000 + s1.len() as u32, &s2));
-    for (i, f) in frames.iter().enumerate() {
-        w.write(T0 + i as i64 * 1_000, f, f.len() as u32).unwrap();
-    }
-    w.finish().unwrap();
+    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    write_pcap(&path, &timed);
 
     let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
         .args(["analyze", "-q", "--json", "--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000"])
@@ -70,8 +63,7 @@ fn bad_flows_are_counted_with_their_first_frame() {
 /// segment that provably starts a SoupBinTCP packet, and counts the bytes it had to skip.
 #[test]
 fn tcp_holes_resynchronise_at_a_provable_boundary() {
-    let dir = std::env::temp_dir().join(format!("wirestamp-holes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("holes");
     let path = dir.join("holes.pcap");
     // Segments: [o1] [o2] [o3: lost] [o4's first 20 bytes] [o4's rest + o5] [o6] [o7's first 30 bytes:
     // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets and the
@@ -92,25 +84,21 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
         (o7[30..].to_vec(), true),
         (order(8), true),
     ];
-    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap(), LinkType::Ethernet, 65535).unwrap();
+    let mut frames = Vec::new();
     let mut seq = 5_000u32;
-    let mut i = 0i64;
     let mut lost_bytes = 0u64;
-    let mut put = |f: Vec<u8>, w: &mut PcapWriter<std::fs::File>| {
-        w.write(T0 + i * 1_000, &f, f.len() as u32).unwrap();
-        i += 1;
-    };
     for (bytes, captured) in &segments {
         if *captured {
-            put(tcp(seq, bytes), &mut w);
+            frames.push(tcp(seq, bytes));
         } else {
             lost_bytes += bytes.len() as u64;
         }
         seq += bytes.len() as u32;
         // The exchange acknowledges every segment it received, the ones the capture missed included.
-        put(exchange_ack(seq), &mut w);
+        frames.push(exchange_ack(seq));
     }
-    w.finish().unwrap();
+    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    write_pcap(&path, &timed);
     let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
         .args(["analyze", "-q", "--json", "--orders", "tcp:10.1.0.1:8003@ouch50"])
         .arg(&path)
@@ -136,21 +124,20 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
 /// the `analyze` fuzz target (the range's end overflowed).
 #[test]
 fn sequences_at_the_top_of_the_range_do_not_overflow() {
-    let dir = std::env::temp_dir().join(format!("wirestamp-topseq-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("topseq");
     let path = dir.join("top.pcap");
-    let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap(), LinkType::Ethernet, 65535).unwrap();
-    let mut add = Vec::new();
-    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
-    let msgs = vec![add.clone(), add.clone(), add];
+    let msgs = vec![aapl_add(); 3];
     // Three messages from u64::MAX - 1 (the third one's sequence wraps to 0), on both feeds, then
     // again 2 s later, past the default 1 s window, so the ring is swept across the top.
-    for (i, t) in [0i64, 1_000, 2_000_000_000, 2_000_001_000].into_iter().enumerate() {
-        let (group, port) = if i % 2 == 0 { ([233, 54, 12, 111], 26477) } else { ([233, 54, 12, 112], 26478) };
-        let f = udp(group, port, &mold_packet(b"TOPSESS001", u64::MAX - 1, &msgs));
-        w.write(T0 + t, &f, f.len() as u32).unwrap();
-    }
-    w.finish().unwrap();
+    let frames: Vec<(i64, Vec<u8>)> = [0i64, 1_000, 2_000_000_000, 2_000_001_000]
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let (group, port) = if i % 2 == 0 { ([233, 54, 12, 111], 26477) } else { ([233, 54, 12, 112], 26478) };
+            (T0 + t, udp(group, port, &mold_packet(b"TOPSESS001", u64::MAX - 1, &msgs)))
+        })
+        .collect();
+    write_pcap(&path, &frames);
     let out =
         Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q", "--json"]).arg(&path).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

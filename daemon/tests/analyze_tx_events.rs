@@ -4,13 +4,10 @@
 
 use serde_json::Value;
 use std::process::Command;
-use wirestamp_capture::write::PcapWriter;
-use wirestamp_core::LinkType;
-use wirestamp_lab::encode::itch;
 
 mod support;
 
-use support::{T0, mold_packet, order, tcp, udp};
+use support::{T0, aapl_add, mold_packet, order, tcp, tmpdir, udp, write_pcap};
 
 /// Sequence number of the client's first captured byte: 80 bytes before the 2^32 wrap.
 const S0: u32 = 0xFFFF_FFB0;
@@ -23,16 +20,11 @@ fn run(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
-    let dir = std::env::temp_dir().join(format!("wirestamp-txjoin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = tmpdir("txjoin");
     let pcap = dir.join("t.pcap");
-    let mut w = PcapWriter::new(std::fs::File::create(&pcap).unwrap(), LinkType::Ethernet, 65535).unwrap();
 
     // Frame 0 at T0: the trigger, one Add Order of AAPL on the feed.
-    let mut add = Vec::new();
-    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
-    let f = udp([233, 54, 12, 111], 26477, &mold_packet(b"TXJOINSESS", 1, &[add]));
-    w.write(T0, &f, f.len() as u32).unwrap();
+    let mut frames = vec![(T0, udp([233, 54, 12, 111], 26477, &mold_packet(b"TXJOINSESS", 1, &[aapl_add()])))];
 
     // The client's stream (offset k = sequence S0 + k, wrapping after offset 79):
     //   A  +10 us  bytes   0.. 49  order 1                  write 1 [0, 49]     SND sw +9 us
@@ -48,11 +40,8 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
         (31_000, 170, o4[20..].to_vec()),
         (40_000, 200, order(5)),
     ];
-    for (t, off, payload) in &segs {
-        let f = tcp(S0.wrapping_add(*off), payload);
-        w.write(T0 + t, &f, f.len() as u32).unwrap();
-    }
-    w.finish().unwrap();
+    frames.extend(segs.iter().map(|(t, off, payload)| (T0 + t, tcp(S0.wrapping_add(*off), payload))));
+    write_pcap(&pcap, &frames);
 
     let seq = |off: u32| S0.wrapping_add(off);
     let mut csv = String::from("time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n");

@@ -46,7 +46,8 @@ struct Slot {
     seen: bool,
 }
 
-/// A slot outside the ring.
+/// The value new capacity is filled with. Slots outside the ring are never read: an append sets every
+/// field and a gap marks its slots missing, so what a slot held before it re-entered does not matter.
 const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0, seen: false };
 
 impl Slot {
@@ -95,9 +96,8 @@ impl SessionTicks {
         &mut self.slots[(self.head + idx) & self.mask]
     }
 
-    /// Forgets the oldest slot. Its contents stay: a slot past the end is rewritten whole before use
-    /// (an append sets every field, a gap marks its slots missing), and not writing it saves a store
-    /// to a line that left the cache a window ago.
+    /// Forgets the oldest slot. Its contents stay (see [`EMPTY`]): writing them would be a store to a
+    /// line that left the cache a window ago.
     fn pop_front(&mut self) {
         self.head = (self.head + 1) & self.mask;
         self.len -= 1;
@@ -105,10 +105,8 @@ impl SessionTicks {
         self.base = self.base.wrapping_add(1);
     }
 
+    /// Forgets every slot; the ring starts again at `base`.
     fn clear(&mut self, base: u64) {
-        for i in 0..self.len {
-            *self.at_mut(i) = EMPTY;
-        }
         (self.base, self.head, self.len) = (base, 0, 0);
     }
 
@@ -124,9 +122,7 @@ impl SessionTicks {
         self.slots.resize(cap, EMPTY);
         // The slots that wrapped past the old end follow on in the new space (the head stays put).
         let wrapped = (self.head + self.len).saturating_sub(old_cap);
-        for j in 0..wrapped {
-            self.slots[old_cap + j] = std::mem::replace(&mut self.slots[j], EMPTY);
-        }
+        self.slots.copy_within(..wrapped, old_cap);
         self.mask = cap - 1;
     }
 }
@@ -234,8 +230,9 @@ impl Arbiter {
         }
     }
 
-    /// A sequence at `idx` past the ring's end: grow it (gaps as empty slots), forget the oldest
-    /// beyond `max_slots`, or restart the ring at a jump too far to index (a new day, garbage).
+    /// A sequence at `idx` past the ring's end: grow it (the sequences jumped over marked missing),
+    /// forget the oldest beyond `max_slots`, or restart the ring at a jump too far to index (a new
+    /// day, garbage).
     #[cold]
     fn extend(&mut self, session: SessionRef, mut idx: usize, new: Slot) {
         let max = self.max_slots;
@@ -260,7 +257,8 @@ impl Arbiter {
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed` (a packet of one message).
-    pub fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+    #[cfg(test)]
+    fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let r = self.packet(session, seq, time_ns);
         self.observe_in(r, seq, feed, locate, time_ns)
     }

@@ -196,15 +196,18 @@ impl Metric {
         self.slots[slot].1.record(ns);
     }
 
-    /// The open-interval tally of a single-dimension slot (`*slot`, made from `name` on first use),
-    /// for samples whose only dimension it is (interval and total follow at the close).
-    #[inline]
-    fn open_tally(&mut self, slot: &mut Option<usize>, name: impl FnOnce() -> String) -> &mut Tally {
-        let i = match *slot {
-            Some(i) => i,
-            None => *slot.insert(self.slot(name())),
-        };
-        self.open[i].get_or_insert_with(Box::default)
+    /// Records a sample whose only dimension is `slot` (interval and total follow at the close).
+    #[inline(always)]
+    fn record_single(&mut self, ns: i64, slot: usize) {
+        match &mut self.open[slot] {
+            Some(t) => t.record(ns),
+            None => self.first_single(ns, slot),
+        }
+    }
+
+    #[cold]
+    fn first_single(&mut self, ns: i64, slot: usize) {
+        self.open[slot].insert(Box::default()).record(ns);
     }
 
     /// Moves the single-dimension samples of the open interval into `interval` and their slots.
@@ -243,33 +246,6 @@ impl Metric {
             .collect();
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
-    }
-}
-
-/// A metric's open-interval tally for one slot, looked up once per packet and opened on first use.
-enum LazyTally<'a> {
-    Closed(&'a mut Metric, &'a mut Option<usize>),
-    Open(&'a mut Tally),
-    Opening,
-}
-
-impl LazyTally<'_> {
-    #[inline(always)]
-    fn get(&mut self, name: impl FnOnce() -> String) -> &mut Tally {
-        if !matches!(self, LazyTally::Open(_)) {
-            self.open(name);
-        }
-        match self {
-            LazyTally::Open(t) => t,
-            _ => unreachable!("opened above"),
-        }
-    }
-
-    #[cold]
-    fn open(&mut self, name: impl FnOnce() -> String) {
-        if let LazyTally::Closed(m, slot) = std::mem::replace(self, LazyTally::Opening) {
-            *self = LazyTally::Open(m.open_tally(slot, name));
-        }
     }
 }
 
@@ -791,15 +767,10 @@ impl Analyzer {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
         };
-        // Per packet: the arbiter's session, the Eastern offset, the open-interval tallies (made on
-        // first use: a dimension appears in the report once it has a sample).
+        // Per packet: the arbiter's session (and its window), the Eastern offset.
         let session = w.session();
         let arb = arbiter.packet(session, w.sequence(), t);
         let capture_local = eastern.local(t);
-        let Ok([e2c, ab]) = metrics.get_disjoint_mut([E2C, AB]) else { unreachable!("two distinct metrics") };
-        let [e2c_slot, ab_slot, _] = slots;
-        let mut e2c_tally = LazyTally::Closed(e2c, e2c_slot);
-        let mut ab_tally = LazyTally::Closed(ab, ab_slot);
         let name = || format!("feed:{spec}");
         while let Some(m) = decoder.next_key(&mut w, track_symbols) {
             match arbiter.observe_in(arb, m.seq, fi16, m.stock_locate, t) {
@@ -810,11 +781,13 @@ impl Analyzer {
                     }
                     // Exchange (ITCH timestamp, Eastern time) to capture.
                     let delay = EasternClock::delay_from(capture_local, m.timestamp_ns);
-                    e2c_tally.get(name).record(delay);
+                    let slot = *slots[0].get_or_insert_with(|| metrics[E2C].slot(name()));
+                    metrics[E2C].record_single(delay, slot);
                 }
                 Arrival::Later { delay_ns, .. } => {
                     counters.tick_copies += 1;
-                    ab_tally.get(name).record(delay_ns);
+                    let slot = *slots[1].get_or_insert_with(|| metrics[AB].slot(name()));
+                    metrics[AB].record_single(delay_ns, slot);
                 }
                 Arrival::Stale => counters.stale_copies += 1,
             }

@@ -29,23 +29,8 @@ pub struct MarketDataSummary {
     pub itch: ItchSummary,
 }
 
-/// The keys of one message, for correlation: [`MarketDataSummary`] without the ITCH fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MarketKey {
-    /// MoldUDP64 session.
-    pub session: Session,
-    /// Sequence number of the message.
-    pub seq: u64,
-    /// Stock locate.
-    pub stock_locate: u16,
-    /// Symbol: from the message, else from the locate map.
-    pub symbol: Option<Symbol>,
-    /// ITCH timestamp, ns since midnight (Eastern time).
-    pub timestamp_ns: u64,
-}
-
-/// The keys of one message of a walk ([`MoldItchDecoder::next_key`]): [`MarketKey`] without the
-/// session, which is the packet's.
+/// The keys of one message, for correlation ([`MoldItchDecoder::next_key`]):
+/// [`MarketDataSummary`] without the ITCH fields, nor the session, which is the packet's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageKey {
     /// Sequence number of the message.
@@ -58,7 +43,7 @@ pub struct MessageKey {
     pub timestamp_ns: u64,
 }
 
-/// Where the keys of one ITCH message type lie, for [`MoldItchDecoder::packet_keys`].
+/// Where the keys of one ITCH message type lie, for [`MoldItchDecoder::next_key`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct KeyLayout {
     /// Spec length of the type (the decoder's minimum); 0: use the full decoder.
@@ -186,25 +171,9 @@ impl MoldItchDecoder {
         })
     }
 
-    /// As [`MoldItchDecoder::packet`], with only the keys a correlator needs per message (no full
-    /// summary built): the same messages, in the same order, with the same counters.
-    #[inline]
-    pub fn packet_keys<F: FnMut(MarketKey)>(
-        &mut self,
-        udp_payload: &[u8],
-        mut on_key: F,
-    ) -> Result<PacketInfo, ProtoError> {
-        let mut w = self.walk_keys(udp_payload)?;
-        let session = w.session;
-        while let Some(k) = self.next_key(&mut w, true) {
-            let MessageKey { seq, stock_locate, symbol, timestamp_ns } = k;
-            on_key(MarketKey { session, seq, stock_locate, symbol, timestamp_ns });
-        }
-        Ok(self.end_keys(&w))
-    }
-
-    /// Starts a keys-only walk of one UDP payload ([`MoldItchDecoder::packet_keys`] step by step,
-    /// for a caller that works per packet before and after its messages).
+    /// Starts a keys-only walk of one UDP payload: [`MoldItchDecoder::packet`] with only the keys a
+    /// correlator needs per message (no full summary built), the same messages in the same order with
+    /// the same counters, step by step for a caller that works per packet before and after them.
     #[inline(always)]
     pub fn walk_keys<'a>(&mut self, udp_payload: &'a [u8]) -> Result<KeyWalk<'a>, ProtoError> {
         let p = self.open(udp_payload)?;
@@ -378,15 +347,24 @@ mod tests {
             (45, MessageType::OrderCancel, Some(Symbol::new("ZXZZT")))
         );
         assert_eq!((dec.itch.unknown(), dec.itch.truncated, dec.packets), (1, 1, 2));
-        // The keys-only walk sees the same messages, with the same keys and counters.
-        let mut keys_dec = MoldItchDecoder::new();
-        let mut keys = Vec::new();
-        keys_dec.packet_keys(&pkt, |k| keys.push(k)).unwrap();
-        keys_dec.packet_keys(&pkt2, |k| keys.push(k)).unwrap();
+        // The keys-only walk sees the same messages, with the same keys and counters. Without symbols
+        // asked for, only the full decoder's path (here the Stock Directory) fills one.
         let z = Some(Symbol::new("ZXZZT"));
-        let got: Vec<_> = keys.iter().map(|k| (k.seq, k.stock_locate, k.timestamp_ns, k.symbol)).collect();
-        assert_eq!(got, [(41, 5, 1, z), (42, 5, 2, z), (45, 5, 3, z)]);
-        assert_eq!((keys_dec.itch.unknown(), keys_dec.itch.truncated, keys_dec.packets), (1, 1, 2));
+        for (with_symbol, z_laid_out) in [(true, z), (false, None)] {
+            let mut keys_dec = MoldItchDecoder::new();
+            let mut got = Vec::new();
+            for p in [&pkt, &pkt2] {
+                let mut w = keys_dec.walk_keys(p).unwrap();
+                assert_eq!(w.session(), Session(*b"SESSION001"));
+                while let Some(k) = keys_dec.next_key(&mut w, with_symbol) {
+                    got.push((k.seq, k.stock_locate, k.timestamp_ns, k.symbol));
+                }
+                let info = keys_dec.end_keys(&w);
+                assert_eq!((info.sequence, info.error), (w.sequence(), None));
+            }
+            assert_eq!(got, [(41, 5, 1, z), (42, 5, 2, z_laid_out), (45, 5, 3, z_laid_out)], "symbols {with_symbol}");
+            assert_eq!((keys_dec.itch.unknown(), keys_dec.itch.truncated, keys_dec.packets), (1, 1, 2));
+        }
         assert!(dec.packet(&pkt[..19], |_| {}).is_err());
         let info = dec.packet(&pkt[..30], |_| {}).unwrap();
         assert!(info.error.is_some());

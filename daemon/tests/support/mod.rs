@@ -2,11 +2,37 @@
 //! session between a client 10.1.0.2:40001 and an exchange 10.1.0.1:8003.
 #![allow(dead_code, reason = "each test binary uses a subset")]
 
-use wirestamp_lab::encode::{mold, ouch, soup};
+use std::path::{Path, PathBuf};
+use wirestamp_capture::write::PcapWriter;
+use wirestamp_core::LinkType;
+use wirestamp_lab::encode::{itch, mold, ouch, soup};
 use wirestamp_lab::packet::{self, TcpHdr};
 
 /// 2026-11-30T14:30:00Z, in ns.
 pub const T0: i64 = 1_796_049_000_000_000_000;
+
+/// A fresh directory for one test's files, `name` telling the tests apart (the test removes it).
+pub fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wirestamp-analyze-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes `(time_ns, Ethernet frame)` records as a nanosecond pcap at `path`.
+pub fn write_pcap(path: &Path, frames: &[(i64, Vec<u8>)]) {
+    let mut w = PcapWriter::new(std::fs::File::create(path).unwrap(), LinkType::Ethernet, 65535).unwrap();
+    for (t, f) in frames {
+        w.write(*t, f, f.len() as u32).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// One ITCH Add Order: locate 1, tracking 1, timestamp 7 ns, buy 100 AAPL at 100.0000.
+pub fn aapl_add() -> Vec<u8> {
+    let mut add = Vec::new();
+    itch::add_order(&mut add, 1, 1, 7, b'B', 100, "AAPL", 1_000_000);
+    add
+}
 
 /// A UDP datagram from 10.0.0.9:40000 to `dst:dport` (multicast MAC of `dst`).
 pub fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
