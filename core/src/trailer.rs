@@ -316,6 +316,30 @@ impl TrailerDecoder {
         self.decode_slow(frame, d)
     }
 
+    /// Whether [`TrailerDecoder::decode`] finds nothing, and counts only `no_trailer`, in any frame
+    /// whose IP datagram (not a keyframe's protocol, no tap header) fills it exactly: in auto mode
+    /// while no counter device is known, and when off. Such a frame may skip the decoder and be
+    /// counted by [`TrailerDecoder::count_plain`] (the analyzer's fast path).
+    #[inline(always)]
+    pub fn takes_plain(&self) -> bool {
+        match self.mode {
+            TrailerMode::Auto => self.counters.is_empty(),
+            TrailerMode::Off => true,
+            TrailerMode::Forced(_) => false,
+        }
+    }
+
+    /// Counts a frame [`TrailerDecoder::takes_plain`] let skip the decoder, as `decode` would have.
+    #[inline(always)]
+    pub fn count_plain(&mut self, frame: &Frame<'_>) {
+        self.stats.frames += 1;
+        if self.first_ts.is_none() && frame.has_ts() {
+            self.first_ts = Some(frame.ts_ns);
+        }
+        self.stats.freq_rejected = self.counters.freq_rejected;
+        self.stats.no_trailer += 1;
+    }
+
     #[inline(never)]
     fn decode_slow(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
         let out = self.decode_inner(frame, d)?;

@@ -66,7 +66,16 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         .ok_or_else(|| anyhow::anyhow!("--tick-retention {}: not a duration (e.g. 1s, 500ms)", args.tick_retention))?;
     let tx_events = !args.tx_events.is_empty();
     let keep_pairs = args.pairs.is_some();
-    Ok(AnalyzeConfig { flows, matching, by_symbol, tick_retain_ns, tx_events, keep_pairs, ..AnalyzeConfig::default() })
+    Ok(AnalyzeConfig {
+        flows,
+        matching,
+        by_symbol,
+        tick_retain_ns,
+        tx_events,
+        keep_pairs,
+        fast_path: !args.no_fast_path,
+        ..AnalyzeConfig::default()
+    })
 }
 
 /// Progress on stderr, only when it is a terminal and the work takes more than a second.
@@ -171,13 +180,25 @@ pub fn process_with_tx(
     let mut no_time = 0u64;
     let mut failure = None;
     loop {
-        let step = pipe.next_with(|s| match s.best_time() {
-            Some(t) => {
-                tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));
-                analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality())
-            }
-            None => no_time += 1,
-        });
+        // Market data of known feeds in the common shape takes the analyzer's fast path, from the
+        // frame's bytes; the rest is dissected, trailer-checked and analysed in full.
+        let step = pipe.next_fast_or(
+            &mut (&mut *analyzer, &mut *tx, &mut no_time),
+            |(analyzer, tx, _), f| {
+                if !f.has_ts() {
+                    return None;
+                }
+                tx.feed_until(analyzer, f.ts_ns.saturating_add(TX_LEAD_NS));
+                analyzer.frame_fast(index, f).then_some(())
+            },
+            |(analyzer, tx, no_time), s| match s.best_time() {
+                Some(t) => {
+                    tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));
+                    analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality())
+                }
+                None => **no_time += 1,
+            },
+        );
         match step {
             Ok(Some(())) => {}
             Ok(None) => break,
@@ -254,6 +275,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut progress = Progress::new(&args.files, args.quiet);
     let Outcome { frames: index, no_time, failure } =
         process_with_tx(&mut pipe, &mut analyzer, &mut sinks, &mut progress, &mut tx)?;
+    tracing::info!(frames = index, fast = analyzer.fast_frames(), "frames taken by the analyzer's fast path");
     let detected = analyzer.detected_flows();
     analyzer.set_capture_drops(pipe.recorded_drops());
     let report = analyzer.report();

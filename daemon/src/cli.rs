@@ -204,6 +204,11 @@ pub struct AnalyzeArgs {
     /// No progress display on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// Every frame through the general path (dissection, trailer check, full decode), none through
+    /// the fast path for plain market data. The results are the same; this is for checking that.
+    #[arg(long, hide = true)]
+    pub no_fast_path: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -54,6 +54,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         tick_retention: "1s".to_owned(),
         tx_events: Vec::new(),
         quiet: false,
+        no_fast_path: false,
     })?;
 
     // The check: the pairs measured from the capture equal the generator's truth, one for one.

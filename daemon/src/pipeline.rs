@@ -112,6 +112,44 @@ impl Pipeline {
         Ok(Some(f(&s)))
     }
 
+    /// As [`Pipeline::next_with`], offering the frame to `fast` first, before dissection and the
+    /// trailer check, when its input's trailer decoder would find nothing in a plain frame
+    /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it
+    /// is such a frame (the decoder then counts it as one without a trailer); if not, the frame goes
+    /// on to `general` as in `next_with`. Both get `state` (what they both change).
+    #[inline(always)]
+    pub fn next_fast_or<'a, S, R>(
+        &'a mut self,
+        state: &mut S,
+        fast: impl FnOnce(&mut S, &Frame<'a>) -> Option<R>,
+        general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
+    ) -> Result<Option<R>> {
+        let next = match &mut self.source {
+            Source::One(r) => r.next_frame()?.map(|f| (0, f)),
+            Source::Many(m) => m.next_frame()?,
+        };
+        let Some((input, frame)) = next else {
+            finish_decoders(&self.decoders, &self.files)?;
+            return Ok(None);
+        };
+        let frame_in_input = self.per_input[input];
+        self.per_input[input] += 1;
+        let decoder = &mut self.decoders[input];
+        if decoder.takes_plain()
+            && let Some(r) = fast(state, &frame)
+        {
+            decoder.count_plain(&frame);
+            return Ok(Some(r));
+        }
+        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
+        dissect_into(&mut s.dissection, frame.data, frame.link);
+        s.decoded = match decoder.decode(&s.frame, &s.dissection) {
+            Ok(d) => d,
+            Err(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
+        };
+        Ok(Some(general(state, &s)))
+    }
+
     /// The inputs' readers (per-input statistics and warnings), in the order given.
     pub fn inputs(&self) -> &[CaptureReader] {
         match &self.source {

@@ -164,21 +164,27 @@ impl Arbiter {
     /// Starts a packet of `session` whose first message is `seq`, captured at `time_ns`: forgets the
     /// ticks older than the window (so every copy in the packet is judged against the same window)
     /// and returns the session for [`Arbiter::observe_in`].
-    #[inline]
+    #[inline(always)]
     pub fn packet(&mut self, session: Session, seq: u64, time_ns: i64) -> SessionRef {
         let i = match self.sessions.get(self.last) {
             Some((s, _)) if *s == session => self.last,
             _ => self.find_or_add(session, seq),
         };
         self.last = i;
-        let s = &mut self.sessions[i].1;
+        self.packet_at(SessionRef(i), time_ns);
+        SessionRef(i)
+    }
+
+    /// [`Arbiter::packet`] for a session already looked up (a caller that remembers it).
+    #[inline(always)]
+    pub fn packet_at(&mut self, session: SessionRef, time_ns: i64) {
+        let Some((_, s)) = self.sessions.get_mut(session.0) else { return };
         let horizon = time_ns.saturating_sub(self.retain_ns);
         // A tick whose first copy is older than the window goes, and so does a sequence found
         // missing longer ago than the window: a copy of it now would be that far behind.
         while s.len > 0 && s.at(0).time_ns < horizon {
             s.pop_front();
         }
-        SessionRef(i)
     }
 
     #[cold]

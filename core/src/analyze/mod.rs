@@ -7,6 +7,7 @@
 //! [`report::Report`].
 
 pub mod arbiter;
+mod fast;
 pub mod flows;
 pub mod orders;
 pub mod report;
@@ -16,12 +17,12 @@ pub mod tx;
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
 use crate::fxhash::FxHashMap;
-use crate::proto::market::MoldItchDecoder;
+use crate::proto::market::{MessageKey, MoldItchDecoder};
 use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
-use arbiter::{Arbiter, Arrival};
+use arbiter::{Arbiter, Arrival, SessionRef};
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -106,6 +107,9 @@ pub struct AnalyzeConfig {
     /// Queue every matched pair for [`Analyzer::drain_pairs`] (off: only counted and recorded, which
     /// saves building two strings per order when nobody reads them).
     pub keep_pairs: bool,
+    /// Let [`Analyzer::frame_fast`] take the frames it can (off: every frame goes through
+    /// [`Analyzer::frame`]; the results are the same, which tests check).
+    pub fast_path: bool,
 }
 
 impl Default for AnalyzeConfig {
@@ -119,6 +123,7 @@ impl Default for AnalyzeConfig {
             interval_ns: 1_000_000_000,
             tx_events: false,
             keep_pairs: true,
+            fast_path: true,
         }
     }
 }
@@ -196,20 +201,6 @@ impl Metric {
         self.slots[slot].1.record(ns);
     }
 
-    /// Records a sample whose only dimension is `slot` (interval and total follow at the close).
-    #[inline(always)]
-    fn record_single(&mut self, ns: i64, slot: usize) {
-        match &mut self.open[slot] {
-            Some(t) => t.record(ns),
-            None => self.first_single(ns, slot),
-        }
-    }
-
-    #[cold]
-    fn first_single(&mut self, ns: i64, slot: usize) {
-        self.open[slot].insert(Box::default()).record(ns);
-    }
-
     /// Moves the single-dimension samples of the open interval into `interval` and their slots.
     fn fold_open(&mut self, interval: &mut Latency) {
         for (o, (_, l)) in self.open.iter_mut().zip(self.slots.iter_mut()) {
@@ -274,7 +265,11 @@ struct FeedState {
     first_bad_frame: Option<u64>,
     first_bad_reason: Option<String>,
     /// Lowest and highest message sequence seen.
-    seq_range: Option<(u64, u64)>,
+    /// (`(u64::MAX, 0)` while none: see [`FeedState::seq_range`]).
+    seq_span: (u64, u64),
+    /// The session of the feed's latest packet, its stream in the sequence tracker and its session
+    /// in the arbiter: the packets the fast path takes continue it ([`fast`]).
+    lane: Option<(Session, usize, SessionRef)>,
 }
 
 #[derive(Debug)]
@@ -414,15 +409,20 @@ impl EasternClock {
 
     /// Capture time `t` (UTC ns) on the Eastern local time line, ns since the local midnight of its
     /// UTC hour (the start of [`EasternClock::delay_from`]).
-    #[inline]
+    #[inline(always)]
     fn local(&mut self, t: i64) -> i64 {
         if t < self.hour.0 || t >= self.hour.1 {
-            let start = t.div_euclid(Self::HOUR) * Self::HOUR;
-            let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
-            let midnight_ns = (start + offset_ns).div_euclid(Self::DAY) * Self::DAY;
-            *self = EasternClock { hour: (start, start + Self::HOUR), offset_ns, midnight_ns };
+            self.enter_hour(t);
         }
         t + self.offset_ns - self.midnight_ns
+    }
+
+    #[inline(never)]
+    fn enter_hour(&mut self, t: i64) {
+        let start = t.div_euclid(Self::HOUR) * Self::HOUR;
+        let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
+        let midnight_ns = (start + offset_ns).div_euclid(Self::DAY) * Self::DAY;
+        *self = EasternClock { hour: (start, start + Self::HOUR), offset_ns, midnight_ns };
     }
 
     /// Capture time minus an ITCH timestamp (ns since Eastern midnight), from the capture's
@@ -443,6 +443,129 @@ impl EasternClock {
     #[cfg(test)]
     fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
         Self::delay_from(self.local(t), itch_ns)
+    }
+}
+
+/// The copies of one market-data packet as both paths ([`Analyzer::frame`] and the fast path,
+/// [`fast`]) arbitrate and record them: one place for what a message does.
+///
+/// The feed's two open-interval tallies (exchange_to_capture of first copies, feed_ab_delay of later
+/// ones) are taken out of their metrics for the packet ([`Copies::new`]) and put back by
+/// [`Copies::end`]: a message records straight into them, without finding them again.
+struct Copies<'a> {
+    arbiter: &'a mut Arbiter,
+    arb: SessionRef,
+    feed: u16,
+    spec: &'a FeedSpec,
+    /// The feed's dimension slots ([`FeedState::slots`]).
+    slots: &'a mut [Option<usize>; 3],
+    t: i64,
+    session: Session,
+    /// The capture time on the Eastern local time line ([`EasternClock::local`]).
+    capture_local: i64,
+    metrics: &'a mut [Metric; METRICS.len()],
+    /// The open tallies of the feed's slots in exchange_to_capture and feed_ab_delay (`None`: no
+    /// sample yet in this interval's slot, or no slot yet).
+    e2c: Option<Box<Tally>>,
+    ab: Option<Box<Tally>>,
+    counters: &'a mut Counters,
+    last_by_symbol: &'a mut FxHashMap<Symbol, SymHistory>,
+    track_symbols: bool,
+}
+
+impl<'a> Copies<'a> {
+    /// Starts a packet of `session` (in the arbiter: `arb`, else found by `session` and `sequence`)
+    /// captured at `t` on feed `fi`.
+    #[inline(always)]
+    fn new(
+        a: &'a mut Analyzer,
+        fi: usize,
+        session: Session,
+        arb: Result<SessionRef, u64>,
+        t: i64,
+    ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
+        let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = a;
+        let FeedState { spec, slots, decoder, .. } = &mut feeds[fi];
+        let e2c = slots[0].and_then(|s| metrics[E2C].open[s].take());
+        let ab = slots[1].and_then(|s| metrics[AB].open[s].take());
+        let arb = match arb {
+            Ok(r) => {
+                arbiter.packet_at(r, t);
+                r
+            }
+            Err(sequence) => arbiter.packet(session, sequence, t),
+        };
+        let copies = Copies {
+            arb,
+            arbiter,
+            feed: fi as u16,
+            spec,
+            slots,
+            t,
+            session,
+            capture_local: eastern.local(t),
+            metrics,
+            e2c,
+            ab,
+            counters,
+            last_by_symbol,
+            track_symbols,
+        };
+        (copies, decoder)
+    }
+
+    /// One message of the packet: the first copy of its tick, a later copy, or a stale one.
+    #[inline(always)]
+    fn message(&mut self, m: MessageKey) {
+        let t = self.t;
+        match self.arbiter.observe_in(self.arb, m.seq, self.feed, m.stock_locate, t) {
+            Arrival::First => {
+                self.counters.ticks += 1;
+                if self.track_symbols
+                    && let Some(sym) = m.symbol
+                {
+                    self.last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, self.session, m.seq);
+                }
+                // Exchange (ITCH timestamp, Eastern time) to capture.
+                let delay = EasternClock::delay_from(self.capture_local, m.timestamp_ns);
+                match &mut self.e2c {
+                    Some(tally) => tally.record(delay),
+                    None => self.first_sample(E2C, delay),
+                }
+            }
+            Arrival::Later { delay_ns, .. } => {
+                self.counters.tick_copies += 1;
+                match &mut self.ab {
+                    Some(tally) => tally.record(delay_ns),
+                    None => self.first_sample(AB, delay_ns),
+                }
+            }
+            Arrival::Stale => self.counters.stale_copies += 1,
+        }
+    }
+
+    /// The first sample of the interval in the feed's slot of `metric` (the slot made on first use).
+    #[cold]
+    fn first_sample(&mut self, metric: usize, ns: i64) {
+        let spec = self.spec;
+        let (slot, open) = match metric {
+            E2C => (&mut self.slots[0], &mut self.e2c),
+            _ => (&mut self.slots[1], &mut self.ab),
+        };
+        slot.get_or_insert_with(|| self.metrics[metric].slot(format!("feed:{spec}")));
+        open.insert(Box::default()).record(ns);
+    }
+
+    /// Ends the packet: the tallies go back to their metrics.
+    #[inline(always)]
+    fn end(self) {
+        if let (Some(s), Some(t)) = (self.slots[0], self.e2c) {
+            self.metrics[E2C].open[s] = Some(t);
+        }
+        if let (Some(s), Some(t)) = (self.slots[1], self.ab) {
+            self.metrics[AB].open[s] = Some(t);
+        }
     }
 }
 
@@ -475,11 +598,19 @@ pub struct Analyzer {
     counters: Counters,
     /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
     /// capture has one or two sources, so this saves a map update per frame).
-    ts_run: (&'static str, u64),
+    ts_run: (TsSource, u64),
     /// Exchange-to-capture cache.
     eastern: EasternClock,
     first_time: Option<i64>,
     last_time: i64,
+    /// The feeds of the fast path's two latest IPv4 destinations, as `(address << 16 | port, feed)`
+    /// ([`Analyzer::known_feed`] remembered: feeds are only ever added, so a match stays the first).
+    feed_cache: [(u64, usize); 2],
+    /// Frames [`Analyzer::frame_fast`] took.
+    fast_frames: u64,
+    /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
+    /// time: the open interval's end, or the oldest pending order's timeout.
+    wake_at: i64,
     last_frame: u64,
     scratch: Vec<OrderMsg>,
 }
@@ -522,10 +653,13 @@ impl Analyzer {
             closed: Vec::new(),
             pairs: Vec::new(),
             counters: Counters::default(),
-            ts_run: ("", 0),
+            ts_run: (TsSource::PcapRecord, 0),
             eastern: EasternClock::EMPTY,
             first_time: None,
             last_time: i64::MIN,
+            wake_at: i64::MIN,
+            feed_cache: [(u64::MAX, 0); 2],
+            fast_frames: 0,
             last_frame: 0,
             scratch: Vec::new(),
         }
@@ -556,6 +690,11 @@ impl Analyzer {
             let key = (tx::canonical(e.local.ip()), e.local.port(), tx::canonical(e.remote.ip()), e.remote.port());
             self.tx_writes.entry(key).or_default().add(&e);
         }
+    }
+
+    /// Frames the fast path took ([`Analyzer::frame_fast`]), of [`Counters::frames`].
+    pub fn fast_frames(&self) -> u64 {
+        self.fast_frames
     }
 
     /// Packets the input files record as lost while they were captured (the caller reads them from the
@@ -624,26 +763,37 @@ impl Analyzer {
             Transport::None => false,
         };
         if used {
-            let name = ts_source.name();
-            // Names are static literals: the pointer test nearly always decides.
-            if std::ptr::eq(self.ts_run.0, name) || self.ts_run.0 == name {
-                self.ts_run.1 += 1;
-            } else {
-                self.flush_ts_run();
-                self.ts_run = (name, 1);
-            }
-            if !quality.is_clean() {
-                self.counters.degraded_clock_frames += 1;
-            }
+            self.used(ts_source, quality);
         } else {
             self.counters.other_frames += 1;
         }
     }
 
+    /// Counts a frame of a feed or order session: its timestamp's source and quality.
+    #[inline(always)]
+    fn used(&mut self, ts_source: TsSource, quality: ClockQuality) {
+        // The container's own sources first: a derived `==` on this enum costs ~20 instructions.
+        let same = match (self.ts_run.0, ts_source) {
+            (TsSource::PcapRecord, TsSource::PcapRecord)
+            | (TsSource::PcapngBlock, TsSource::PcapngBlock)
+            | (TsSource::Erf, TsSource::Erf) => true,
+            (a, b) => a == b,
+        };
+        if same {
+            self.ts_run.1 += 1;
+        } else {
+            self.flush_ts_run();
+            self.ts_run = (ts_source, 1);
+        }
+        if !quality.is_clean() {
+            self.counters.degraded_clock_frames += 1;
+        }
+    }
+
     fn flush_ts_run(&mut self) {
-        let (name, n) = std::mem::take(&mut self.ts_run);
+        let (source, n) = std::mem::replace(&mut self.ts_run, (TsSource::PcapRecord, 0));
         if n > 0 {
-            *self.counters.ts_sources.entry(name).or_default() += n;
+            *self.counters.ts_sources.entry(source.name()).or_default() += n;
         }
     }
 
@@ -651,17 +801,27 @@ impl Analyzer {
     fn counters(&self) -> Counters {
         let mut c = self.counters.clone();
         if self.ts_run.1 > 0 {
-            *c.ts_sources.entry(self.ts_run.0).or_default() += self.ts_run.1;
+            *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }
         c
     }
 
+    /// Capture time moves to `t`: the first time, the interval's close, orders that wait too long.
+    /// Only the latest time is kept per frame; the rest waits for `wake_at`.
+    #[inline(always)]
     fn advance_time(&mut self, t: i64) {
-        self.first_time.get_or_insert(t);
         self.last_time = self.last_time.max(t);
+        if t >= self.wake_at {
+            self.advance_time_slow(t);
+        }
+    }
+
+    #[inline(never)]
+    fn advance_time_slow(&mut self, t: i64) {
+        self.first_time.get_or_insert(t);
         let len = self.cfg.interval_ns;
         let start = *self.interval_start.get_or_insert_with(|| t.div_euclid(len) * len);
-        if t >= start + len {
+        if t >= start.saturating_add(len) {
             self.close_interval(start);
             self.interval_start = Some(t.div_euclid(len) * len);
         }
@@ -676,6 +836,14 @@ impl Analyzer {
                 self.counters.unacked += 1;
             }
         }
+        let interval_end = self.interval_start.map_or(i64::MAX, |s| s.saturating_add(len));
+        let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
+        self.wake_at = interval_end.min(timeout);
+    }
+
+    /// The first time at which an order sent at `at` and still unanswered is unacknowledged.
+    fn ack_deadline(&self, at: i64) -> i64 {
+        at.saturating_add(self.cfg.ack_timeout_ns).saturating_add(1)
     }
 
     fn close_interval(&mut self, start: i64) {
@@ -702,6 +870,20 @@ impl Analyzer {
     }
 
     fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
+        if let Some(i) = self.known_feed(dst, dport) {
+            return Some(i);
+        }
+        if self.detect && looks_like_mold(payload) {
+            let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
+            self.feeds.push(FeedState::new(spec, true));
+            return Some(self.feeds.len() - 1);
+        }
+        None
+    }
+
+    /// The first feed (in order) that a datagram to `dst:dport` belongs to.
+    #[inline(always)]
+    fn known_feed(&self, dst: IpAddr, dport: u16) -> Option<usize> {
         // Every feed is tested (no early exit) and the first match taken from a bit mask: A and B
         // frames interleave as their race goes, so an early exit would mispredict on most frames.
         let mut mask = 0u64;
@@ -715,15 +897,8 @@ impl Analyzer {
             }
             mask &= mask - 1;
         }
-        if self.feeds.len() > 64
-            && let Some(i) = self.feeds.iter().skip(64).position(|f| f.spec.matches(dst, dport))
-        {
-            return Some(64 + i);
-        }
-        if self.detect && looks_like_mold(payload) {
-            let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
-            self.feeds.push(FeedState::new(spec, true));
-            return Some(self.feeds.len() - 1);
+        if self.feeds.len() > 64 {
+            return self.feeds.iter().skip(64).position(|f| f.spec.matches(dst, dport)).map(|i| 64 + i);
         }
         None
     }
@@ -757,49 +932,22 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
-        let Analyzer { cfg, feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = self;
-        let track_symbols = matches!(cfg.matching, MatchRule::Symbol { .. });
-        let FeedState { spec, slots, decoder, frames, .. } = &mut feeds[fi];
-        *frames += 1;
-        let fi16 = fi as u16;
-        let spec = *spec;
-        let mut w = match decoder.walk_keys(payload) {
+        let track_symbols = matches!(self.cfg.matching, MatchRule::Symbol { .. });
+        self.feeds[fi].frames += 1;
+        let mut w = match self.feeds[fi].decoder.walk_keys(payload) {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
         };
-        // Per packet: the arbiter's session (and its window), the Eastern offset.
-        let session = w.session();
-        let arb = arbiter.packet(session, w.sequence(), t);
-        let capture_local = eastern.local(t);
-        let name = || format!("feed:{spec}");
+        let (mut copies, decoder) = Copies::new(self, fi, w.session(), Err(w.sequence()), t);
         while let Some(m) = decoder.next_key(&mut w, track_symbols) {
-            match arbiter.observe_in(arb, m.seq, fi16, m.stock_locate, t) {
-                Arrival::First => {
-                    counters.ticks += 1;
-                    if track_symbols && let Some(sym) = m.symbol {
-                        last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, session, m.seq);
-                    }
-                    // Exchange (ITCH timestamp, Eastern time) to capture.
-                    let delay = EasternClock::delay_from(capture_local, m.timestamp_ns);
-                    let slot = *slots[0].get_or_insert_with(|| metrics[E2C].slot(name()));
-                    metrics[E2C].record_single(delay, slot);
-                }
-                Arrival::Later { delay_ns, .. } => {
-                    counters.tick_copies += 1;
-                    let slot = *slots[1].get_or_insert_with(|| metrics[AB].slot(name()));
-                    metrics[AB].record_single(delay_ns, slot);
-                }
-                Arrival::Stale => counters.stale_copies += 1,
-            }
+            copies.message(m);
         }
         let info = decoder.end_keys(&w);
-        self.seq.observe(fi16, info.session, info.sequence, info.count);
-        if info.count > 0 && info.count != crate::proto::moldudp64::END_OF_SESSION {
-            // Saturating: a hostile sequence near the top of the range must not wrap the range.
-            let last = info.sequence.saturating_add(u64::from(info.count) - 1);
-            let f = &mut self.feeds[fi];
-            f.seq_range = Some(f.seq_range.map_or((info.sequence, last), |(a, b)| (a.min(info.sequence), b.max(last))));
-        }
+        let arb = copies.arb;
+        copies.end();
+        self.seq.observe(fi as u16, info.session, info.sequence, info.count);
+        self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
+        self.feeds[fi].add_seq_range(info.sequence, info.count);
         if let Some(e) = info.error {
             self.feeds[fi].bad_packet(index, &e);
         }
@@ -890,6 +1038,7 @@ impl Analyzer {
                         self.pending_order.pop_front();
                     }
                     self.pending_order.push_back((t, ci, id));
+                    self.wake_at = self.wake_at.min(self.ack_deadline(t));
                 }
             }
             OrderDir::Outbound => {
@@ -1029,6 +1178,21 @@ impl Analyzer {
 }
 
 impl FeedState {
+    /// Widens the range of sequences seen by a packet's header (`count` as on the wire).
+    #[inline(always)]
+    fn add_seq_range(&mut self, sequence: u64, count: u16) {
+        if count > 0 && count != crate::proto::moldudp64::END_OF_SESSION {
+            // Saturating: a hostile sequence near the top of the range must not wrap the range.
+            let last = sequence.saturating_add(u64::from(count) - 1);
+            self.seq_span = (self.seq_span.0.min(sequence), self.seq_span.1.max(last));
+        }
+    }
+
+    /// Lowest and highest message sequence seen, if any.
+    fn seq_range(&self) -> Option<(u64, u64)> {
+        (self.seq_span.0 <= self.seq_span.1).then_some(self.seq_span)
+    }
+
     /// Counts a malformed packet, keeping the first one's frame and reason for the report.
     fn bad_packet(&mut self, frame: u64, why: &dyn std::fmt::Display) {
         self.bad_packets += 1;
@@ -1048,7 +1212,8 @@ impl FeedState {
             bad_packets: 0,
             first_bad_frame: None,
             first_bad_reason: None,
-            seq_range: None,
+            seq_span: (u64::MAX, 0),
+            lane: None,
         }
     }
 }

@@ -219,8 +219,8 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 itch_unknown: f.decoder.itch.unknown_by_type.iter().sum(),
                 itch_truncated: f.decoder.itch.truncated,
                 sessions: Vec::new(),
-                first_seq: f.seq_range.map(|r| r.0),
-                last_seq: f.seq_range.map(|r| r.1),
+                first_seq: f.seq_range().map(|r| r.0),
+                last_seq: f.seq_range().map(|r| r.1),
             };
             for (feed, session, c) in a.seq.iter() {
                 if feed as usize != i {

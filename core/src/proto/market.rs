@@ -127,6 +127,16 @@ impl KeyWalk<'_> {
     }
 }
 
+/// A walk of a plain packet ([`MoldItchDecoder::plain_walk`]).
+#[derive(Debug)]
+pub struct PlainWalk<'a> {
+    /// The message blocks not yet walked.
+    rest: &'a [u8],
+    /// Sequence number of the next message.
+    seq: u64,
+    layouts: &'static [KeyLayout; 256],
+}
+
 /// Decodes MoldUDP64 packets carrying ITCH 5.0 and counts what went wrong.
 #[derive(Debug, Clone, Default)]
 pub struct MoldItchDecoder {
@@ -216,6 +226,71 @@ impl MoldItchDecoder {
             };
             return Some(MessageKey { seq, stock_locate, symbol, timestamp_ns });
         }
+    }
+
+    /// Whether `udp_payload` is a plain packet: a MoldUDP64 header announcing 1 to 0xFFFE messages,
+    /// then exactly that many blocks tiling the datagram, each of a laid-out type ([`key_layouts`])
+    /// at least its spec length. Such a packet is walked by [`MoldItchDecoder::plain_keys`] with the
+    /// effects of [`MoldItchDecoder::walk_keys`]; nothing is counted here (a caller that finds the
+    /// packet otherwise takes the general walk).
+    #[inline(always)]
+    pub fn is_plain(udp_payload: &[u8]) -> bool {
+        let Some(h) = udp_payload.first_chunk::<{ super::moldudp64::HEADER_LEN }>() else { return false };
+        let count = u16::from_be_bytes([h[18], h[19]]);
+        if count == 0 || count == super::moldudp64::END_OF_SESSION {
+            return false;
+        }
+        let layouts = key_layouts();
+        let mut pos = super::moldudp64::HEADER_LEN;
+        for _ in 0..count {
+            let Some(&[a, b, t]) = udp_payload.get(pos..).and_then(|r| r.first_chunk::<3>()) else { return false };
+            let len = usize::from(u16::from_be_bytes([a, b]));
+            let k = layouts[usize::from(t)];
+            // `len >= 1` holds: the type byte was read inside the block only if `k.len <= len`.
+            if k.len == 0 || len < usize::from(k.len) {
+                return false;
+            }
+            pos += 2 + len;
+        }
+        pos == udp_payload.len()
+    }
+
+    /// Starts the walk of a packet [`MoldItchDecoder::is_plain`] accepted: then
+    /// [`MoldItchDecoder::plain_next`] until `None`. The same keys and counters as
+    /// [`MoldItchDecoder::walk_keys`], [`MoldItchDecoder::next_key`] and
+    /// [`MoldItchDecoder::end_keys`] (no malformed block, no trailing byte, no full decode).
+    #[inline(always)]
+    pub fn plain_walk<'a>(&mut self, udp_payload: &'a [u8]) -> PlainWalk<'a> {
+        self.packets += 1;
+        let h = udp_payload.first_chunk::<{ super::moldudp64::HEADER_LEN }>().unwrap_or(&[0; 20]);
+        PlainWalk {
+            rest: &udp_payload[super::moldudp64::HEADER_LEN.min(udp_payload.len())..],
+            seq: u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8])),
+            layouts: key_layouts(),
+        }
+    }
+
+    /// The keys of a plain walk's next message, `None` at the packet's end.
+    #[inline(always)]
+    pub fn plain_next(&mut self, w: &mut PlainWalk<'_>, with_symbol: bool) -> Option<MessageKey> {
+        let (&[a, b], rest) = w.rest.split_first_chunk::<2>()?;
+        let (msg, rest) = rest.split_at_checked(usize::from(u16::from_be_bytes([a, b])))?;
+        w.rest = rest;
+        let seq = w.seq;
+        w.seq = w.seq.wrapping_add(1);
+        // `is_plain` saw every block hold at least its type's length, 11 bytes or more.
+        let h = msg.first_chunk::<11>()?;
+        self.itch.by_type[usize::from(h[0])] += 1;
+        let stock_locate = u16::from_be_bytes([h[1], h[2]]);
+        let timestamp_ns = u64::from_be_bytes([0, 0, h[5], h[6], h[7], h[8], h[9], h[10]]);
+        let symbol = if with_symbol {
+            let at = usize::from(w.layouts[usize::from(h[0])].stock_at);
+            let in_msg = msg.get(at..at + 8).and_then(|b| b.first_chunk::<8>()).map(|b| Symbol(*b));
+            [self.locates.get(stock_locate), in_msg][usize::from(at != 0)]
+        } else {
+            None
+        };
+        Some(MessageKey { seq, stock_locate, symbol, timestamp_ns })
     }
 
     /// Ends a walk (whole or not): counts its end (malformed or trailing bytes) and says what the

@@ -339,6 +339,8 @@ pub struct SeqTracker<K> {
     index: FxHashMap<(K, Session), usize>,
     /// The streams of the two most recently looked-up: A and B copies interleave, so both stay cached.
     last: [usize; 2],
+    /// The stream of the latest packet.
+    latest: usize,
     max_gaps: usize,
 }
 
@@ -355,6 +357,7 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
             streams: Vec::new(),
             index: FxHashMap::default(),
             last: [usize::MAX; 2],
+            latest: usize::MAX,
             max_gaps: max_gaps.max(1),
         }
     }
@@ -382,6 +385,7 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
                     });
                     self.index.insert((feed, session), i);
                     self.last = [i, self.last[0]];
+                    self.latest = i;
                     return self.streams[i].first(seq, count);
                 }
             };
@@ -389,7 +393,32 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
             i
         };
         let max_gaps = self.max_gaps;
+        self.latest = i;
         self.streams[i].observe(seq, count, max_gaps)
+    }
+
+    /// The stream of the latest [`SeqTracker::observe`] (for [`SeqTracker::expects`]).
+    pub fn last_stream(&self) -> usize {
+        self.latest
+    }
+
+    /// Whether stream `i` expects a packet starting at `seq` next.
+    #[inline(always)]
+    pub fn expects(&self, i: usize, seq: u64) -> bool {
+        self.streams.get(i).is_some_and(|s| s.next == seq)
+    }
+
+    /// Observes a packet of `count` messages (1 to 0xFFFE) on stream `i` that
+    /// [`SeqTracker::expects`] said is next: what [`SeqTracker::observe`] does with it, without the
+    /// stream lookup.
+    #[inline(always)]
+    pub fn in_order(&mut self, i: usize, count: u16) {
+        if let Some(s) = self.streams.get_mut(i) {
+            let n = u64::from(count);
+            s.counters.packets += 1;
+            s.counters.messages += n;
+            s.next = s.next.saturating_add(n);
+        }
     }
 
     /// Counters of one stream.

@@ -1,0 +1,192 @@
+//! The fast path: a market-data frame of a known feed in the common shape, taken from the frame's
+//! bytes in one pass, with exactly the effects the general path (dissection, the trailer check,
+//! [`Analyzer::frame`]) would have had.
+//!
+//! Most frames of a capture are market data, and on them the general path spends most of its
+//! instructions on what they do not need: a whole `Dissection`, `IpAddr`s, the trailer check, the
+//! message walk's error bookkeeping. The analysis is bound by instructions (it retires about four
+//! per cycle), so fewer of them is what makes it faster. The path tests every condition first and
+//! changes nothing when one fails: the caller then takes the general path. The test
+//! `fast_path_equals_the_general_path` compares whole reports of both over generated, mutated and
+//! real captures.
+
+use super::arbiter::SessionRef;
+use super::{Analyzer, Copies, MatchRule};
+use crate::frame::{Frame, LinkType};
+use crate::proto::market::MoldItchDecoder;
+use crate::proto::moldudp64::Session;
+use crate::wire::ethernet::ethertype;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// A UDP datagram in the common shape ([`plain_udp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PlainUdp<'a> {
+    pub dst: Ipv4Addr,
+    pub dport: u16,
+    pub payload: &'a [u8],
+}
+
+/// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP; the datagram ends
+/// exactly where the captured frame ends (no padding, no tap trailer, no FCS), the UDP length fills
+/// it, and the frame was captured whole. Dissection finds no anomaly in such a frame, and the
+/// trailer check finds nothing in it (`TrailerDecoder::takes_plain`). `None` otherwise.
+#[inline(always)]
+pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
+    if wire_len as usize != data.len() {
+        return None;
+    }
+    let (l3, et) = match data.get(12..)?.first_chunk::<6>()? {
+        [0x81, 0x00, _, _, a, b] => (18, u16::from_be_bytes([*a, *b])),
+        [a, b, ..] => (14, u16::from_be_bytes([*a, *b])),
+    };
+    if et != ethertype::IPV4 {
+        return None;
+    }
+    let ip = data.get(l3..)?.first_chunk::<28>()?;
+    let total_len = usize::from(u16::from_be_bytes([ip[2], ip[3]]));
+    // Neither more fragments nor an offset.
+    let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff;
+    let udp_len = usize::from(u16::from_be_bytes([ip[24], ip[25]]));
+    let plain = ip[0] == 0x45
+        && frag == 0
+        && ip[9] == crate::dissect::ipproto::UDP
+        && l3 + total_len == data.len()
+        && udp_len + 20 == total_len;
+    if !plain {
+        return None;
+    }
+    Some(PlainUdp {
+        dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
+        dport: u16::from_be_bytes([ip[22], ip[23]]),
+        payload: data.get(l3 + 28..)?,
+    })
+}
+
+impl Analyzer {
+    /// Takes frame `index` through the fast path if it is a market-data frame of a feed already
+    /// known, in the common shape: [`plain_udp`] carrying a MoldUDP64 packet that
+    /// [`MoldItchDecoder::is_plain`] accepts, continuing its feed's session at the next sequence the
+    /// feed expects. Returns whether it did; when not, nothing changed and
+    /// the frame goes through the general path ([`Analyzer::frame`], after dissection and the
+    /// trailer check).
+    ///
+    /// The caller vouches that the trailer check would find nothing in such a frame
+    /// (`TrailerDecoder::takes_plain`) and counts it there; the frame's record time is its time.
+    #[inline(always)]
+    pub fn frame_fast(&mut self, index: u64, f: &Frame<'_>) -> bool {
+        if !self.cfg.fast_path || f.link != LinkType::Ethernet || !f.has_ts() {
+            return false;
+        }
+        let Some(u) = plain_udp(f.data, f.wire_len) else { return false };
+        let Some(fi) = self.cached_feed(u.dst, u.dport) else { return false };
+        // The packet continues the feed's session in order, and its blocks are plain.
+        let Some((session, stream, arb)) = self.feeds[fi].lane else { return false };
+        let Some(h) = u.payload.first_chunk::<20>() else { return false };
+        let sequence = u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8]));
+        if h[..10] != session.0 || !self.seq.expects(stream, sequence) || !MoldItchDecoder::is_plain(u.payload) {
+            return false;
+        }
+        // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
+        let t = f.ts_ns;
+        self.fast_frames += 1;
+        self.counters.frames += 1;
+        self.last_frame = index;
+        self.advance_time(t);
+        self.market_plain(fi, t, u.payload, (session, stream, arb), sequence);
+        self.used(f.ts_source, f.quality);
+        true
+    }
+
+    /// [`Analyzer::known_feed`] of an IPv4 destination, through `feed_cache`.
+    #[inline(always)]
+    fn cached_feed(&mut self, dst: Ipv4Addr, dport: u16) -> Option<usize> {
+        let key = u64::from(u32::from(dst)) << 16 | u64::from(dport);
+        let [(k0, f0), (k1, f1)] = self.feed_cache;
+        // Which of the two is as unpredictable as the A/B race: a select, not a branch.
+        let (hit0, hit1) = (k0 == key, k1 == key);
+        if hit0 | hit1 {
+            return Some(if hit0 { f0 } else { f1 });
+        }
+        let fi = self.known_feed(IpAddr::V4(dst), dport)?;
+        self.feed_cache = [(key, fi), (k0, f0)];
+        Some(fi)
+    }
+
+    /// `market_data` for a packet [`Analyzer::frame_fast`] accepted.
+    #[inline(always)]
+    fn market_plain(&mut self, fi: usize, t: i64, payload: &[u8], lane: (Session, usize, SessionRef), sequence: u64) {
+        let (session, stream, arb) = lane;
+        let track_symbols = matches!(self.cfg.matching, MatchRule::Symbol { .. });
+        self.feeds[fi].frames += 1;
+        let (mut copies, decoder) = Copies::new(self, fi, session, Ok(arb), t);
+        let mut w = decoder.plain_walk(payload);
+        while let Some(m) = decoder.plain_next(&mut w, track_symbols) {
+            copies.message(m);
+        }
+        copies.end();
+        let count = u16::from_be_bytes([payload[18], payload[19]]);
+        self.seq.in_order(stream, count);
+        self.feeds[fi].add_seq_range(sequence, count);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ethernet (optionally tagged) + IPv4 + UDP to 233.1.2.3:26477 carrying `payload`.
+    fn frame(vlan: bool, payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        if vlan {
+            f.extend([0x81, 0x00, 0x00, 0x05]);
+        }
+        f.extend([0x08, 0x00]);
+        let total = 28 + payload.len();
+        f.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2, 3]);
+        let ulen = 8 + payload.len();
+        f.extend([0x30, 0x39, 0x67, 0x6d, (ulen >> 8) as u8, ulen as u8, 0, 0]);
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn the_common_shape_is_recognised_with_or_without_a_tag() {
+        for vlan in [false, true] {
+            let f = frame(vlan, b"hello");
+            let u = plain_udp(&f, f.len() as u32).expect("plain");
+            assert_eq!(u, PlainUdp { dst: Ipv4Addr::new(233, 1, 2, 3), dport: 26477, payload: b"hello" });
+        }
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_general_path() {
+        let f = frame(false, b"hello");
+        let n = f.len() as u32;
+        let with = |at: usize, v: u8| {
+            let mut g = f.clone();
+            g[at] = v;
+            g
+        };
+        // Cut short by the capture, and padded or trailed (a byte more than the datagram).
+        assert_eq!(plain_udp(&f, n + 4), None);
+        let mut padded = f.clone();
+        padded.push(0);
+        assert_eq!(plain_udp(&padded, n + 1), None);
+        // IPv6 ethertype; IP options; a first fragment (MF); a later fragment; TCP; IP length one
+        // short; UDP length one short.
+        assert_eq!(plain_udp(&with(12, 0x86), n), None);
+        assert_eq!(plain_udp(&with(14, 0x46), n), None);
+        assert_eq!(plain_udp(&with(20, 0x20), n), None);
+        assert_eq!(plain_udp(&with(21, 0x01), n), None);
+        assert_eq!(plain_udp(&with(23, 6), n), None);
+        assert_eq!(plain_udp(&with(17, f[17] - 1), n), None);
+        assert_eq!(plain_udp(&with(39, f[39] - 1), n), None);
+        // A QinQ outer tag is not the common shape (one 802.1Q tag at most).
+        let mut q = frame(true, b"hello");
+        q[12] = 0x88;
+        q[13] = 0xa8;
+        assert_eq!(plain_udp(&q, q.len() as u32), None);
+        // Too short to hold the headers.
+        assert_eq!(plain_udp(&f[..30], 30), None);
+    }
+}

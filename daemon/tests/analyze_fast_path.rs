@@ -1,0 +1,234 @@
+//! The analyzer's fast path (plain market-data frames from their bytes) against the general path
+//! (dissection, trailer check, full decode): `wirestamp analyze` with and without `--no-fast-path`
+//! must write the same report, pairs and interval log, byte for byte, on generated captures, on
+//! captures made irregular on purpose (lost, reordered, repeated and corrupted frames) and on real
+//! ones. Each case also checks how many frames the fast path took (the `--log info` line), so that
+//! neither path is left unexercised.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wirestamp_capture::CaptureReader;
+use wirestamp_lab::synth::{Container, SynthConfig, synth};
+use wirestamp_testdata::{Rng, data_file};
+
+mod support;
+
+use support::{tmpdir, write_pcap};
+
+/// What one run wrote, and how many frames it read and took through the fast path.
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    json: String,
+    pairs: String,
+    hlog: String,
+    frames: u64,
+    fast: u64,
+}
+
+fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run {
+    let tag = if fast_path { "fast" } else { "general" };
+    let pairs = dir.join(format!("pairs-{tag}.csv"));
+    let hlog = dir.join(format!("run-{tag}.hlog"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirestamp"));
+    cmd.args(["--log", "info", "analyze", "-q", "--json", "--pairs"]).arg(&pairs).arg("--hlog").arg(&hlog);
+    cmd.args(opts).args(files);
+    if !fast_path {
+        cmd.arg("--no-fast-path");
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "analyze {opts:?} {files:?}: {stderr}");
+    // "... frames taken by the analyzer's fast path frames=N fast=M"
+    let line =
+        stderr.lines().find(|l| l.contains("fast path")).unwrap_or_else(|| panic!("no fast-path line: {stderr}"));
+    let field = |k: &str| -> u64 {
+        let at = line.find(&format!("{k}=")).unwrap_or_else(|| panic!("no {k}= in {line}")) + k.len() + 1;
+        line[at..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    Run {
+        json: String::from_utf8(out.stdout).unwrap(),
+        pairs: std::fs::read_to_string(&pairs).unwrap(),
+        hlog: std::fs::read_to_string(&hlog).unwrap(),
+        frames: field("frames"),
+        fast: field("fast"),
+    }
+}
+
+/// Both paths on `files` under each option set: identical outputs. Returns the fast runs.
+fn both_paths(dir: &Path, files: &[PathBuf], option_sets: &[&[&str]]) -> Vec<Run> {
+    option_sets
+        .iter()
+        .map(|opts| {
+            let fast = analyze(dir, files, opts, true);
+            let general = analyze(dir, files, opts, false);
+            assert_eq!(general.fast, 0, "--no-fast-path took frames through the fast path");
+            assert_eq!(fast.frames, general.frames);
+            // Whole texts compared, so a difference names its place.
+            for (what, a, b) in [
+                ("report", &fast.json, &general.json),
+                ("pairs", &fast.pairs, &general.pairs),
+                ("hlog", &fast.hlog, &general.hlog),
+            ] {
+                if a != b {
+                    let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(a.lines().count());
+                    panic!(
+                        "{what} differs for {opts:?} {files:?} at line {}: fast {:?} general {:?}",
+                        line + 1,
+                        a.lines().nth(line),
+                        b.lines().nth(line)
+                    );
+                }
+            }
+            fast
+        })
+        .collect()
+}
+
+/// The frames of a clean capture's feeds that the fast path cannot take, from the report: each
+/// feed's first packet (no session to continue yet), heartbeats (no message) and packets holding a
+/// Stock Directory message (full decode). Returns `(feed frames, those)`.
+fn feed_frames_not_plain(json: &str) -> (u64, u64) {
+    let r: serde_json::Value = serde_json::from_str(json).unwrap();
+    let feeds = r["feeds"].as_array().unwrap();
+    let n = |f: &serde_json::Value, k: &str| f[k].as_u64().unwrap_or(0);
+    let frames = feeds.iter().map(|f| n(f, "frames")).sum();
+    let not_plain = feeds.iter().map(|f| 1 + n(f, "heartbeats") + n(&f["itch_types"], "R")).sum();
+    (frames, not_plain)
+}
+
+fn share(r: &Run) -> f64 {
+    r.fast as f64 / r.frames as f64
+}
+
+const RULES: &[&[&str]] =
+    &[&["--match", r"token:T(\d+)"], &["--by", "symbol"], &["--match", "symbol:20us", "--tick-retention", "30us"]];
+
+fn synth_to(dir: &Path, name: &str, cfg: SynthConfig) -> PathBuf {
+    let p = dir.join(name);
+    synth(&cfg, &p).unwrap();
+    p
+}
+
+#[test]
+fn generated_captures_give_the_same_results_on_both_paths() {
+    let dir = tmpdir("fastpath-synth");
+    let base = SynthConfig { seed: 23, packets: 6_000, order_prob: 0.1, ..SynthConfig::default() };
+    let cases = [
+        ("pcapng A+B, B tagged", SynthConfig { ..base }),
+        ("pcap A+B", SynthConfig { container: Container::Pcap, ..base }),
+        ("one feed, tagged", SynthConfig { feed_b: false, vlan_a: Some(7), seed: 24, ..base }),
+        ("bursts of up to 9 messages", SynthConfig { max_msgs: 9, burst_prob: 0.2, seed: 25, ..base }),
+        // A minute of capture: 60 one-second intervals, closed by frames of either path.
+        ("60 s of capture", SynthConfig { mean_gap_ns: 10_000_000, burst_prob: 0.0, seed: 26, ..base }),
+    ];
+    for (name, cfg) in cases {
+        let cap = synth_to(&dir, "synth.cap", cfg);
+        for run in both_paths(&dir, &[cap], RULES) {
+            // Every market-data frame of a clean capture is plain but those the report tells apart
+            // (at most: Stock Directory messages may share a packet).
+            let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
+            assert!(
+                (feed_frames - not_plain..=feed_frames).contains(&run.fast),
+                "{name}: the fast path took {} frames, expected {} to {feed_frames}",
+                run.fast,
+                feed_frames - not_plain
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture's frames as `(time, bytes)`.
+type Frames = Vec<(i64, Vec<u8>)>;
+
+/// The frames of a capture.
+fn frames_of(path: &Path) -> Frames {
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut v = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        v.push((f.ts_ns, f.data.to_vec()));
+    }
+    v
+}
+
+#[test]
+fn irregular_captures_give_the_same_results_on_both_paths() {
+    let dir = tmpdir("fastpath-irregular");
+    let cfg =
+        SynthConfig { seed: 31, packets: 8_000, order_prob: 0.1, container: Container::Pcap, ..SynthConfig::default() };
+    let clean = frames_of(&synth_to(&dir, "clean.pcap", cfg));
+    let mut rng = Rng(0x5eed_fa57);
+    let mut variants: Vec<(&str, Frames)> = Vec::new();
+    // Lost frames: gaps on one feed, recovered from the other, or lost on both.
+    variants.push(("lost", clean.iter().filter(|_| rng.below(20) != 0).cloned().collect()));
+    // Reordered: neighbours swapped (out-of-order packets, late sequences, a later copy first).
+    let mut reordered = clean.clone();
+    for i in 0..reordered.len() - 1 {
+        if rng.below(15) == 0 {
+            reordered.swap(i, i + 1);
+        }
+    }
+    variants.push(("reordered", reordered));
+    // Repeated frames: duplicate packets.
+    let mut repeated = Vec::new();
+    for f in &clean {
+        repeated.push(f.clone());
+        if rng.below(25) == 0 {
+            repeated.push(f.clone());
+        }
+    }
+    variants.push(("repeated", repeated));
+    // Corrupted: bytes changed anywhere in a frame (headers, MoldUDP64 counts and lengths, ITCH
+    // types), frames cut short and frames padded.
+    let mut corrupted = clean.clone();
+    for (_, f) in corrupted.iter_mut() {
+        match rng.below(40) {
+            0..=2 => {
+                let at = rng.below(f.len());
+                f[at] = rng.byte();
+            }
+            3 => f.truncate(rng.below(f.len()) + 1),
+            4 => f.extend_from_slice(&[0, 0, 0, 0]),
+            _ => {}
+        }
+    }
+    variants.push(("corrupted", corrupted));
+    for (name, frames) in &variants {
+        let cap = dir.join(format!("{name}.pcap"));
+        write_pcap(&cap, frames);
+        for run in both_paths(&dir, &[cap], RULES) {
+            // Both paths in play: the irregular frames general, most others fast. Corruption can
+            // throw a feed's expected sequence far ahead (a changed high byte), after which its
+            // packets are old to the tracker and all go the general way: there only some are fast.
+            let least = if *name == "corrupted" { 0.01 } else { 0.3 };
+            assert!((least..0.97).contains(&share(&run)), "{name}: the fast path took {:.3}", share(&run));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn real_captures_give_the_same_results_on_both_paths() {
+    let dir = tmpdir("fastpath-real");
+    let elk = data_file("pcap_market/elk_nasdaq.pcap");
+    for run in both_paths(&dir, &[elk], &[&[], &["--by", "symbol", "--match", "symbol:1ms"]]) {
+        // elk_nasdaq: one feed of 2,036 MoldUDP64 packets among 2,047 frames, all plain but its
+        // first and its heartbeats (no gap, no directory message, no padding).
+        let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
+        assert_eq!((feed_frames, run.fast), (2_036, feed_frames - not_plain), "elk_nasdaq");
+    }
+    let omi_dir = data_file("omi_data_packets/Nasdaq/Nasdaq.Equities.TotalView.Itch.v5.0/Multiple.Packets.pcap");
+    let mut itch: Vec<PathBuf> = std::fs::read_dir(omi_dir.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
+        .collect();
+    itch.sort();
+    // The OMI samples, each file on its own (they repeat sequences across files) and all at once
+    // (merged by time).
+    for f in &itch {
+        both_paths(&dir, std::slice::from_ref(f), &[&[]]);
+    }
+    both_paths(&dir, &itch, &[&["--by", "symbol"]]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
