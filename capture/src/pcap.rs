@@ -68,6 +68,13 @@ pub(crate) struct PcapParser {
 /// Size of the file header.
 const FILE_HEADER_LEN: usize = 24;
 
+/// The four words of a record header (seconds, fraction, captured and original lengths).
+#[inline(always)]
+fn header_words(h: &[u8; 16], word: fn([u8; 4]) -> u32) -> [u32; 4] {
+    let w = |i: usize| word([h[i], h[i + 1], h[i + 2], h[i + 3]]);
+    [w(0), w(4), w(8), w(12)]
+}
+
 impl PcapParser {
     /// Parses the file header (the buffer starts at it); returns the parser and its interface.
     pub(crate) fn open(buf: &mut ChunkBuffer, magic: PcapMagic) -> Result<(PcapParser, Interface), ReadErrorKind> {
@@ -130,13 +137,14 @@ impl PcapParser {
         }
         let a = buf.avail();
         let h = a.first_chunk::<16>()?;
-        let caplen = u32_at(h, 8, self.swap) as usize;
-        let frac = u32_at(h, 4, self.swap);
+        // One test of the byte order for the four fields (it never changes within a file).
+        let [sec, frac, caplen, wire_len] =
+            if self.swap { header_words(h, u32::from_be_bytes) } else { header_words(h, u32::from_le_bytes) };
+        let caplen = caplen as usize;
         if caplen > a.len().saturating_sub(self.hdr_len) || frac >= self.frac_limit {
             return None;
         }
-        let wire_len = u32_at(h, 12, self.swap);
-        let ts_ns = u32_at(h, 0, self.swap) as i64 * 1_000_000_000 + frac as i64 * self.frac_mult;
+        let ts_ns = sec as i64 * 1_000_000_000 + frac as i64 * self.frac_mult;
         let start = buf.pos() + self.hdr_len;
         buf.consume(self.hdr_len + caplen);
         buf.prefetch_ahead();

@@ -1,6 +1,7 @@
 #![no_main]
 //! Any sequence of frames through dissection and the analyzer: no panic, every frame counted, the
-//! report built. Input: a rule selector byte, then records `| len (2, LE) | dt (1, signed: time may
+//! report built, and the same pairs, intervals and report whether the fast path takes the frames it
+//! can or every frame goes the general way. Input: a rule selector byte, then records `| len (2, LE) | dt (1, signed: time may
 //! go backwards) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
 //! `fuzz/seed_analyze.py` from a `wirestamp synth --pcap` capture.
 
@@ -25,20 +26,28 @@ fuzz_target!(|input: &[u8]| {
         interval_ns: 10_000,
         ..AnalyzeConfig::default()
     };
-    let mut a = Analyzer::new(cfg);
+    let mut fast = Analyzer::new(cfg.clone());
+    let mut general = Analyzer::new(AnalyzeConfig { fast_path: false, ..cfg });
     let (mut t, mut n) = (1_796_049_000_000_000_000i64, 0u64);
     while let [l0, l1, dt, tail @ ..] = rest {
         let len = usize::from(u16::from_le_bytes([*l0, *l1])).min(tail.len());
         let (data, next) = tail.split_at(len);
         t += i64::from(*dt as i8) * 100;
         let f = Frame::record(data, t, LinkType::Ethernet);
-        a.frame(n, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        let d = dissect(data, f.link);
+        if !fast.frame_fast(n, &f) {
+            fast.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
+        }
+        general.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
         n += 1;
         rest = next;
-        let _ = a.drain_pairs().count();
-        let _ = a.drain_intervals().count();
+        assert_eq!(fast.drain_pairs().collect::<Vec<_>>(), general.drain_pairs().collect::<Vec<_>>(), "frame {n}");
+        let intervals = |a: &mut Analyzer| a.drain_intervals().map(|i| format!("{i:?}")).collect::<Vec<_>>();
+        assert_eq!(intervals(&mut fast), intervals(&mut general), "frame {n}");
     }
-    a.finish();
-    let r = a.report();
+    fast.finish();
+    general.finish();
+    let r = fast.report();
     assert_eq!(r.counters.frames, n);
+    assert_eq!(format!("{r:?}"), format!("{:?}", general.report()));
 });

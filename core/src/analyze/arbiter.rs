@@ -51,7 +51,7 @@ struct Slot {
 const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0, seen: false };
 
 impl Slot {
-    /// The first copy of its tick (written field by field: see [`Arbiter::observe_in`]).
+    /// The first copy of its tick (written field by field: see [`Ring::observe`]).
     #[inline(always)]
     fn set(&mut self, time_ns: i64, feed: u16, locate: u16) {
         self.time_ns = time_ns;
@@ -163,7 +163,7 @@ impl Arbiter {
 
     /// Starts a packet of `session` whose first message is `seq`, captured at `time_ns`: forgets the
     /// ticks older than the window (so every copy in the packet is judged against the same window)
-    /// and returns the session for [`Arbiter::observe_in`].
+    /// and returns the session for [`Arbiter::ring`].
     #[inline(always)]
     pub fn packet(&mut self, session: Session, seq: u64, time_ns: i64) -> SessionRef {
         let i = match self.sessions.get(self.last) {
@@ -199,67 +199,19 @@ impl Arbiter {
         }
     }
 
-    /// Records a copy of `seq` of the packet's session, seen at `time_ns` on `feed`.
-    #[inline(always)]
-    pub fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
-        let s = &mut self.sessions[session.0].1;
-        let Some(idx) = seq.checked_sub(s.base) else {
-            self.stale += 1;
-            return Arrival::Stale;
-        };
-        let idx = idx as usize;
-        // The common cases: the next sequence on the first feed (append), a copy of a known one. The
-        // slot is written field by field: a `Slot` value built first went through the stack, and its
-        // 16-byte reload could not be forwarded from the narrower stores (a stall per message).
-        if idx < s.len {
-            let slot = s.at_mut(idx);
-            if !slot.seen {
-                slot.set(time_ns, feed, locate);
-                Arrival::First
-            } else if time_ns < slot.time_ns {
-                // Captures from several taps are merged by time, so this only happens with clock skew
-                // between inputs: the earlier copy still wins.
-                let first_feed = slot.feed;
-                let delay_ns = slot.time_ns - time_ns;
-                slot.set(time_ns, feed, locate);
-                Arrival::Later { delay_ns: -delay_ns, first_feed }
-            } else {
-                Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
-            }
-        } else if idx == s.len && s.len < s.slots.len() && s.len < self.max_slots {
-            s.len += 1;
-            s.at_mut(idx).set(time_ns, feed, locate);
-            Arrival::First
-        } else {
-            self.extend(session, idx, Slot { time_ns, feed, locate, seen: true });
-            Arrival::First
-        }
+    /// Records a copy of `seq` of the packet's session, seen at `time_ns` on `feed` (one copy:
+    /// [`Arbiter::ring`] serves a packet's).
+    #[cfg(test)]
+    fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+        self.ring(session).observe(seq, feed, locate, time_ns)
     }
 
-    /// A sequence at `idx` past the ring's end: grow it (the sequences jumped over marked missing),
-    /// forget the oldest beyond `max_slots`, or restart the ring at a jump too far to index (a new
-    /// day, garbage).
-    #[cold]
-    fn extend(&mut self, session: SessionRef, mut idx: usize, new: Slot) {
-        let max = self.max_slots;
-        let s = &mut self.sessions[session.0].1;
-        if idx >= max + s.len {
-            s.clear(s.base + idx as u64);
-            idx = 0;
-            self.resets += 1;
-        }
-        // Keep at most `max` slots: the oldest go first.
-        while idx + 1 > max {
-            s.pop_front();
-            idx -= 1;
-        }
-        s.reserve(idx + 1, max);
-        // The sequences jumped over are missing as of this copy's time.
-        for i in s.len..idx {
-            *s.at_mut(i) = Slot::missing(new.time_ns);
-        }
-        s.len = idx + 1;
-        *s.at_mut(idx) = new;
+    /// The ring of a session looked up by [`Arbiter::packet`], for the copies of one packet (a caller
+    /// with many saves looking the session up again for each).
+    #[inline(always)]
+    pub fn ring(&mut self, session: SessionRef) -> Ring<'_> {
+        let Arbiter { sessions, max_slots, stale, resets, .. } = self;
+        Ring { s: &mut sessions[session.0].1, max_slots: *max_slots, stale, resets }
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed` (a packet of one message).
@@ -298,6 +250,80 @@ impl Arbiter {
             }
         }
         if n > 1 { Err(n) } else { Ok(found) }
+    }
+}
+
+/// One session's ring, for the copies of one packet ([`Arbiter::ring`]).
+#[derive(Debug)]
+pub struct Ring<'a> {
+    s: &'a mut SessionTicks,
+    max_slots: usize,
+    stale: &'a mut u64,
+    resets: &'a mut u64,
+}
+
+impl Ring<'_> {
+    /// Records a copy of `seq`, seen at `time_ns` on `feed`.
+    #[inline(always)]
+    pub fn observe(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+        let s = &mut *self.s;
+        let Some(idx) = seq.checked_sub(s.base) else {
+            *self.stale += 1;
+            return Arrival::Stale;
+        };
+        let idx = idx as usize;
+        // The common cases: the next sequence on the first feed (append), a copy of a known one. The
+        // slot is written field by field: a `Slot` value built first went through the stack, and its
+        // 16-byte reload could not be forwarded from the narrower stores (a stall per message).
+        if idx < s.len {
+            let slot = s.at_mut(idx);
+            if !slot.seen {
+                slot.set(time_ns, feed, locate);
+                Arrival::First
+            } else if time_ns < slot.time_ns {
+                // Captures from several taps are merged by time, so this only happens with clock skew
+                // between inputs: the earlier copy still wins.
+                let first_feed = slot.feed;
+                let delay_ns = slot.time_ns - time_ns;
+                slot.set(time_ns, feed, locate);
+                Arrival::Later { delay_ns: -delay_ns, first_feed }
+            } else {
+                Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
+            }
+        } else if idx == s.len && s.len < s.slots.len() && s.len < self.max_slots {
+            s.len += 1;
+            s.at_mut(idx).set(time_ns, feed, locate);
+            Arrival::First
+        } else {
+            self.extend(idx, Slot { time_ns, feed, locate, seen: true });
+            Arrival::First
+        }
+    }
+
+    /// A sequence at `idx` past the ring's end: grow it (the sequences jumped over marked missing),
+    /// forget the oldest beyond `max_slots`, or restart the ring at a jump too far to index (a new
+    /// day, garbage).
+    #[cold]
+    fn extend(&mut self, mut idx: usize, new: Slot) {
+        let max = self.max_slots;
+        let s = &mut *self.s;
+        if idx >= max + s.len {
+            s.clear(s.base + idx as u64);
+            idx = 0;
+            *self.resets += 1;
+        }
+        // Keep at most `max` slots: the oldest go first.
+        while idx + 1 > max {
+            s.pop_front();
+            idx -= 1;
+        }
+        s.reserve(idx + 1, max);
+        // The sequences jumped over are missing as of this copy's time.
+        for i in s.len..idx {
+            *s.at_mut(i) = Slot::missing(new.time_ns);
+        }
+        s.len = idx + 1;
+        *s.at_mut(idx) = new;
     }
 }
 

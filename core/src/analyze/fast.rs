@@ -13,7 +13,6 @@
 use super::arbiter::SessionRef;
 use super::{Analyzer, Copies, MatchRule};
 use crate::frame::{Frame, LinkType};
-use crate::proto::market::MoldItchDecoder;
 use crate::proto::moldudp64::Session;
 use crate::wire::ethernet::ethertype;
 use std::net::{IpAddr, Ipv4Addr};
@@ -64,10 +63,10 @@ pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
 
 impl Analyzer {
     /// Takes frame `index` through the fast path if it is a market-data frame of a feed already
-    /// known, in the common shape: [`plain_udp`] carrying a MoldUDP64 packet that
-    /// [`MoldItchDecoder::is_plain`] accepts, continuing its feed's session at the next sequence the
-    /// feed expects. Returns whether it did; when not, nothing changed and
-    /// the frame goes through the general path ([`Analyzer::frame`], after dissection and the
+    /// known, in the common shape: `plain_udp` carrying a MoldUDP64 packet that
+    /// [`crate::proto::market::MoldItchDecoder::is_plain`] accepts, continuing its feed's session
+    /// at the next sequence the feed expects. Returns whether it did; when not, nothing changed
+    /// and the frame goes through the general path ([`Analyzer::frame`], after dissection and the
     /// trailer check).
     ///
     /// The caller vouches that the trailer check would find nothing in such a frame
@@ -83,7 +82,7 @@ impl Analyzer {
         let Some((session, stream, arb)) = self.feeds[fi].lane else { return false };
         let Some(h) = u.payload.first_chunk::<20>() else { return false };
         let sequence = u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8]));
-        if h[..10] != session.0 || !self.seq.expects(stream, sequence) || !MoldItchDecoder::is_plain(u.payload) {
+        if h[..10] != session.0 || !self.seq.expects(stream, sequence) || !self.feeds[fi].decoder.is_plain(u.payload) {
             return false;
         }
         // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
@@ -123,7 +122,6 @@ impl Analyzer {
         while let Some(m) = decoder.plain_next(&mut w, track_symbols) {
             copies.message(m);
         }
-        copies.end();
         let count = u16::from_be_bytes([payload[18], payload[19]]);
         self.seq.in_order(stream, count);
         self.feeds[fi].add_seq_range(sequence, count);

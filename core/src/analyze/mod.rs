@@ -22,7 +22,7 @@ use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
-use arbiter::{Arbiter, Arrival, SessionRef};
+use arbiter::{Arbiter, Arrival, Ring, SessionRef};
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -168,18 +168,17 @@ const S2W: usize = 5;
 /// Dimensions are slots addressed by index, their names built once per feed, connection or symbol.
 /// A sample with several dimensions (tick_to_trade, order_to_ack: rare) is recorded into each slot
 /// and into the analyzer's open interval. A sample with one dimension (exchange_to_capture,
-/// feed_ab_delay: one per market-data message) is recorded once, into its slot's open-interval
-/// histogram; at the interval's close those are added to the interval and to the slot. The total
-/// is the sum of the closed intervals, added at each close. Histogram sums are exact, so every
-/// figure equals recording each sample everywhere, for two to three fewer records per sample.
+/// feed_ab_delay: one per market-data message) is recorded once, into its feed's open-interval
+/// [`Tally`] (`FeedState::open`); at the interval's close those are added to the interval and to
+/// the slot. The total is the sum of the closed intervals, added at each close. Histogram sums are
+/// exact, so every figure equals recording each sample everywhere, for two to three fewer records
+/// per sample.
 #[derive(Debug, Clone, Default)]
 pub struct Metric {
     /// Samples of the closed intervals (the open one is added by [`Metric::total`]).
     closed: Latency,
     /// Per dimension (`feed:A`, `session:...`, `symbol:AAPL`), in order of first sample.
     slots: Vec<(String, Latency)>,
-    /// Per slot, its single-dimension samples of the open interval (allocated on first use).
-    open: Vec<Option<Box<Tally>>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -190,7 +189,6 @@ impl Metric {
             return i;
         }
         self.slots.push((name.clone(), Latency::new()));
-        self.open.push(None);
         self.by_name.insert(name, self.slots.len() - 1);
         self.slots.len() - 1
     }
@@ -201,40 +199,23 @@ impl Metric {
         self.slots[slot].1.record(ns);
     }
 
-    /// Moves the single-dimension samples of the open interval into `interval` and their slots.
-    fn fold_open(&mut self, interval: &mut Latency) {
-        for (o, (_, l)) in self.open.iter_mut().zip(self.slots.iter_mut()) {
-            if let Some(o) = o.as_mut().filter(|o| o.count() > 0) {
-                interval.add_tally(o);
-                l.absorb(o);
-            }
-        }
-    }
-
-    /// All samples: the closed intervals plus `open`, the interval in progress.
-    pub fn total(&self, open: &Latency) -> Latency {
+    /// All samples: the closed intervals, `open` (the interval in progress) and `tallies`, its
+    /// single-dimension samples by slot.
+    pub fn total(&self, open: &Latency, tallies: &[(usize, &Tally)]) -> Latency {
         let mut t = self.closed.clone();
         t.merge(open);
-        for o in self.open.iter().flatten() {
+        for (_, o) in tallies {
             t.add_tally(o);
         }
         t
     }
 
-    /// Per-dimension histograms, sorted by name.
-    pub fn dims(&self) -> Vec<(String, Latency)> {
-        let mut v: Vec<(String, Latency)> = self
-            .slots
-            .iter()
-            .zip(&self.open)
-            .map(|((n, l), o)| {
-                let mut l = l.clone();
-                if let Some(o) = o {
-                    l.add_tally(o);
-                }
-                (n.clone(), l)
-            })
-            .collect();
+    /// Per-dimension histograms (with the open interval's `tallies`), sorted by name.
+    pub fn dims(&self, tallies: &[(usize, &Tally)]) -> Vec<(String, Latency)> {
+        let mut v: Vec<(String, Latency)> = self.slots.clone();
+        for (slot, o) in tallies {
+            v[*slot].1.add_tally(o);
+        }
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         v
     }
@@ -259,6 +240,9 @@ struct FeedState {
     detected: bool,
     /// Dimension slots of this feed in exchange_to_capture, feed_ab_delay and tick_to_trade.
     slots: [Option<usize>; 3],
+    /// The open interval's samples in the first two slots (exchange_to_capture, feed_ab_delay),
+    /// allocated on first use: a message records straight into its feed's.
+    open: [Option<Box<Tally>>; 2],
     decoder: MoldItchDecoder,
     frames: u64,
     bad_packets: u64,
@@ -448,26 +432,20 @@ impl EasternClock {
 
 /// The copies of one market-data packet as both paths ([`Analyzer::frame`] and the fast path,
 /// [`fast`]) arbitrate and record them: one place for what a message does.
-///
-/// The feed's two open-interval tallies (exchange_to_capture of first copies, feed_ab_delay of later
-/// ones) are taken out of their metrics for the packet ([`Copies::new`]) and put back by
-/// [`Copies::end`]: a message records straight into them, without finding them again.
 struct Copies<'a> {
-    arbiter: &'a mut Arbiter,
+    /// The packet's session in the arbiter, and its ring.
     arb: SessionRef,
+    ring: Ring<'a>,
     feed: u16,
     spec: &'a FeedSpec,
-    /// The feed's dimension slots ([`FeedState::slots`]).
+    /// The feed's dimension slots and open tallies ([`FeedState::slots`], [`FeedState::open`]).
     slots: &'a mut [Option<usize>; 3],
+    open: &'a mut [Option<Box<Tally>>; 2],
     t: i64,
     session: Session,
     /// The capture time on the Eastern local time line ([`EasternClock::local`]).
     capture_local: i64,
     metrics: &'a mut [Metric; METRICS.len()],
-    /// The open tallies of the feed's slots in exchange_to_capture and feed_ab_delay (`None`: no
-    /// sample yet in this interval's slot, or no slot yet).
-    e2c: Option<Box<Tally>>,
-    ab: Option<Box<Tally>>,
     counters: &'a mut Counters,
     last_by_symbol: &'a mut FxHashMap<Symbol, SymHistory>,
     track_symbols: bool,
@@ -486,9 +464,7 @@ impl<'a> Copies<'a> {
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
         let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = a;
-        let FeedState { spec, slots, decoder, .. } = &mut feeds[fi];
-        let e2c = slots[0].and_then(|s| metrics[E2C].open[s].take());
-        let ab = slots[1].and_then(|s| metrics[AB].open[s].take());
+        let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let arb = match arb {
             Ok(r) => {
                 arbiter.packet_at(r, t);
@@ -498,16 +474,15 @@ impl<'a> Copies<'a> {
         };
         let copies = Copies {
             arb,
-            arbiter,
+            ring: arbiter.ring(arb),
             feed: fi as u16,
             spec,
             slots,
+            open,
             t,
             session,
             capture_local: eastern.local(t),
             metrics,
-            e2c,
-            ab,
             counters,
             last_by_symbol,
             track_symbols,
@@ -519,7 +494,7 @@ impl<'a> Copies<'a> {
     #[inline(always)]
     fn message(&mut self, m: MessageKey) {
         let t = self.t;
-        match self.arbiter.observe_in(self.arb, m.seq, self.feed, m.stock_locate, t) {
+        match self.ring.observe(m.seq, self.feed, m.stock_locate, t) {
             Arrival::First => {
                 self.counters.ticks += 1;
                 if self.track_symbols
@@ -529,43 +504,29 @@ impl<'a> Copies<'a> {
                 }
                 // Exchange (ITCH timestamp, Eastern time) to capture.
                 let delay = EasternClock::delay_from(self.capture_local, m.timestamp_ns);
-                match &mut self.e2c {
+                match &mut self.open[0] {
                     Some(tally) => tally.record(delay),
-                    None => self.first_sample(E2C, delay),
+                    None => self.first_sample(0, delay),
                 }
             }
             Arrival::Later { delay_ns, .. } => {
                 self.counters.tick_copies += 1;
-                match &mut self.ab {
+                match &mut self.open[1] {
                     Some(tally) => tally.record(delay_ns),
-                    None => self.first_sample(AB, delay_ns),
+                    None => self.first_sample(1, delay_ns),
                 }
             }
             Arrival::Stale => self.counters.stale_copies += 1,
         }
     }
 
-    /// The first sample of the interval in the feed's slot of `metric` (the slot made on first use).
+    /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1): its slot in the
+    /// metric is made on first use.
     #[cold]
-    fn first_sample(&mut self, metric: usize, ns: i64) {
-        let spec = self.spec;
-        let (slot, open) = match metric {
-            E2C => (&mut self.slots[0], &mut self.e2c),
-            _ => (&mut self.slots[1], &mut self.ab),
-        };
-        slot.get_or_insert_with(|| self.metrics[metric].slot(format!("feed:{spec}")));
-        open.insert(Box::default()).record(ns);
-    }
-
-    /// Ends the packet: the tallies go back to their metrics.
-    #[inline(always)]
-    fn end(self) {
-        if let (Some(s), Some(t)) = (self.slots[0], self.e2c) {
-            self.metrics[E2C].open[s] = Some(t);
-        }
-        if let (Some(s), Some(t)) = (self.slots[1], self.ab) {
-            self.metrics[AB].open[s] = Some(t);
-        }
+    fn first_sample(&mut self, k: usize, ns: i64) {
+        let (spec, metric) = (self.spec, [E2C, AB][k]);
+        self.slots[k].get_or_insert_with(|| self.metrics[metric].slot(format!("feed:{spec}")));
+        self.open[k].insert(Box::default()).record(ns);
     }
 }
 
@@ -690,6 +651,16 @@ impl Analyzer {
             let key = (tx::canonical(e.local.ip()), e.local.port(), tx::canonical(e.remote.ip()), e.remote.port());
             self.tx_writes.entry(key).or_default().add(&e);
         }
+    }
+
+    /// The open interval's single-dimension samples of `metric`, by slot (see [`Metric`]).
+    fn open_tallies(&self, metric: usize) -> Vec<(usize, &Tally)> {
+        let k = match metric {
+            E2C => 0,
+            AB => 1,
+            _ => return Vec::new(),
+        };
+        self.feeds.iter().filter_map(|f| Some((f.slots[k]?, f.open[k].as_deref()?))).collect()
     }
 
     /// Frames the fast path took ([`Analyzer::frame_fast`]), of [`Counters::frames`].
@@ -847,8 +818,18 @@ impl Analyzer {
     }
 
     fn close_interval(&mut self, start: i64) {
+        // The feeds' single-dimension samples go to the interval and to their slots.
+        for f in &mut self.feeds {
+            for (k, metric) in [E2C, AB].into_iter().enumerate() {
+                if let (Some(slot), Some(t)) = (f.slots[k], f.open[k].as_mut())
+                    && t.count() > 0
+                {
+                    self.interval[metric].add_tally(t);
+                    self.metrics[metric].slots[slot].1.absorb(t);
+                }
+            }
+        }
         for (i, l) in self.interval.iter_mut().enumerate() {
-            self.metrics[i].fold_open(l);
             if l.count() > 0 {
                 let latency = std::mem::take(l);
                 self.metrics[i].closed.merge(&latency);
@@ -944,7 +925,6 @@ impl Analyzer {
         }
         let info = decoder.end_keys(&w);
         let arb = copies.arb;
-        copies.end();
         self.seq.observe(fi as u16, info.session, info.sequence, info.count);
         self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
         self.feeds[fi].add_seq_range(info.sequence, info.count);
@@ -1207,6 +1187,7 @@ impl FeedState {
             spec,
             detected,
             slots: [None; 3],
+            open: [None, None],
             decoder: MoldItchDecoder::new(),
             frames: 0,
             bad_packets: 0,

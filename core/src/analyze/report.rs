@@ -3,7 +3,7 @@
 use super::orders::StreamCounters;
 use super::{Analyzer, Counters, METRICS, Metric};
 use crate::reasm::ReasmStats;
-use crate::stats::{Latency, STABLE_TAIL_SAMPLES, format_ns};
+use crate::stats::{Latency, STABLE_TAIL_SAMPLES, Tally, format_ns};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -66,9 +66,9 @@ impl MetricReport {
         }
     }
 
-    fn from_metric(name: &str, m: &Metric, open: &Latency) -> MetricReport {
-        let mut r = Self::from_latency(name.to_owned(), &m.total(open));
-        r.dims = m.dims().into_iter().map(|(d, l)| Self::from_latency(d, &l)).collect();
+    fn from_metric(name: &str, m: &Metric, open: &Latency, tallies: &[(usize, &Tally)]) -> MetricReport {
+        let mut r = Self::from_latency(name.to_owned(), &m.total(open, tallies));
+        r.dims = m.dims(tallies).into_iter().map(|(d, l)| Self::from_latency(d, &l)).collect();
         r
     }
 }
@@ -194,8 +194,9 @@ pub struct Report {
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
-    let metrics =
-        (0..METRICS.len()).map(|i| MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i])).collect();
+    let metrics = (0..METRICS.len())
+        .map(|i| MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i], &a.open_tallies(i)))
+        .collect();
     let feeds = a
         .feeds
         .iter()

@@ -138,7 +138,7 @@ pub struct PlainWalk<'a> {
 }
 
 /// Decodes MoldUDP64 packets carrying ITCH 5.0 and counts what went wrong.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct MoldItchDecoder {
     /// ITCH per-type, unknown and truncated counters.
     pub itch: ItchCounters,
@@ -152,6 +152,22 @@ pub struct MoldItchDecoder {
     pub malformed_blocks: u64,
     /// Packets with bytes left after their announced blocks.
     pub trailing_bytes: u64,
+    /// [`key_layouts`], kept at hand (the `OnceLock` behind it is tested on every access).
+    layouts: &'static [KeyLayout; 256],
+}
+
+impl Default for MoldItchDecoder {
+    fn default() -> Self {
+        MoldItchDecoder {
+            itch: ItchCounters::default(),
+            locates: LocateMap::default(),
+            packets: 0,
+            short_packets: 0,
+            malformed_blocks: 0,
+            trailing_bytes: 0,
+            layouts: key_layouts(),
+        }
+    }
 }
 
 impl MoldItchDecoder {
@@ -187,14 +203,14 @@ impl MoldItchDecoder {
     #[inline(always)]
     pub fn walk_keys<'a>(&mut self, udp_payload: &'a [u8]) -> Result<KeyWalk<'a>, ProtoError> {
         let p = self.open(udp_payload)?;
-        Ok(KeyWalk { session: p.session(), it: p.messages(), p, blocks: 0, layouts: key_layouts() })
+        Ok(KeyWalk { session: p.session(), it: p.messages(), p, blocks: 0, layouts: self.layouts })
     }
 
     /// The keys of the walk's next message of known type, `None` at the packet's end. With
     /// `with_symbol` false, `symbol` is only filled by the full decoder's path (a caller that does not
     /// read it saves the locate lookup).
     ///
-    /// The keys sit at fixed places ([`key_layouts`]), so the common message is read without the
+    /// The keys sit at fixed places (`key_layouts`), so the common message is read without the
     /// decoder's per-type dispatches (indirect branches that mispredict on a mixed feed: about 30 ns
     /// per message). Stock Directory, unknown types and short messages go through the full decoder.
     #[inline(always)]
@@ -229,18 +245,18 @@ impl MoldItchDecoder {
     }
 
     /// Whether `udp_payload` is a plain packet: a MoldUDP64 header announcing 1 to 0xFFFE messages,
-    /// then exactly that many blocks tiling the datagram, each of a laid-out type ([`key_layouts`])
-    /// at least its spec length. Such a packet is walked by [`MoldItchDecoder::plain_keys`] with the
+    /// then exactly that many blocks tiling the datagram, each of a laid-out type (`key_layouts`)
+    /// at least its spec length. Such a packet is walked by [`MoldItchDecoder::plain_walk`] with the
     /// effects of [`MoldItchDecoder::walk_keys`]; nothing is counted here (a caller that finds the
     /// packet otherwise takes the general walk).
     #[inline(always)]
-    pub fn is_plain(udp_payload: &[u8]) -> bool {
+    pub fn is_plain(&self, udp_payload: &[u8]) -> bool {
         let Some(h) = udp_payload.first_chunk::<{ super::moldudp64::HEADER_LEN }>() else { return false };
         let count = u16::from_be_bytes([h[18], h[19]]);
         if count == 0 || count == super::moldudp64::END_OF_SESSION {
             return false;
         }
-        let layouts = key_layouts();
+        let layouts = self.layouts;
         let mut pos = super::moldudp64::HEADER_LEN;
         for _ in 0..count {
             let Some(&[a, b, t]) = udp_payload.get(pos..).and_then(|r| r.first_chunk::<3>()) else { return false };
@@ -266,7 +282,7 @@ impl MoldItchDecoder {
         PlainWalk {
             rest: &udp_payload[super::moldudp64::HEADER_LEN.min(udp_payload.len())..],
             seq: u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8])),
-            layouts: key_layouts(),
+            layouts: self.layouts,
         }
     }
 
