@@ -93,8 +93,10 @@ impl Latency {
     /// Adds what `t` recorded.
     pub fn add_tally(&mut self, t: &Tally) {
         if t.n > 0 {
-            for (i, &c) in t.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
-                self.hist.saturating_record_n(bucket_value(i), u64::from(c));
+            let used = t.used();
+            let start = *used.start();
+            for (i, &c) in t.counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
+                self.hist.saturating_record_n(bucket_value(start + i), u64::from(c));
             }
             self.min = self.min.min(t.min);
             self.max = self.max.max(t.max);
@@ -227,7 +229,8 @@ impl Tally {
     /// Forgets every value.
     pub fn clear(&mut self) {
         if self.n > 0 {
-            self.counts.iter_mut().for_each(|c| *c = 0);
+            let used = self.used();
+            self.counts[used].iter_mut().for_each(|c| *c = 0);
         }
         if self.spill.count() > 0 {
             self.spill.reset();
@@ -238,6 +241,12 @@ impl Tally {
     /// Values recorded since the last [`Latency::absorb`].
     pub fn count(&self) -> u64 {
         self.n + self.spill.count()
+    }
+
+    /// The buckets that may hold counts: those of `min..=max` (an interval's values span a few of
+    /// the 33 K, and the close visits only them). Call only when `n > 0`.
+    fn used(&self) -> std::ops::RangeInclusive<usize> {
+        bucket_index((self.min as u64).max(1))..=bucket_index(self.max as u64)
     }
 }
 
@@ -301,6 +310,24 @@ mod tests {
     /// the histogram's every bucket, the side figures and the summary. Values span every bucket
     /// boundary kind: 0, the unit-resolution range, each power of two, the saturation limit and beyond,
     /// and negatives.
+    #[test]
+    fn a_tally_clears_every_bucket_it_used() {
+        // Absorbing visits and clears only the buckets of min..=max: each interval must start empty,
+        // whatever the ranges of the intervals before it.
+        let intervals: [&[i64]; 3] =
+            [&[0, 1, 1_000, 1_100, 2_047, 2_048, 40_000], &[1_000_000, 1_000_001, 5_000_000], &[0, 7, 2_048, 1 << 40]];
+        let mut t = Tally::default();
+        for values in intervals {
+            values.iter().for_each(|v| t.record(*v));
+            let mut l = Latency::new();
+            l.absorb(&mut t);
+            let mut direct = Latency::new();
+            values.iter().for_each(|v| direct.record(*v));
+            assert!(l.histogram() == direct.histogram(), "only this interval's values: {values:?}");
+            assert_eq!(l.count(), values.len() as u64);
+        }
+    }
+
     #[test]
     fn tally_equals_recording_into_the_histogram() {
         let mut values: Vec<i64> = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, -1, -5_000];
