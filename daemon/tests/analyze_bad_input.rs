@@ -148,3 +148,39 @@ fn sequences_at_the_top_of_the_range_do_not_overflow() {
     assert_eq!(r["counters"]["frames"], 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_sequence_jump_past_the_tick_index_is_counted_and_its_ticks_are_new() {
+    let dir = tmpdir("seqjump");
+    let path = dir.join("jump.pcap");
+    let msgs = vec![aapl_add(); 2];
+    // Feed A: sequences 1-2, then 5,000,001-5,000,002 (beyond the index's 4,194,304 sequences per
+    // session), then 3-4 (now behind the restarted index); feed B repeats the jump's packet.
+    let a = |seq| udp([233, 54, 12, 111], 26477, &mold_packet(b"JUMPSESS01", seq, &msgs));
+    let b = |seq| udp([233, 54, 12, 112], 26478, &mold_packet(b"JUMPSESS01", seq, &msgs));
+    let frames = vec![(T0, a(1)), (T0 + 1_000, a(5_000_001)), (T0 + 2_000, b(5_000_001)), (T0 + 3_000, a(3))];
+    write_pcap(&path, &frames);
+    let json = |fast: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirestamp"));
+        cmd.args(["analyze", "-q", "--json"]).arg(&path);
+        if !fast {
+            cmd.arg("--no-fast-path");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let r = json(true);
+    let c = &r["counters"];
+    // Ticks: 1, 2, the jump's two (first on A), and 3 and 4, which fall behind the restarted index:
+    // stale, not ticks. B's copies of the jump arbitrate against A's.
+    assert_eq!(
+        (c["tick_index_resets"].as_u64(), c["ticks"].as_u64(), c["tick_copies"].as_u64(), c["stale_copies"].as_u64()),
+        (Some(1), Some(4), Some(2), Some(2))
+    );
+    assert_eq!(r, json(false), "both paths");
+    let text = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q"]).arg(&path).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("sequence jumps past the tick index (restarted there): 1;"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

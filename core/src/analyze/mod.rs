@@ -304,6 +304,9 @@ pub struct Counters {
     pub tick_copies: u64,
     /// Copies too late to arbitrate.
     pub stale_copies: u64,
+    /// Sequence jumps too far ahead to index (more than the tick index holds): the session's index
+    /// restarted there, so the ticks before the jump can no longer be arbitrated or matched.
+    pub tick_index_resets: u64,
     /// Order actions sent (Enter/Replace/Cancel/Modify).
     pub orders: u64,
     /// Orders matched to a tick.
@@ -771,6 +774,7 @@ impl Analyzer {
     /// The counters, the pending run of timestamp sources included.
     fn counters(&self) -> Counters {
         let mut c = self.counters.clone();
+        c.tick_index_resets = self.arbiter.resets;
         if self.ts_run.1 > 0 {
             *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }

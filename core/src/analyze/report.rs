@@ -339,9 +339,14 @@ impl Report {
             "\nmatching ({}): {} orders, {} matched, {} unmatched ({} without a readable token, {} whose trigger came after them), {} ambiguous",
             self.matching, c.orders, c.matched, c.unmatched_orders, c.no_token, c.trigger_after_order, c.ambiguous
         );
+        // Index restarts are rare (a sequence jump past the index's bound): named only when they happened.
+        let resets = match c.tick_index_resets {
+            0 => String::new(),
+            n => format!(", sequence jumps past the tick index (restarted there): {n}"),
+        };
         let _ = writeln!(
             o,
-            "ticks: {} (first copies), {} later copies, {} too late to arbitrate; responses: {} paired, {} orders unacknowledged, {} responses unmatched",
+            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged, {} responses unmatched",
             c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
         );
         for f in &self.feeds {
