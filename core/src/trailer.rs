@@ -317,8 +317,9 @@ impl TrailerDecoder {
     }
 
     /// Whether [`TrailerDecoder::decode`] finds nothing, and counts only `no_trailer`, in any frame
-    /// whose IP datagram (not a keyframe's protocol, no tap header) fills it exactly: in auto mode
-    /// while no counter device is known, and when off. Such a frame may skip the decoder and be
+    /// captured whole whose IP datagram (not a keyframe's protocol, no tap header) ends fewer than
+    /// [`MIN_APPENDED`] bytes before the frame's end: in auto mode while no counter device is known,
+    /// and when off. Such a frame may skip the decoder and be
     /// counted by [`TrailerDecoder::count_plain`] (the analyzer's fast path).
     #[inline(always)]
     pub fn takes_plain(&self) -> bool {
@@ -579,8 +580,9 @@ impl Bounds {
     }
 }
 
-/// Fewest bytes an appended trailer found by search (Metamako, HPT) occupies after the packet.
-const MIN_APPENDED: usize = 16;
+/// Fewest bytes an appended trailer found by search (Metamako, HPT) occupies after the packet: a
+/// frame whose IP datagram ends closer to its end holds no trailer, only padding or an FCS.
+pub const MIN_APPENDED: usize = 16;
 const _: () = assert!(MIN_APPENDED <= hpt::LEN && MIN_APPENDED <= 12 + 4);
 
 /// Earliest trailer time accepted, 2000-01-01T00:00:00Z. Wireshark only asks for more than 3600 s; a

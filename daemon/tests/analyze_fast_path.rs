@@ -232,3 +232,28 @@ fn real_captures_give_the_same_results_on_both_paths() {
     both_paths(&dir, &itch, &[&["--by", "symbol"]]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn bytes_after_the_datagram_take_the_fast_path_only_where_no_trailer_fits() {
+    let dir = tmpdir("fastpath-tails");
+    let cfg =
+        SynthConfig { seed: 41, packets: 5_000, order_prob: 0.1, container: Container::Pcap, ..SynthConfig::default() };
+    let clean = frames_of(&synth_to(&dir, "clean.pcap", cfg));
+    // 4 bytes after every frame (an FCS) and 15 (the most that cannot hold a tap trailer): the
+    // trailer check finds nothing, and every plain market-data frame still takes the fast path.
+    // 16 bytes may be a trailer: the general path looks, and takes every frame.
+    for (tail, all_plain) in [(4, true), (15, true), (16, false)] {
+        let frames: Frames = clean.iter().map(|(t, f)| (*t, [f.as_slice(), &vec![0xa5; tail]].concat())).collect();
+        let cap = dir.join(format!("tail{tail}.pcap"));
+        write_pcap(&cap, &frames);
+        for run in both_paths(&dir, &[cap], RULES) {
+            let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
+            if all_plain {
+                assert!((feed_frames - not_plain..=feed_frames).contains(&run.fast), "tail {tail}: {}", run.fast);
+            } else {
+                assert_eq!(run.fast, 0, "tail {tail}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -14,6 +14,7 @@ use super::arbiter::SessionRef;
 use super::{Analyzer, Copies, MatchRule};
 use crate::frame::{Frame, LinkType};
 use crate::proto::moldudp64::Session;
+use crate::trailer::MIN_APPENDED;
 use crate::wire::ethernet::ethertype;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -25,10 +26,11 @@ pub(super) struct PlainUdp<'a> {
     pub payload: &'a [u8],
 }
 
-/// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP; the datagram ends
-/// exactly where the captured frame ends (no padding, no tap trailer, no FCS), the UDP length fills
-/// it, and the frame was captured whole. Dissection finds no anomaly in such a frame, and the
-/// trailer check finds nothing in it (`TrailerDecoder::takes_plain`). `None` otherwise.
+/// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP whose length fills
+/// the datagram; the datagram ends fewer than [`MIN_APPENDED`] bytes before the frame's end (Ethernet
+/// padding or an FCS may follow, no tap trailer fits), and the frame was captured whole. Dissection
+/// finds no anomaly in such a frame, and the trailer check finds nothing in it
+/// (`TrailerDecoder::takes_plain`). `None` otherwise.
 #[inline(always)]
 pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     if wire_len as usize != data.len() {
@@ -46,10 +48,11 @@ pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     // Neither more fragments nor an offset.
     let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff;
     let udp_len = usize::from(u16::from_be_bytes([ip[24], ip[25]]));
+    let after = data.len().wrapping_sub(l3 + total_len);
     let plain = ip[0] == 0x45
         && frag == 0
         && ip[9] == crate::dissect::ipproto::UDP
-        && l3 + total_len == data.len()
+        && after < MIN_APPENDED
         && udp_len + 20 == total_len;
     if !plain {
         return None;
@@ -57,7 +60,7 @@ pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     Some(PlainUdp {
         dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
         dport: u16::from_be_bytes([ip[22], ip[23]]),
-        payload: data.get(l3 + 28..)?,
+        payload: data.get(l3 + 28..l3 + total_len)?,
     })
 }
 
@@ -165,19 +168,24 @@ mod tests {
             g[at] = v;
             g
         };
-        // Cut short by the capture, and padded or trailed (a byte more than the datagram).
+        // Cut short by the capture.
         assert_eq!(plain_udp(&f, n + 4), None);
+        // Padded, or followed by an FCS: up to 15 bytes after the datagram hold no trailer.
         let mut padded = f.clone();
+        padded.extend([0; 15]);
+        let u = plain_udp(&padded, n + 15).expect("padding is plain");
+        assert_eq!((u.dport, u.payload), (26477, &b"hello"[..]));
+        // 16 bytes may be a tap trailer: the general path looks.
         padded.push(0);
-        assert_eq!(plain_udp(&padded, n + 1), None);
+        assert_eq!(plain_udp(&padded, n + 16), None);
         // IPv6 ethertype; IP options; a first fragment (MF); a later fragment; TCP; IP length one
-        // short; UDP length one short.
+        // byte more than the frame; UDP length one short of the datagram.
         assert_eq!(plain_udp(&with(12, 0x86), n), None);
         assert_eq!(plain_udp(&with(14, 0x46), n), None);
         assert_eq!(plain_udp(&with(20, 0x20), n), None);
         assert_eq!(plain_udp(&with(21, 0x01), n), None);
         assert_eq!(plain_udp(&with(23, 6), n), None);
-        assert_eq!(plain_udp(&with(17, f[17] - 1), n), None);
+        assert_eq!(plain_udp(&with(17, f[17] + 1), n), None);
         assert_eq!(plain_udp(&with(39, f[39] - 1), n), None);
         // A QinQ outer tag is not the common shape (one 802.1Q tag at most).
         let mut q = frame(true, b"hello");
