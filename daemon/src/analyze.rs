@@ -185,11 +185,10 @@ pub fn process_with_tx(
         let step = pipe.next_fast_or(
             &mut (&mut *analyzer, &mut *tx, &mut no_time),
             |(analyzer, tx, _), f| {
-                if !f.has_ts() {
-                    return None;
-                }
-                tx.feed_until(analyzer, f.ts_ns.saturating_add(TX_LEAD_NS));
-                analyzer.frame_fast(index, f).then_some(())
+                // TX events up to the frame's time first, once the frame is known to be taken: a
+                // frame left to the general path may be timed by a tap's stamp instead.
+                let feed_tx = |a: &mut Analyzer| tx.feed_until(a, f.ts_ns.saturating_add(TX_LEAD_NS));
+                analyzer.frame_fast(index, f, feed_tx).then_some(())
             },
             |(analyzer, tx, no_time), s| match s.best_time() {
                 Some(t) => {

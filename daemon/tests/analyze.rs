@@ -320,3 +320,34 @@ fn losses_the_capture_records_are_reported() {
     assert_eq!(report["counters"]["capture_drops"], 0);
     assert!(!String::from_utf8_lossy(&out.stderr).contains("lost while capturing"));
 }
+
+#[test]
+fn an_order_times_out_even_when_frames_come_out_of_time_order() {
+    use support::{T0, accepted, exchange_tcp, order, tcp, write_pcap};
+    let dir = tmpdir("acktimeout");
+    let cap = dir.join("t.pcap");
+    let ms = 1_000_000;
+    // Order 1 at 100 ms, then order 2 recorded earlier, at 50 ms (merged taps, say). Order 1 is
+    // answered at 10 s (9.9 s later); order 3 at 10.01 s; order 2's answer comes at 10.06 s, past
+    // its 10 s timeout (at 10.05 s): order 2 is unacknowledged and its answer unmatched. Order 3
+    // is still waiting at the end: unacknowledged too.
+    let frames = vec![
+        (T0 + 100 * ms, tcp(1, &order(1))),
+        (T0 + 50 * ms, tcp(51, &order(2))),
+        (T0 + 10_000 * ms, exchange_tcp(1, &accepted(1))),
+        (T0 + 10_010 * ms, tcp(101, &order(3))),
+        (T0 + 10_060 * ms, exchange_tcp(1 + accepted(1).len() as u32, &accepted(2))),
+    ];
+    write_pcap(&cap, &frames);
+    let r: Value =
+        serde_json::from_str(&ok(&["analyze", "-q", "--json", "--orders", "tcp:10.1.0.1:8003", cap.to_str().unwrap()]))
+            .unwrap();
+    let c = &r["counters"];
+    assert_eq!(
+        (c["orders"].as_u64(), c["acked"].as_u64(), c["unacked"].as_u64(), c["unmatched_responses"].as_u64()),
+        (Some(3), Some(1), Some(2), Some(1)),
+        "{c}"
+    );
+    assert_eq!(metric(&r, "order_to_ack")["max_ns"], 9_900 * ms);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

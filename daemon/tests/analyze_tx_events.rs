@@ -137,3 +137,47 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
     assert!(!out.status.success() && err.contains("tx2.csv line 2: local `nowhere` is not ADDR:PORT"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_frame_timed_by_its_tap_header_sees_only_the_tx_events_up_to_that_time() {
+    let dir = tmpdir("txtap");
+    let pcap = dir.join("t.pcap");
+    // One order, recorded at T0 + 10 us, carrying an Arista 0xD28B header (64-bit UTC) that stamps it
+    // 2 s earlier: its time is the tap's. Its write's SND, at T0 + 9 us, lies 2 s after that, beyond
+    // the 1 s that TX events are fed ahead of frames: not joined (clocks this far apart are not one
+    // timescale). The frame must not be fed up to its record time first.
+    let plain = tcp(S0, &order(1));
+    let tap_ns = T0 + 10_000 - 2_000_000_000;
+    let mut header = vec![0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10];
+    header.extend(((tap_ns / 1_000_000_000) as u32).to_be_bytes());
+    header.extend(((tap_ns % 1_000_000_000) as u32).to_be_bytes());
+    let stamped = [&plain[..12], &header, &plain[12..]].concat();
+    write_pcap(&pcap, &[(T0 + 10_000, stamped)]);
+    let csv = format!(
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{},snd_sw,{CLIENT},{EXCHANGE},{},{},,\n",
+        T0 + 9_000,
+        S0,
+        S0.wrapping_add(49)
+    );
+    let tx = dir.join("tx.csv");
+    std::fs::write(&tx, csv).unwrap();
+    let out = run(&[
+        "analyze",
+        "-q",
+        "--json",
+        "--orders",
+        "tcp:10.1.0.1:8003",
+        "--tx-events",
+        tx.to_str().unwrap(),
+        pcap.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &r["counters"];
+    assert_eq!(c["ts_sources"]["arista7280"], 1, "timed by the tap header: {c}");
+    assert_eq!(
+        (c["orders"].as_u64(), c["orders_with_snd"].as_u64(), c["orders_without_snd"].as_u64()),
+        (Some(1), Some(0), Some(1))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -35,7 +35,7 @@ fuzz_target!(|input: &[u8]| {
         t += i64::from(*dt as i8) * 100;
         let f = Frame::record(data, t, LinkType::Ethernet);
         let d = dissect(data, f.link);
-        if !fast.frame_fast(n, &f) {
+        if !fast.frame_fast(n, &f, |_| {}) {
             fast.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
         }
         general.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());

@@ -6,9 +6,9 @@
 //! instructions on what they do not need: a whole `Dissection`, `IpAddr`s, the trailer check, the
 //! message walk's error bookkeeping. The analysis is bound by instructions (it retires about four
 //! per cycle), so fewer of them is what makes it faster. The path tests every condition first and
-//! changes nothing when one fails: the caller then takes the general path. The test
-//! `fast_path_equals_the_general_path` compares whole reports of both over generated, mutated and
-//! real captures.
+//! changes nothing when one fails: the caller then takes the general path.
+//! `daemon/tests/analyze_fast_path.rs` compares the reports, pairs and interval logs of both over
+//! generated, damaged and real captures, and the `analyze` fuzz target compares them on any frames.
 
 use super::arbiter::SessionRef;
 use super::{Analyzer, Copies, MatchRule};
@@ -29,8 +29,8 @@ pub(super) struct PlainUdp<'a> {
 /// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP whose length fills
 /// the datagram; the datagram ends fewer than [`MIN_APPENDED`] bytes before the frame's end (Ethernet
 /// padding or an FCS may follow, no tap trailer fits), and the frame was captured whole. Dissection
-/// finds no anomaly in such a frame, and the trailer check finds nothing in it
-/// (`TrailerDecoder::takes_plain`). `None` otherwise.
+/// finds no anomaly in such a frame, and the trailer check finds nothing in it whenever
+/// `TrailerDecoder::takes_plain` holds. `None` otherwise.
 #[inline(always)]
 pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     if wire_len as usize != data.len() {
@@ -69,13 +69,18 @@ impl Analyzer {
     /// known, in the common shape: `plain_udp` carrying a MoldUDP64 packet that
     /// [`crate::proto::market::MoldItchDecoder::is_plain`] accepts, continuing its feed's session
     /// at the next sequence the feed expects. Returns whether it did; when not, nothing changed
-    /// and the frame goes through the general path ([`Analyzer::frame`], after dissection and the
-    /// trailer check).
+    /// (but a cache of feed lookups) and the frame goes through the general path
+    /// ([`Analyzer::frame`], after dissection and the trailer check).
+    ///
+    /// `before` runs once every condition holds, before the frame changes anything: what the caller
+    /// does before each frame it analyses (feeding TX events up to the frame's time), which it must
+    /// not do for a frame the general path will time differently (by a tap's stamp). It must not
+    /// change the feeds or the sequence tracker (TX events do not).
     ///
     /// The caller vouches that the trailer check would find nothing in such a frame
     /// (`TrailerDecoder::takes_plain`) and counts it there; the frame's record time is its time.
     #[inline(always)]
-    pub fn frame_fast(&mut self, index: u64, f: &Frame<'_>) -> bool {
+    pub fn frame_fast(&mut self, index: u64, f: &Frame<'_>, before: impl FnOnce(&mut Analyzer)) -> bool {
         if !self.cfg.fast_path || f.link != LinkType::Ethernet || !f.has_ts() {
             return false;
         }
@@ -89,6 +94,7 @@ impl Analyzer {
             return false;
         }
         // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
+        before(self);
         let t = f.ts_ns;
         self.fast_frames += 1;
         self.counters.frames += 1;

@@ -567,13 +567,15 @@ pub struct Analyzer {
     eastern: EasternClock,
     first_time: Option<i64>,
     last_time: i64,
-    /// The feeds of the fast path's two latest IPv4 destinations, as `(address << 16 | port, feed)`
+    /// The feeds of the fast path's two latest new IPv4 destinations (a hit does not reorder them),
+    /// as `(address << 16 | port, feed)`
     /// ([`Analyzer::known_feed`] remembered: feeds are only ever added, so a match stays the first).
     feed_cache: [(u64, usize); 2],
     /// Frames [`Analyzer::frame_fast`] took.
     fast_frames: u64,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
-    /// time: the open interval's end, or the oldest pending order's timeout.
+    /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
+    /// (the only one it looks at, as it always did).
     wake_at: i64,
     last_frame: u64,
     scratch: Vec<OrderMsg>,
@@ -1022,7 +1024,12 @@ impl Analyzer {
                         self.pending_order.pop_front();
                     }
                     self.pending_order.push_back((t, ci, id));
-                    self.wake_at = self.wake_at.min(self.ack_deadline(t));
+                    // The front may have changed either way: answered orders left it (the one now
+                    // there may be older than those, when frames come out of time order), or the
+                    // queue was empty.
+                    if let Some(&(at, ..)) = self.pending_order.front() {
+                        self.wake_at = self.wake_at.min(self.ack_deadline(at));
+                    }
                 }
             }
             OrderDir::Outbound => {

@@ -91,3 +91,30 @@ pub fn order(n: u32) -> Vec<u8> {
     assert_eq!(p.len(), 50);
     p
 }
+
+/// An exchange-to-client data segment (PSH|ACK) at `seq`.
+pub fn exchange_tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
+    let h = TcpHdr { sport: 8003, dport: 40001, seq, ack: 1, flags: 0x18 };
+    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, payload);
+    packet::pad_min(&mut f);
+    f
+}
+
+/// One SoupBinTCP Sequenced Data packet holding the OUCH 5.0 Order Accepted of [`order`]`(n)`.
+pub fn accepted(n: u32) -> Vec<u8> {
+    let o = ouch::Order {
+        user_ref_num: n,
+        side: b'B',
+        quantity: 100,
+        symbol: "AAPL".into(),
+        price: 1_000_000,
+        cl_ord_id: format!("T{n:013}"),
+    };
+    let mut m = Vec::new();
+    ouch::accepted(&mut m, 0, &o, u64::from(n));
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'S', &m);
+    p
+}
