@@ -246,7 +246,8 @@ impl Tally {
     /// The buckets that may hold counts: those of `min..=max` (an interval's values span a few of
     /// the 33 K, and the close visits only them). Call only when `n > 0`.
     fn used(&self) -> std::ops::RangeInclusive<usize> {
-        bucket_index((self.min as u64).max(1))..=bucket_index(self.max as u64)
+        // 0 is counted in the bucket of 1 (see `record`): both ends.
+        bucket_index((self.min as u64).max(1))..=bucket_index((self.max as u64).max(1))
     }
 }
 
@@ -306,16 +307,18 @@ pub fn format_ns(ns: i64) -> String {
 mod tests {
     use super::*;
 
-    /// A Tally absorbed into a Latency gives exactly what recording each value into the Latency gives:
-    /// the histogram's every bucket, the side figures and the summary. Values span every bucket
-    /// boundary kind: 0, the unit-resolution range, each power of two, the saturation limit and beyond,
-    /// and negatives.
     #[test]
     fn a_tally_clears_every_bucket_it_used() {
         // Absorbing visits and clears only the buckets of min..=max: each interval must start empty,
         // whatever the ranges of the intervals before it.
-        let intervals: [&[i64]; 3] =
-            [&[0, 1, 1_000, 1_100, 2_047, 2_048, 40_000], &[1_000_000, 1_000_001, 5_000_000], &[0, 7, 2_048, 1 << 40]];
+        let intervals: [&[i64]; 5] = [
+            &[0, 1, 1_000, 1_100, 2_047, 2_048, 40_000],
+            &[1_000_000, 1_000_001, 5_000_000],
+            &[0, 7, 2_048, 1 << 40],
+            // Only zeros (counted in the bucket of 1), then a 1 there.
+            &[0, 0],
+            &[1],
+        ];
         let mut t = Tally::default();
         for values in intervals {
             values.iter().for_each(|v| t.record(*v));
@@ -328,6 +331,10 @@ mod tests {
         }
     }
 
+    /// A Tally absorbed into a Latency gives exactly what recording each value into the Latency gives:
+    /// the histogram's every bucket, the side figures and the summary. Values span every bucket
+    /// boundary kind: 0, the unit-resolution range, each power of two, the saturation limit and beyond,
+    /// and negatives.
     #[test]
     fn tally_equals_recording_into_the_histogram() {
         let mut values: Vec<i64> = vec![0, 1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, -1, -5_000];

@@ -309,8 +309,7 @@ impl TrailerDecoder {
             self.first_ts = Some(frame.ts_ns);
         }
         if self.plainly_none(frame, d) {
-            self.stats.freq_rejected = self.counters.freq_rejected;
-            self.stats.no_trailer += 1;
+            self.count_none();
             return Ok(Decoded::None);
         }
         self.decode_slow(frame, d)
@@ -337,6 +336,12 @@ impl TrailerDecoder {
         if self.first_ts.is_none() && frame.has_ts() {
             self.first_ts = Some(frame.ts_ns);
         }
+        self.count_none();
+    }
+
+    /// Counts a frame found to hold no trailer.
+    #[inline(always)]
+    fn count_none(&mut self) {
         self.stats.freq_rejected = self.counters.freq_rejected;
         self.stats.no_trailer += 1;
     }
@@ -580,9 +585,10 @@ impl Bounds {
     }
 }
 
-/// Fewest bytes an appended trailer found by search (Metamako, HPT) occupies after the packet: a
-/// frame whose IP datagram ends closer to its end holds no trailer, only padding or an FCS.
-pub const MIN_APPENDED: usize = 16;
+/// Fewest bytes an appended trailer found by search (Metamako, HPT) occupies after the packet. Closer
+/// to the frame's end only a counter device's 4-byte stamp fits (Arista 7150, Exablaze Fusion), which
+/// is only looked for once a keyframe has made the device known.
+pub(crate) const MIN_APPENDED: usize = 16;
 const _: () = assert!(MIN_APPENDED <= hpt::LEN && MIN_APPENDED <= 12 + 4);
 
 /// Earliest trailer time accepted, 2000-01-01T00:00:00Z. Wireshark only asks for more than 3600 s; a

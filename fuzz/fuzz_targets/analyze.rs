@@ -1,8 +1,8 @@
 #![no_main]
 //! Any sequence of frames through dissection and the analyzer: no panic, every frame counted, the
 //! report built, and the same pairs, intervals and report whether the fast path takes the frames it
-//! can or every frame goes the general way. Input: a rule selector byte, then records `| len (2, LE) | dt (1, signed: time may
-//! go backwards) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
+//! can or every frame goes the general way. Input: a rule selector byte, then records
+//! `| len (2, LE) | dt (1, signed: time may go backwards) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
 //! `fuzz/seed_analyze.py` from a `wirestamp synth --pcap` capture.
 
 use libfuzzer_sys::fuzz_target;

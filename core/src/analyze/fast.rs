@@ -11,7 +11,7 @@
 //! generated, damaged and real captures, and the `analyze` fuzz target compares them on any frames.
 
 use super::arbiter::SessionRef;
-use super::{Analyzer, Copies, MatchRule};
+use super::{Analyzer, ArbSession, Copies, MatchRule};
 use crate::frame::{Frame, LinkType};
 use crate::proto::moldudp64::Session;
 use crate::trailer::MIN_APPENDED;
@@ -27,8 +27,8 @@ pub(super) struct PlainUdp<'a> {
 }
 
 /// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP whose length fills
-/// the datagram; the datagram ends fewer than [`MIN_APPENDED`] bytes before the frame's end (Ethernet
-/// padding or an FCS may follow, no tap trailer fits), and the frame was captured whole. Dissection
+/// the datagram; the datagram ends fewer than [`MIN_APPENDED`] bytes before the frame's end (an FCS
+/// may follow, not a searched-for tap trailer), and the frame was captured whole. Dissection
 /// finds no anomaly in such a frame, and the trailer check finds nothing in it whenever
 /// `TrailerDecoder::takes_plain` holds. `None` otherwise.
 #[inline(always)]
@@ -126,7 +126,7 @@ impl Analyzer {
         let (session, stream, arb) = lane;
         let track_symbols = matches!(self.cfg.matching, MatchRule::Symbol { .. });
         self.feeds[fi].frames += 1;
-        let (mut copies, decoder) = Copies::new(self, fi, session, Ok(arb), t);
+        let (mut copies, decoder) = Copies::new(self, fi, session, ArbSession::Known(arb), t);
         let mut w = decoder.plain_walk(payload);
         while let Some(m) = decoder.plain_next(&mut w, track_symbols) {
             copies.message(m);
@@ -162,6 +162,39 @@ mod tests {
             let f = frame(vlan, b"hello");
             let u = plain_udp(&f, f.len() as u32).expect("plain");
             assert_eq!(u, PlainUdp { dst: Ipv4Addr::new(233, 1, 2, 3), dport: 26477, payload: b"hello" });
+        }
+    }
+
+    #[test]
+    fn what_the_shape_promises_holds_for_dissection_and_the_trailer_check() {
+        use crate::dissect::{Transport, dissect};
+        use crate::trailer::{Decoded, TrailerDecoder, TrailerMode};
+        // Accepted frames, tagged or not, with 0 to 15 bytes after the datagram of any content (an
+        // FCS, zeros, ones, bytes that begin like a trailer): dissection finds no anomaly and the
+        // same payload and port; the trailer check, automatic or off, finds nothing and counts
+        // exactly what `count_plain` counts.
+        let payload: Vec<u8> = (0..40u8).collect();
+        for vlan in [false, true] {
+            for tail in 0..MIN_APPENDED {
+                for fill in [0x00, 0xff, 0x5a] {
+                    let mut data = frame(vlan, &payload);
+                    data.extend(std::iter::repeat_n(fill, tail));
+                    let f = Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet);
+                    let u = plain_udp(&data, data.len() as u32).expect("accepted");
+                    let d = dissect(&data, LinkType::Ethernet);
+                    assert_eq!(d.anomaly, None, "vlan {vlan} tail {tail}");
+                    assert_eq!(d.payload(&data), u.payload);
+                    assert!(matches!(d.transport, Transport::Udp { dport: 26477, .. }));
+                    for mode in [TrailerMode::Auto, TrailerMode::Off] {
+                        let mut decoded = TrailerDecoder::new(mode);
+                        let mut counted = TrailerDecoder::new(mode);
+                        assert!(decoded.takes_plain());
+                        assert_eq!(decoded.decode(&f, &d), Ok(Decoded::None), "vlan {vlan} tail {tail} {mode:?}");
+                        counted.count_plain(&f);
+                        assert_eq!(decoded.stats(), counted.stats(), "vlan {vlan} tail {tail} {mode:?}");
+                    }
+                }
+            }
         }
     }
 

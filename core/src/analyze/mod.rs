@@ -454,26 +454,33 @@ struct Copies<'a> {
     track_symbols: bool,
 }
 
+/// A packet's session in the arbiter, for [`Copies::new`].
+enum ArbSession {
+    /// Known (the fast path's lane).
+    Known(SessionRef),
+    /// To look up, the packet starting at this sequence.
+    Find(u64),
+}
+
 impl<'a> Copies<'a> {
-    /// Starts a packet of `session` (in the arbiter: `arb`, else found by `session` and `sequence`)
-    /// captured at `t` on feed `fi`.
+    /// Starts a packet of `session`, captured at `t` on feed `fi`.
     #[inline(always)]
     fn new(
         a: &'a mut Analyzer,
         fi: usize,
         session: Session,
-        arb: Result<SessionRef, u64>,
+        arb: ArbSession,
         t: i64,
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
         let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let arb = match arb {
-            Ok(r) => {
+            ArbSession::Known(r) => {
                 arbiter.packet_at(r, t);
                 r
             }
-            Err(sequence) => arbiter.packet(session, sequence, t),
+            ArbSession::Find(sequence) => arbiter.packet(session, sequence, t),
         };
         let copies = Copies {
             arb,
@@ -804,7 +811,7 @@ impl Analyzer {
         }
         // Orders waiting too long for a response are unacknowledged.
         while let Some(&(at, conn, id)) = self.pending_order.front() {
-            if t - at <= self.cfg.ack_timeout_ns {
+            if t < self.ack_deadline(at) {
                 break;
             }
             self.pending_order.pop_front();
@@ -925,7 +932,7 @@ impl Analyzer {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
         };
-        let (mut copies, decoder) = Copies::new(self, fi, w.session(), Err(w.sequence()), t);
+        let (mut copies, decoder) = Copies::new(self, fi, w.session(), ArbSession::Find(w.sequence()), t);
         while let Some(m) = decoder.next_key(&mut w, track_symbols) {
             copies.message(m);
         }
