@@ -378,6 +378,52 @@ impl SymHistory {
     }
 }
 
+/// Recent ticks by symbol ([`SymHistory`]), found through the message's stock locate: a locate
+/// keeps its symbol for the day, so the symbol map is consulted once per locate, not per tick.
+#[derive(Debug, Default)]
+struct SymbolTicks {
+    index: FxHashMap<Symbol, u32>,
+    histories: Vec<SymHistory>,
+    /// By stock locate: the symbol last pushed under it and its history (grown to the largest
+    /// locate seen: at most 65,536 entries).
+    by_locate: Vec<(Symbol, u32)>,
+}
+
+impl SymbolTicks {
+    /// A tick of `symbol` (stock locate `locate`) at `t`.
+    #[inline(always)]
+    fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64) {
+        // An unset locate holds no history index (`u32::MAX`), whatever its symbol bytes.
+        if let Some(&(s, i)) = self.by_locate.get(usize::from(locate))
+            && s == symbol
+            && let Some(h) = self.histories.get_mut(i as usize)
+        {
+            return h.push(t, session, seq);
+        }
+        let i = self.find(locate, symbol);
+        self.histories[i as usize].push(t, session, seq);
+    }
+
+    #[cold]
+    fn find(&mut self, locate: u16, symbol: Symbol) -> u32 {
+        let next = self.histories.len() as u32;
+        let i = *self.index.entry(symbol).or_insert(next);
+        if i == next {
+            self.histories.push(SymHistory::EMPTY);
+        }
+        let at = usize::from(locate);
+        if self.by_locate.len() <= at {
+            self.by_locate.resize(at + 1, (Symbol([0; 8]), u32::MAX));
+        }
+        self.by_locate[at] = (symbol, i);
+        i
+    }
+
+    fn get(&self, symbol: Symbol) -> Option<&SymHistory> {
+        self.index.get(&symbol).map(|&i| &self.histories[i as usize])
+    }
+}
+
 /// Exchange-to-capture arithmetic, cached per UTC hour: US Eastern's offset is whole hours, so within
 /// one UTC hour the offset and the local midnight are constant (no division per message).
 #[derive(Debug, Clone, Copy)]
@@ -450,7 +496,7 @@ struct Copies<'a> {
     capture_local: i64,
     metrics: &'a mut [Metric; METRICS.len()],
     counters: &'a mut Counters,
-    last_by_symbol: &'a mut FxHashMap<Symbol, SymHistory>,
+    last_by_symbol: &'a mut SymbolTicks,
     track_symbols: bool,
 }
 
@@ -510,7 +556,7 @@ impl<'a> Copies<'a> {
                 if self.track_symbols
                     && let Some(sym) = m.symbol
                 {
-                    self.last_by_symbol.entry(sym).or_insert(SymHistory::EMPTY).push(t, self.session, m.seq);
+                    self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq);
                 }
                 // Exchange (ITCH timestamp, Eastern time) to capture.
                 let delay = EasternClock::delay_from(self.capture_local, m.timestamp_ns);
@@ -554,7 +600,7 @@ pub struct Analyzer {
     /// A few are kept because an order is correlated when its last byte arrives, which may be after
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
     /// Kept only under the symbol rule, the only reader.
-    last_by_symbol: FxHashMap<Symbol, SymHistory>,
+    last_by_symbol: SymbolTicks,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     pending: FxHashMap<(usize, OrderId), (i64, u64)>,
@@ -615,7 +661,7 @@ impl Analyzer {
             conn_list: Vec::new(),
             seq: SeqTracker::new(1024),
             arbiter,
-            last_by_symbol: FxHashMap::default(),
+            last_by_symbol: SymbolTicks::default(),
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -1079,7 +1125,7 @@ impl Analyzer {
             MatchRule::Symbol { window_ns } => {
                 let window = *window_ns;
                 let newest_before =
-                    s.symbol.and_then(|sym| self.last_by_symbol.get(&sym)).and_then(|h| h.at_or_before(t));
+                    s.symbol.and_then(|sym| self.last_by_symbol.get(sym)).and_then(|h| h.at_or_before(t));
                 match newest_before {
                     Some((tt, session, seq, n)) if t - tt <= window => {
                         if n > 1 {

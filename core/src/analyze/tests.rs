@@ -64,3 +64,25 @@ fn exchange_to_capture_delay_across_midnight_and_dst() {
     // Back in winter after the summer value: the cache follows the hour.
     assert_eq!(c.delay(t + 5, (9 * H + 30 * 60 * S) as u64), 5);
 }
+
+#[test]
+fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
+    let (aapl, msft, zero) = (Symbol(*b"AAPL    "), Symbol(*b"MSFT    "), Symbol([0; 8]));
+    let s = Session(*b"SESSION001");
+    let mut ticks = SymbolTicks::default();
+    // AAPL under locate 7; MSFT under locate 2; then locate 7 reused for MSFT (a new directory):
+    // MSFT's history continues; AAPL's keeps its ticks. A symbol of zero bytes under a locate
+    // never set (it holds a placeholder of zero bytes) is a symbol like any other.
+    ticks.push(7, aapl, 100, s, 1);
+    ticks.push(2, msft, 200, s, 2);
+    ticks.push(7, msft, 300, s, 3);
+    ticks.push(7, aapl, 300, s, 4);
+    ticks.push(5, zero, 400, s, 5);
+    let newest = |sym, t| ticks.get(sym).and_then(|h| h.at_or_before(t)).map(|k| (k.0, k.2, k.3));
+    assert_eq!(newest(aapl, 1_000), Some((300, 4, 1)));
+    assert_eq!(newest(aapl, 299), Some((100, 1, 1)));
+    assert_eq!(newest(msft, 1_000), Some((300, 3, 1)));
+    assert_eq!(newest(msft, 250), Some((200, 2, 1)));
+    assert_eq!(newest(zero, 1_000), Some((400, 5, 1)));
+    assert_eq!(newest(Symbol(*b"IBM     "), 1_000), None);
+}
