@@ -56,7 +56,7 @@ impl Record {
             interface,
             direction: Direction::Unknown,
             // ERF records carry the Ethernet FCS.
-            fcs_len: (link == LinkType::Ethernet).then_some(4).into(),
+            fcs_len: (link == LinkType::Ethernet).then_some(4),
             quality: self.quality,
         }
     }

@@ -18,7 +18,7 @@ use crate::buffer::{ChunkBuffer, MAX_RECORD};
 use crate::erf;
 use crate::error::ReadErrorKind;
 use crate::interface::{ContainerKind, Interface, TsResolution};
-use crate::raw::{FcsLen, RawFrame, Step, pcap_fcs_len, sll_direction, u16_at, u32_at};
+use crate::raw::{RawFrame, Step, pcap_fcs_len, sll_direction, u16_at, u32_at};
 use crate::reader::ReadStats;
 
 /// Byte order of a file (pcap) or section (pcapng).
@@ -60,7 +60,7 @@ pub(crate) struct PcapParser {
     /// Fraction units per second (10^6 or 10^9): a larger fraction is invalid.
     frac_limit: u32,
     link: LinkType,
-    fcs_len: FcsLen,
+    fcs_len: Option<u8>,
     /// Link type needs per-frame work (SLL direction, ERF unwrapping).
     special: bool,
 }
@@ -121,7 +121,7 @@ impl PcapParser {
             frac_mult: if magic.nanos { 1 } else { 1000 },
             frac_limit: if magic.nanos { 1_000_000_000 } else { 1_000_000 },
             link,
-            fcs_len: fcs_len.into(),
+            fcs_len,
             special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
         };
         Ok((parser, iface))
@@ -244,6 +244,6 @@ pub(crate) fn unwrap_erf(data: &[u8], mut f: RawFrame) -> Result<Step, ReadError
     f.ts_source = TsSource::Erf;
     f.link = link;
     f.quality |= rec.quality;
-    f.fcs_len = (link == LinkType::Ethernet).then_some(4).into();
+    f.fcs_len = (link == LinkType::Ethernet).then_some(4);
     Ok(Step::Frame(f))
 }

@@ -23,7 +23,7 @@ use crate::buffer::{ChunkBuffer, MAX_RECORD};
 use crate::error::ReadErrorKind;
 use crate::interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 use crate::pcap::unwrap_erf;
-use crate::raw::{FcsLen, RawFrame, Step, pad4, sll_direction, u16_at, u32_at, u64_at};
+use crate::raw::{RawFrame, Step, pad4, sll_direction, u16_at, u32_at, u64_at};
 use crate::reader::ReadStats;
 
 const SHB: u32 = 0x0A0D_0D0A;
@@ -34,7 +34,7 @@ struct IfState {
     res: TsResolution,
     offset_ns: i128,
     link: LinkType,
-    fcs_len: FcsLen,
+    fcs_len: Option<u8>,
     snaplen: u32,
     row: u32,
     /// Link type needs per-frame work (SLL direction, ERF unwrapping).
@@ -326,7 +326,7 @@ impl PcapngParser {
             res,
             offset_ns: offset as i128 * 1_000_000_000,
             link,
-            fcs_len: fcs_len.into(),
+            fcs_len,
             snaplen,
             row,
             special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
@@ -447,7 +447,7 @@ fn apply_flags(f: &mut RawFrame, flags: u32) {
     };
     let fcs = (flags >> 5) & 0xf;
     if fcs != 0 {
-        f.fcs_len = Some(fcs as u8).into();
+        f.fcs_len = Some(fcs as u8);
     }
 }
 

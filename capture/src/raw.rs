@@ -15,30 +15,8 @@ pub(crate) struct RawFrame {
     /// Row in the reader's interface table.
     pub interface: u32,
     pub direction: Direction,
-    pub fcs_len: FcsLen,
+    pub fcs_len: Option<u8>,
     pub quality: ClockQuality,
-}
-
-/// An `Option<u8>` FCS length held in one `u16` (`u16::MAX`: not given). As an `Option`, its two
-/// bytes were copied one by one into the returned frame and read back as one `u16`, which store
-/// forwarding cannot serve: a stall of about 9 % of `analyze` on every frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FcsLen(u16);
-
-impl FcsLen {
-    pub const NONE: FcsLen = FcsLen(u16::MAX);
-
-    #[inline(always)]
-    pub fn get(self) -> Option<u8> {
-        u8::try_from(self.0).ok()
-    }
-}
-
-impl From<Option<u8>> for FcsLen {
-    #[inline(always)]
-    fn from(v: Option<u8>) -> Self {
-        v.map_or(FcsLen::NONE, |n| FcsLen(n.into()))
-    }
 }
 
 /// Outcome of one parser step.

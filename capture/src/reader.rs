@@ -207,7 +207,7 @@ impl CaptureReader {
             link: raw.link,
             interface: raw.interface,
             direction: raw.direction,
-            fcs_len: raw.fcs_len.get(),
+            fcs_len: raw.fcs_len,
             quality: raw.quality,
         }
     }

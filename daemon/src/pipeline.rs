@@ -93,23 +93,7 @@ impl Pipeline {
     /// `analyze` saves two copies of the (few hundred bytes) `Stamped` this way.
     #[inline(always)]
     pub fn next_with<'a, R>(&'a mut self, f: impl FnOnce(&Stamped<'a>) -> R) -> Result<Option<R>> {
-        let next = match &mut self.source {
-            Source::One(r) => r.next_frame()?.map(|f| (0, f)),
-            Source::Many(m) => m.next_frame()?,
-        };
-        let Some((input, frame)) = next else {
-            finish_decoders(&self.decoders, &self.files)?;
-            return Ok(None);
-        };
-        let frame_in_input = self.per_input[input];
-        self.per_input[input] += 1;
-        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
-        dissect_into(&mut s.dissection, frame.data, frame.link);
-        s.decoded = match self.decoders[input].decode(&s.frame, &s.dissection) {
-            Ok(d) => d,
-            Err(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
-        };
-        Ok(Some(f(&s)))
+        self.next_fast_or(&mut (), |_, _| None, |_, s| f(s))
     }
 
     /// As [`Pipeline::next_with`], offering the frame to `fast` first, before dissection and the

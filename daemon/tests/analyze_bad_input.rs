@@ -8,7 +8,20 @@ use wirestamp_lab::encode::soup;
 
 mod support;
 
+use std::path::Path;
 use support::{T0, aapl_add, exchange_ack, mold_packet, order, tcp, tmpdir, udp, write_pcap};
+
+/// `wirestamp analyze -q --json ARGS CAPTURE`, which must succeed: its report.
+fn analyze_json(args: &[&str], capture: &Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", "--json"])
+        .args(args)
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
 
 #[test]
 fn bad_flows_are_counted_with_their_first_frame() {
@@ -34,14 +47,8 @@ fn bad_flows_are_counted_with_their_first_frame() {
     let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
     write_pcap(&path, &timed);
 
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q", "--json", "--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000"])
-        .args(["--orders", "tcp:10.1.0.1:8003"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000", "--orders", "tcp:10.1.0.1:8003"];
+    let r = analyze_json(&flows, &path);
     let good_feed = &r["feeds"][0];
     assert_eq!(good_feed["feed"], "udp:233.54.12.111:26477");
     assert_eq!(good_feed["packets"], 2);
@@ -99,13 +106,7 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
     }
     let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
     write_pcap(&path, &timed);
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q", "--json", "--orders", "tcp:10.1.0.1:8003@ouch50"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &path);
     let s = &r["connections"][0]["to_exchange"];
     assert_eq!(s["tcp"]["holes"], 2);
     assert_eq!(s["tcp"]["hole_bytes"], lost_bytes);
@@ -138,10 +139,7 @@ fn sequences_at_the_top_of_the_range_do_not_overflow() {
         })
         .collect();
     write_pcap(&path, &frames);
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q", "--json"]).arg(&path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = analyze_json(&[], &path);
     let feed = &r["feeds"][0];
     assert_eq!(feed["first_seq"].as_u64(), Some(u64::MAX - 1));
     assert_eq!(feed["last_seq"].as_u64(), Some(u64::MAX), "saturated, not wrapped");
@@ -160,10 +158,7 @@ fn a_sequence_jump_past_the_tick_index_is_counted_and_its_ticks_are_new() {
     let b = |seq| udp([233, 54, 12, 112], 26478, &mold_packet(b"JUMPSESS01", seq, &msgs));
     let frames = vec![(T0, a(1)), (T0 + 1_000, a(5_000_001)), (T0 + 2_000, b(5_000_001)), (T0 + 3_000, a(3))];
     write_pcap(&path, &frames);
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q", "--json"]).arg(&path).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = analyze_json(&[], &path);
     let c = &r["counters"];
     // Ticks: 1, 2, the jump's two (first on A), and 3 and 4, which fall behind the restarted index:
     // stale, not ticks. B's copies of the jump arbitrate against A's.

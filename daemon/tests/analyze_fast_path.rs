@@ -145,6 +145,12 @@ fn generated_captures_give_the_same_results_on_both_paths() {
 /// A capture's frames as `(time, bytes)`.
 type Frames = Vec<(i64, Vec<u8>)>;
 
+/// The frames of a synth pcap of `packets` market-data packets (orders for 10 % of them).
+fn synth_frames(dir: &Path, seed: u64, packets: u64) -> Frames {
+    let cfg = SynthConfig { seed, packets, order_prob: 0.1, container: Container::Pcap, ..SynthConfig::default() };
+    frames_of(&synth_to(dir, "clean.pcap", cfg))
+}
+
 /// The frames of a capture.
 fn frames_of(path: &Path) -> Frames {
     let mut r = CaptureReader::open(path).unwrap();
@@ -158,9 +164,7 @@ fn frames_of(path: &Path) -> Frames {
 #[test]
 fn irregular_captures_give_the_same_results_on_both_paths() {
     let dir = tmpdir("fastpath-irregular");
-    let cfg =
-        SynthConfig { seed: 31, packets: 8_000, order_prob: 0.1, container: Container::Pcap, ..SynthConfig::default() };
-    let clean = frames_of(&synth_to(&dir, "clean.pcap", cfg));
+    let clean = synth_frames(&dir, 31, 8_000);
     let mut rng = Rng(0x5eed_fa57);
     let mut variants: Vec<(&str, Frames)> = Vec::new();
     // Lost frames: gaps on one feed, recovered from the other, or lost on both.
@@ -240,9 +244,7 @@ fn real_captures_give_the_same_results_on_both_paths() {
 #[test]
 fn bytes_after_the_datagram_take_the_fast_path_only_where_no_trailer_fits() {
     let dir = tmpdir("fastpath-tails");
-    let cfg =
-        SynthConfig { seed: 41, packets: 5_000, order_prob: 0.1, container: Container::Pcap, ..SynthConfig::default() };
-    let clean = frames_of(&synth_to(&dir, "clean.pcap", cfg));
+    let clean = synth_frames(&dir, 41, 5_000);
     // 4 bytes after every frame (an FCS) and 15 (the most that cannot hold a tap trailer): the
     // trailer check finds nothing, and every plain market-data frame still takes the fast path.
     // 16 bytes may be a trailer: the general path looks, and takes every frame.

@@ -11,7 +11,7 @@
 //! generated, damaged and real captures, and the `analyze` fuzz target compares them on any frames.
 
 use super::arbiter::SessionRef;
-use super::{Analyzer, ArbSession, Copies, MatchRule};
+use super::{Analyzer, ArbSession, Copies};
 use crate::frame::{Frame, LinkType};
 use crate::proto::moldudp64::Session;
 use crate::trailer::MIN_APPENDED;
@@ -124,11 +124,10 @@ impl Analyzer {
     #[inline(always)]
     fn market_plain(&mut self, fi: usize, t: i64, payload: &[u8], lane: (Session, usize, SessionRef), sequence: u64) {
         let (session, stream, arb) = lane;
-        let track_symbols = matches!(self.cfg.matching, MatchRule::Symbol { .. });
         self.feeds[fi].frames += 1;
         let (mut copies, decoder) = Copies::new(self, fi, session, ArbSession::Known(arb), t);
         let mut w = decoder.plain_walk(payload);
-        while let Some(m) = decoder.plain_next(&mut w, track_symbols) {
+        while let Some(m) = decoder.plain_next(&mut w, copies.track_symbols) {
             copies.message(m);
         }
         let count = u16::from_be_bytes([payload[18], payload[19]]);

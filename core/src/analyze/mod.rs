@@ -972,14 +972,13 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
-        let track_symbols = matches!(self.cfg.matching, MatchRule::Symbol { .. });
         self.feeds[fi].frames += 1;
         let mut w = match self.feeds[fi].decoder.walk_keys(payload) {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
         };
         let (mut copies, decoder) = Copies::new(self, fi, w.session(), ArbSession::Find(w.sequence()), t);
-        while let Some(m) = decoder.next_key(&mut w, track_symbols) {
+        while let Some(m) = decoder.next_key(&mut w, copies.track_symbols) {
             copies.message(m);
         }
         let info = decoder.end_keys(&w);

@@ -43,24 +43,26 @@ pub fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
     f
 }
 
-/// A client-to-exchange data segment (PSH|ACK) at `seq`.
-pub fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+/// A segment of the order session: client 10.1.0.2:40001 to exchange 10.1.0.1:8003 or back.
+fn segment(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let (client, exchange) = (([2, 0, 0, 0, 0, 1], [10, 1, 0, 2], 40001), ([2, 0, 0, 0, 0, 2], [10, 1, 0, 1], 8003));
+    let (src, dst) = if to_exchange { (client, exchange) } else { (exchange, client) };
     let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
-    let h = TcpHdr { sport: 40001, dport: 8003, seq, ack: 1, flags: 0x18 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
+    packet::ethernet(&mut f, src.0, dst.0, None);
+    let h = TcpHdr { sport: src.2, dport: dst.2, seq, ack, flags };
+    packet::ipv4_tcp(&mut f, src.1, dst.1, h, 1, payload);
     packet::pad_min(&mut f);
     f
 }
 
+/// A client-to-exchange data segment (PSH|ACK) at `seq`.
+pub fn tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
+    segment(true, seq, 1, 0x18, payload)
+}
+
 /// A pure ACK from the exchange acknowledging the client's bytes up to `ack`.
 pub fn exchange_ack(ack: u32) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
-    let h = TcpHdr { sport: 8003, dport: 40001, seq: 77, ack, flags: 0x10 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, &[]);
-    packet::pad_min(&mut f);
-    f
+    segment(false, 77, ack, 0x10, &[])
 }
 
 /// A MoldUDP64 packet of `session` starting at `seq` with `msgs`.
@@ -73,19 +75,23 @@ pub fn mold_packet(session: &[u8; 10], seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
     p
 }
 
-/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order for AAPL (UserRefNum `n`,
-/// ClOrdID `T` + 13 digits): 50 bytes.
-pub fn order(n: u32) -> Vec<u8> {
-    let o = ouch::Order {
+/// Order `n`: buy 100 AAPL at 100.0000, UserRefNum `n`, ClOrdID `T` + `n` in 13 digits.
+fn aapl_order(n: u32) -> ouch::Order {
+    ouch::Order {
         user_ref_num: n,
         side: b'B',
         quantity: 100,
         symbol: "AAPL".into(),
         price: 1_000_000,
         cl_ord_id: format!("T{n:013}"),
-    };
+    }
+}
+
+/// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order for AAPL (UserRefNum `n`,
+/// ClOrdID `T` + 13 digits): 50 bytes.
+pub fn order(n: u32) -> Vec<u8> {
     let mut m = Vec::new();
-    ouch::enter_order(&mut m, &o);
+    ouch::enter_order(&mut m, &aapl_order(n));
     let mut p = Vec::new();
     soup::packet(&mut p, b'U', &m);
     assert_eq!(p.len(), 50);
@@ -94,26 +100,13 @@ pub fn order(n: u32) -> Vec<u8> {
 
 /// An exchange-to-client data segment (PSH|ACK) at `seq`.
 pub fn exchange_tcp(seq: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = Vec::new();
-    packet::ethernet(&mut f, [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1], None);
-    let h = TcpHdr { sport: 8003, dport: 40001, seq, ack: 1, flags: 0x18 };
-    packet::ipv4_tcp(&mut f, [10, 1, 0, 1], [10, 1, 0, 2], h, 1, payload);
-    packet::pad_min(&mut f);
-    f
+    segment(false, seq, 1, 0x18, payload)
 }
 
 /// One SoupBinTCP Sequenced Data packet holding the OUCH 5.0 Order Accepted of [`order`]`(n)`.
 pub fn accepted(n: u32) -> Vec<u8> {
-    let o = ouch::Order {
-        user_ref_num: n,
-        side: b'B',
-        quantity: 100,
-        symbol: "AAPL".into(),
-        price: 1_000_000,
-        cl_ord_id: format!("T{n:013}"),
-    };
     let mut m = Vec::new();
-    ouch::accepted(&mut m, 0, &o, u64::from(n));
+    ouch::accepted(&mut m, 0, &aapl_order(n), u64::from(n));
     let mut p = Vec::new();
     soup::packet(&mut p, b'S', &m);
     p
