@@ -96,11 +96,12 @@ impl Pipeline {
         self.next_fast_or(&mut (), |_, _| None, |_, s| f(s))
     }
 
-    /// As [`Pipeline::next_with`], offering the frame to `fast` first, before dissection and the
-    /// trailer check, when its input's trailer decoder would find nothing in a plain frame
+    /// The next frame in time order, offered to `fast` first, before dissection and the trailer
+    /// check, when its input's trailer decoder would find nothing in a plain frame
     /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it
-    /// is such a frame (the decoder then counts it as one without a trailer); if not, the frame goes
-    /// on to `general` as in `next_with`. Both get `state` (what they both change).
+    /// is such a frame (the decoder then counts it as one without a trailer); if not, the frame is
+    /// dissected and trailer-checked and goes to `general`. Both get `state` (what they both
+    /// change). `Ok(None)` at the end; errors as [`Pipeline::next`].
     #[inline(always)]
     pub fn next_fast_or<'a, S, R>(
         &'a mut self,
