@@ -398,7 +398,16 @@ impl TxFeed {
     }
 
     /// Feeds the events up to `until_ns` (inclusive).
+    #[inline(always)]
     pub fn feed_until(&mut self, analyzer: &mut Analyzer, until_ns: i64) {
+        // Inline, the check alone: it runs per frame, and most analyses have no events left.
+        if self.events.get(self.next).is_some_and(|e| e.time_ns <= until_ns) {
+            self.feed_from(analyzer, until_ns);
+        }
+    }
+
+    #[inline(never)]
+    fn feed_from(&mut self, analyzer: &mut Analyzer, until_ns: i64) {
         while let Some(e) = self.events.get(self.next).filter(|e| e.time_ns <= until_ns) {
             analyzer.tx_event(*e);
             self.next += 1;

@@ -9,7 +9,7 @@ use wirestamp_lab::encode::soup;
 mod support;
 
 use std::path::Path;
-use support::{T0, aapl_add, exchange_ack, mold_packet, order, tcp, tmpdir, udp, write_pcap};
+use support::{T0, aapl_add, accepted, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir, udp, write_pcap};
 
 /// `wirestamp analyze -q --json ARGS CAPTURE`, which must succeed: its report.
 fn analyze_json(args: &[&str], capture: &Path) -> Value {
@@ -169,5 +169,57 @@ fn a_sequence_jump_past_the_tick_index_is_counted_and_its_ticks_are_new() {
     let text = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q"]).arg(&path).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("sequence jumps past the tick index (restarted there): 1;"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A pcapng whose interfaces' `if_tsoffset` puts their stamps beyond the i64 range (read as
+/// saturated, with a warning): a tick at the range's start and the order it triggers at its end,
+/// answered back at the start, are analysed without overflow (the tests' build checks it), each
+/// latency saturating instead of wrapping to the opposite sign.
+#[test]
+fn stamps_beyond_the_range_saturate_the_latencies() {
+    let dir = tmpdir("tsrange");
+    let path = dir.join("range.pcapng");
+    let block = |kind: u32, body: &[u8]| {
+        let len = (12 + body.len()) as u32;
+        [&kind.to_le_bytes()[..], &len.to_le_bytes(), body, &len.to_le_bytes()].concat()
+    };
+    // Nanosecond interfaces shifted by ±9.3e9 s (i64 ns reach about ±9.22e9 s).
+    let idb = |offset_s: i64| {
+        let mut b = [&1u16.to_le_bytes()[..], &[0, 0], &65535u32.to_le_bytes()].concat();
+        b.extend([9, 0, 1, 0, 9, 0, 0, 0]); // if_tsresol: 10^-9
+        b.extend([14, 0, 8, 0]); // if_tsoffset
+        b.extend(offset_s.to_le_bytes());
+        b.extend([0; 4]);
+        block(1, &b)
+    };
+    let epb = |iface: u32, data: &[u8]| {
+        let mut b = [iface, 0, 1_000, data.len() as u32, data.len() as u32].map(u32::to_le_bytes).concat();
+        b.extend(data);
+        b.resize(b.len().next_multiple_of(4), 0);
+        block(6, &b)
+    };
+    let shb = block(0x0A0D_0D0A, &[&0x1A2B_3C4Du32.to_le_bytes()[..], &[1, 0, 0, 0], &(-1i64).to_le_bytes()].concat());
+    let (early, late) = (0, 1);
+    let file = [
+        shb,
+        idb(-9_300_000_000),
+        idb(9_300_000_000),
+        epb(early, &udp([233, 54, 12, 111], 26477, &mold_packet(b"RANGESESS1", 1, &[aapl_add()]))),
+        epb(late, &tcp(1, &order(1))),
+        epb(early, &exchange_tcp(1, &accepted(1))),
+    ]
+    .concat();
+    std::fs::write(&path, file).unwrap();
+    let r = analyze_json(&["--match", r"token:T(\d+)"], &path);
+    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
+    let t2t = metric("tick_to_trade");
+    assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(i64::MAX)));
+    let o2a = metric("order_to_ack");
+    assert_eq!((o2a["count"].as_u64(), o2a["min_ns"].as_i64()), (Some(1), Some(i64::MIN)));
+    assert_eq!(r["counters"]["frames"], 3);
+    // Under the symbol rule, the tick is further back than any window.
+    let r = analyze_json(&[], &path);
+    assert_eq!((r["counters"]["matched"].as_u64(), r["counters"]["unmatched_orders"].as_u64()), (Some(0), Some(1)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -284,7 +284,7 @@ impl Ring<'_> {
                 // Captures from several taps are merged by time, so this only happens with clock skew
                 // between inputs: the earlier copy still wins.
                 let first_feed = slot.feed;
-                let delay_ns = slot.time_ns - time_ns;
+                let delay_ns = slot.time_ns.saturating_sub(time_ns);
                 slot.set(time_ns, feed, locate);
                 Arrival::Later { delay_ns: -delay_ns, first_feed }
             } else {

@@ -431,7 +431,7 @@ struct EasternClock {
     /// The cached UTC hour, as [start, end) in ns.
     hour: (i64, i64),
     offset_ns: i64,
-    /// Local midnight of this hour, ns on the local time line.
+    /// Local midnight of this hour, ns on the local time line (modulo 2^64: see `local`).
     midnight_ns: i64,
 }
 
@@ -447,15 +447,20 @@ impl EasternClock {
         if t < self.hour.0 || t >= self.hour.1 {
             self.enter_hour(t);
         }
-        t + self.offset_ns - self.midnight_ns
+        // Modulo 2^64: `midnight_ns` may lie beyond the range near its ends (see `enter_hour`),
+        // and the result, under a day and an hour, is exact all the same.
+        t.wrapping_add(self.offset_ns).wrapping_sub(self.midnight_ns)
     }
 
     #[inline(never)]
     fn enter_hour(&mut self, t: i64) {
-        let start = t.div_euclid(Self::HOUR) * Self::HOUR;
+        // In i128: near the ends of the range the hour and its local midnight lie beyond them.
+        let (hour, day) = (i128::from(Self::HOUR), i128::from(Self::DAY));
+        let start = i128::from(t).div_euclid(hour) * hour;
         let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
-        let midnight_ns = (start + offset_ns).div_euclid(Self::DAY) * Self::DAY;
-        *self = EasternClock { hour: (start, start + Self::HOUR), offset_ns, midnight_ns };
+        let midnight_ns = (start + i128::from(offset_ns)).div_euclid(day) * day;
+        let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        *self = EasternClock { hour: (clamp(start), clamp(start + hour)), offset_ns, midnight_ns: midnight_ns as i64 };
     }
 
     /// Capture time minus an ITCH timestamp (ns since Eastern midnight), from the capture's
@@ -850,10 +855,11 @@ impl Analyzer {
     fn advance_time_slow(&mut self, t: i64) {
         self.first_time.get_or_insert(t);
         let len = self.cfg.interval_ns;
-        let start = *self.interval_start.get_or_insert_with(|| t.div_euclid(len) * len);
-        if t >= start.saturating_add(len) {
+        let start = *self.interval_start.get_or_insert_with(|| interval_of(t, len));
+        // An interval that would end past the range's end lasts to the end.
+        if start.checked_add(len).is_some_and(|end| t >= end) {
             self.close_interval(start);
-            self.interval_start = Some(t.div_euclid(len) * len);
+            self.interval_start = Some(interval_of(t, len));
         }
         // Orders waiting too long for a response are unacknowledged.
         while let Some(&(at, conn, id)) = self.pending_order.front() {
@@ -866,12 +872,13 @@ impl Analyzer {
                 self.counters.unacked += 1;
             }
         }
-        let interval_end = self.interval_start.map_or(i64::MAX, |s| s.saturating_add(len));
+        let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
         self.wake_at = interval_end.min(timeout);
     }
 
-    /// The first time at which an order sent at `at` and still unanswered is unacknowledged.
+    /// The first time at which an order sent at `at` and still unanswered is unacknowledged (or
+    /// the end of the range).
     fn ack_deadline(&self, at: i64) -> i64 {
         at.saturating_add(self.cfg.ack_timeout_ns).saturating_add(1)
     }
@@ -1058,7 +1065,7 @@ impl Analyzer {
                 if let Some(snd) = snd {
                     self.counters.orders_with_snd += 1;
                     let slot = self.conn_slot(ci, S2W);
-                    self.record(S2W, m.first.time_ns - snd, &[slot]);
+                    self.record(S2W, m.first.time_ns.saturating_sub(snd), &[slot]);
                 } else if self.cfg.tx_events {
                     self.counters.orders_without_snd += 1;
                 }
@@ -1094,7 +1101,7 @@ impl Analyzer {
                     Some((t, _)) => {
                         self.counters.acked += 1;
                         let slot = self.conn_slot(ci, O2A);
-                        self.record(O2A, m.first.time_ns - t, &[slot]);
+                        self.record(O2A, m.first.time_ns.saturating_sub(t), &[slot]);
                     }
                     None => self.counters.unmatched_responses += 1,
                 }
@@ -1104,10 +1111,10 @@ impl Analyzer {
 
     fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg, snd: Option<i64>) {
         let t = m.first.time_ns;
-        let token = token_text(s);
+        let token = token_bytes(s);
         let found = match &mut self.cfg.matching {
             MatchRule::Token(rule) => {
-                let Some(seq) = token.as_deref().and_then(|tok| rule.seq(tok)) else {
+                let Some(seq) = token.and_then(|tok| rule.seq_of(tok)) else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
                     return;
@@ -1126,7 +1133,7 @@ impl Analyzer {
                 let newest_before =
                     s.symbol.and_then(|sym| self.last_by_symbol.get(sym)).and_then(|h| h.at_or_before(t));
                 match newest_before {
-                    Some((tt, session, seq, n)) if t - tt <= window => {
+                    Some((tt, session, seq, n)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }
@@ -1147,7 +1154,8 @@ impl Analyzer {
             return;
         }
         self.counters.matched += 1;
-        let latency = t - tick_time;
+        // Saturating: times more than 292 years apart (saturated stamps) are beyond every metric.
+        let latency = t.saturating_sub(tick_time);
         let feed_slot = match self.feeds.get_mut(feed as usize) {
             Some(f) => {
                 let spec = f.spec;
@@ -1172,7 +1180,7 @@ impl Analyzer {
                 None => self.metrics[T2S].slot("feed:".to_owned()),
             };
             let conn_slot = self.conn_slot(ci, T2S);
-            self.record(T2S, snd - tick_time, &[feed_slot, conn_slot]);
+            self.record(T2S, snd.saturating_sub(tick_time), &[feed_slot, conn_slot]);
         }
         if !self.cfg.keep_pairs {
             return;
@@ -1186,7 +1194,7 @@ impl Analyzer {
                 Some(OrderId::Token(tok)) => String::from_utf8_lossy(crate::proto::trim_alpha(&tok)).into_owned(),
                 None => String::new(),
             },
-            token: token.map(std::borrow::Cow::into_owned).unwrap_or_default(),
+            token: token.map(|t| String::from_utf8_lossy(t).into_owned()).unwrap_or_default(),
             order_time_ns: t,
             order_frame: m.first.index,
             order_last_frame: m.last.index,
@@ -1269,13 +1277,16 @@ fn fmt_ip(a: IpAddr) -> String {
     }
 }
 
-/// The text a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token.
-fn token_text(s: &OrderSummary) -> Option<std::borrow::Cow<'_, str>> {
-    if let Some(c) = &s.cl_ord_id {
-        return Some(String::from_utf8_lossy(crate::proto::trim_alpha(c)));
-    }
-    match &s.id {
-        Some(OrderId::Token(t)) => Some(String::from_utf8_lossy(crate::proto::trim_alpha(t))),
+/// The start of the interval of length `len` holding `t`: a multiple of `len`, or the start of the
+/// range for the part of the first interval that lies beyond it.
+fn interval_of(t: i64, len: i64) -> i64 {
+    t.saturating_sub(t.rem_euclid(len))
+}
+
+/// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token (as text, lossy UTF-8).
+fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
+    match (&s.cl_ord_id, &s.id) {
+        (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(crate::proto::trim_alpha(c)),
         _ => None,
     }
 }

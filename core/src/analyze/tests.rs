@@ -86,3 +86,84 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     assert_eq!(newest(zero, 1_000), Some((400, 5, 1)));
     assert_eq!(newest(Symbol(*b"IBM     "), 1_000), None);
 }
+
+/// Times at the ends of the i64 range (a pcapng whose `if_tsoffset` takes its stamps beyond the
+/// range is read as saturated, with a warning): the analysis neither panics (overflow checks are on
+/// in tests) nor loses a frame; intervals start on multiples of their length, but the first, clamped
+/// to the range's start, and the last, which would end past the range and lasts to its end; the
+/// exchange-to-capture delay is exact there too.
+#[test]
+fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    const S: i64 = 1_000_000_000;
+    // MoldUDP64 packets of one ITCH Add Order each (stamped 1 ns after midnight) to 233.1.2.3:26477,
+    // sequences 1, 2, ...: each a new tick.
+    let frame = |seq: u64| {
+        let mut itch = vec![b'A', 0, 7, 0, 0, 0, 0, 0, 0, 0, 1];
+        itch.resize(36, b' ');
+        let mut mold = b"SESSION001".to_vec();
+        mold.extend(seq.to_be_bytes());
+        mold.extend(1u16.to_be_bytes());
+        mold.extend((itch.len() as u16).to_be_bytes());
+        mold.extend(&itch);
+        let mut data = vec![0u8; 12];
+        data.extend([0x08, 0x00]);
+        let total = 28 + mold.len();
+        data.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2, 3]);
+        data.extend([0x30, 0x39, 0x67, 0x6d, ((8 + mold.len()) >> 8) as u8, (8 + mold.len()) as u8, 0, 0]);
+        data.extend(&mold);
+        data
+    };
+    // 2026-11-30T14:30:00Z is 09:30 EST; the epoch is 19:00 EST the day before; i64::MIN is 1677-09-21T00:12:43.145224192Z, 20:12:43.145224192
+    // EDT (today's rules) the day before; i64::MAX is 2262-04-11T23:47:16.854775807Z, 19:47:16.854775807
+    // EDT. The message's stamp, 1 ns after midnight, is within half a day before each (or after, then
+    // the delay is negative: 20:12 and 19:47 are more than 12 h after midnight).
+    let t2026 = 1_796_049_000 * S;
+    let hms = |h: i64, m: i64, s: i64, ns: i64| ((h * 60 + m) * 60 + s) * S + ns;
+    // Then the last tick again, back at the range's start: a copy earlier than the first, by more
+    // than i64::MAX (its delay saturates).
+    let times = [i64::MIN, i64::MIN + 1, -1, 0, t2026, i64::MAX - 1, i64::MAX, i64::MIN];
+    let delays = [
+        hms(20, 12, 43, 145_224_192) - 1 - 86_400 * S,
+        hms(20, 12, 43, 145_224_193) - 1 - 86_400 * S,
+        hms(19, 0, 0, -1) - 1 - 86_400 * S,
+        hms(19, 0, 0, 0) - 1 - 86_400 * S,
+        hms(9, 30, 0, 0) - 1,
+        hms(19, 47, 16, 854_775_806) - 1 - 86_400 * S,
+        hms(19, 47, 16, 854_775_807) - 1 - 86_400 * S,
+    ];
+    let last_start = i64::MAX - 854_775_807;
+    let e2c = "exchange_to_capture";
+    let want = [
+        (i64::MIN, e2c, vec![delays[0], delays[1]]),
+        (-S, e2c, vec![delays[2]]),
+        (0, e2c, vec![delays[3]]),
+        (t2026, e2c, vec![delays[4]]),
+        (last_start, "feed_ab_delay", vec![-i64::MAX]),
+        (last_start, e2c, vec![delays[5], delays[6]]),
+    ];
+    for fast_path in [true, false] {
+        let mut a = Analyzer::new(AnalyzeConfig { fast_path, ..AnalyzeConfig::default() });
+        for (i, &t) in times.iter().enumerate() {
+            let data = frame(i.min(6) as u64 + 1);
+            let f = Frame::record(&data, t, LinkType::Ethernet);
+            if !a.frame_fast(i as u64, &f, |_| {}) {
+                a.frame(i as u64, t, &f, &dissect(&data, f.link), TsSource::PcapRecord, ClockQuality::default());
+            }
+        }
+        a.finish();
+        let got: Vec<_> = a
+            .drain_intervals()
+            .map(|i| {
+                assert_eq!(i.len_ns, S);
+                let s = i.latency.summary();
+                (i.start_ns, i.metric, s.count, s.min_ns, s.max_ns)
+            })
+            .collect();
+        let want: Vec<_> =
+            want.iter().map(|(start, m, d)| (*start, *m, d.len() as u64, d[0], *d.last().unwrap())).collect();
+        assert_eq!(got, want, "fast path {fast_path}");
+        assert_eq!(a.report().counters.frames, times.len() as u64);
+    }
+}

@@ -70,16 +70,27 @@ impl TokenRule {
 
     /// The sequence number `tok` carries: the first capture group, in decimal.
     pub fn seq(&mut self, tok: &str) -> Option<u64> {
-        let digits = match &self.simple {
-            Some(s) if tok.is_ascii() => std::str::from_utf8(s.digits(tok.as_bytes())?).ok()?,
-            _ => {
-                self.re.captures_read(&mut self.locs, tok)?;
-                let (a, b) = self.locs.get(1)?;
-                &tok[a..b]
-            }
-        };
-        digits.parse().ok()
+        self.seq_of(tok.as_bytes())
     }
+
+    /// [`TokenRule::seq`] of the token's bytes, taken as UTF-8 with invalid sequences replaced
+    /// (`String::from_utf8_lossy`), which ASCII tokens of the simple form never need.
+    pub fn seq_of(&mut self, tok: &[u8]) -> Option<u64> {
+        match &self.simple {
+            Some(s) if tok.is_ascii() => decimal(s.digits(tok)?),
+            _ => {
+                let tok = String::from_utf8_lossy(tok);
+                self.re.captures_read(&mut self.locs, &tok)?;
+                let (a, b) = self.locs.get(1)?;
+                tok[a..b].parse().ok()
+            }
+        }
+    }
+}
+
+/// ASCII digits as a number, `None` on overflow (`str::parse::<u64>` of digits).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    digits.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
 }
 
 #[cfg(test)]
@@ -116,6 +127,7 @@ mod tests {
             for tok in &tokens {
                 let want = re.captures(tok).and_then(|c| c.get(1)).and_then(|g| g.as_str().parse::<u64>().ok());
                 assert_eq!(rule.seq(tok), want, "pattern {pat}, token {tok:?}");
+                assert_eq!(rule.seq_of(tok.as_bytes()), want, "pattern {pat}, token {tok:?} as bytes");
             }
         }
         // A rule outside the simple form still works, through the regex.

@@ -90,10 +90,17 @@ impl Write {
 }
 
 /// The SND times of one connection's recent writes, in sequence order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct ConnWrites {
     writes: VecDeque<Write>,
+    /// The newest SND time seen (before any, the range's start: event times may be negative).
     newest_ns: i64,
+}
+
+impl Default for ConnWrites {
+    fn default() -> Self {
+        ConnWrites { writes: VecDeque::new(), newest_ns: i64::MIN }
+    }
 }
 
 /// Normalises an IPv4-mapped IPv6 address (a dual-stack socket) to IPv4, as the frames carry it.
@@ -120,11 +127,9 @@ impl ConnWrites {
         } else {
             self.writes.push_back(Write { seq_first: e.seq_first, seq_last: e.seq_last, snd_ns: e.time_ns, hardware });
         }
-        while self
-            .writes
-            .front()
-            .is_some_and(|w| self.newest_ns - w.snd_ns > TX_RETAIN_NS || self.writes.len() > TX_MAX_WRITES)
-        {
+        while self.writes.front().is_some_and(|w| {
+            self.newest_ns.saturating_sub(w.snd_ns) > TX_RETAIN_NS || self.writes.len() > TX_MAX_WRITES
+        }) {
             self.writes.pop_front();
         }
     }
@@ -164,5 +169,17 @@ mod tests {
         c.add(&ev(TxKind::SndSoftware, 30 + TX_RETAIN_NS, Some(101), 200));
         assert_eq!(c.snd_of(9), None, "older than the retention");
         assert_eq!(c.snd_of(100), Some(30));
+    }
+
+    /// Event times are whatever the CSV says: a write at the range's start is retired by one at its
+    /// end (more than i64::MAX later), without overflow.
+    #[test]
+    fn writes_at_the_ends_of_the_range_are_retired_without_overflow() {
+        let mut c = ConnWrites::default();
+        c.add(&ev(TxKind::SndSoftware, i64::MIN, Some(0), 9));
+        assert_eq!(c.snd_of(5), Some(i64::MIN));
+        c.add(&ev(TxKind::SndSoftware, i64::MAX, Some(10), 19));
+        assert_eq!(c.snd_of(5), None, "older than the retention");
+        assert_eq!(c.snd_of(15), Some(i64::MAX));
     }
 }
