@@ -2,7 +2,7 @@
 //! Any sequence of frames through dissection and the analyzer: no panic, every frame counted, the
 //! report built, and the same pairs, intervals and report whether the fast path takes the frames it
 //! can or every frame goes the general way. Input: a rule selector byte, then records
-//! `| len (2, LE) | dt (1, signed: time may go backwards) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
+//! `| len (2, LE) | dt (1, signed: time may go backwards; -128 and 127 jump to the range's ends) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
 //! `fuzz/seed_analyze.py` from a `wirestamp synth --pcap` capture.
 
 use libfuzzer_sys::fuzz_target;
@@ -32,7 +32,12 @@ fuzz_target!(|input: &[u8]| {
     while let [l0, l1, dt, tail @ ..] = rest {
         let len = usize::from(u16::from_le_bytes([*l0, *l1])).min(tail.len());
         let (data, next) = tail.split_at(len);
-        t += i64::from(*dt as i8) * 100;
+        // The extreme steps jump to the ends of the range (saturated stamps).
+        t = match *dt as i8 {
+            i8::MIN => i64::MIN,
+            i8::MAX => i64::MAX,
+            d => t.saturating_add(i64::from(d) * 100),
+        };
         let f = Frame::record(data, t, LinkType::Ethernet);
         let d = dissect(data, f.link);
         if !fast.frame_fast(n, &f, |_| {}) {
