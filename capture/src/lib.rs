@@ -13,7 +13,7 @@
 //! | [`decompress`] | gzip / zstd, recognised by magic bytes |
 //! | [`interface`] | the interface table and exact timestamp-unit conversion |
 //! | [`error`] | errors (what, which file, which byte) and warnings (file cut short) |
-//! | [`write`] | pcap (ns) and pcapng (ns, one IDB per interface) writers |
+//! | [`mod@write`] | pcap (ns) and pcapng (ns, one IDB per interface) writers |
 //! | `buffer` | the chunked read buffer (256 KiB: it stays in L2 between the kernel's copy and the parse; grows only for larger records, 256 MiB cap) |
 //!
 //! Timestamps are integer ns since the epoch, computed without floating point. A malformed

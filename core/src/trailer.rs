@@ -317,7 +317,7 @@ impl TrailerDecoder {
 
     /// Whether [`TrailerDecoder::decode`] finds nothing, and counts only `no_trailer`, in any frame
     /// captured whole whose IP datagram (not a keyframe's protocol, no tap header) ends fewer than
-    /// [`MIN_APPENDED`] bytes before the frame's end: in auto mode while no counter device is known,
+    /// 16 (`MIN_APPENDED`) bytes before the frame's end: in auto mode while no counter device is known,
     /// and when off. Such a frame may skip the decoder and be
     /// counted by [`TrailerDecoder::count_plain`] (the analyzer's fast path).
     #[inline(always)]

@@ -151,11 +151,11 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// A market-data feed: udp:GROUP:PORT[@moldudp64] (GROUP may be `*`). Repeatable.
+    /// A market-data feed: `udp:GROUP:PORT[@moldudp64]` (GROUP may be `*`). Repeatable.
     #[arg(long = "md", value_name = "SPEC")]
     pub md: Vec<String>,
 
-    /// An order session, by the exchange's end: tcp:HOST:PORT[@ouch50|@ouch42]. Repeatable.
+    /// An order session, by the exchange's end: `tcp:HOST:PORT[@ouch50|@ouch42]`. Repeatable.
     #[arg(long = "orders", value_name = "SPEC")]
     pub orders: Vec<String>,
 

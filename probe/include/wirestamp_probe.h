@@ -22,7 +22,7 @@ extern "C" {
 #define WSP_E_FULL (-7)
 #define WSP_E_IO (-8)
 
-/* Attaches this process to the session /dev/shm/<session> and enables stamping. If create is */
+/* Attaches this process to the session `/dev/shm/<session>` and enables stamping. If create is */
 /* non-zero and the session does not exist, creates it (mode 0600) with max_threads rings of */
 /* ring_capacity records (0: defaults 32 and 65536). Returns 0 or a negative WSP_E_* code. */
 /* # Safety */

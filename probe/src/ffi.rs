@@ -84,7 +84,7 @@ unsafe fn str_arg<'a>(p: *const c_char, what: &'static str) -> Result<&'a str, P
 }
 
 c_api! {
-    /// Attaches this process to the session /dev/shm/<session> and enables stamping. If create is
+    /// Attaches this process to the session `/dev/shm/<session>` and enables stamping. If create is
     /// non-zero and the session does not exist, creates it (mode 0600) with max_threads rings of
     /// ring_capacity records (0: defaults 32 and 65536). Returns 0 or a negative WSP_E_* code.
     /// # Safety

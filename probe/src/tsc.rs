@@ -65,7 +65,7 @@ pub fn read() -> u64 {
     if cfg!(feature = "fenced") { rdtsc_fenced() } else { rdtsc() }
 }
 
-/// Whether the CPU declares an invariant TSC (CPUID.80000007H:EDX[8]).
+/// Whether the CPU declares an invariant TSC (CPUID.80000007H:EDX\[8\]).
 pub fn invariant_tsc() -> bool {
     let max_ext = __cpuid(0x8000_0000).eax;
     if max_ext < 0x8000_0007 {

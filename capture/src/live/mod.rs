@@ -2,7 +2,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC[GS]HWTSTAMP with restore-on-exit and crash recovery |
+//! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC\[GS\]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
 //! | [`afxdp`] | [`AfXdp`]: AF_XDP copy-mode socket fed by an XDP redirect, RX timestamp in the metadata |
 //! | [`ebpf`] | [`EbpfSource`]: wirestamp's tc programs on configured flows, frame prefixes from a BPF ring |

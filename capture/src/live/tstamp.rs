@@ -94,7 +94,7 @@ pub trait HwTsDevice {
     fn set(&self, iface: &str, cfg: HwTstampConfig) -> io::Result<HwTstampConfig>;
 }
 
-/// The SIOC[GS]HWTSTAMP ioctls, on a socket of the calling thread's network namespace.
+/// The SIOC\[GS\]HWTSTAMP ioctls, on a socket of the calling thread's network namespace.
 pub struct Ioctl {
     sock: OwnedFd,
 }
