@@ -90,12 +90,36 @@ impl TokenRule {
 
 /// ASCII digits as a number, `None` on overflow (`str::parse::<u64>` of digits).
 fn decimal(digits: &[u8]) -> Option<u64> {
-    digits.iter().try_fold(0u64, |n, d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+    let digits = &digits[digits.iter().take_while(|&&d| d == b'0').count()..];
+    // Up to 19 digits cannot overflow: checked arithmetic only for the 20-digit values near the top.
+    let value = |d: &[u8]| d.iter().fold(0u64, |n, d| n.wrapping_mul(10).wrapping_add(u64::from(d - b'0')));
+    match digits.len() {
+        0..=19 => Some(value(digits)),
+        20 => value(&digits[..19]).checked_mul(10)?.checked_add(u64::from(digits[19] - b'0')),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_as_str_parse_reads_them() {
+        for d in [
+            "0",
+            "7",
+            "0000000000000000000000042",
+            "9999999999999999999",
+            "18446744073709551615",
+            "18446744073709551616",
+            "99999999999999999999",
+            "100000000000000000000",
+            "000018446744073709551615",
+        ] {
+            assert_eq!(decimal(d.as_bytes()), d.parse::<u64>().ok(), "{d}");
+        }
+    }
 
     #[test]
     fn simple_forms_are_recognised_and_others_are_not() {
