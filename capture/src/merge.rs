@@ -21,19 +21,26 @@ use crate::reader::CaptureReader;
 /// Several capture files read as one stream ordered by timestamp.
 pub struct MergedReader {
     inputs: Vec<CaptureReader>,
-    /// Next frame of each input, already read (positions in that input's buffer).
-    heads: Vec<Option<RawFrame>>,
+    /// Per input, beside its reader.
+    state: Vec<InputState>,
     /// Min-heap of (key, input) over the inputs whose head is present, and the input whose frame
     /// was returned last (at the top, to be advanced before the next pick).
     heap: BinaryHeap<Reverse<(i64, usize)>>,
     top_taken: bool,
-    /// Key of each input's previous frame (for frames without timestamp).
-    last_key: Vec<i64>,
     /// Inputs to advance before the first pick.
     to_refill: Vec<usize>,
-    /// Per input: row in its own interface table -> global id.
-    iface_map: Vec<Vec<u32>>,
     interfaces: Vec<Interface>,
+}
+
+/// What the merge keeps of one input.
+#[derive(Clone, Default)]
+struct InputState {
+    /// Its next frame, already read (positions in its buffer).
+    head: Option<RawFrame>,
+    /// Key of its previous frame (for frames without timestamp).
+    last_key: i64,
+    /// Row in its own interface table -> global id.
+    iface_map: Vec<u32>,
 }
 
 impl MergedReader {
@@ -54,12 +61,10 @@ impl MergedReader {
         }
         let mut m = MergedReader {
             inputs,
-            heads: vec![None; n],
+            state: vec![InputState { last_key: i64::MIN, ..InputState::default() }; n],
             heap: BinaryHeap::with_capacity(n),
             top_taken: false,
-            last_key: vec![i64::MIN; n],
             to_refill: (0..n).rev().collect(),
-            iface_map: vec![Vec::new(); n],
             interfaces: Vec::new(),
         };
         // Interfaces known at open (pcap headers) come first, in input order.
@@ -77,72 +82,69 @@ impl MergedReader {
     #[inline(never)]
     pub fn next_frame(&mut self) -> Result<Option<(usize, Frame<'_>)>, ReadError> {
         if self.top_taken {
-            // The input whose frame went out last is still at the heap's top, under that frame's
-            // key: its next frame replaces it there (one sift down, against a pop and a push).
             self.top_taken = false;
-            if let Some(&Reverse((_, i))) = self.heap.peek() {
-                let r = self.inputs[i].advance();
-                self.sync_interfaces(i);
-                let next = match r {
-                    Ok(Some(raw)) => {
-                        let key = self.key(i, &raw);
-                        self.heads[i] = Some(raw);
-                        Ok(Some(key))
-                    }
-                    Ok(None) => {
-                        self.heads[i] = None;
-                        Ok(None)
-                    }
-                    Err(e) => {
-                        self.heads[i] = None;
-                        Err(e)
-                    }
-                };
-                if let Some(mut top) = self.heap.peek_mut() {
-                    match next {
-                        Ok(Some(key)) => *top = Reverse((key, i)),
-                        Ok(None) => drop(PeekMut::pop(top)),
-                        Err(e) => {
-                            PeekMut::pop(top);
-                            return Err(e);
-                        }
-                    }
-                }
+            self.advance_top()?;
+        }
+        if !self.to_refill.is_empty() {
+            self.fill()?;
+        }
+        let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(None) };
+        let (Some(reader), Some(st)) = (self.inputs.get(i), self.state.get(i)) else { return Ok(None) };
+        // The head stays in place (not taken: a copy per frame) until the input is advanced.
+        let Some(raw) = &st.head else { return Ok(None) };
+        self.top_taken = true;
+        let mut f = reader.frame(raw);
+        f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
+        Ok(Some((i, f)))
+    }
+
+    /// Advances the input whose frame went out last. It is still at the heap's top, under that
+    /// frame's key: its next frame replaces it there (one sift down, against a pop and a push).
+    #[inline(always)]
+    fn advance_top(&mut self) -> Result<(), ReadError> {
+        let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(()) };
+        let (Some(reader), Some(st)) = (self.inputs.get_mut(i), self.state.get_mut(i)) else { return Ok(()) };
+        let r = reader.advance();
+        if st.iface_map.len() != reader.interfaces().len() {
+            self.sync_interfaces(i);
+        }
+        let Some(mut top) = self.heap.peek_mut() else { return Ok(()) };
+        match r {
+            Ok(Some(raw)) => {
+                let key = self.state[i].key(&raw);
+                self.state[i].head = Some(raw);
+                *top = Reverse((key, i));
+                Ok(())
+            }
+            r => {
+                PeekMut::pop(top);
+                self.state[i].head = None;
+                r.map(drop)
             }
         }
+    }
+
+    /// Reads every input's first frame.
+    #[cold]
+    fn fill(&mut self) -> Result<(), ReadError> {
         while let Some(&i) = self.to_refill.last() {
             // Pop only after a success or an error, so that an error leaves the others queued.
             let r = self.inputs[i].advance();
             self.to_refill.pop();
             self.sync_interfaces(i);
             if let Some(raw) = r? {
-                let key = self.key(i, &raw);
-                self.heads[i] = Some(raw);
+                let key = self.state[i].key(&raw);
+                self.state[i].head = Some(raw);
                 self.heap.push(Reverse((key, i)));
             }
         }
-        let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(None) };
-        // The head stays in place (not taken: a copy per frame) until the input is advanced.
-        let Some(raw) = &self.heads[i] else { return Ok(None) };
-        self.top_taken = true;
-        let global = self.iface_map[i].get(raw.interface as usize).copied().unwrap_or(u32::MAX);
-        let mut f = self.inputs[i].frame(raw);
-        f.interface = global;
-        Ok(Some((i, f)))
-    }
-
-    /// The merge key of input `i`'s next frame `raw` (see the module's doc).
-    #[inline(always)]
-    fn key(&mut self, i: usize, raw: &RawFrame) -> i64 {
-        if raw.ts_source != wirestamp_core::TsSource::PcapngNone {
-            self.last_key[i] = raw.ts_ns;
-        }
-        self.last_key[i]
+        Ok(())
     }
 
     /// Copies the interfaces input `input` has added to its table into the global one.
+    #[cold]
     fn sync_interfaces(&mut self, input: usize) {
-        let map = &mut self.iface_map[input];
+        let map = &mut self.state[input].iface_map;
         let local = self.inputs[input].interfaces();
         while map.len() < local.len() {
             let mut g = local[map.len()].clone();
@@ -161,5 +163,16 @@ impl MergedReader {
     /// The inputs, in the order given.
     pub fn inputs(&self) -> &[CaptureReader] {
         &self.inputs
+    }
+}
+
+impl InputState {
+    /// The merge key of the input's next frame `raw` (see the module's doc).
+    #[inline(always)]
+    fn key(&mut self, raw: &RawFrame) -> i64 {
+        if raw.ts_source != wirestamp_core::TsSource::PcapngNone {
+            self.last_key = raw.ts_ns;
+        }
+        self.last_key
     }
 }
