@@ -15,7 +15,8 @@
 //! - `WIRESTAMP_BENCH_TSHARK=0`: skip tshark.
 //!
 //! Every run times the same file in the same order (reader, merged reader, pipeline front, full
-//! analysis, tshark), and ratios are computed per run before taking the median (paired).
+//! analysis, the same frames as two files, tshark), and ratios are computed per run before taking
+//! the median (paired).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -81,6 +82,33 @@ fn pcap_prefix(src: &Path, dst: &Path, n: u64) -> u64 {
     }
     std::fs::write(dst, &data[..off.min(data.len())]).expect("write prefix");
     k
+}
+
+/// The capture split in two as separate taps would record it: feed B's frames (UDP to port 26478)
+/// in one file, every other frame in the other, each in the original order (made once, kept).
+fn split_by_feed(src: &Path) -> [PathBuf; 2] {
+    let name = src.file_name().unwrap().to_string_lossy();
+    let out = ["a", "b"].map(|k| src.with_file_name(format!("split-{k}-of-{name}")));
+    if out.iter().all(|p| p.exists()) {
+        return out;
+    }
+    let data = std::fs::read(src).expect("read capture");
+    let mut files = [data[..24].to_vec(), data[..24].to_vec()];
+    let mut off = 24;
+    while off + 16 <= data.len() {
+        let caplen = u32::from_le_bytes(data[off + 8..off + 12].try_into().unwrap()) as usize;
+        let rec = &data[off..(off + 16 + caplen).min(data.len())];
+        let d = &rec[16..];
+        let l3 = if d.get(12..14) == Some(&[0x81, 0x00]) { 18 } else { 14 };
+        let udp = d.get(l3..l3 + 20).filter(|ip| ip[9] == 17).map(|ip| l3 + usize::from(ip[0] & 15) * 4);
+        let dport = udp.and_then(|u| d.get(u + 2..u + 4)).map(|b| u16::from_be_bytes([b[0], b[1]]));
+        files[usize::from(dport == Some(26478))].extend_from_slice(rec);
+        off += 16 + caplen;
+    }
+    for (p, f) in out.iter().zip(&files) {
+        std::fs::write(p, f).expect("write split capture");
+    }
+    out
 }
 
 fn analyze_args(file: &Path) -> Vec<String> {
@@ -207,6 +235,17 @@ fn run_floor(path: &Path) -> (f64, u64, u64) {
 /// (report built, not printed). With the token rule, checks the matched count against the ground truth.
 fn run_full(input: &Input, token: bool) -> (f64, u64, u64) {
     let argv = if token { analyze_args(&input.path) } else { default_args(&input.path) };
+    run_full_argv(input, token, argv)
+}
+
+/// [`run_full`] with the token rule over `files` holding the input's frames.
+fn run_full_files(input: &Input, files: &[PathBuf]) -> (f64, u64, u64) {
+    let mut argv: Vec<String> = ["analyze", "-q", "--match", MATCH].map(str::to_owned).to_vec();
+    argv.extend(files.iter().map(|f| f.to_str().unwrap().to_owned()));
+    run_full_argv(input, true, argv)
+}
+
+fn run_full_argv(input: &Input, token: bool, argv: Vec<String>) -> (f64, u64, u64) {
     let cli = <Cli as clap::Parser>::parse_from(std::iter::once("wirestamp".to_owned()).chain(argv));
     let Cmd::Analyze(args) = cli.command else { unreachable!() };
     let t = Instant::now();
@@ -315,6 +354,7 @@ fn main() {
     let small = input(&dir, target_frames / 5);
     let prefix = dir.join(format!("prefix-{TSHARK_FRAMES}-of-{}", big.path.file_name().unwrap().to_string_lossy()));
     let prefix_frames = pcap_prefix(&big.path, &prefix, TSHARK_FRAMES);
+    let split = split_by_feed(&big.path);
     let size = std::fs::metadata(&big.path).unwrap().len();
     println!(
         "input: {} ({} frames, {:.1} MB, avg {:.1} B/frame incl. record header; {} truth pairs); {runs} runs",
@@ -328,6 +368,7 @@ fn main() {
     let (mut reader, mut merged, mut front, mut full, mut tshark) = (vec![], vec![], vec![], vec![], vec![]);
     let mut dissected = vec![];
     let mut full_symbol = vec![];
+    let (mut full_two, mut two_vs_one) = (vec![], vec![]);
     let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
     let (mut floor, mut full_vs_floor) = (vec![], vec![]);
     for _ in 0..runs {
@@ -349,6 +390,11 @@ fn main() {
         full_vs_floor.push(a / fl);
         let (secs, n, _) = run_full(&big, false);
         full_symbol.push(mpps((secs, n)));
+        let (secs, n, two_messages) = run_full_files(&big, &split);
+        assert_eq!(two_messages, messages, "the split capture holds the same messages");
+        let two = mpps((secs, n));
+        full_two.push(two);
+        two_vs_one.push(two / a);
         reader.push(r);
         merged.push(m);
         front.push(f);
@@ -368,6 +414,7 @@ fn main() {
     row("pipeline front (reader + dissect + trailer auto)", "Mpps", &front);
     row("full analyze, --match token (+ classify, decode, arbitrate, correlate, record)", "Mpps", &full);
     row("full analyze, default rule (symbol)", "Mpps", &full_symbol);
+    row("full analyze, --match token, as two files (feed B apart; merged reader)", "Mpps", &full_two);
     row("floor: hand-rolled walk + Eth/IP/UDP/MoldUDP64/ITCH-type decode (perf.md's)", "Mpps", &floor);
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
@@ -386,6 +433,7 @@ fn main() {
     println!("\nratios (paired per run)");
     row("full analyze / reader alone", "x", &full_vs_reader);
     row("full analyze / floor (perf.md's goal: >= 0.5, stretch 0.75)", "x", &full_vs_floor);
+    row("full analyze as two files / as one", "x", &two_vs_one);
     if !full_vs_tshark.is_empty() {
         row("full analyze / tshark -T fields (tshark extrapolated per frame)", "x", &full_vs_tshark);
     }
