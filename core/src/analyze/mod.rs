@@ -1024,12 +1024,14 @@ impl Analyzer {
         } else {
             (&mut conn.from_exchange, &mut conn.to_exchange)
         };
+        // The ACK first: data of the other direction waiting behind a range the capture missed is
+        // released by it, and this segment may carry the responses to those orders.
+        if let Some(ack) = seg.ack {
+            other.acked(ack, frame, &mut |m| msgs.push(m));
+        }
         this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
         if seg.fin {
             this.fin(seg.seq, seg.payload.len());
-        }
-        if let Some(ack) = seg.ack {
-            other.acked(ack, frame, &mut |m| msgs.push(m));
         }
         for m in msgs.drain(..) {
             self.order_msg(ci, m);

@@ -76,7 +76,7 @@ struct Framing {
     pieces: VecDeque<(u64, u64, FrameRef)>,
     /// Stream offset of the next SoupBinTCP packet.
     next_packet: u64,
-    /// Waiting for a provable packet boundary.
+    /// Waiting for a provable packet boundary (after a hole, or from a start without SYN).
     resync: bool,
     counters: StreamCounters,
 }
@@ -115,6 +115,11 @@ impl OrderStream {
 
     /// Feeds one TCP segment of this direction.
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        if self.reasm.seq_at(0).is_none() {
+            // The stream's first segment: its start is a packet boundary only after a SYN (a capture
+            // may begin in the middle of a packet); otherwise the framer waits for one it can prove.
+            self.fr.resync = !syn;
+        }
         let fr = &mut self.fr;
         let mut sink = |p: Piece<'_, FrameRef>| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),

@@ -44,7 +44,7 @@ pub fn udp(dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
 }
 
 /// A segment of the order session: client 10.1.0.2:40001 to exchange 10.1.0.1:8003 or back.
-fn segment(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+pub fn segment(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
     let (client, exchange) = (([2, 0, 0, 0, 0, 1], [10, 1, 0, 2], 40001), ([2, 0, 0, 0, 0, 2], [10, 1, 0, 1], 8003));
     let (src, dst) = if to_exchange { (client, exchange) } else { (exchange, client) };
     let mut f = Vec::new();
