@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 use std::process::Command;
+use wirestamp_lab::encode::{ouch, soup};
 
 mod support;
 use support::{T0, accepted, order, segment, tmpdir, write_pcap};
@@ -71,4 +72,33 @@ fn a_stream_first_seen_without_syn_starts_at_a_proven_packet_boundary() {
     assert_eq!(fates(&r)[0], 20);
     let inbound = &r["connections"][0]["to_exchange"];
     assert_eq!((inbound["resync_skipped_bytes"].as_u64(), inbound["framing_errors"].as_u64()), (Some(16), Some(0)));
+}
+
+/// An OUCH 5.0 Cancel Order for UserRefNum 5 sent before the order's Accepted: the exchange answers
+/// both in order, Accepted then Canceled, and each request is paired with its own response (the
+/// Cancel was neither answered nor unanswered before).
+#[test]
+fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
+    let (mut cancel, mut canceled) = (Vec::new(), Vec::new());
+    ouch::cancel_order(&mut cancel, 5, 0);
+    ouch::canceled(&mut canceled, 0, 5, 100, b'U');
+    let [cancel, canceled] = [(b'U', cancel), (b'S', canceled)].map(|(ty, m)| {
+        let mut p = Vec::new();
+        soup::packet(&mut p, ty, &m);
+        p
+    });
+    let a5 = accepted(5);
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(5))),
+        (T0 + MS, segment(true, 51, 1, 0x18, &cancel)),
+        (T0 + 3 * MS, segment(false, 1, 51 + cancel.len() as u32, 0x18, &a5)),
+        (T0 + 5 * MS, segment(false, 1 + a5.len() as u32, 51 + cancel.len() as u32, 0x18, &canceled)),
+    ];
+    let r = analyze("cancel", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [2, 2, 0, 0]);
+    let o2a = metric(&r, "order_to_ack");
+    assert_eq!(
+        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
+        (Some(2), Some(3 * MS), Some(4 * MS))
+    );
 }

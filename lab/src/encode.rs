@@ -204,6 +204,22 @@ pub mod ouch {
         out.extend_from_slice(&cl_ord_id(&o.cl_ord_id));
         out.extend_from_slice(&0u16.to_be_bytes());
     }
+
+    /// Cancel Order Request 'X' (9 bytes): the order `user_ref_num` reduced to `quantity` shares.
+    pub fn cancel_order(out: &mut Vec<u8>, user_ref_num: u32, quantity: u32) {
+        out.push(b'X');
+        out.extend_from_slice(&user_ref_num.to_be_bytes());
+        out.extend_from_slice(&quantity.to_be_bytes());
+    }
+
+    /// Order Canceled 'C' (18 bytes): `quantity` shares of `user_ref_num` canceled, for `reason`.
+    pub fn canceled(out: &mut Vec<u8>, ts_since_midnight: u64, user_ref_num: u32, quantity: u32, reason: u8) {
+        out.push(b'C');
+        out.extend_from_slice(&ts_since_midnight.to_be_bytes());
+        out.extend_from_slice(&user_ref_num.to_be_bytes());
+        out.extend_from_slice(&quantity.to_be_bytes());
+        out.push(reason);
+    }
 }
 
 #[cfg(test)]
@@ -244,6 +260,13 @@ mod tests {
         ouch::accepted(&mut v, 1, &o, 7);
         assert_eq!(v.len(), 64);
         assert_eq!(&v[48..62], b"T0000000000042");
+        v.clear();
+        ouch::cancel_order(&mut v, 0x00753a8d, 0);
+        assert_eq!(v, [b'X', 0x00, 0x75, 0x3a, 0x8d, 0, 0, 0, 0]);
+        v.clear();
+        ouch::canceled(&mut v, 1, 0x00753a8d, 500, b'U');
+        assert_eq!(v.len(), 18);
+        assert_eq!((&v[9..13], &v[13..17], v[17]), (&[0x00, 0x75, 0x3a, 0x8d][..], &500u32.to_be_bytes()[..], b'U'));
         assert_eq!(soup::login_request("user", "pw").len(), 46);
         assert_eq!(soup::login_accepted("S1", 1).len(), 30);
         v.clear();

@@ -25,6 +25,7 @@ use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
 use arbiter::{Arbiter, Arrival, Ring, SessionRef};
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::IpAddr;
 
@@ -378,6 +379,14 @@ impl SymHistory {
     }
 }
 
+/// The requests of one order id awaiting a response: their times, oldest first. A second one is
+/// rare (a cancel sent before the order's acceptance) and the only one that allocates.
+#[derive(Debug)]
+struct Waiting {
+    oldest: i64,
+    later: VecDeque<i64>,
+}
+
 /// Recent ticks by symbol ([`SymHistory`]), found through the message's stock locate: a locate
 /// keeps its symbol for the day, so the symbol map is consulted once per locate, not per tick.
 #[derive(Debug, Default)]
@@ -608,7 +617,9 @@ pub struct Analyzer {
     last_by_symbol: SymbolTicks,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
-    pending: FxHashMap<(usize, OrderId), (i64, u64)>,
+    /// Requests awaiting their response, by connection and order id.
+    pending: FxHashMap<(usize, OrderId), Waiting>,
+    /// The same requests in arrival order, for their timeouts (answered ones leave lazily).
     pending_order: VecDeque<(i64, usize, OrderId)>,
     metrics: [Metric; METRICS.len()],
     interval: [Latency; METRICS.len()],
@@ -867,8 +878,8 @@ impl Analyzer {
                 break;
             }
             self.pending_order.pop_front();
-            if self.pending.get(&(conn, id)).is_some_and(|p| p.0 == at) {
-                self.pending.remove(&(conn, id));
+            if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
+                self.answer_oldest(conn, id);
                 self.counters.unacked += 1;
             }
         }
@@ -1074,12 +1085,17 @@ impl Analyzer {
                 self.correlate(ci, &s, &m, snd);
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
-                    self.pending.entry((ci, id)).or_insert((t, m.first.index));
+                    match self.pending.entry((ci, id)) {
+                        Entry::Occupied(mut w) => w.get_mut().later.push_back(t),
+                        Entry::Vacant(v) => {
+                            v.insert(Waiting { oldest: t, later: VecDeque::new() });
+                        }
+                    }
                     // Answered orders leave the front of the timeout queue here, not at their timeout
                     // only: the queue holds the unanswered ones (and those behind them), not every
                     // order of the last timeout's worth of capture.
                     while let Some(&(at, conn, id)) = self.pending_order.front() {
-                        if self.pending.get(&(conn, id)).is_some_and(|p| p.0 == at) {
+                        if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
                             break;
                         }
                         self.pending_order.pop_front();
@@ -1099,8 +1115,9 @@ impl Analyzer {
                     return;
                 }
                 let Some(id) = s.id else { return };
-                match self.pending.remove(&(ci, id)) {
-                    Some((t, _)) => {
+                // The oldest request of the id: the exchange answers an order's requests in order.
+                match self.answer_oldest(ci, id) {
+                    Some(t) => {
                         self.counters.acked += 1;
                         let slot = self.conn_slot(ci, O2A);
                         self.record(O2A, m.first.time_ns.saturating_sub(t), &[slot]);
@@ -1109,6 +1126,19 @@ impl Analyzer {
                 }
             }
         }
+    }
+
+    /// Takes the oldest request of order `id` on connection `ci` awaiting a response: its time.
+    fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
+        let w = self.pending.get_mut(&(ci, id))?;
+        let oldest = w.oldest;
+        match w.later.pop_front() {
+            Some(next) => w.oldest = next,
+            None => {
+                self.pending.remove(&(ci, id));
+            }
+        }
+        Some(oldest)
     }
 
     fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg, snd: Option<i64>) {
@@ -1217,7 +1247,7 @@ impl Analyzer {
                 self.order_msg(ci, m);
             }
         }
-        self.counters.unacked += self.pending.len() as u64;
+        self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
         self.pending.clear();
         if let Some(start) = self.interval_start.take() {
             self.close_interval(start);
