@@ -102,3 +102,66 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
         (Some(2), Some(3 * MS), Some(4 * MS))
     );
 }
+
+/// OUCH 4.2 Enter Order (49 bytes) with `token`, in a SoupBinTCP Unsequenced Data packet.
+fn enter42(token: &[u8; 14]) -> Vec<u8> {
+    let mut m = vec![b'O'];
+    m.extend_from_slice(token);
+    m.push(b'B');
+    m.extend_from_slice(&100u32.to_be_bytes());
+    m.extend_from_slice(b"AAPL    ");
+    m.extend_from_slice(&1_000_000u32.to_be_bytes());
+    m.extend_from_slice(&99_999u32.to_be_bytes()); // time in force: market hours
+    m.extend_from_slice(b"FIRM");
+    m.extend_from_slice(b"YPN"); // display, capacity, intermarket sweep
+    m.extend_from_slice(&0u32.to_be_bytes()); // minimum quantity
+    m.extend_from_slice(b"NR"); // cross type, customer type
+    assert_eq!(m.len(), 49);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    p
+}
+
+/// A Cancel or Modify acts on an order already entered: an OUCH 4.2 Cancel repeats the order's
+/// token, and read as a trade it would put a second sample (500 ms) into tick_to_trade; an OUCH 5.0
+/// Cancel carries no ClOrdID, and read as a trade it would count as an order without a token.
+/// Neither is correlated; both are counted, and paired with responses like any request.
+#[test]
+fn cancels_are_counted_but_not_correlated() {
+    let md = support::mold_packet(b"SESSION001", 1, &[support::aapl_add()]);
+    let tick = (T0, support::udp([233, 54, 12, 111], 26477, &md));
+    let (enter, cancel) = (enter42(b"T0000000000001"), {
+        let mut m = vec![b'X'];
+        m.extend_from_slice(b"T0000000000001");
+        m.extend_from_slice(&0u32.to_be_bytes());
+        let mut p = Vec::new();
+        soup::packet(&mut p, b'U', &m);
+        p
+    });
+    let v42 = [
+        tick.clone(),
+        (T0 + 10_000, segment(true, 1, 1, 0x18, &enter)),
+        (T0 + 500 * MS, segment(true, 1 + enter.len() as u32, 1, 0x18, &cancel)),
+    ];
+    let mut cancel5 = Vec::new();
+    soup::packet(&mut cancel5, b'U', &{
+        let mut m = Vec::new();
+        ouch::cancel_order(&mut m, 1, 0);
+        m
+    });
+    let v50 = [
+        tick,
+        (T0 + 10_000, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + 500 * MS, segment(true, 51, 1, 0x18, &cancel5)),
+    ];
+    for (name, frames, proto) in [("cancel42", v42, "@ouch42"), ("cancel50", v50, "@ouch50")] {
+        let orders = format!("{ORDERS}{proto}");
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", &orders, "--match", r"token:T(\d+)"];
+        let r = analyze(name, &frames, &args);
+        let c = &r["counters"];
+        let counts = ["orders", "matched", "unmatched_orders", "no_token", "not_correlated"].map(|k| c[k].as_u64());
+        assert_eq!(counts, [2, 1, 0, 0, 1].map(Some), "{name}");
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(10_000)), "{name}");
+    }
+}

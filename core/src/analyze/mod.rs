@@ -316,6 +316,10 @@ pub struct Counters {
     pub unmatched_orders: u64,
     /// Orders whose trigger is ambiguous (several sessions, or several messages of the symbol at once).
     pub ambiguous: u64,
+    /// Cancel and Modify requests: they act on an order already entered and carry no token or
+    /// ClOrdID of their own (an OUCH 4.2 one repeats the order's), so no rule reads their trigger.
+    /// `orders` = `matched` + `unmatched_orders` + `ambiguous` + `not_correlated`.
+    pub not_correlated: u64,
     /// Orders whose token named a tick captured after the order.
     pub trigger_after_order: u64,
     /// Orders whose token carried no sequence the rule could read.
@@ -1082,7 +1086,11 @@ impl Analyzer {
                 } else if self.cfg.tx_events {
                     self.counters.orders_without_snd += 1;
                 }
-                self.correlate(ci, &s, &m, snd);
+                if matches!(s.msg_type, b'X' | b'M') {
+                    self.counters.not_correlated += 1;
+                } else {
+                    self.correlate(ci, &s, &m, snd);
+                }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
                     match self.pending.entry((ci, id)) {

@@ -336,8 +336,15 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {} orders, {} matched, {} unmatched ({} without a readable token, {} whose trigger came after them), {} ambiguous",
-            self.matching, c.orders, c.matched, c.unmatched_orders, c.no_token, c.trigger_after_order, c.ambiguous
+            "\nmatching ({}): {} orders, {} matched, {} unmatched ({} without a readable token, {} whose trigger came after them), {} ambiguous, {} cancels and modifies (not correlated)",
+            self.matching,
+            c.orders,
+            c.matched,
+            c.unmatched_orders,
+            c.no_token,
+            c.trigger_after_order,
+            c.ambiguous,
+            c.not_correlated
         );
         // Index restarts are rare (a sequence jump past the index's bound): named only when they happened.
         let resets = match c.tick_index_resets {
