@@ -68,7 +68,8 @@ pub struct Reassembler<M> {
     pending: BTreeMap<u64, (Vec<u8>, M)>,
     pending_bytes: usize,
     max_pending: usize,
-    /// Capture time since which the oldest missing range has been missing (see [`Reassembler::tick`]).
+    /// Capture time since which the oldest missing range has been missing, or since the range before
+    /// it was filled, whichever is later (see [`Reassembler::tick`]).
     gap_since: Option<i64>,
     /// Sequence number a FIN occupies, once one was seen (the peer's ACK of it covers no data byte).
     fin_seq: Option<u32>,
@@ -153,6 +154,11 @@ impl<M: Copy> Reassembler<M> {
 
     fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
         if start <= self.next_off {
+            if !self.pending.is_empty() && start + payload.len() as u64 > self.next_off {
+                // The oldest missing range is being filled: what stays missing gets its own time (from
+                // the next tick), not the filled range's.
+                self.gap_since = None;
+            }
             let end = start + payload.len() as u64;
             let mut dup = self.next_off.min(end) - start;
             // Bytes already pending were carried first by an earlier frame: deliver those copies, and
@@ -229,7 +235,7 @@ impl<M: Copy> Reassembler<M> {
             return;
         }
         let since = *self.gap_since.get_or_insert(now_ns);
-        if now_ns - since > max_age_ns {
+        if now_ns.saturating_sub(since) > max_age_ns {
             self.skip_to_first_pending(sink);
             self.drain_pending(sink);
             self.gap_since = (!self.pending.is_empty()).then_some(now_ns);
