@@ -25,10 +25,29 @@ pub struct Latency {
     min: i64,
     max: i64,
     sum: i128,
-    /// Values below zero (two clocks disagreeing): counted, and not in the histogram.
+    /// Values below zero (two clocks disagreeing): counted, and not in `hist`.
     pub negative: u64,
-    /// Values above [`MAX_TRACKABLE_NS`]: in the histogram's top bucket, exact in `max`.
+    /// The magnitudes of the negative values (made at the first one: most metrics have none).
+    neg_hist: Option<Box<Histogram<u64>>>,
+    /// Values beyond [`MAX_TRACKABLE_NS`] either way: in a histogram's top bucket, exact in `min`/`max`.
     pub saturated: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGFIG)
+        .unwrap_or_else(|_| unreachable!("constant bounds are valid"))
+}
+
+/// The `k`-th smallest value (1-based) `h` holds, as the highest value equivalent to its bucket.
+fn nth_value(h: &Histogram<u64>, k: u64) -> u64 {
+    let mut seen = 0;
+    for v in h.iter_recorded() {
+        seen += v.count_at_value();
+        if seen >= k {
+            return h.highest_equivalent(v.value_iterated_to());
+        }
+    }
+    h.max()
 }
 
 impl Default for Latency {
@@ -40,15 +59,7 @@ impl Default for Latency {
 impl Latency {
     /// An empty metric.
     pub fn new() -> Self {
-        Latency {
-            hist: Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGFIG)
-                .unwrap_or_else(|_| unreachable!("constant bounds are valid")),
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
-            negative: 0,
-            saturated: 0,
-        }
+        Latency { hist: histogram(), min: i64::MAX, max: i64::MIN, sum: 0, negative: 0, neg_hist: None, saturated: 0 }
     }
 
     /// Records one latency in ns.
@@ -57,13 +68,14 @@ impl Latency {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += ns as i128;
-        if ns < 0 {
-            self.negative += 1;
-            return;
-        }
-        let v = ns as u64;
+        let v = ns.unsigned_abs();
         if v > MAX_TRACKABLE_NS {
             self.saturated += 1;
+        }
+        if ns < 0 {
+            self.negative += 1;
+            self.neg_hist.get_or_insert_with(|| Box::new(histogram())).saturating_record(v);
+            return;
         }
         self.hist.saturating_record(v.max(1));
     }
@@ -71,6 +83,9 @@ impl Latency {
     /// Empties the metric, keeping its allocation (a histogram is ~220 KB).
     pub fn reset(&mut self) {
         self.hist.reset();
+        if let Some(h) = self.neg_hist.as_mut() {
+            h.reset();
+        }
         self.min = i64::MAX;
         self.max = i64::MIN;
         self.sum = 0;
@@ -112,6 +127,9 @@ impl Latency {
         self.max = self.max.max(other.max);
         self.sum += other.sum;
         self.negative += other.negative;
+        if let Some(o) = other.neg_hist.as_deref() {
+            let _ = self.neg_hist.get_or_insert_with(|| Box::new(histogram())).add(o);
+        }
         self.saturated += other.saturated;
     }
 
@@ -131,7 +149,10 @@ impl Latency {
             // values sit below every recorded one.
             let rank = ((q * count as f64).ceil() as u64).max(1);
             if rank <= self.negative {
-                return self.min;
+                // The negatives in ascending order are their magnitudes in descending order (never
+                // below the exact minimum).
+                let neg = self.neg_hist.as_deref().map_or(0, |h| nth_value(h, self.negative - rank + 1));
+                return (-(neg.min(i64::MAX as u64) as i64)).max(self.min);
             }
             let q_in = (rank - self.negative) as f64 / self.hist.len() as f64;
             (self.hist.value_at_quantile(q_in.min(1.0)) as i64).min(self.max)
@@ -399,6 +420,45 @@ mod tests {
         let s = l.summary();
         assert_eq!(s.max_ns, 123_456_789);
         assert_eq!(s.percentiles[0].value_ns, 123_456_789);
+    }
+
+    /// Nearest rank over all samples, the negative ones included: a percentile that falls among
+    /// them is theirs (it was the minimum), exact below 2,048 ns in magnitude, within 3 significant
+    /// digits beyond, never below the exact minimum; through a merge and a Tally too.
+    #[test]
+    fn percentiles_among_negative_samples_are_theirs() {
+        let pcts = |values: &[i64]| {
+            let mut l = Latency::new();
+            values.iter().for_each(|&v| l.record(v));
+            let mut via = Latency::new();
+            let mut t = Tally::default();
+            values.iter().for_each(|&v| t.record(v));
+            via.absorb(&mut t);
+            assert_eq!(l.summary(), via.summary());
+            l.summary().percentiles.iter().map(|p| p.value_ns).collect::<Vec<_>>()
+        };
+        // Ranks 2, 4, 4, 4, 4 of 4.
+        assert_eq!(pcts(&[-100, -50, -10, 5]), [-50, 5, 5, 5, 5]);
+        assert_eq!(pcts(&[-10, -100, 5, -50]), [-50, 5, 5, 5, 5], "whatever the order");
+        // All negative (a capture clock behind the exchange's): ranks 2, 3, 3, 3, 3 of 3.
+        assert_eq!(pcts(&[-300, -200, -100]), [-200, -100, -100, -100, -100]);
+        // 1..=1000 µs below zero: p50 is the 500th smallest, -501 µs (within 0.1 %, its bucket's far
+        // edge), p99.99 the 1000th, -1 µs.
+        let values: Vec<i64> = (1..=1000).map(|i| -i * 1_000).collect();
+        let p = pcts(&values);
+        assert!((-501_000 - 501..=-501_000).contains(&p[0]), "{}", p[0]);
+        assert_eq!(p[4], -1_000);
+        // Beyond an hour either way a value is saturated (counted so): its percentile is the top
+        // bucket's, as for positive values.
+        let top = -(MAX_TRACKABLE_NS as i64);
+        assert!((top - top / -1000..=top).contains(&pcts(&[i64::MIN, 1])[0]));
+        // Merged: the negatives of both sides.
+        let (mut a, mut b) = (Latency::new(), Latency::new());
+        a.record(-30);
+        b.record(-20);
+        b.record(-10);
+        a.merge(&b);
+        assert_eq!(a.summary().percentiles[0].value_ns, -20);
     }
 
     #[test]
