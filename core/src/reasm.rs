@@ -97,6 +97,14 @@ impl<M: Copy> Reassembler<M> {
         }
     }
 
+    /// Forgets the stream (a new connection on the same addresses and ports follows), its counters
+    /// kept. Call [`Reassembler::finish`] first.
+    pub fn restart(&mut self) {
+        let stats = self.stats;
+        *self = Self::new(self.max_pending);
+        self.stats = stats;
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> &ReasmStats {
         &self.stats

@@ -165,3 +165,27 @@ fn cancels_are_counted_but_not_correlated() {
         assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(10_000)), "{name}");
     }
 }
+
+/// A client reconnecting from the same port: a second SYN on the same addresses and ports opens a
+/// new connection with its own sequence numbers, lower or higher than the first's. Its orders are
+/// read from its own start (they were taken for retransmissions, or held behind a 2 GiB gap).
+#[test]
+fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
+    for (name, isn2) in [("lower", 5_000u32), ("higher", 3_000_000_000)] {
+        let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
+        for n in 1..=3u32 {
+            frames.push((T0 + i64::from(n) * MS, segment(true, 100_001 + 50 * (n - 1), 1, 0x18, &order(n))));
+        }
+        frames.push((T0 + 10 * MS, segment(true, 100_151, 1, 0x11, &[])));
+        frames.push((T0 + 20 * MS, segment(true, isn2, 0, 0x02, &[])));
+        for n in 4..=6u32 {
+            let seq = isn2.wrapping_add(1 + 50 * (n - 4));
+            frames.push((T0 + 20 * MS + i64::from(n) * MS, segment(true, seq, 1, 0x18, &order(n))));
+        }
+        let r = analyze(name, &frames, &["--orders", ORDERS]);
+        assert_eq!(fates(&r), [6, 0, 6, 0], "{name}");
+        let inbound = &r["connections"][0]["to_exchange"];
+        let tcp = ["retransmitted_segments", "holes"].map(|k| inbound["tcp"][k].as_u64());
+        assert_eq!(tcp, [Some(0), Some(0)], "{name}: {inbound}");
+    }
+}

@@ -1039,6 +1039,12 @@ impl Analyzer {
         } else {
             (&mut conn.from_exchange, &mut conn.to_exchange)
         };
+        if seg.syn && this.is_new_connection(seg.seq) {
+            // A new connection on the same addresses and ports (a client reconnecting from a fixed
+            // port): the old one ends here, both ways, as at the capture's end.
+            this.restart(frame.index, &mut |m| msgs.push(m));
+            other.restart(frame.index, &mut |m| msgs.push(m));
+        }
         // The ACK first: data of the other direction waiting behind a range the capture missed is
         // released by it, and this segment may carry the responses to those orders.
         if let Some(ack) = seg.ack {

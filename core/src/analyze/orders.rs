@@ -129,6 +129,24 @@ impl OrderStream {
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
     }
 
+    /// Whether a SYN at `seq` opens another connection than the one this stream carries (a client
+    /// reconnecting from the same port), not a retransmission of the stream's own SYN.
+    pub fn is_new_connection(&self, seq: u32) -> bool {
+        self.reasm.seq_at(0).is_some_and(|s| s != seq.wrapping_add(1))
+    }
+
+    /// Ends the stream's connection as at the capture's end ([`OrderStream::finish`]) and starts
+    /// over for the next one, its counters kept.
+    pub fn restart(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
+        self.finish(last_frame, out);
+        self.reasm.restart();
+        let fr = &mut self.fr;
+        fr.framer.reset();
+        fr.pieces.clear();
+        fr.next_packet = 0;
+        fr.resync = false;
+    }
+
     /// This direction sent a FIN after `payload_len` bytes at `seq`.
     pub fn fin(&mut self, seq: u32, payload_len: usize) {
         self.reasm.fin(seq.wrapping_add(payload_len as u32));
