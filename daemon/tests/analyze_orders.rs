@@ -189,3 +189,18 @@ fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
         assert_eq!(tcp, [Some(0), Some(0)], "{name}: {inbound}");
     }
 }
+
+/// A damaged segment whose flags read SYN and FIN, with data, at a sequence far from the stream's is
+/// not a new connection (taking it for one would throw away the orders after it as retransmissions).
+#[test]
+fn a_damaged_syn_with_data_does_not_restart_the_stream() {
+    let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
+    for n in 1..=6u32 {
+        if n == 4 {
+            frames.push((T0 + 4 * MS - 1, segment(true, 500_000, 1, 0x03, &[0x5a; 19])));
+        }
+        frames.push((T0 + i64::from(n) * MS, segment(true, 100_001 + 50 * (n - 1), 1, 0x18, &order(n))));
+    }
+    let r = analyze("damaged-syn", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r)[0], 6);
+}

@@ -1039,9 +1039,10 @@ impl Analyzer {
         } else {
             (&mut conn.from_exchange, &mut conn.to_exchange)
         };
-        if seg.syn && this.is_new_connection(seg.seq) {
+        if seg.syn && !seg.fin && seg.payload.is_empty() && this.is_new_connection(seg.seq) {
             // A new connection on the same addresses and ports (a client reconnecting from a fixed
-            // port): the old one ends here, both ways, as at the capture's end.
+            // port): the old one ends here, both ways, as at the capture's end. A SYN with data or
+            // a FIN is not taken for one (a damaged segment: it would throw the stream off).
             this.restart(frame.index, &mut |m| msgs.push(m));
             other.restart(frame.index, &mut |m| msgs.push(m));
         }
