@@ -204,3 +204,21 @@ fn a_damaged_syn_with_data_does_not_restart_the_stream() {
     let r = analyze("damaged-syn", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r)[0], 6);
 }
+
+/// A session detected from the traffic whose first packet is a heartbeat: the OUCH version is read
+/// from its first Enter Order (4.2 here), not assumed to be 5.0 (which read both orders' tokens as
+/// one UserRefNum).
+#[test]
+fn a_detected_session_takes_its_version_from_its_first_enter_order() {
+    let heartbeat = [0u8, 1, b'R'];
+    let (p1, p2) = (enter42(b"T0000000000001"), enter42(b"T0000000000002"));
+    let frames = [
+        (T0, segment(true, 1, 1, 0x18, &heartbeat)),
+        (T0 + MS, segment(true, 4, 1, 0x18, &p1)),
+        (T0 + 2 * MS, segment(true, 4 + p1.len() as u32, 1, 0x18, &p2)),
+    ];
+    let r = analyze("detect42", &frames, &[]);
+    assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch42");
+    assert_eq!(fates(&r), [2, 0, 2, 0]);
+    assert_eq!(r["connections"][0]["to_exchange"]["ouch_messages"], 2);
+}

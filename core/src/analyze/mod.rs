@@ -261,6 +261,8 @@ struct FeedState {
 struct SessionState {
     spec: OrderSpec,
     detected: bool,
+    /// Detected, and no Enter Order seen yet to show the OUCH version (`spec.proto` a default).
+    version_unknown: bool,
 }
 
 #[derive(Debug)]
@@ -662,7 +664,7 @@ impl Analyzer {
         for f in &cfg.flows {
             match *f {
                 FlowSpec::Feed(spec) => feeds.push(FeedState::new(spec, false)),
-                FlowSpec::Orders(spec) => sessions.push(SessionState { spec, detected: false }),
+                FlowSpec::Orders(spec) => sessions.push(SessionState { spec, detected: false, version_unknown: false }),
             }
         }
         let detect = cfg.flows.is_empty();
@@ -988,8 +990,12 @@ impl Analyzer {
             _ => return None,
         };
         let (host, port) = if to_exchange { (dst, dport) } else { (src, sport) };
-        let proto = detect_ouch_version(payload);
-        self.sessions.push(SessionState { spec: OrderSpec { host: Some(host), port, proto }, detected: true });
+        // The version, from an Enter Order in this first packet; else 5.0 (the current one) until one
+        // shows it.
+        let first = detect_ouch_version(payload);
+        let proto = first.unwrap_or(OrderProto::Ouch50);
+        let spec = OrderSpec { host: Some(host), port, proto };
+        self.sessions.push(SessionState { spec, detected: true, version_unknown: first.is_none() });
         Some((self.sessions.len() - 1, to_exchange))
     }
 
@@ -1017,14 +1023,14 @@ impl Analyzer {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None => {
-                let proto = self.sessions[si].spec.proto;
+                let (proto, unknown) = (self.sessions[si].spec.proto, self.sessions[si].version_unknown);
                 self.conn_list.push(Conn {
                     session: si,
                     label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
                     key,
                     slots: [None; METRICS.len()],
-                    to_exchange: OrderStream::new(OrderDir::Inbound, proto),
-                    from_exchange: OrderStream::new(OrderDir::Outbound, proto),
+                    to_exchange: OrderStream::new(OrderDir::Inbound, proto, unknown),
+                    from_exchange: OrderStream::new(OrderDir::Outbound, proto, unknown),
                     frames: 0,
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
@@ -1054,6 +1060,14 @@ impl Analyzer {
         this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
         if seg.fin {
             this.fin(seg.seq, seg.payload.len());
+        }
+        if let Some(proto) = this.take_decided() {
+            // An Enter Order showed the session's version: the responses are read in it too.
+            other.set_proto(proto);
+            let s = &mut self.sessions[si];
+            if s.version_unknown {
+                (s.spec.proto, s.version_unknown) = (proto, false);
+            }
         }
         for m in msgs.drain(..) {
             self.order_msg(ci, m);
@@ -1338,22 +1352,15 @@ fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
     }
 }
 
-/// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session: an Enter Order of 4.2 is 49
-/// bytes; 5.0's is 47 plus its appendage. Anything else: 5.0, the current version.
-fn detect_ouch_version(payload: &[u8]) -> OrderProto {
+/// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session when it is an Unsequenced Data
+/// packet holding an Enter Order ([`orders::ouch_version`]); `None` otherwise.
+fn detect_ouch_version(payload: &[u8]) -> Option<OrderProto> {
     let len = u16::from_be_bytes([payload[0], payload[1]]) as usize;
     if payload[2] == b'U' && payload.len() >= 2 + len && len > 1 {
-        let msg = &payload[3..2 + len];
-        if msg.first() == Some(&b'O') {
-            if msg.len() >= 47 && 47 + u16::from_be_bytes([msg[45], msg[46]]) as usize == msg.len() {
-                return OrderProto::Ouch50;
-            }
-            if msg.len() == 49 {
-                return OrderProto::Ouch42;
-            }
-        }
+        orders::ouch_version(&payload[3..2 + len])
+    } else {
+        None
     }
-    OrderProto::Ouch50
 }
 
 #[cfg(test)]

@@ -71,6 +71,10 @@ pub struct OrderStream {
 struct Framing {
     dir: OrderDir,
     proto: OrderProto,
+    /// `proto` is a default until the first Enter Order shows the version (a detected session whose
+    /// first packet did not: a Login, a heartbeat); then it is set and `decided` says so once.
+    undecided: bool,
+    decided: Option<OrderProto>,
     framer: Framer,
     /// Delivered data not yet fully consumed by the framer: (start offset, end offset, frame).
     pieces: VecDeque<(u64, u64, FrameRef)>,
@@ -82,13 +86,16 @@ struct Framing {
 }
 
 impl OrderStream {
-    /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`.
-    pub fn new(dir: OrderDir, proto: OrderProto) -> Self {
+    /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`, or a default
+    /// until an Enter Order shows the version when `undecided`.
+    pub fn new(dir: OrderDir, proto: OrderProto, undecided: bool) -> Self {
         OrderStream {
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
                 proto,
+                undecided,
+                decided: None,
                 framer: Framer::default(),
                 pieces: VecDeque::new(),
                 next_packet: 0,
@@ -127,6 +134,17 @@ impl OrderStream {
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+    }
+
+    /// The version an Enter Order of this stream has just shown, once (see [`OrderStream::new`]).
+    pub fn take_decided(&mut self) -> Option<OrderProto> {
+        self.fr.decided.take()
+    }
+
+    /// The version is known (shown by the other direction).
+    pub fn set_proto(&mut self, proto: OrderProto) {
+        self.fr.proto = proto;
+        self.fr.undecided = false;
     }
 
     /// Whether a SYN at `seq` opens another connection than the one this stream carries (a client
@@ -202,8 +220,8 @@ impl Framing {
             self.next_packet = offset;
         }
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
-        let Self { framer, pieces, next_packet, counters, dir, proto, .. } = self;
-        let (dir, proto) = (*dir, *proto);
+        let Self { framer, pieces, next_packet, counters, dir, proto, undecided, decided, .. } = self;
+        let dir = *dir;
         let result = framer.feed(data, |pkt| {
             let start = *next_packet;
             let end = start + pkt.total_len() as u64;
@@ -219,7 +237,13 @@ impl Framing {
             }
             let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
             let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
-            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto {
+            if *undecided
+                && ty == PacketType::UnsequencedData
+                && let Some(p) = ouch_version(pkt.payload())
+            {
+                (*proto, *undecided, *decided) = (p, false, Some(p));
+            }
+            let decoded: Result<Option<OrderSummary>, ProtoError> = match *proto {
                 OrderProto::Ouch50 => ouch5::summarize(dir, pkt.payload()),
                 OrderProto::Ouch42 => ouch42::summarize(dir, pkt.payload()),
             };
@@ -251,4 +275,16 @@ impl Framing {
             self.pieces.pop_front();
         }
     }
+}
+
+/// The OUCH version an Enter Order `msg` shows by its length: 4.2's is 49 bytes, 5.0's 47 plus its
+/// appendage. `None` for any other message.
+pub(super) fn ouch_version(msg: &[u8]) -> Option<OrderProto> {
+    if msg.first() != Some(&b'O') {
+        return None;
+    }
+    if msg.len() >= 47 && 47 + usize::from(u16::from_be_bytes([msg[45], msg[46]])) == msg.len() {
+        return Some(OrderProto::Ouch50);
+    }
+    (msg.len() == 49).then_some(OrderProto::Ouch42)
 }
