@@ -54,5 +54,9 @@ fuzz_target!(|input: &[u8]| {
     general.finish();
     let r = fast.report();
     assert_eq!(r.counters.frames, n);
+    // Every order is accounted for once (an ambiguous one is also matched under the symbol rule).
+    let c = &r.counters;
+    let ambiguous = if sel & 1 == 0 { c.ambiguous } else { 0 };
+    assert_eq!(c.orders, c.matched + c.unmatched_orders + c.not_correlated + ambiguous);
     assert_eq!(format!("{r:?}"), format!("{:?}", general.report()));
 });

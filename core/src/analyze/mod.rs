@@ -320,7 +320,8 @@ pub struct Counters {
     pub ambiguous: u64,
     /// Cancel and Modify requests: they act on an order already entered and carry no token or
     /// ClOrdID of their own (an OUCH 4.2 one repeats the order's), so no rule reads their trigger.
-    /// `orders` = `matched` + `unmatched_orders` + `ambiguous` + `not_correlated`.
+    /// `orders` = `matched` + `unmatched_orders` + `not_correlated`, + `ambiguous` under the token
+    /// rule (under the symbol rule an ambiguous order is matched too).
     pub not_correlated: u64,
     /// Orders whose token named a tick captured after the order.
     pub trigger_after_order: u64,
