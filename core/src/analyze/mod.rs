@@ -348,10 +348,12 @@ pub struct Counters {
     pub capture_drops: u64,
 }
 
-/// A tick of one symbol: (time, session, seq, messages of that symbol at that time).
-type SymTick = (i64, Session, u64, u32);
+/// A tick of one symbol: (time, session, seq, messages of that symbol at that time, feed of its
+/// first copy). The feed is kept here: the tick may have left the arbiter, whose window is
+/// `--tick-retention`, not the rule's.
+type SymTick = (i64, Session, u64, u32, u16);
 const SYMBOL_HISTORY: usize = 4;
-const NO_TICK: SymTick = (i64::MIN, Session([0; 10]), 0, 0);
+const NO_TICK: SymTick = (i64::MIN, Session([0; 10]), 0, 0, 0);
 
 /// The recent ticks of one symbol, a ring written in place (rotating an array of them on every tick
 /// cost a memmove per market-data message).
@@ -368,13 +370,13 @@ impl SymHistory {
     /// A message of this symbol at `t`. Several at one time (one packet) cannot be told apart by a
     /// symbol match: the newest is kept and the count says how many shared the time.
     #[inline]
-    fn push(&mut self, t: i64, session: Session, seq: u64) {
+    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16) {
         let h = &mut self.ticks[self.newest];
         if h.0 == t {
-            *h = (t, session, seq, h.3 + 1);
+            *h = (t, session, seq, h.3 + 1, feed);
         } else {
             self.newest = (self.newest + 1) % SYMBOL_HISTORY;
-            self.ticks[self.newest] = (t, session, seq, 1);
+            self.ticks[self.newest] = (t, session, seq, 1, feed);
         }
     }
 
@@ -408,16 +410,16 @@ struct SymbolTicks {
 impl SymbolTicks {
     /// A tick of `symbol` (stock locate `locate`) at `t`.
     #[inline(always)]
-    fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64) {
+    fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
         // An unset locate holds no history index (`u32::MAX`), whatever its symbol bytes.
         if let Some(&(s, i)) = self.by_locate.get(usize::from(locate))
             && s == symbol
             && let Some(h) = self.histories.get_mut(i as usize)
         {
-            return h.push(t, session, seq);
+            return h.push(t, session, seq, feed);
         }
         let i = self.find(locate, symbol);
-        self.histories[i as usize].push(t, session, seq);
+        self.histories[i as usize].push(t, session, seq, feed);
     }
 
     #[cold]
@@ -577,7 +579,7 @@ impl<'a> Copies<'a> {
                 if self.track_symbols
                     && let Some(sym) = m.symbol
                 {
-                    self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq);
+                    self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq, self.feed);
                 }
                 // Exchange (ITCH timestamp, Eastern time) to capture.
                 let delay = EasternClock::delay_from(self.capture_local, m.timestamp_ns);
@@ -670,11 +672,9 @@ impl Analyzer {
         }
         let detect = cfg.flows.is_empty();
         // The symbol rule looks back over its window: keep ticks at least that long.
-        let retain = match cfg.matching {
-            MatchRule::Symbol { window_ns } => cfg.tick_retain_ns.max(window_ns),
-            MatchRule::Token(_) => cfg.tick_retain_ns,
-        };
-        let arbiter = Arbiter::new(retain, 1 << 22);
+        // The arbitration window is --tick-retention whatever the rule (the symbol rule keeps its
+        // own history, with the feed of each tick).
+        let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
         Analyzer {
             cfg,
             feeds,
@@ -1195,11 +1195,10 @@ impl Analyzer {
                 let newest_before =
                     s.symbol.and_then(|sym| self.last_by_symbol.get(sym)).and_then(|h| h.at_or_before(t));
                 match newest_before {
-                    Some((tt, session, seq, n)) if t.saturating_sub(tt) <= window => {
+                    Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }
-                        let feed = self.arbiter.get(session, seq).map_or(0, |k| k.feed);
                         Some((session, seq, tt, feed))
                     }
                     _ => None,

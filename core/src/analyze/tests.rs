@@ -73,11 +73,11 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     // AAPL under locate 7; MSFT under locate 2; then locate 7 reused for MSFT (a new directory):
     // MSFT's history continues; AAPL's keeps its ticks. A symbol of zero bytes under a locate
     // never set (it holds a placeholder of zero bytes) is a symbol like any other.
-    ticks.push(7, aapl, 100, s, 1);
-    ticks.push(2, msft, 200, s, 2);
-    ticks.push(7, msft, 300, s, 3);
-    ticks.push(7, aapl, 300, s, 4);
-    ticks.push(5, zero, 400, s, 5);
+    ticks.push(7, aapl, 100, s, 1, 0);
+    ticks.push(2, msft, 200, s, 2, 0);
+    ticks.push(7, msft, 300, s, 3, 0);
+    ticks.push(7, aapl, 300, s, 4, 0);
+    ticks.push(5, zero, 400, s, 5, 0);
     let newest = |sym, t| ticks.get(sym).and_then(|h| h.at_or_before(t)).map(|k| (k.0, k.2, k.3));
     assert_eq!(newest(aapl, 1_000), Some((300, 4, 1)));
     assert_eq!(newest(aapl, 299), Some((100, 1, 1)));

@@ -1,0 +1,79 @@
+//! The market-data side on hand-built feeds: arbitration windows and what each tick is attributed
+//! to. Each case's expected counts follow from how its frames were built.
+
+use serde_json::Value;
+use std::process::Command;
+
+mod support;
+use support::{T0, aapl_add, mold_packet, tmpdir, udp, write_pcap};
+
+const A: ([u8; 4], u16) = ([233, 54, 12, 111], 26477);
+const B: ([u8; 4], u16) = ([233, 54, 12, 112], 26478);
+
+/// `wirestamp analyze -q --json ARGS` over `frames` written as a pcap: the report.
+fn analyze(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> Value {
+    let dir = tmpdir(name);
+    let cap = dir.join("md.pcap");
+    write_pcap(&cap, frames);
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", "--json"])
+        .args(args)
+        .arg(&cap)
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A packet of one Add Order at sequence `seq` on `feed`, at `t`.
+fn tick(feed: ([u8; 4], u16), seq: u64, t: i64) -> (i64, Vec<u8>) {
+    (t, udp(feed.0, feed.1, &mold_packet(b"SESSION001", seq, &[aapl_add()])))
+}
+
+/// `--tick-retention 1us`: seq 1's B copy comes 500 ns after A's (arbitrated), seq 2's 1,001 ns after
+/// (too late). The window is the same under every rule: the symbol rule's window (1 s by default)
+/// used to stretch it.
+#[test]
+fn tick_retention_is_the_arbitration_window_under_every_rule() {
+    let frames = [tick(A, 1, T0), tick(B, 1, T0 + 500), tick(A, 2, T0 + 5_000), tick(B, 2, T0 + 6_001)];
+    for rule in [r"token:T(\d+)", "symbol", "symbol:5s", "symbol:1us"] {
+        let r = analyze("retention", &frames, &["--tick-retention", "1us", "--match", rule]);
+        let c = &r["counters"];
+        let counts = ["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64());
+        assert_eq!(counts, [2, 1, 1].map(Some), "{rule}");
+    }
+}
+
+/// Under the symbol rule an order is matched when its last byte arrives, which may be after its
+/// trigger left the arbiter (its --tick-retention window, 1 s). The trigger, seq 6 whose first copy
+/// came on feed B, is still the order's tick in the symbol's history, and tick_to_trade counts it
+/// under feed B (it was put under the first feed, A, once the arbiter no longer had the tick).
+#[test]
+fn a_tick_keeps_its_feed_after_it_leaves_the_arbiter() {
+    const MS: i64 = 1_000_000;
+    let order = support::order(1);
+    let frames = [
+        (T0 - 200_000, support::segment(true, 0, 0, 0x02, &[])),
+        tick(A, 5, T0 - 100_000),
+        tick(B, 5, T0 - 99_000),
+        tick(B, 6, T0),
+        tick(A, 6, T0 + 1_000),
+        (T0 + 500 * MS, support::tcp(1, &order[..20])),
+        tick(A, 7, T0 + 1_200 * MS),
+        tick(B, 7, T0 + 1_200 * MS + 1_000),
+        (T0 + 1_300 * MS, support::tcp(21, &order[20..])),
+    ];
+    let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
+    let r = analyze("feed-after-retention", &frames, &flows);
+    let t2t = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "tick_to_trade").unwrap();
+    assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(500 * MS)));
+    let dims: Vec<(&str, u64)> = t2t["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
+        .filter(|d| d.0.starts_with("feed:"))
+        .collect();
+    assert_eq!(dims, [("feed:udp:233.54.12.112:26478", 1)]);
+}
