@@ -77,3 +77,26 @@ fn a_tick_keeps_its_feed_after_it_leaves_the_arbiter() {
         .collect();
     assert_eq!(dims, [("feed:udp:233.54.12.112:26478", 1)]);
 }
+
+/// Feed B lags A at the capture's start: B's seq 9 comes after A's seq 10, the first packet captured.
+/// It is a tick (its A copy was sent before the capture began), not a copy too late to arbitrate.
+/// Alone on one feed, packets below the first one captured are new and late, not duplicates.
+#[test]
+fn sequences_below_the_first_captured_are_new_ticks() {
+    let frames =
+        [tick(A, 10, T0), tick(B, 9, T0 + 100), tick(B, 10, T0 + 200), tick(A, 11, T0 + 300), tick(B, 11, T0 + 400)];
+    let r = analyze("lag", &frames, &[]);
+    let c = &r["counters"];
+    assert_eq!(["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64()), [3, 2, 0].map(Some));
+    let feeds = r["feeds"].as_array().unwrap();
+    let per_feed = |k: &str| feeds.iter().map(|f| f[k].as_u64().unwrap()).collect::<Vec<_>>();
+    assert_eq!((per_feed("messages"), per_feed("duplicates")), (vec![2, 3], vec![0, 0]));
+
+    let one = (T0 + 100, udp(A.0, A.1, &mold_packet(b"SESSION001", 1, &[aapl_add(), aapl_add()])));
+    let frames = [tick(A, 3, T0), one, tick(A, 4, T0 + 200)];
+    let r = analyze("below", &frames, &[]);
+    let f = &r["feeds"][0];
+    let seq = ["messages", "duplicates", "out_of_order", "gaps", "missing"].map(|k| f[k].as_u64());
+    assert_eq!(seq, [4, 0, 1, 0, 0].map(Some), "{f}");
+    assert_eq!((r["counters"]["ticks"].as_u64(), r["counters"]["stale_copies"].as_u64()), (Some(4), Some(0)));
+}

@@ -79,6 +79,9 @@ struct SessionTicks {
     /// `slots.len() - 1` (0 while empty).
     mask: usize,
     slots: Vec<Slot>,
+    /// `base` has moved on (a slot forgotten, the ring restarted): a sequence below it may be one
+    /// seen before. Until then none was, and one that comes is new (a feed lagging at the start).
+    moved: bool,
 }
 
 impl SessionTicks {
@@ -99,6 +102,7 @@ impl SessionTicks {
     /// Forgets the oldest slot. Its contents stay (see [`EMPTY`]): writing them would be a store to a
     /// line that left the cache a window ago.
     fn pop_front(&mut self) {
+        self.moved = true;
         self.head = (self.head + 1) & self.mask;
         self.len -= 1;
         // Wrapping: a hostile sequence near the top of the range must not panic here.
@@ -107,7 +111,7 @@ impl SessionTicks {
 
     /// Forgets every slot; the ring starts again at `base`.
     fn clear(&mut self, base: u64) {
-        (self.base, self.head, self.len) = (base, 0, 0);
+        (self.base, self.head, self.len, self.moved) = (base, 0, 0, true);
     }
 
     /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of
@@ -267,10 +271,7 @@ impl Ring<'_> {
     #[inline(always)]
     pub fn observe(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let s = &mut *self.s;
-        let Some(idx) = seq.checked_sub(s.base) else {
-            *self.stale += 1;
-            return Arrival::Stale;
-        };
+        let Some(idx) = seq.checked_sub(s.base) else { return self.below(seq, feed, locate, time_ns) };
         let idx = idx as usize;
         // The common cases: the next sequence on the first feed (append), a copy of a known one. The
         // slot is written field by field: a `Slot` value built first went through the stack, and its
@@ -298,6 +299,28 @@ impl Ring<'_> {
             self.extend(idx, Slot { time_ns, feed, locate, seen: true });
             Arrival::First
         }
+    }
+
+    /// A sequence below the ring's first: new if the ring never moved on (the ring grows down to it,
+    /// the sequences between marked missing), else too late to arbitrate.
+    #[cold]
+    fn below(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+        let s = &mut *self.s;
+        let k = s.base - seq;
+        if s.moved || k > (self.max_slots - s.len) as u64 {
+            *self.stale += 1;
+            return Arrival::Stale;
+        }
+        let k = k as usize;
+        s.reserve(s.len + k, self.max_slots);
+        // `reserve` left room for `k` slots before the head.
+        s.head = (s.head + s.slots.len() - k) & s.mask;
+        (s.base, s.len) = (seq, s.len + k);
+        *s.at_mut(0) = Slot { time_ns, feed, locate, seen: true };
+        for i in 1..k {
+            *s.at_mut(i) = Slot::missing(time_ns);
+        }
+        Arrival::First
     }
 
     /// A sequence at `idx` past the ring's end: grow it (the sequences jumped over marked missing),
@@ -332,6 +355,29 @@ mod tests {
     use super::*;
 
     const S: Session = Session(*b"SESSION001");
+
+    /// A feed lagging at the start: sequences below the first one seen are new ticks while nothing
+    /// has left the ring (the ring grows down to them, the sequences between missing), and too late
+    /// once something has.
+    #[test]
+    fn a_sequence_below_the_first_is_new_until_the_ring_moves_on() {
+        let mut a = Arbiter::new(1_000, 1 << 16);
+        assert_eq!(a.observe(S, 10, 0, 5, 0), Arrival::First);
+        assert_eq!(a.observe(S, 9, 1, 5, 100), Arrival::First);
+        assert_eq!(a.observe(S, 10, 1, 5, 200), Arrival::Later { delay_ns: 200, first_feed: 0 });
+        assert_eq!(a.observe(S, 9, 0, 5, 250), Arrival::Later { delay_ns: 150, first_feed: 1 });
+        assert_eq!(a.observe(S, 6, 0, 5, 300), Arrival::First);
+        assert_eq!(a.retained(S), 5, "6..=10, 7 and 8 missing");
+        assert_eq!(a.get(S, 7), None);
+        assert_eq!(a.observe(S, 7, 1, 5, 400), Arrival::First);
+        assert_eq!(a.get(S, 6).map(|t| (t.time_ns, t.feed)), Some((300, 0)));
+        assert_eq!(a.stale, 0);
+        // At 1.301 µs, 6 (first copy at 300 ns) leaves the 1 µs window: a sequence below the ring is
+        // then too late (it may be one seen before), whatever it is.
+        assert_eq!(a.observe(S, 11, 0, 5, 1_301), Arrival::First);
+        assert_eq!(a.observe(S, 5, 0, 5, 1_302), Arrival::Stale);
+        assert_eq!(a.stale, 1);
+    }
 
     #[test]
     fn earliest_copy_wins_and_later_delay_is_reported() {

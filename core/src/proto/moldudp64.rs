@@ -325,6 +325,9 @@ struct Stream<K> {
     feed: K,
     session: Session,
     next: u64,
+    /// The lowest sequence seen: those below were sent before the capture began, and a late one is
+    /// new, not a duplicate.
+    low: u64,
     /// Outstanding gaps, `[start, end)`, oldest first.
     gaps: Vec<(u64, u64)>,
     counters: SeqCounters,
@@ -380,6 +383,7 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
                         feed,
                         session,
                         next: 0,
+                        low: 0,
                         gaps: Vec::new(),
                         counters: SeqCounters::default(),
                     });
@@ -443,6 +447,7 @@ impl<K> Stream<K> {
         self.count_kind(count);
         self.counters.messages += n;
         self.next = seq.saturating_add(n);
+        self.low = seq;
         SeqEvent::First
     }
 
@@ -485,11 +490,28 @@ impl<K> Stream<K> {
         }
         // seq < next: [seq, min(end, next)) is old, [next, end) is new.
         let old_end = end.min(self.next);
-        let recovered = fill_gaps(&mut self.gaps, seq, old_end);
+        // Below the lowest sequence seen: sent before the capture began, new (and what lies between
+        // this packet and that sequence is missing, like any gap).
+        let low = self.low;
+        let before = old_end.min(low).saturating_sub(seq);
+        let filled = fill_gaps(&mut self.gaps, seq.max(low), old_end);
+        if seq < low {
+            self.low = seq;
+            if end < low {
+                c.gaps += 1;
+                c.missing += low - end;
+                if self.gaps.len() >= max_gaps {
+                    c.gaps_forgotten += 1;
+                } else {
+                    self.gaps.insert(0, (end, low));
+                }
+            }
+        }
+        let recovered = filled + before;
         let duplicate = (old_end - seq) - recovered;
         let fresh = end.saturating_sub(self.next);
         c.messages += recovered + fresh;
-        c.missing -= recovered.min(c.missing);
+        c.missing -= filled.min(c.missing);
         c.recovered += recovered;
         c.duplicate_messages += duplicate;
         self.next = self.next.max(end);
@@ -662,6 +684,24 @@ mod tests {
         assert_eq!((c.heartbeats, c.end_of_session), (2, 1));
         assert_eq!((c.gaps, c.missing, c.out_of_order, c.recovered), (2, 2, 2, 3));
         assert_eq!((c.duplicates, c.duplicate_messages, c.gaps_forgotten), (2, 5, 0));
+    }
+
+    /// Packets below the first sequence seen were sent before the capture began: new and late, not
+    /// duplicates; the range between them and the first is missing like any gap.
+    #[test]
+    fn tracker_below_the_first_sequence_seen() {
+        let mut t = SeqTracker::<u8>::new(16);
+        let a = s("A");
+        assert_eq!(t.observe(0, a, 10, 2), SeqEvent::First); // 10,11
+        assert_eq!(t.observe(0, a, 5, 2), SeqEvent::Late { recovered: 2, duplicate: 0 }); // 5,6; 7..10 missing
+        assert_eq!(t.observe(0, a, 4, 2), SeqEvent::Late { recovered: 1, duplicate: 1 }); // 4 new, 5 again
+        assert_eq!(t.observe(0, a, 7, 3), SeqEvent::Late { recovered: 3, duplicate: 0 }); // the gap filled
+        assert_eq!(t.observe(0, a, 6, 1), SeqEvent::Duplicate { messages: 1 });
+        assert_eq!(t.observe(0, a, 12, 1), SeqEvent::InOrder);
+        let c = *t.counters(0, a).unwrap();
+        assert_eq!(c.messages, 9); // 4..=12 each counted once
+        assert_eq!((c.gaps, c.missing, c.out_of_order, c.recovered), (1, 0, 3, 6));
+        assert_eq!((c.duplicates, c.duplicate_messages), (1, 2));
     }
 
     #[test]
