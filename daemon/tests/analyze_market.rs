@@ -100,3 +100,17 @@ fn sequences_below_the_first_captured_are_new_ticks() {
     assert_eq!(seq, [4, 0, 1, 0, 0].map(Some), "{f}");
     assert_eq!((r["counters"]["ticks"].as_u64(), r["counters"]["stale_copies"].as_u64()), (Some(4), Some(0)));
 }
+
+/// One feed whose packet of seq 1-2 is captured twice, 700 ns apart (a SPAN port's duplicate, a
+/// resend): the feed counts a duplicate; there is no A/B copy and no feed_ab_delay sample.
+#[test]
+fn a_repeat_on_the_same_feed_is_no_ab_copy() {
+    let packet = udp(A.0, A.1, &mold_packet(b"SESSION001", 1, &[aapl_add(), aapl_add()]));
+    let frames = [(T0, packet.clone()), (T0 + 700, packet), tick(A, 3, T0 + 1_000)];
+    let r = analyze("repeat", &frames, &[]);
+    let c = &r["counters"];
+    assert_eq!(["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64()), [3, 0, 0].map(Some));
+    let ab = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "feed_ab_delay").unwrap();
+    assert_eq!(ab["count"], 0);
+    assert_eq!(r["feeds"][0]["duplicates"], 1);
+}

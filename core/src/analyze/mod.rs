@@ -303,7 +303,8 @@ pub struct Counters {
     pub ip_fragments: u64,
     /// Market-data messages, first copies (ticks).
     pub ticks: u64,
-    /// Later copies of ticks (A/B duplicates).
+    /// Later copies of ticks on another feed than the first (A/B duplicates); a repeat on the same
+    /// feed is that feed's duplicate.
     pub tick_copies: u64,
     /// Copies too late to arbitrate.
     pub stale_copies: u64,
@@ -588,13 +589,15 @@ impl<'a> Copies<'a> {
                     None => self.first_sample(0, delay),
                 }
             }
-            Arrival::Later { delay_ns, .. } => {
+            Arrival::Later { delay_ns, first_feed } if first_feed != self.feed => {
                 self.counters.tick_copies += 1;
                 match &mut self.open[1] {
                     Some(tally) => tally.record(delay_ns),
                     None => self.first_sample(1, delay_ns),
                 }
             }
+            // A repeat on the feed of the first copy is no A/B copy: the feed counts it as a duplicate.
+            Arrival::Later { .. } => {}
             Arrival::Stale => self.counters.stale_copies += 1,
         }
     }

@@ -97,9 +97,9 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
     use crate::dissect::dissect;
     use crate::{ClockQuality, Frame, LinkType, TsSource};
     const S: i64 = 1_000_000_000;
-    // MoldUDP64 packets of one ITCH Add Order each (stamped 1 ns after midnight) to 233.1.2.3:26477,
-    // sequences 1, 2, ...: each a new tick.
-    let frame = |seq: u64| {
+    // MoldUDP64 packets of one ITCH Add Order each (stamped 1 ns after midnight) to feed A,
+    // 233.1.2.3:26477 (or B, 233.1.2.4:26478), sequences 1, 2, ...: each a new tick.
+    let frame = |seq: u64, b: bool| {
         let mut itch = vec![b'A', 0, 7, 0, 0, 0, 0, 0, 0, 0, 1];
         itch.resize(36, b' ');
         let mut mold = b"SESSION001".to_vec();
@@ -110,8 +110,17 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
         let mut data = vec![0u8; 12];
         data.extend([0x08, 0x00]);
         let total = 28 + mold.len();
-        data.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2, 3]);
-        data.extend([0x30, 0x39, 0x67, 0x6d, ((8 + mold.len()) >> 8) as u8, (8 + mold.len()) as u8, 0, 0]);
+        data.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2]);
+        data.push(if b { 4 } else { 3 });
+        data.extend([
+            0x30,
+            0x39,
+            0x67,
+            if b { 0x6e } else { 0x6d },
+            ((8 + mold.len()) >> 8) as u8,
+            (8 + mold.len()) as u8,
+        ]);
+        data.extend([0, 0]);
         data.extend(&mold);
         data
     };
@@ -121,8 +130,8 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
     // the delay is negative: 20:12 and 19:47 are more than 12 h after midnight).
     let t2026 = 1_796_049_000 * S;
     let hms = |h: i64, m: i64, s: i64, ns: i64| ((h * 60 + m) * 60 + s) * S + ns;
-    // Then the last tick again, back at the range's start: a copy earlier than the first, by more
-    // than i64::MAX (its delay saturates).
+    // Then the last tick again on feed B, back at the range's start: a copy earlier than the first,
+    // by more than i64::MAX (its delay saturates).
     let times = [i64::MIN, i64::MIN + 1, -1, 0, t2026, i64::MAX - 1, i64::MAX, i64::MIN];
     let delays = [
         hms(20, 12, 43, 145_224_192) - 1 - 86_400 * S,
@@ -146,7 +155,7 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
     for fast_path in [true, false] {
         let mut a = Analyzer::new(AnalyzeConfig { fast_path, ..AnalyzeConfig::default() });
         for (i, &t) in times.iter().enumerate() {
-            let data = frame(i.min(6) as u64 + 1);
+            let data = frame(i.min(6) as u64 + 1, i == 7);
             let f = Frame::record(&data, t, LinkType::Ethernet);
             if !a.frame_fast(i as u64, &f, |_| {}) {
                 a.frame(i as u64, t, &f, &dissect(&data, f.link), TsSource::PcapRecord, ClockQuality::default());
