@@ -79,14 +79,16 @@ struct SessionTicks {
     /// `slots.len() - 1` (0 while empty).
     mask: usize,
     slots: Vec<Slot>,
-    /// `base` has moved on (a slot forgotten, the ring restarted): a sequence below it may be one
-    /// seen before. Until then none was, and one that comes is new (a feed lagging at the start).
-    moved: bool,
+    /// The lowest sequence the ring held, and whether it restarted: once `base` has moved past the
+    /// first (a slot forgotten) or the ring restarted, a sequence below `base` may be one seen before.
+    /// Until then none was, and one that comes is new (a feed lagging at the start).
+    first: u64,
+    restarted: bool,
 }
 
 impl SessionTicks {
     fn new(base: u64) -> Self {
-        SessionTicks { base, ..Default::default() }
+        SessionTicks { base, first: base, ..Default::default() }
     }
 
     #[inline(always)]
@@ -102,7 +104,6 @@ impl SessionTicks {
     /// Forgets the oldest slot. Its contents stay (see [`EMPTY`]): writing them would be a store to a
     /// line that left the cache a window ago.
     fn pop_front(&mut self) {
-        self.moved = true;
         self.head = (self.head + 1) & self.mask;
         self.len -= 1;
         // Wrapping: a hostile sequence near the top of the range must not panic here.
@@ -111,7 +112,7 @@ impl SessionTicks {
 
     /// Forgets every slot; the ring starts again at `base`.
     fn clear(&mut self, base: u64) {
-        (self.base, self.head, self.len, self.moved) = (base, 0, 0, true);
+        (self.base, self.head, self.len, self.restarted) = (base, 0, 0, true);
     }
 
     /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of
@@ -307,7 +308,7 @@ impl Ring<'_> {
     fn below(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let s = &mut *self.s;
         let k = s.base - seq;
-        if s.moved || k > (self.max_slots - s.len) as u64 {
+        if s.base != s.first || s.restarted || k > (self.max_slots - s.len) as u64 {
             *self.stale += 1;
             return Arrival::Stale;
         }
@@ -315,7 +316,7 @@ impl Ring<'_> {
         s.reserve(s.len + k, self.max_slots);
         // `reserve` left room for `k` slots before the head.
         s.head = (s.head + s.slots.len() - k) & s.mask;
-        (s.base, s.len) = (seq, s.len + k);
+        (s.base, s.first, s.len) = (seq, seq, s.len + k);
         *s.at_mut(0) = Slot { time_ns, feed, locate, seen: true };
         for i in 1..k {
             *s.at_mut(i) = Slot::missing(time_ns);
