@@ -108,10 +108,19 @@ impl Latency {
     /// Adds what `t` recorded.
     pub fn add_tally(&mut self, t: &Tally) {
         if t.n > 0 {
-            let used = t.used();
-            let start = *used.start();
-            for (i, &c) in t.counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
-                self.hist.saturating_record_n(bucket_value(start + i), u64::from(c));
+            if let Some(used) = t.used() {
+                let start = *used.start();
+                for (i, &c) in t.counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
+                    self.hist.saturating_record_n(bucket_value(start + i), u64::from(c));
+                }
+            }
+            if let (Some(used), Some(neg)) = (t.neg_used(), t.neg.as_deref()) {
+                let start = *used.start();
+                let h = self.neg_hist.get_or_insert_with(|| Box::new(histogram()));
+                for (i, &c) in neg[used].iter().enumerate().filter(|(_, c)| **c > 0) {
+                    h.saturating_record_n(bucket_value(start + i), u64::from(c));
+                    self.negative += u64::from(c);
+                }
             }
             self.min = self.min.min(t.min);
             self.max = self.max.max(t.max);
@@ -183,7 +192,10 @@ impl Latency {
 #[derive(Debug, Clone)]
 pub struct Tally {
     counts: Box<[u32]>,
-    /// Values the flat array does not take (negative, above [`MAX_TRACKABLE_NS`], or a bucket whose
+    /// The same for the magnitudes of negative values (made at the first: a capture clock behind the
+    /// exchange's, or µs stamps, make half of exchange_to_capture negative).
+    neg: Option<Box<[u32]>>,
+    /// Values the flat arrays do not take (beyond [`MAX_TRACKABLE_NS`] either way, or a bucket whose
     /// `u32` is full): recorded the slow way.
     spill: Latency,
     min: i64,
@@ -215,16 +227,14 @@ fn bucket_value(i: usize) -> u64 {
     if b < 0 { (sub - half) as u64 } else { (sub as u64) << b }
 }
 
+/// A tally's flat array of counts.
+fn flat() -> Box<[u32]> {
+    vec![0; TALLY_LEN].into_boxed_slice()
+}
+
 impl Default for Tally {
     fn default() -> Self {
-        Tally {
-            counts: vec![0; TALLY_LEN].into_boxed_slice(),
-            spill: Latency::new(),
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
-            n: 0,
-        }
+        Tally { counts: flat(), neg: None, spill: Latency::new(), min: i64::MAX, max: i64::MIN, sum: 0, n: 0 }
     }
 }
 
@@ -232,8 +242,9 @@ impl Tally {
     /// Records one value, ns.
     #[inline(always)]
     pub fn record(&mut self, ns: i64) {
-        if ns < 0 || ns as u64 > MAX_TRACKABLE_NS {
-            return self.spill.record(ns);
+        // One test for the common case: a negative value is above the limit as a u64.
+        if ns as u64 > MAX_TRACKABLE_NS {
+            return self.record_other(ns);
         }
         // 0 goes to the bucket of 1, like Latency's `max(1)` (exchange_to_capture has many zeros).
         let c = &mut self.counts[bucket_index((ns as u64).max(1))];
@@ -241,17 +252,39 @@ impl Tally {
             return self.spill.record(ns);
         }
         *c += 1;
+        self.add(ns);
+    }
+
+    #[inline(always)]
+    fn add(&mut self, ns: i64) {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
         self.sum += ns as i128;
         self.n += 1;
     }
 
+    /// A negative value (into `neg`), or one beyond the limit (spilled).
+    #[inline(never)]
+    fn record_other(&mut self, ns: i64) {
+        let v = ns.unsigned_abs();
+        if ns >= 0 || v > MAX_TRACKABLE_NS {
+            return self.spill.record(ns);
+        }
+        let c = &mut self.neg.get_or_insert_with(flat)[bucket_index(v)];
+        if *c == u32::MAX {
+            return self.spill.record(ns);
+        }
+        *c += 1;
+        self.add(ns);
+    }
+
     /// Forgets every value.
     pub fn clear(&mut self) {
-        if self.n > 0 {
-            let used = self.used();
+        if let Some(used) = self.used() {
             self.counts[used].iter_mut().for_each(|c| *c = 0);
+        }
+        if let (Some(used), Some(neg)) = (self.neg_used(), self.neg.as_mut()) {
+            neg[used].iter_mut().for_each(|c| *c = 0);
         }
         if self.spill.count() > 0 {
             self.spill.reset();
@@ -264,11 +297,18 @@ impl Tally {
         self.n + self.spill.count()
     }
 
-    /// The buckets that may hold counts: those of `min..=max` (an interval's values span a few of
-    /// the 33 K, and the close visits only them). Call only when `n > 0`.
-    fn used(&self) -> std::ops::RangeInclusive<usize> {
+    /// The buckets of `counts` that may hold counts: those of `min..=max`, or of 1..=max when some
+    /// values are negative (an interval's values span a few of the 33 K, and the close visits only
+    /// them). `None` when no value is positive or 0.
+    fn used(&self) -> Option<std::ops::RangeInclusive<usize>> {
         // 0 is counted in the bucket of 1 (see `record`): both ends.
-        bucket_index((self.min as u64).max(1))..=bucket_index((self.max as u64).max(1))
+        (self.n > 0 && self.max >= 0)
+            .then(|| bucket_index(self.min.max(1) as u64)..=bucket_index(self.max.max(1) as u64))
+    }
+
+    /// The buckets of `neg` that may hold counts: magnitudes 1..=-min. `None` when no value is negative.
+    fn neg_used(&self) -> Option<std::ops::RangeInclusive<usize>> {
+        (self.n > 0 && self.min < 0).then(|| bucket_index(1)..=bucket_index(self.min.unsigned_abs()))
     }
 }
 
@@ -364,11 +404,12 @@ mod tests {
             values.extend([v - 1, v, v + 1, v + (v >> 11), v + (v >> 10) - 1]);
         }
         values.extend([MAX_TRACKABLE_NS as i64 - 1, MAX_TRACKABLE_NS as i64, MAX_TRACKABLE_NS as i64 + 1, i64::MAX]);
-        // Pseudo-random values of every magnitude (a fixed LCG).
+        // Pseudo-random values of every magnitude (a fixed LCG), a third of them negative.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..200_000 {
+        for k in 0..200_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            values.push(((x >> 20) >> (x % 44)) as i64);
+            let v = ((x >> 20) >> (x % 44)) as i64;
+            values.push(if k % 3 == 0 { -v } else { v });
         }
         let mut direct = Latency::new();
         let mut via = Latency::new();
@@ -385,6 +426,7 @@ mod tests {
         assert_eq!(t.count() as usize, values.len() - 1 - last_absorb);
         via.absorb(&mut t);
         assert!(direct.histogram() == via.histogram(), "every bucket equal");
+        assert!(direct.neg_hist == via.neg_hist, "every bucket of the negatives equal");
         assert_eq!(direct.summary(), via.summary());
         assert_eq!((direct.negative, direct.saturated), (via.negative, via.saturated));
         assert_eq!(via.count(), values.len() as u64);
