@@ -114,3 +114,16 @@ fn a_repeat_on_the_same_feed_is_no_ab_copy() {
     assert_eq!(ab["count"], 0);
     assert_eq!(r["feeds"][0]["duplicates"], 1);
 }
+
+/// 1,100 packets with every other sequence missing leave 1,099 gaps open, more than the 1,024 a feed
+/// tracks: the oldest 75 are forgotten, and the report says so (a late packet filling one, seq 2
+/// here, then counts as a duplicate; its message was counted missing and stays so).
+#[test]
+fn gaps_no_longer_tracked_are_reported() {
+    let mut frames: Vec<_> = (0..1_100u64).map(|k| tick(A, 1 + 2 * k, T0 + k as i64 * 1_000)).collect();
+    frames.push(tick(A, 2, T0 + 1_100_000));
+    let r = analyze("forgotten", &frames, &[]);
+    let f = &r["feeds"][0];
+    let counts = ["messages", "gaps", "missing", "gaps_forgotten", "duplicates", "out_of_order"].map(|k| f[k].as_u64());
+    assert_eq!(counts, [1_100, 1_099, 1_099, 75, 1, 0].map(Some), "{f}");
+}

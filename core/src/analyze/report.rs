@@ -96,6 +96,9 @@ pub struct FeedReport {
     pub duplicates: u64,
     /// Packets out of order.
     pub out_of_order: u64,
+    /// Gaps no longer tracked (more than 1,024 open at once): still counted in `missing`, and a late
+    /// packet filling one counts as a duplicate, not as out of order.
+    pub gaps_forgotten: u64,
     /// Packets that were not valid MoldUDP64 or held a malformed message block.
     pub malformed_packets: u64,
     /// First frame of this feed that was malformed, and why.
@@ -213,6 +216,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 missing: 0,
                 duplicates: 0,
                 out_of_order: 0,
+                gaps_forgotten: 0,
                 malformed_packets: f.bad_packets,
                 first_bad_frame: f.first_bad_frame,
                 first_bad_reason: f.first_bad_reason.clone(),
@@ -235,6 +239,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 r.missing += c.missing;
                 r.duplicates += c.duplicates;
                 r.out_of_order += c.out_of_order;
+                r.gaps_forgotten += c.gaps_forgotten;
             }
             for (t, &n) in f.decoder.itch.by_type.iter().enumerate() {
                 if n > 0 {
@@ -360,7 +365,7 @@ impl Report {
             let types: Vec<String> = f.itch_types.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 o,
-                "feed {}{}: {} packets, {} messages ({}) seq {}, {} heartbeats, {} gaps ({} missing), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
+                "feed {}{}: {} packets, {} messages ({}) seq {}, {} heartbeats, {} gaps ({} missing{}), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
                 f.feed,
                 if f.detected { " (detected)" } else { "" },
                 f.packets,
@@ -373,6 +378,10 @@ impl Report {
                 f.heartbeats,
                 f.gaps,
                 f.missing,
+                match f.gaps_forgotten {
+                    0 => String::new(),
+                    n => format!("; {n} gaps no longer tracked: late packets filling them count as duplicates"),
+                },
                 f.duplicates,
                 f.out_of_order,
                 f.malformed_packets,
