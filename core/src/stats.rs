@@ -25,9 +25,8 @@ pub struct Latency {
     min: i64,
     max: i64,
     sum: i128,
-    /// Values below zero (two clocks disagreeing): counted, and not in `hist`.
-    pub negative: u64,
-    /// The magnitudes of the negative values (made at the first one: most metrics have none).
+    /// The magnitudes of the values below zero (two clocks disagreeing), made at the first one: most
+    /// metrics have none.
     neg_hist: Option<Box<Histogram<u64>>>,
     /// Values beyond [`MAX_TRACKABLE_NS`] either way: in a histogram's top bucket, exact in `min`/`max`.
     pub saturated: u64,
@@ -36,6 +35,14 @@ pub struct Latency {
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGFIG)
         .unwrap_or_else(|_| unreachable!("constant bounds are valid"))
+}
+
+/// Adds the counts of a Tally's flat array, buckets `used`, into `h`.
+fn add_counts(h: &mut Histogram<u64>, counts: &[u32], used: std::ops::RangeInclusive<usize>) {
+    let start = *used.start();
+    for (i, &c) in counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
+        h.saturating_record_n(bucket_value(start + i), u64::from(c));
+    }
 }
 
 /// The `k`-th smallest value (1-based) `h` holds, as the highest value equivalent to its bucket.
@@ -59,7 +66,7 @@ impl Default for Latency {
 impl Latency {
     /// An empty metric.
     pub fn new() -> Self {
-        Latency { hist: histogram(), min: i64::MAX, max: i64::MIN, sum: 0, negative: 0, neg_hist: None, saturated: 0 }
+        Latency { hist: histogram(), min: i64::MAX, max: i64::MIN, sum: 0, neg_hist: None, saturated: 0 }
     }
 
     /// Records one latency in ns.
@@ -73,7 +80,6 @@ impl Latency {
             self.saturated += 1;
         }
         if ns < 0 {
-            self.negative += 1;
             self.neg_hist.get_or_insert_with(|| Box::new(histogram())).saturating_record(v);
             return;
         }
@@ -89,13 +95,17 @@ impl Latency {
         self.min = i64::MAX;
         self.max = i64::MIN;
         self.sum = 0;
-        self.negative = 0;
         self.saturated = 0;
     }
 
     /// Samples recorded (negative ones included).
     pub fn count(&self) -> u64 {
-        self.hist.len() + self.negative
+        self.hist.len() + self.negative()
+    }
+
+    /// Samples below zero (not in [`Latency::histogram`]).
+    pub fn negative(&self) -> u64 {
+        self.neg_hist.as_deref().map_or(0, Histogram::len)
     }
 
     /// Adds another metric's samples.
@@ -109,18 +119,10 @@ impl Latency {
     pub fn add_tally(&mut self, t: &Tally) {
         if t.n > 0 {
             if let Some(used) = t.used() {
-                let start = *used.start();
-                for (i, &c) in t.counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
-                    self.hist.saturating_record_n(bucket_value(start + i), u64::from(c));
-                }
+                add_counts(&mut self.hist, &t.counts, used);
             }
             if let (Some(used), Some(neg)) = (t.neg_used(), t.neg.as_deref()) {
-                let start = *used.start();
-                let h = self.neg_hist.get_or_insert_with(|| Box::new(histogram()));
-                for (i, &c) in neg[used].iter().enumerate().filter(|(_, c)| **c > 0) {
-                    h.saturating_record_n(bucket_value(start + i), u64::from(c));
-                    self.negative += u64::from(c);
-                }
+                add_counts(self.neg_hist.get_or_insert_with(|| Box::new(histogram())), neg, used);
             }
             self.min = self.min.min(t.min);
             self.max = self.max.max(t.max);
@@ -135,7 +137,6 @@ impl Latency {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
-        self.negative += other.negative;
         if let Some(o) = other.neg_hist.as_deref() {
             let _ = self.neg_hist.get_or_insert_with(|| Box::new(histogram())).add(o);
         }
@@ -157,13 +158,13 @@ impl Latency {
             // The histogram only holds the non-negative samples; rank over all samples, so that negative
             // values sit below every recorded one.
             let rank = ((q * count as f64).ceil() as u64).max(1);
-            if rank <= self.negative {
-                // The negatives in ascending order are their magnitudes in descending order (never
-                // below the exact minimum).
-                let neg = self.neg_hist.as_deref().map_or(0, |h| nth_value(h, self.negative - rank + 1));
-                return (-(neg.min(i64::MAX as u64) as i64)).max(self.min);
+            if let Some(h) = self.neg_hist.as_deref().filter(|h| rank <= h.len()) {
+                // The negatives in ascending order are their magnitudes in descending order (within
+                // the exact minimum and maximum: a saturated magnitude's bucket is an hour's).
+                let neg = nth_value(h, h.len() - rank + 1);
+                return (-(neg.min(i64::MAX as u64) as i64)).clamp(self.min, self.max);
             }
-            let q_in = (rank - self.negative) as f64 / self.hist.len() as f64;
+            let q_in = (rank - self.negative()) as f64 / self.hist.len() as f64;
             (self.hist.value_at_quantile(q_in.min(1.0)) as i64).min(self.max)
         };
         let percentiles = PERCENTILES.map(|(label, q)| Percentile {
@@ -177,7 +178,7 @@ impl Latency {
             max_ns: self.max,
             mean_ns: (self.sum / count as i128) as i64,
             percentiles: percentiles.to_vec(),
-            negative: self.negative,
+            negative: self.negative(),
             saturated: self.saturated,
         }
     }
@@ -428,7 +429,7 @@ mod tests {
         assert!(direct.histogram() == via.histogram(), "every bucket equal");
         assert!(direct.neg_hist == via.neg_hist, "every bucket of the negatives equal");
         assert_eq!(direct.summary(), via.summary());
-        assert_eq!((direct.negative, direct.saturated), (via.negative, via.saturated));
+        assert_eq!((direct.negative(), direct.saturated), (via.negative(), via.saturated));
         assert_eq!(via.count(), values.len() as u64);
     }
 
@@ -494,6 +495,8 @@ mod tests {
         // bucket's, as for positive values.
         let top = -(MAX_TRACKABLE_NS as i64);
         assert!((top - top / -1000..=top).contains(&pcts(&[i64::MIN, 1])[0]));
+        // ... but never above the exact maximum: a lone sample of -2 h is every percentile.
+        assert_eq!(pcts(&[2 * top]), [2 * top; 5]);
         // Merged: the negatives of both sides.
         let (mut a, mut b) = (Latency::new(), Latency::new());
         a.record(-30);

@@ -25,8 +25,9 @@ use wirestamp::analyze::{Progress, Sinks, config, process};
 use wirestamp::cli::{Cli, Command as Cmd};
 use wirestamp::pipeline::Pipeline;
 use wirestamp_capture::{CaptureReader, MergedReader};
+use wirestamp_core::LinkType;
 use wirestamp_core::analyze::Analyzer;
-use wirestamp_core::dissect::dissect;
+use wirestamp_core::dissect::{Transport, dissect};
 use wirestamp_lab::synth::{Container, SynthConfig, synth};
 
 /// Frames synth writes per market-data packet with the default model (A and B copies, noise every
@@ -98,11 +99,8 @@ fn split_by_feed(src: &Path) -> [PathBuf; 2] {
     while off + 16 <= data.len() {
         let caplen = u32::from_le_bytes(data[off + 8..off + 12].try_into().unwrap()) as usize;
         let rec = &data[off..(off + 16 + caplen).min(data.len())];
-        let d = &rec[16..];
-        let l3 = if d.get(12..14) == Some(&[0x81, 0x00]) { 18 } else { 14 };
-        let udp = d.get(l3..l3 + 20).filter(|ip| ip[9] == 17).map(|ip| l3 + usize::from(ip[0] & 15) * 4);
-        let dport = udp.and_then(|u| d.get(u + 2..u + 4)).map(|b| u16::from_be_bytes([b[0], b[1]]));
-        files[usize::from(dport == Some(26478))].extend_from_slice(rec);
+        let feed_b = matches!(dissect(&rec[16..], LinkType::Ethernet).transport, Transport::Udp { dport: 26478, .. });
+        files[usize::from(feed_b)].extend_from_slice(rec);
         off += 16 + caplen;
     }
     for (p, f) in out.iter().zip(&files) {

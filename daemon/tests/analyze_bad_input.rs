@@ -2,26 +2,14 @@
 //! length that runs past the stream, an ITCH message shorter than its type. Each is counted per flow
 //! with the first offending frame, and the rest of the capture is still analysed.
 
-use serde_json::Value;
 use std::process::Command;
 use wirestamp_lab::encode::soup;
 
 mod support;
 
-use std::path::Path;
-use support::{T0, aapl_add, accepted, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir, udp, write_pcap};
-
-/// `wirestamp analyze -q --json ARGS CAPTURE`, which must succeed: its report.
-fn analyze_json(args: &[&str], capture: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q", "--json"])
-        .args(args)
-        .arg(capture)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use support::{
+    T0, aapl_add, accepted, analyze_json, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir, udp, write_pcap,
+};
 
 #[test]
 fn bad_flows_are_counted_with_their_first_frame() {

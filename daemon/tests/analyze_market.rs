@@ -1,30 +1,11 @@
 //! The market-data side on hand-built feeds: arbitration windows and what each tick is attributed
 //! to. Each case's expected counts follow from how its frames were built.
 
-use serde_json::Value;
-use std::process::Command;
-
 mod support;
-use support::{T0, aapl_add, mold_packet, tmpdir, udp, write_pcap};
+use support::{T0, aapl_add, analyze_frames, mold_packet, udp};
 
 const A: ([u8; 4], u16) = ([233, 54, 12, 111], 26477);
 const B: ([u8; 4], u16) = ([233, 54, 12, 112], 26478);
-
-/// `wirestamp analyze -q --json ARGS` over `frames` written as a pcap: the report.
-fn analyze(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> Value {
-    let dir = tmpdir(name);
-    let cap = dir.join("md.pcap");
-    write_pcap(&cap, frames);
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q", "--json"])
-        .args(args)
-        .arg(&cap)
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// A packet of one Add Order at sequence `seq` on `feed`, at `t`.
 fn tick(feed: ([u8; 4], u16), seq: u64, t: i64) -> (i64, Vec<u8>) {
@@ -38,7 +19,7 @@ fn tick(feed: ([u8; 4], u16), seq: u64, t: i64) -> (i64, Vec<u8>) {
 fn tick_retention_is_the_arbitration_window_under_every_rule() {
     let frames = [tick(A, 1, T0), tick(B, 1, T0 + 500), tick(A, 2, T0 + 5_000), tick(B, 2, T0 + 6_001)];
     for rule in [r"token:T(\d+)", "symbol", "symbol:5s", "symbol:1us"] {
-        let r = analyze("retention", &frames, &["--tick-retention", "1us", "--match", rule]);
+        let r = analyze_frames("retention", &frames, &["--tick-retention", "1us", "--match", rule]);
         let c = &r["counters"];
         let counts = ["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64());
         assert_eq!(counts, [2, 1, 1].map(Some), "{rule}");
@@ -65,7 +46,7 @@ fn a_tick_keeps_its_feed_after_it_leaves_the_arbiter() {
         (T0 + 1_300 * MS, support::tcp(21, &order[20..])),
     ];
     let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
-    let r = analyze("feed-after-retention", &frames, &flows);
+    let r = analyze_frames("feed-after-retention", &frames, &flows);
     let t2t = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "tick_to_trade").unwrap();
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(500 * MS)));
     let dims: Vec<(&str, u64)> = t2t["dims"]
@@ -85,7 +66,7 @@ fn a_tick_keeps_its_feed_after_it_leaves_the_arbiter() {
 fn sequences_below_the_first_captured_are_new_ticks() {
     let frames =
         [tick(A, 10, T0), tick(B, 9, T0 + 100), tick(B, 10, T0 + 200), tick(A, 11, T0 + 300), tick(B, 11, T0 + 400)];
-    let r = analyze("lag", &frames, &[]);
+    let r = analyze_frames("lag", &frames, &[]);
     let c = &r["counters"];
     assert_eq!(["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64()), [3, 2, 0].map(Some));
     let feeds = r["feeds"].as_array().unwrap();
@@ -94,7 +75,7 @@ fn sequences_below_the_first_captured_are_new_ticks() {
 
     let one = (T0 + 100, udp(A.0, A.1, &mold_packet(b"SESSION001", 1, &[aapl_add(), aapl_add()])));
     let frames = [tick(A, 3, T0), one, tick(A, 4, T0 + 200)];
-    let r = analyze("below", &frames, &[]);
+    let r = analyze_frames("below", &frames, &[]);
     let f = &r["feeds"][0];
     let seq = ["messages", "duplicates", "out_of_order", "gaps", "missing"].map(|k| f[k].as_u64());
     assert_eq!(seq, [4, 0, 1, 0, 0].map(Some), "{f}");
@@ -107,7 +88,7 @@ fn sequences_below_the_first_captured_are_new_ticks() {
 fn a_repeat_on_the_same_feed_is_no_ab_copy() {
     let packet = udp(A.0, A.1, &mold_packet(b"SESSION001", 1, &[aapl_add(), aapl_add()]));
     let frames = [(T0, packet.clone()), (T0 + 700, packet), tick(A, 3, T0 + 1_000)];
-    let r = analyze("repeat", &frames, &[]);
+    let r = analyze_frames("repeat", &frames, &[]);
     let c = &r["counters"];
     assert_eq!(["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64()), [3, 0, 0].map(Some));
     let ab = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "feed_ab_delay").unwrap();
@@ -122,7 +103,7 @@ fn a_repeat_on_the_same_feed_is_no_ab_copy() {
 fn gaps_no_longer_tracked_are_reported() {
     let mut frames: Vec<_> = (0..1_100u64).map(|k| tick(A, 1 + 2 * k, T0 + k as i64 * 1_000)).collect();
     frames.push(tick(A, 2, T0 + 1_100_000));
-    let r = analyze("forgotten", &frames, &[]);
+    let r = analyze_frames("forgotten", &frames, &[]);
     let f = &r["feeds"][0];
     let counts = ["messages", "gaps", "missing", "gaps_forgotten", "duplicates", "out_of_order"].map(|k| f[k].as_u64());
     assert_eq!(counts, [1_100, 1_099, 1_099, 75, 1, 0].map(Some), "{f}");

@@ -3,30 +3,13 @@
 //! were built.
 
 use serde_json::Value;
-use std::process::Command;
 use wirestamp_lab::encode::{ouch, soup};
 
 mod support;
-use support::{T0, accepted, order, segment, tmpdir, write_pcap};
+use support::{T0, accepted, analyze_frames, order, segment};
 
 const MS: i64 = 1_000_000;
 const ORDERS: &str = "tcp:10.1.0.1:8003";
-
-/// `wirestamp analyze -q --json ARGS` over `frames` written as a pcap: the report.
-fn analyze(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> Value {
-    let dir = tmpdir(name);
-    let cap = dir.join("orders.pcap");
-    write_pcap(&cap, frames);
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q", "--json"])
-        .args(args)
-        .arg(&cap)
-        .output()
-        .unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// The counters that say what became of the orders and responses.
 fn fates(r: &Value) -> [u64; 4] {
@@ -49,7 +32,7 @@ fn responses_in_the_frame_whose_ack_releases_their_orders_are_paired() {
         (T0 + 2 * MS, segment(true, 101, 1, 0x18, &order(3))),
         (T0 + 3 * MS, segment(false, 1, 151, 0x18, &responses)),
     ];
-    let r = analyze("released", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("released", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r), [2, 2, 0, 1]);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(
@@ -68,7 +51,7 @@ fn a_stream_first_seen_without_syn_starts_at_a_proven_packet_boundary() {
     for n in 1..=20u32 {
         frames.push((T0 + i64::from(n) * MS, segment(true, 1_016 + 50 * (n - 1), 1, 0x18, &order(n))));
     }
-    let r = analyze("midpacket", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("midpacket", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r)[0], 20);
     let inbound = &r["connections"][0]["to_exchange"];
     assert_eq!((inbound["resync_skipped_bytes"].as_u64(), inbound["framing_errors"].as_u64()), (Some(16), Some(0)));
@@ -94,7 +77,7 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
         (T0 + 3 * MS, segment(false, 1, 51 + cancel.len() as u32, 0x18, &a5)),
         (T0 + 5 * MS, segment(false, 1 + a5.len() as u32, 51 + cancel.len() as u32, 0x18, &canceled)),
     ];
-    let r = analyze("cancel", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("cancel", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r), [2, 2, 0, 0]);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(
@@ -157,7 +140,7 @@ fn cancels_are_counted_but_not_correlated() {
     for (name, frames, proto) in [("cancel42", v42, "@ouch42"), ("cancel50", v50, "@ouch50")] {
         let orders = format!("{ORDERS}{proto}");
         let args = ["--md", "udp:233.54.12.111:26477", "--orders", &orders, "--match", r"token:T(\d+)"];
-        let r = analyze(name, &frames, &args);
+        let r = analyze_frames(name, &frames, &args);
         let c = &r["counters"];
         let counts = ["orders", "matched", "unmatched_orders", "no_token", "not_correlated"].map(|k| c[k].as_u64());
         assert_eq!(counts, [2, 1, 0, 0, 1].map(Some), "{name}");
@@ -182,7 +165,7 @@ fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
             let seq = isn2.wrapping_add(1 + 50 * (n - 4));
             frames.push((T0 + 20 * MS + i64::from(n) * MS, segment(true, seq, 1, 0x18, &order(n))));
         }
-        let r = analyze(name, &frames, &["--orders", ORDERS]);
+        let r = analyze_frames(name, &frames, &["--orders", ORDERS]);
         assert_eq!(fates(&r), [6, 0, 6, 0], "{name}");
         let inbound = &r["connections"][0]["to_exchange"];
         let tcp = ["retransmitted_segments", "holes"].map(|k| inbound["tcp"][k].as_u64());
@@ -201,7 +184,7 @@ fn a_damaged_syn_with_data_does_not_restart_the_stream() {
         }
         frames.push((T0 + i64::from(n) * MS, segment(true, 100_001 + 50 * (n - 1), 1, 0x18, &order(n))));
     }
-    let r = analyze("damaged-syn", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("damaged-syn", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r)[0], 6);
 }
 
@@ -217,7 +200,7 @@ fn a_detected_session_takes_its_version_from_its_first_enter_order() {
         (T0 + MS, segment(true, 4, 1, 0x18, &p1)),
         (T0 + 2 * MS, segment(true, 4 + p1.len() as u32, 1, 0x18, &p2)),
     ];
-    let r = analyze("detect42", &frames, &[]);
+    let r = analyze_frames("detect42", &frames, &[]);
     assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch42");
     assert_eq!(fates(&r), [2, 0, 2, 0]);
     assert_eq!(r["connections"][0]["to_exchange"]["ouch_messages"], 2);

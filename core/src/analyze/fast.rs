@@ -142,17 +142,7 @@ mod tests {
 
     /// Ethernet (optionally tagged) + IPv4 + UDP to 233.1.2.3:26477 carrying `payload`.
     fn frame(vlan: bool, payload: &[u8]) -> Vec<u8> {
-        let mut f = vec![0u8; 12];
-        if vlan {
-            f.extend([0x81, 0x00, 0x00, 0x05]);
-        }
-        f.extend([0x08, 0x00]);
-        let total = 28 + payload.len();
-        f.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2, 3]);
-        let ulen = 8 + payload.len();
-        f.extend([0x30, 0x39, 0x67, 0x6d, (ulen >> 8) as u8, ulen as u8, 0, 0]);
-        f.extend_from_slice(payload);
-        f
+        super::super::tests::udp_frame(vlan, [233, 1, 2, 3], 26477, payload)
     }
 
     #[test]

@@ -385,7 +385,8 @@ impl SymHistory {
     fn at_or_before(&self, t: i64) -> Option<SymTick> {
         (0..SYMBOL_HISTORY)
             .map(|k| self.ticks[(self.newest + SYMBOL_HISTORY - k) % SYMBOL_HISTORY])
-            .find(|k| k.0 != i64::MIN && k.0 <= t)
+            // An empty slot counts no message (its time, i64::MIN, may be a tick's too).
+            .find(|k| k.3 > 0 && k.0 <= t)
     }
 }
 
@@ -674,7 +675,6 @@ impl Analyzer {
             }
         }
         let detect = cfg.flows.is_empty();
-        // The symbol rule looks back over its window: keep ticks at least that long.
         // The arbitration window is --tick-retention whatever the rule (the symbol rule keeps its
         // own history, with the feed of each tick).
         let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
@@ -1027,14 +1027,15 @@ impl Analyzer {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None => {
-                let (proto, unknown) = (self.sessions[si].spec.proto, self.sessions[si].version_unknown);
+                let s = &self.sessions[si];
+                let proto = (!s.version_unknown).then_some(s.spec.proto);
                 self.conn_list.push(Conn {
                     session: si,
                     label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
                     key,
                     slots: [None; METRICS.len()],
-                    to_exchange: OrderStream::new(OrderDir::Inbound, proto, unknown),
-                    from_exchange: OrderStream::new(OrderDir::Outbound, proto, unknown),
+                    to_exchange: OrderStream::new(OrderDir::Inbound, proto),
+                    from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
@@ -1065,7 +1066,7 @@ impl Analyzer {
         if seg.fin {
             this.fin(seg.seq, seg.payload.len());
         }
-        if let Some(proto) = this.take_decided() {
+        if let (Some(proto), None) = (this.proto(), other.proto()) {
             // An Enter Order showed the session's version: the responses are read in it too.
             other.set_proto(proto);
             let s = &mut self.sessions[si];

@@ -70,11 +70,9 @@ pub struct OrderStream {
 #[derive(Debug)]
 struct Framing {
     dir: OrderDir,
-    proto: OrderProto,
-    /// `proto` is a default until the first Enter Order shows the version (a detected session whose
-    /// first packet did not: a Login, a heartbeat); then it is set and `decided` says so once.
-    undecided: bool,
-    decided: Option<OrderProto>,
+    /// `None` until an Enter Order shows the version (a detected session whose first packet did not:
+    /// a Login, a heartbeat), 5.0 (the current one) assumed meanwhile.
+    proto: Option<OrderProto>,
     framer: Framer,
     /// Delivered data not yet fully consumed by the framer: (start offset, end offset, frame).
     pieces: VecDeque<(u64, u64, FrameRef)>,
@@ -86,16 +84,14 @@ struct Framing {
 }
 
 impl OrderStream {
-    /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`, or a default
-    /// until an Enter Order shows the version when `undecided`.
-    pub fn new(dir: OrderDir, proto: OrderProto, undecided: bool) -> Self {
+    /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`, or, when `None`,
+    /// the version its first Enter Order shows.
+    pub fn new(dir: OrderDir, proto: Option<OrderProto>) -> Self {
         OrderStream {
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
                 proto,
-                undecided,
-                decided: None,
                 framer: Framer::default(),
                 pieces: VecDeque::new(),
                 next_packet: 0,
@@ -136,15 +132,14 @@ impl OrderStream {
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
     }
 
-    /// The version an Enter Order of this stream has just shown, once (see [`OrderStream::new`]).
-    pub fn take_decided(&mut self) -> Option<OrderProto> {
-        self.fr.decided.take()
+    /// The OUCH version, once known (see [`OrderStream::new`]).
+    pub fn proto(&self) -> Option<OrderProto> {
+        self.fr.proto
     }
 
     /// The version is known (shown by the other direction).
     pub fn set_proto(&mut self, proto: OrderProto) {
-        self.fr.proto = proto;
-        self.fr.undecided = false;
+        self.fr.proto = Some(proto);
     }
 
     /// Whether a SYN at `seq` opens another connection than the one this stream carries (a client
@@ -220,7 +215,7 @@ impl Framing {
             self.next_packet = offset;
         }
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
-        let Self { framer, pieces, next_packet, counters, dir, proto, undecided, decided, .. } = self;
+        let Self { framer, pieces, next_packet, counters, dir, proto, .. } = self;
         let dir = *dir;
         let result = framer.feed(data, |pkt| {
             let start = *next_packet;
@@ -237,13 +232,10 @@ impl Framing {
             }
             let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
             let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
-            if *undecided
-                && ty == PacketType::UnsequencedData
-                && let Some(p) = ouch_version(pkt.payload())
-            {
-                (*proto, *undecided, *decided) = (p, false, Some(p));
+            if proto.is_none() && ty == PacketType::UnsequencedData {
+                *proto = ouch_version(pkt.payload());
             }
-            let decoded: Result<Option<OrderSummary>, ProtoError> = match *proto {
+            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto.unwrap_or(OrderProto::Ouch50) {
                 OrderProto::Ouch50 => ouch5::summarize(dir, pkt.payload()),
                 OrderProto::Ouch42 => ouch42::summarize(dir, pkt.payload()),
             };

@@ -1,5 +1,24 @@
 use super::*;
 
+/// Ethernet (optionally with an 802.1Q tag) + IPv4 from 10.0.0.1 + UDP from port 12345 to
+/// `dst:dport`, carrying `payload`.
+pub(super) fn udp_frame(vlan: bool, dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; 12];
+    if vlan {
+        f.extend([0x81, 0x00, 0x00, 0x05]);
+    }
+    f.extend([0x08, 0x00]);
+    let total = 28 + payload.len();
+    f.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1]);
+    f.extend(dst);
+    let ulen = 8 + payload.len();
+    f.extend([0x30, 0x39]);
+    f.extend(dport.to_be_bytes());
+    f.extend([(ulen >> 8) as u8, ulen as u8, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
 #[test]
 fn match_rules_parse() {
     assert!(matches!(MatchRule::parse(r"token:T(\d+)"), Ok(MatchRule::Token(_))));
@@ -107,22 +126,7 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
         mold.extend(1u16.to_be_bytes());
         mold.extend((itch.len() as u16).to_be_bytes());
         mold.extend(&itch);
-        let mut data = vec![0u8; 12];
-        data.extend([0x08, 0x00]);
-        let total = 28 + mold.len();
-        data.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 233, 1, 2]);
-        data.push(if b { 4 } else { 3 });
-        data.extend([
-            0x30,
-            0x39,
-            0x67,
-            if b { 0x6e } else { 0x6d },
-            ((8 + mold.len()) >> 8) as u8,
-            (8 + mold.len()) as u8,
-        ]);
-        data.extend([0, 0]);
-        data.extend(&mold);
-        data
+        if b { udp_frame(false, [233, 1, 2, 4], 26478, &mold) } else { udp_frame(false, [233, 1, 2, 3], 26477, &mold) }
     };
     // 2026-11-30T14:30:00Z is 09:30 EST; the epoch is 19:00 EST the day before; i64::MIN is 1677-09-21T00:12:43.145224192Z, 20:12:43.145224192
     // EDT (today's rules) the day before; i64::MAX is 2262-04-11T23:47:16.854775807Z, 19:47:16.854775807
@@ -175,4 +179,17 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
         assert_eq!(got, want, "fast path {fast_path}");
         assert_eq!(a.report().counters.frames, times.len() as u64);
     }
+}
+
+/// A tick at the range's start (a saturated stamp) is a tick like any other for the symbol rule:
+/// an empty slot is told by its count of messages, not by its time.
+#[test]
+fn a_tick_at_the_start_of_the_range_is_found_by_symbol() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::default();
+    ticks.push(7, aapl, i64::MIN, s, 1, 3);
+    let newest = |t| ticks.get(aapl).and_then(|h| h.at_or_before(t)).map(|k| (k.0, k.2, k.3, k.4));
+    assert_eq!(newest(i64::MIN), Some((i64::MIN, 1, 1, 3)));
+    assert_eq!(newest(0), Some((i64::MIN, 1, 1, 3)));
+    assert_eq!(SymHistory::EMPTY.at_or_before(i64::MIN), None);
 }

@@ -460,26 +460,33 @@ impl<K> Stream<K> {
         }
     }
 
+    /// `[lo, hi)` found missing (after the stream's end, or below its lowest sequence): a gap, in
+    /// order in the list, of which the oldest is forgotten beyond `max_gaps`.
+    fn open_gap(&mut self, lo: u64, hi: u64, max_gaps: usize) {
+        let c = &mut self.counters;
+        c.gaps += 1;
+        c.missing += hi - lo;
+        let at = self.gaps.partition_point(|g| g.0 < lo);
+        self.gaps.insert(at, (lo, hi));
+        if self.gaps.len() > max_gaps {
+            self.gaps.remove(0);
+            c.gaps_forgotten += 1;
+        }
+    }
+
     fn observe(&mut self, seq: u64, count: u16, max_gaps: usize) -> SeqEvent {
         self.count_kind(count);
         let n = if count == END_OF_SESSION { 0 } else { u64::from(count) };
         let end = seq.saturating_add(n);
-        let c = &mut self.counters;
         if seq > self.next {
             // Skipped [next, seq).
             let expected = self.next;
-            let missing = seq - expected;
-            c.gaps += 1;
-            c.missing += missing;
-            c.messages += n;
-            if self.gaps.len() >= max_gaps {
-                self.gaps.remove(0);
-                c.gaps_forgotten += 1;
-            }
-            self.gaps.push((expected, seq));
+            self.counters.messages += n;
+            self.open_gap(expected, seq, max_gaps);
             self.next = end;
-            return SeqEvent::Gap { expected, missing };
+            return SeqEvent::Gap { expected, missing: seq - expected };
         }
+        let c = &mut self.counters;
         if n == 0 {
             return if count == END_OF_SESSION { SeqEvent::EndOfSession } else { SeqEvent::Heartbeat };
         }
@@ -498,15 +505,10 @@ impl<K> Stream<K> {
         if seq < low {
             self.low = seq;
             if end < low {
-                c.gaps += 1;
-                c.missing += low - end;
-                if self.gaps.len() >= max_gaps {
-                    c.gaps_forgotten += 1;
-                } else {
-                    self.gaps.insert(0, (end, low));
-                }
+                self.open_gap(end, low, max_gaps);
             }
         }
+        let c = &mut self.counters;
         let recovered = filled + before;
         let duplicate = (old_end - seq) - recovered;
         let fresh = end.saturating_sub(self.next);

@@ -18,6 +18,28 @@ pub fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
+/// `wirestamp analyze -q --json ARGS CAPTURE`, which must succeed: its report.
+pub fn analyze_json(args: &[&str], capture: &Path) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", "--json"])
+        .args(args)
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// [`analyze_json`] over `frames` written as a pcap in a directory of its own (`name`, removed after).
+pub fn analyze_frames(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> serde_json::Value {
+    let dir = tmpdir(name);
+    let cap = dir.join("frames.pcap");
+    write_pcap(&cap, frames);
+    let r = analyze_json(args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
 /// Writes `(time_ns, Ethernet frame)` records as a nanosecond pcap at `path`.
 pub fn write_pcap(path: &Path, frames: &[(i64, Vec<u8>)]) {
     let mut w = PcapWriter::new(std::fs::File::create(path).unwrap(), LinkType::Ethernet, 65535).unwrap();
