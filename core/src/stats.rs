@@ -11,9 +11,17 @@ pub const SIGFIG: u8 = 3;
 /// top bucket and counted in [`Latency::saturated`]; the exact maximum is kept regardless.
 pub const MAX_TRACKABLE_NS: u64 = 3_600 * 1_000_000_000;
 
-/// The percentiles every summary reports, as (label, quantile).
-pub const PERCENTILES: [(&str, f64); 5] =
-    [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999)];
+/// The percentiles every summary reports, as (label, quantile in parts per ten thousand). Integers:
+/// the rank `ceil(q × count)` computed in floating point lands one sample high for many counts
+/// (0.5 × 29 is exact, but a quantile passed as `rank / count` and multiplied back is not).
+pub const PERCENTILES: [(&str, u64); 5] =
+    [("p50", 5_000), ("p90", 9_000), ("p99", 9_900), ("p99.9", 9_990), ("p99.99", 9_999)];
+
+/// The 1-based rank of the percentile `q` (parts per ten thousand) among `count` samples:
+/// `ceil(q × count / 10,000)`, at least 1, exact.
+fn rank_of(q: u64, count: u64) -> u64 {
+    (u128::from(q) * u128::from(count)).div_ceil(10_000).max(1) as u64
+}
 
 /// A percentile needs about this many samples beyond it to be stable (measurement.md).
 pub const STABLE_TAIL_SAMPLES: u64 = 100;
@@ -154,23 +162,22 @@ impl Latency {
         if count == 0 {
             return Summary::default();
         }
-        let pct = |q: f64| {
+        let pct = |rank: u64| {
             // The histogram only holds the non-negative samples; rank over all samples, so that negative
             // values sit below every recorded one.
-            let rank = ((q * count as f64).ceil() as u64).max(1);
             if let Some(h) = self.neg_hist.as_deref().filter(|h| rank <= h.len()) {
                 // The negatives in ascending order are their magnitudes in descending order (within
                 // the exact minimum and maximum: a saturated magnitude's bucket is an hour's).
                 let neg = nth_value(h, h.len() - rank + 1);
                 return (-(neg.min(i64::MAX as u64) as i64)).clamp(self.min, self.max);
             }
-            let q_in = (rank - self.negative()) as f64 / self.hist.len() as f64;
-            (self.hist.value_at_quantile(q_in.min(1.0)) as i64).min(self.max)
+            // By rank, not `value_at_quantile(rank / len)`, which multiplies back in floating point
+            // and often lands on the next sample.
+            (nth_value(&self.hist, rank - self.negative()).min(i64::MAX as u64) as i64).min(self.max)
         };
-        let percentiles = PERCENTILES.map(|(label, q)| Percentile {
-            label,
-            value_ns: pct(q),
-            tail_samples: count - ((q * count as f64).ceil() as u64).min(count),
+        let percentiles = PERCENTILES.map(|(label, q)| {
+            let rank = rank_of(q, count);
+            Percentile { label, value_ns: pct(rank), tail_samples: count - rank.min(count) }
         });
         Summary {
             count,
@@ -368,6 +375,28 @@ pub fn format_ns(ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each percentile is the sample of rank ceil(q × n) (1-based), whatever n: 29 samples' p50 is the
+    /// 15th. The samples are 1 to n ns: below 2,048 every value has a bucket of its own, so a
+    /// percentile is exactly one sample. Ranks are counted here with integers on the sorted samples;
+    /// the rank through a float quantile landed one sample high for hundreds of these counts.
+    #[test]
+    fn each_percentile_is_the_sample_of_its_rank() {
+        let qs = [(1, 2), (9, 10), (99, 100), (999, 1_000), (9_999, 10_000)];
+        for n in 1..=2_047u64 {
+            let mut l = Latency::new();
+            // Recorded in a shuffled order (7,919 is prime: a permutation of 1..=n), not sorted.
+            for i in 0..n {
+                l.record(((i * 7_919) % n + 1) as i64);
+            }
+            let s = l.summary();
+            for (p, (num, den)) in s.percentiles.iter().zip(qs) {
+                let rank = ((num * n).div_ceil(den)).max(1);
+                assert_eq!(p.value_ns, rank as i64, "n {n} {}", p.label);
+                assert_eq!(p.tail_samples, n - rank, "n {n} {}", p.label);
+            }
+        }
+    }
 
     #[test]
     fn a_tally_clears_every_bucket_it_used() {

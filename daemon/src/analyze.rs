@@ -61,9 +61,13 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
             other => bail!("--by {other}: the breakdowns are `symbol` (feed and session are always shown)"),
         }
     }
-    let tick_retain_ns = wirestamp_core::analyze::parse_duration_ns(&args.tick_retention)
-        .filter(|ns| *ns > 0)
-        .ok_or_else(|| anyhow::anyhow!("--tick-retention {}: not a duration (e.g. 1s, 500ms)", args.tick_retention))?;
+    let tick_retain_ns =
+        wirestamp_core::analyze::parse_duration_ns(&args.tick_retention).filter(|ns| *ns > 0).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--tick-retention {}: not a duration above 0 with its unit (ns, us, ms, s; e.g. 1s, 500ms)",
+                args.tick_retention
+            )
+        })?;
     let tx_events = !args.tx_events.is_empty();
     let keep_pairs = args.pairs.is_some();
     Ok(AnalyzeConfig {
@@ -261,11 +265,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     let mut sinks = Sinks::default();
     if let Some(p) = &args.pairs {
-        let mut w = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
-        writeln!(
-            w,
-            "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns"
-        )?;
+        let mut w = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER)?);
+        writeln!(w, "{PAIRS_HEADER}")?;
         sinks.pairs = Some(w);
     }
     if let Some(p) = &args.hlog {
@@ -278,28 +279,61 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let detected = analyzer.detected_flows();
     analyzer.set_capture_drops(pipe.recorded_drops());
     let report = analyzer.report();
+    // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error
+    // here ends the run like any other, and a closed pipe quietly (main).
+    let mut out = std::io::stdout().lock();
     if args.json {
-        let mut out = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
+        // Serialised first, so that an output error reaches main as the io::Error it is.
+        let mut doc = serde_json::to_vec_pretty(&report)?;
+        doc.push(b'\n');
+        out.write_all(&doc)?;
     } else {
         if detect {
             if detected.is_empty() {
-                println!("detected no MoldUDP64 feed and no SoupBinTCP session: give them with --md / --orders");
+                writeln!(out, "detected no MoldUDP64 feed and no SoupBinTCP session: give them with --md / --orders")?;
             } else {
-                println!("detected from the traffic: {}", detected.join(", "));
+                writeln!(out, "detected from the traffic: {}", detected.join(", "))?;
             }
         }
-        print!("{}", report.render());
+        write!(out, "{}", report.render())?;
         if no_time > 0 {
-            println!("{no_time} frames had no timestamp (pcapng Simple Packet Blocks) and were not used");
+            writeln!(out, "{no_time} frames had no timestamp (pcapng Simple Packet Blocks) and were not used")?;
         }
     }
+    out.flush()?;
+    drop(out);
     pipe.print_warnings();
     match failure {
         Some(e) => Err(e.context(format!("stopped after {index} frames; the report covers those"))),
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// The first line of a `--pairs` file.
+const PAIRS_HEADER: &str =
+    "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns";
+/// The first line of a `--hlog` file.
+const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";
+
+/// Creates the output file `p` of `flag`, which begins with `first_line`. An existing file is only
+/// replaced when empty or when it begins so (an earlier run's output): anything else is refused,
+/// because `--pairs tapA.pcap tapB.pcap` (the file name forgotten) would otherwise destroy a capture.
+fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::File> {
+    use std::io::Read;
+    // Regular files only: `/dev/stdout` or a FIFO must not be read.
+    if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        let mut head = Vec::new();
+        let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
+        if read.is_err() || head != first_line.as_bytes() {
+            bail!(
+                "{flag} {}: the file exists and is not an earlier {flag} output: refusing to overwrite it \
+                 (was the file name after {flag} forgotten, so that a capture took its place?); \
+                 remove it or choose another name",
+                p.display()
+            );
+        }
+    }
+    std::fs::File::create(p).with_context(|| format!("{flag} {}: cannot create it", p.display()))
 }
 
 /// The `--hlog` writer: HdrHistogram interval log format 1.3, readable by HistogramLogProcessor.
@@ -315,7 +349,7 @@ pub struct HlogSink {
 impl HlogSink {
     /// Creates the log file `p`.
     pub fn create(p: &Path) -> Result<HlogSink> {
-        let out = BufWriter::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?);
+        let out = BufWriter::new(create_output(p, "--hlog", HLOG_HEADER)?);
         Ok(HlogSink { out, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
     }
 
@@ -325,7 +359,7 @@ impl HlogSink {
             None => {
                 let secs = i.start_ns.div_euclid(1_000_000_000);
                 let ms = i.start_ns.rem_euclid(1_000_000_000) / 1_000_000;
-                writeln!(self.out, "#[Histogram log format version 1.3]")?;
+                writeln!(self.out, "{HLOG_HEADER}")?;
                 writeln!(self.out, "#[StartTime: {secs}.{ms:03} (seconds since epoch)]")?;
                 writeln!(
                     self.out,

@@ -416,9 +416,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Capture(args) => crate::capture::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
         Command::ProbeStats { session, interval, count, once, json } => {
-            let ns = wirestamp_core::analyze::parse_duration_ns(&interval)
-                .filter(|ns| *ns > 0)
-                .ok_or_else(|| anyhow::anyhow!("--interval {interval}: not a duration (e.g. 500ms, 1s)"))?;
+            let ns = wirestamp_core::analyze::parse_duration_ns(&interval).filter(|ns| *ns > 0).ok_or_else(|| {
+                anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)")
+            })?;
             let args = wirestamp_probe::reader::ProbeStatsArgs {
                 session,
                 interval: std::time::Duration::from_nanos(ns as u64),

@@ -42,7 +42,7 @@ pub enum MatchRule {
 }
 
 impl MatchRule {
-    /// Parses `token:REGEX` or `symbol[:WINDOW]` (WINDOW like `500us`, `1ms`, `1s`, or ns).
+    /// Parses `token:REGEX` or `symbol[:WINDOW]` (WINDOW like `500us`, `1ms`, `1s`, more than 0).
     pub fn parse(s: &str) -> Result<MatchRule, String> {
         if let Some(re) = s.strip_prefix("token:") {
             let r = regex::Regex::new(re).map_err(|e| format!("--match {s}: bad regular expression: {e}"))?;
@@ -55,8 +55,11 @@ impl MatchRule {
         } else if s == "symbol" {
             Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
         } else if let Some(w) = s.strip_prefix("symbol:") {
-            let window_ns = parse_duration_ns(w)
-                .ok_or_else(|| format!("--match {s}: `{w}` is not a duration (e.g. 500us, 2ms, 1s)"))?;
+            let window_ns = parse_duration_ns(w).filter(|ns| *ns > 0).ok_or_else(|| {
+                format!(
+                    "--match {s}: `{w}` is not a duration above 0 with its unit (ns, us, ms, s; e.g. 500us, 2ms, 1s)"
+                )
+            })?;
             Ok(MatchRule::Symbol { window_ns })
         } else {
             Err(format!("--match {s}: expected token:REGEX or symbol[:WINDOW]"))
@@ -71,7 +74,8 @@ impl MatchRule {
     }
 }
 
-/// Parses `123`, `123ns`, `5us`, `2ms`, `1s` into ns.
+/// Parses `123ns`, `5us` (or `5µs`), `2ms`, `1s` into ns. A bare number is refused: `1` meant as a
+/// second and read as a nanosecond gives a plausible, wrong report.
 pub fn parse_duration_ns(s: &str) -> Option<i64> {
     let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
         (n, 1)
@@ -79,10 +83,8 @@ pub fn parse_duration_ns(s: &str) -> Option<i64> {
         (n, 1_000)
     } else if let Some(n) = s.strip_suffix("ms") {
         (n, 1_000_000)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1_000_000_000)
     } else {
-        (s, 1)
+        (s.strip_suffix('s')?, 1_000_000_000)
     };
     let v: i64 = num.trim().parse().ok()?;
     v.checked_mul(mult).filter(|v| *v >= 0)

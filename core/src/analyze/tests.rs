@@ -28,12 +28,18 @@ fn match_rules_parse() {
     assert!(e.contains("capture group"), "{e}");
     assert!(MatchRule::parse("token:(").unwrap_err().contains("bad regular expression"));
     assert!(MatchRule::parse("symbol:soon").unwrap_err().contains("not a duration"));
+    // A window of 1 ns or none matches nothing: a unit forgotten, or a window that cannot work.
+    for w in ["symbol:1", "symbol:0", "symbol:0ns"] {
+        assert!(MatchRule::parse(w).unwrap_err().contains("above 0 with its unit"), "{w}");
+    }
     assert!(MatchRule::parse("seq").unwrap_err().contains("expected token:REGEX or symbol[:WINDOW]"));
 }
 
 #[test]
 fn durations() {
-    assert_eq!(parse_duration_ns("15"), Some(15));
+    assert_eq!(parse_duration_ns("15"), None, "a bare number has no unit");
+    assert_eq!(parse_duration_ns("1.5s"), None);
+    assert_eq!(parse_duration_ns("3µs"), Some(3_000));
     assert_eq!(parse_duration_ns("15ns"), Some(15));
     assert_eq!(parse_duration_ns("3us"), Some(3_000));
     assert_eq!(parse_duration_ns("2ms"), Some(2_000_000));
