@@ -8,7 +8,8 @@ use wirestamp_lab::encode::soup;
 mod support;
 
 use support::{
-    T0, aapl_add, accepted, analyze_json, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir, udp, write_pcap,
+    T0, aapl_add, accepted, analyze_frames, analyze_json, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir,
+    udp, write_pcap,
 };
 
 #[test]
@@ -24,7 +25,7 @@ fn bad_flows_are_counted_with_their_first_frame() {
     frames.push(udp([239, 1, 1, 1], 5000, b"this is not moldudp64 at all"));
     frames.push(udp([239, 1, 1, 1], 5000, b"nor this"));
     // Frame 3: the good feed goes on.
-    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add])));
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])));
     // Frames 4-5: an order session whose second packet declares 200 bytes but the stream ends.
     let mut s1 = Vec::new();
     soup::packet(&mut s1, b'R', &[]);
@@ -32,6 +33,8 @@ fn bad_flows_are_counted_with_their_first_frame() {
     let mut s2 = vec![0, 200, b'U'];
     s2.extend_from_slice(b"short");
     frames.push(tcp(1000 + s1.len() as u32, &s2));
+    // Frame 6: the feed once more, so that the cut packet is not in the capture's last frame.
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 4, &[add])));
     let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
     write_pcap(&path, &timed);
 
@@ -39,9 +42,13 @@ fn bad_flows_are_counted_with_their_first_frame() {
     let r = analyze_json(&flows, &path);
     let good_feed = &r["feeds"][0];
     assert_eq!(good_feed["feed"], "udp:233.54.12.111:26477");
-    assert_eq!(good_feed["packets"], 2);
+    assert_eq!(good_feed["packets"], 3);
     assert_eq!(good_feed["itch_truncated"], 1);
-    assert_eq!(good_feed["itch_types"]["A"], 2, "the two complete Add Orders");
+    assert_eq!(good_feed["itch_types"]["A"], 3, "the three complete Add Orders");
+    // The short ITCH message is reported with its frame, not only counted.
+    assert_eq!(good_feed["malformed_packets"], 1);
+    assert_eq!(good_feed["first_bad_frame"], 0);
+    assert_eq!(good_feed["first_bad_reason"], "ITCH 'A' Add Order at byte 0: truncated, need 36 bytes, have 10");
     let bad_feed = &r["feeds"][1];
     assert_eq!(bad_feed["feed"], "udp:239.1.1.1:5000");
     assert_eq!(bad_feed["malformed_packets"], 2);
@@ -50,8 +57,42 @@ fn bad_flows_are_counted_with_their_first_frame() {
     let conn = &r["connections"][0];
     assert_eq!(conn["to_exchange"]["soup_packets"], 1);
     assert_eq!(conn["to_exchange"]["truncated_tail_bytes"], 8);
+    // The frame holding the cut packet's length field, not the capture's last.
     assert_eq!(conn["to_exchange"]["first_bad_frame"], 5);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A MoldUDP64 packet whose header does not account for its bytes: blocks after the announced count,
+/// a "heartbeat" (count 0) carrying a block, a datagram of zeros on a declared feed. Each is a
+/// malformed packet with its frame: the bytes after the count are not messages anyone can trust.
+#[test]
+fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
+    let g = [233, 54, 12, 111];
+    let add = aapl_add();
+    let mut three_as_one = mold_packet(b"BADSESS001", 2, &[add.clone(), add.clone(), add.clone()]);
+    three_as_one[18..20].copy_from_slice(&1u16.to_be_bytes());
+    let mut loaded_heartbeat = mold_packet(b"BADSESS001", 3, &[add.clone()]);
+    loaded_heartbeat[18..20].copy_from_slice(&0u16.to_be_bytes());
+    let frames = [
+        udp(g, 26477, &mold_packet(b"BADSESS001", 1, &[add.clone()])),
+        udp(g, 26477, &three_as_one),
+        udp(g, 26477, &loaded_heartbeat),
+        udp(g, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])),
+        udp([239, 1, 1, 1], 5000, &[0; 64]),
+    ];
+    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    let r = analyze_frames("trailing", &timed, &["--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000"]);
+    let f = &r["feeds"][0];
+    assert_eq!(f["malformed_packets"], 2, "{f}");
+    assert_eq!(f["first_bad_frame"], 1);
+    // The 38-byte block is 40 with its length: two of them follow the one announced.
+    assert_eq!(f["first_bad_reason"], "76 bytes after the 1 message blocks its header announces");
+    // The messages the header announces are still taken: seqs 1, 2 and 3, no gap.
+    assert_eq!((f["messages"].as_u64(), f["gaps"].as_u64()), (Some(3), Some(0)));
+    let zeros = &r["feeds"][1];
+    assert_eq!(zeros["malformed_packets"], 1, "{zeros}");
+    assert_eq!(zeros["first_bad_frame"], 4);
+    assert_eq!(zeros["first_bad_reason"], "44 bytes after the 0 message blocks its header announces");
 }
 
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next

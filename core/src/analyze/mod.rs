@@ -1007,6 +1007,7 @@ impl Analyzer {
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
         self.feeds[fi].frames += 1;
+        let truncated = self.feeds[fi].decoder.itch.truncated;
         let mut w = match self.feeds[fi].decoder.walk_keys(payload) {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
@@ -1020,8 +1021,16 @@ impl Analyzer {
         self.seq.observe(fi as u16, info.session, info.sequence, info.count);
         self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
         self.feeds[fi].add_seq_range(info.sequence, info.count);
+        let feed = &mut self.feeds[fi];
         if let Some(e) = info.error {
-            self.feeds[fi].bad_packet(index, &e);
+            feed.bad_packet(index, &e);
+        } else if info.trailing > 0 {
+            let why = format!("{} bytes after the {} message blocks its header announces", info.trailing, info.count);
+            feed.bad_packet(index, &why);
+        } else if feed.decoder.itch.truncated > truncated
+            && let Some(e) = feed.decoder.itch.last_error
+        {
+            feed.bad_packet(index, &e);
         }
     }
 

@@ -186,7 +186,10 @@ impl OrderStream {
         let tail = self.fr.framer.pending() as u64;
         if tail > 0 {
             self.fr.counters.truncated_tail_bytes += tail;
-            self.fr.bad(last_frame);
+            // The offending frame is the one holding the cut packet's length, where it starts.
+            let start = self.fr.next_packet;
+            let at = self.fr.pieces.iter().find(|(s, e, _)| *s <= start && start < *e);
+            self.fr.bad(at.map_or(last_frame, |p| p.2.index));
             self.fr.framer.reset();
         }
     }

@@ -102,6 +102,9 @@ pub struct PacketInfo {
     pub blocks: u16,
     /// The malformed block that stopped the walk, if any.
     pub error: Option<ProtoError>,
+    /// Bytes after the blocks the header announces (a count that is not the packet's, or a datagram
+    /// that is not MoldUDP64): 0 in a well-formed packet.
+    pub trailing: usize,
 }
 
 /// A packet being walked for its keys: [`MoldItchDecoder::walk_keys`], then
@@ -333,7 +336,8 @@ impl MoldItchDecoder {
         } else if it.trailing() > 0 {
             self.trailing_bytes += 1;
         }
-        PacketInfo { session: p.session(), sequence: p.sequence(), count: p.message_count(), blocks, error }
+        let trailing = if error.is_some() { 0 } else { it.trailing() };
+        PacketInfo { session: p.session(), sequence: p.sequence(), count: p.message_count(), blocks, error, trailing }
     }
 
     /// One message through the full decoder (counting, locates), then its keys.
