@@ -25,7 +25,7 @@ fn bad_flows_are_counted_with_their_first_frame() {
     frames.push(udp([239, 1, 1, 1], 5000, b"this is not moldudp64 at all"));
     frames.push(udp([239, 1, 1, 1], 5000, b"nor this"));
     // Frame 3: the good feed goes on.
-    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])));
+    frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 3, std::slice::from_ref(&add))));
     // Frames 4-5: an order session whose second packet declares 200 bytes but the stream ends.
     let mut s1 = Vec::new();
     soup::packet(&mut s1, b'R', &[]);
@@ -71,13 +71,13 @@ fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
     let add = aapl_add();
     let mut three_as_one = mold_packet(b"BADSESS001", 2, &[add.clone(), add.clone(), add.clone()]);
     three_as_one[18..20].copy_from_slice(&1u16.to_be_bytes());
-    let mut loaded_heartbeat = mold_packet(b"BADSESS001", 3, &[add.clone()]);
+    let mut loaded_heartbeat = mold_packet(b"BADSESS001", 3, std::slice::from_ref(&add));
     loaded_heartbeat[18..20].copy_from_slice(&0u16.to_be_bytes());
     let frames = [
-        udp(g, 26477, &mold_packet(b"BADSESS001", 1, &[add.clone()])),
+        udp(g, 26477, &mold_packet(b"BADSESS001", 1, std::slice::from_ref(&add))),
         udp(g, 26477, &three_as_one),
         udp(g, 26477, &loaded_heartbeat),
-        udp(g, 26477, &mold_packet(b"BADSESS001", 3, &[add.clone()])),
+        udp(g, 26477, &mold_packet(b"BADSESS001", 3, std::slice::from_ref(&add))),
         udp([239, 1, 1, 1], 5000, &[0; 64]),
     ];
     let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
