@@ -88,6 +88,11 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
 
 /// OUCH 4.2 Enter Order (49 bytes) with `token`, in a SoupBinTCP Unsequenced Data packet.
 fn enter42(token: &[u8; 14]) -> Vec<u8> {
+    enter42_min(token, 0)
+}
+
+/// [`enter42`] with a minimum quantity.
+fn enter42_min(token: &[u8; 14], min_qty: u32) -> Vec<u8> {
     let mut m = vec![b'O'];
     m.extend_from_slice(token);
     m.push(b'B');
@@ -97,7 +102,7 @@ fn enter42(token: &[u8; 14]) -> Vec<u8> {
     m.extend_from_slice(&99_999u32.to_be_bytes()); // time in force: market hours
     m.extend_from_slice(b"FIRM");
     m.extend_from_slice(b"YPN"); // display, capacity, intermarket sweep
-    m.extend_from_slice(&0u32.to_be_bytes()); // minimum quantity
+    m.extend_from_slice(&min_qty.to_be_bytes()); // minimum quantity
     m.extend_from_slice(b"NR"); // cross type, customer type
     assert_eq!(m.len(), 49);
     let mut p = Vec::new();
@@ -204,4 +209,60 @@ fn a_detected_session_takes_its_version_from_its_first_enter_order() {
     assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch42");
     assert_eq!(fates(&r), [2, 0, 2, 0]);
     assert_eq!(r["connections"][0]["to_exchange"]["ouch_messages"], 2);
+}
+
+/// An OUCH 4.2 Enter Order whose minimum quantity ends in 0x0002 has the length of a 5.0 one with a
+/// 2-byte appendage (47 + 2 = 49). Its last two bytes are no TagValue (a length of 'N', 78 bytes,
+/// runs past the message): the session is 4.2, and both tokens are read.
+#[test]
+fn a_42_order_with_the_length_of_a_50_one_is_read_as_42() {
+    for min_qty in [2, 65_538] {
+        let (p1, p2) = (enter42_min(b"T0000000000001", min_qty), enter42_min(b"T0000000000002", min_qty));
+        let frames =
+            [(T0, segment(true, 1, 1, 0x18, &p1)), (T0 + MS, segment(true, 1 + p1.len() as u32, 1, 0x18, &p2))];
+        let r = analyze_frames("minqty42", &frames, &["--match", r"token:T(\d+)"]);
+        assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch42", "min_qty {min_qty}");
+        assert_eq!(r["counters"]["no_token"], 0, "min_qty {min_qty}");
+        assert_eq!(r["connections"][0]["to_exchange"]["ouch_messages"], 2, "min_qty {min_qty}");
+    }
+}
+
+/// OUCH messages have a fixed length (plus an announced appendage): an OUCH 4.2 Cancel (19 bytes) on
+/// a session declared 5.0 is no 5.0 Cancel (9 bytes) with extra bytes. It is malformed, with its
+/// frame, not an order with a garbage UserRefNum.
+#[test]
+fn a_message_longer_than_its_type_is_malformed() {
+    let mut x = vec![b'X'];
+    x.extend_from_slice(b"T0000000000001");
+    x.extend_from_slice(&0u32.to_be_bytes());
+    let mut cancel42 = Vec::new();
+    soup::packet(&mut cancel42, b'U', &x);
+    let frames = [(T0, segment(true, 1, 1, 0x18, &order(1))), (T0 + MS, segment(true, 51, 1, 0x18, &cancel42))];
+    let orders = format!("{ORDERS}@ouch50");
+    let r = analyze_frames("long50", &frames, &["--orders", &orders]);
+    let s = &r["connections"][0]["to_exchange"];
+    assert_eq!((s["ouch_messages"].as_u64(), s["ouch_malformed"].as_u64()), (Some(1), Some(1)), "{s}");
+    assert_eq!(s["first_bad_frame"], 1);
+    assert_eq!((r["counters"]["orders"].as_u64(), r["counters"]["not_correlated"].as_u64()), (Some(1), Some(0)));
+}
+
+/// SoupBinTCP's Unsequenced Data goes both ways: an exchange's one seen first must not make the
+/// exchange the client (which lost every order of the session). Its message is an outbound OUCH
+/// Order Accepted; a packet whose message tells nothing waits for the next.
+#[test]
+fn unsequenced_data_from_the_exchange_does_not_make_it_the_client() {
+    let mut from_exchange = Vec::new();
+    soup::packet(&mut from_exchange, b'U', &{
+        let mut m = Vec::new();
+        ouch::accepted(&mut m, 0, &support::aapl_order(7), 7);
+        m
+    });
+    let mut opaque = Vec::new();
+    soup::packet(&mut opaque, b'U', b"hello from the exchange");
+    for (name, first) in [("u-accepted", &from_exchange), ("u-opaque", &opaque)] {
+        let frames = [(T0, segment(false, 5_000, 1, 0x18, first)), (T0 + MS, segment(true, 1, 5_001, 0x18, &order(1)))];
+        let r = analyze_frames(name, &frames, &[]);
+        assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch50", "{name}");
+        assert_eq!(r["counters"]["orders"], 1, "{name}");
+    }
 }

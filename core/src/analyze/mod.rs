@@ -989,9 +989,11 @@ impl Analyzer {
         if !self.detect || !looks_like_soupbin(payload) {
             return None;
         }
-        // Which end is the exchange: clients send Login Request, Unsequenced Data, heartbeats, Logout.
+        // Which end is the exchange: clients send Login Request, heartbeats, Logout; Unsequenced Data
+        // goes both ways (SoupBinTCP 4.1), so its OUCH message tells.
         let to_exchange = match payload[2] {
-            b'L' | b'U' | b'R' | b'O' => true,
+            b'L' | b'R' | b'O' => true,
+            b'U' => unsequenced_direction(payload)?,
             b'A' | b'J' | b'S' | b'H' | b'Z' => false,
             _ => return None,
         };
@@ -1369,6 +1371,23 @@ fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
 
 /// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session when it is an Unsequenced Data
 /// packet holding an Enter Order ([`orders::ouch_version`]); `None` otherwise.
+/// Whether the OUCH message in the Unsequenced Data packet at the start of `payload` goes to the
+/// exchange (`Some(true)`) or from it: a well-formed message of a known type in one direction only,
+/// in OUCH 5.0 or 4.2. `None` when it does not tell (cut short, or well-formed both ways).
+fn unsequenced_direction(payload: &[u8]) -> Option<bool> {
+    let len = usize::from(u16::from_be_bytes([payload[0], payload[1]]));
+    let msg = payload.get(3..2 + len)?;
+    let known = |dir| {
+        matches!(crate::proto::ouch5::summarize(dir, msg), Ok(Some(_)))
+            || matches!(crate::proto::ouch42::summarize(dir, msg), Ok(Some(_)))
+    };
+    match (known(OrderDir::Inbound), known(OrderDir::Outbound)) {
+        (true, false) => Some(true),
+        (false, true) => Some(false),
+        _ => None,
+    }
+}
+
 fn detect_ouch_version(payload: &[u8]) -> Option<OrderProto> {
     let len = u16::from_be_bytes([payload[0], payload[1]]) as usize;
     if payload[2] == b'U' && payload.len() >= 2 + len && len > 1 {

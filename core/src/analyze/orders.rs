@@ -238,9 +238,14 @@ impl Framing {
             if proto.is_none() && ty == PacketType::UnsequencedData {
                 *proto = ouch_version(pkt.payload());
             }
-            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto.unwrap_or(OrderProto::Ouch50) {
-                OrderProto::Ouch50 => ouch5::summarize(dir, pkt.payload()),
-                OrderProto::Ouch42 => ouch42::summarize(dir, pkt.payload()),
+            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto {
+                Some(OrderProto::Ouch50) => ouch5::summarize(dir, pkt.payload()),
+                Some(OrderProto::Ouch42) => ouch42::summarize(dir, pkt.payload()),
+                // Before an Enter Order shows the version (a capture started mid-session): 5.0, the
+                // current one, unless the message is malformed as 5.0 and well-formed as 4.2 (the
+                // lengths differ for most types).
+                None => ouch5::summarize(dir, pkt.payload())
+                    .or_else(|e| ouch42::summarize(dir, pkt.payload()).map_err(|_| e)),
             };
             match decoded {
                 Ok(Some(summary)) => {
@@ -278,8 +283,16 @@ pub(super) fn ouch_version(msg: &[u8]) -> Option<OrderProto> {
     if msg.first() != Some(&b'O') {
         return None;
     }
-    if msg.len() >= 47 && 47 + usize::from(u16::from_be_bytes([msg[45], msg[46]])) == msg.len() {
-        return Some(OrderProto::Ouch50);
+    // A 49-byte 4.2 order whose MinQty ends in 0x0002 has 5.0's length for a 2-byte appendage: the
+    // appendage must also hold well-formed TagValues (4.2's last two bytes, Cross Type and Customer
+    // Type, are letters: a TagValue that long runs past the message).
+    if let Ok(o) = ouch5::EnterOrder::new_checked(msg)
+        && o.spec_len() == msg.len()
+    {
+        let mut options = o.options();
+        if options.by_ref().all(|tv| tv.size_ok()) && options.error().is_none() {
+            return Some(OrderProto::Ouch50);
+        }
     }
     (msg.len() == 49).then_some(OrderProto::Ouch42)
 }

@@ -256,6 +256,15 @@ macro_rules! message_view {
                 Ok(())
             }
 
+            /// The message's length by its type: the fixed part, plus the appendage its length field
+            /// announces (call after [`Self::check_len`]).
+            #[inline]
+            pub fn spec_len(&self) -> usize {
+                let b = self.buffer.as_ref();
+                let _ = b;
+                $len $( + usize::from($crate::proto::read::u16(b, $app)) )?
+            }
+
             /// The underlying buffer.
             pub fn into_inner(self) -> T {
                 self.buffer
@@ -313,7 +322,20 @@ macro_rules! ouch_direction {
                 return Err($crate::proto::ProtoError::Truncated { what: $what, offset: 0, need: 1, have: 0 });
             };
             Ok(match $ty::from(t) {
-                $( $ty::$variant => $enum::$variant($variant::new_checked(buf)?), )+
+                $( $ty::$variant => {
+                    let v = $variant::new_checked(buf)?;
+                    // OUCH messages have a fixed length (plus an announced appendage), and the
+                    // SoupBinTCP packet gives the exact one: a longer message is another version's
+                    // or a damaged one, not this type with extra bytes.
+                    if buf.len() != v.spec_len() {
+                        return Err($crate::proto::ProtoError::Malformed {
+                            what: $variant::<&[u8]>::WHAT,
+                            offset: v.spec_len(),
+                            reason: "bytes after the message's end (its fixed length, plus its appendage)",
+                        });
+                    }
+                    $enum::$variant(v)
+                } )+
                 $ty::Unknown(t) => $enum::Unknown(t, buf),
             })
         }

@@ -98,7 +98,7 @@ pub fn mold_packet(session: &[u8; 10], seq: u64, msgs: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Order `n`: buy 100 AAPL at 100.0000, UserRefNum `n`, ClOrdID `T` + `n` in 13 digits.
-fn aapl_order(n: u32) -> ouch::Order {
+pub fn aapl_order(n: u32) -> ouch::Order {
     ouch::Order {
         user_ref_num: n,
         side: b'B',
