@@ -29,21 +29,23 @@ fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
 }
 
-/// Nearest-rank percentile of sorted values.
-fn nearest_rank(sorted: &[i64], q: f64) -> i64 {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).max(1);
+/// Nearest-rank percentile of sorted values: the sample of rank ceil(q × n), q = num / den, counted
+/// in integers.
+fn nearest_rank(sorted: &[i64], (num, den): (usize, usize)) -> i64 {
+    let rank = (num * sorted.len()).div_ceil(den).max(1);
     sorted[rank - 1]
 }
 
-fn check_against_truth(container_flag: &[&str], name: &str) {
+/// synth with `synth_flags`, then analyze, compared with the truth.
+fn check_against_truth(synth_flags: &[&str], name: &str) {
     let dir = tmpdir(name);
     let cap = dir.join("synth.cap");
     let cap_s = cap.to_str().unwrap();
-    let mut synth_args = vec!["synth", cap_s, "-n", "40000", "--seed", "11", "--order-prob", "0.1"];
-    synth_args.extend_from_slice(container_flag);
+    let mut synth_args = vec!["synth", cap_s];
+    synth_args.extend_from_slice(synth_flags);
     ok(&synth_args);
     let truth = csv(&dir.join("synth.cap.truth.csv"));
-    assert!(truth.len() > 3000, "{} pairs", truth.len());
+    assert!(truth.len() > 100, "{} pairs", truth.len());
     let pairs_path = dir.join("pairs.csv");
     let hlog_path = dir.join("run.hlog");
     let json = ok(&[
@@ -80,7 +82,8 @@ fn check_against_truth(container_flag: &[&str], name: &str) {
     assert_eq!(t2t["count"], lat.len() as u64);
     assert_eq!(t2t["min_ns"], lat[0]);
     assert_eq!(t2t["max_ns"], *lat.last().unwrap());
-    for (field, q) in [("p50_ns", 0.5), ("p90_ns", 0.9), ("p99_ns", 0.99), ("p99_9_ns", 0.999), ("p99_99_ns", 0.9999)] {
+    let quantiles = [(1, 2), (9, 10), (99, 100), (999, 1_000), (9_999, 10_000)];
+    for (field, q) in ["p50_ns", "p90_ns", "p99_ns", "p99_9_ns", "p99_99_ns"].into_iter().zip(quantiles) {
         let exact = nearest_rank(&lat, q);
         let got = t2t[field].as_i64().unwrap();
         // 3 significant digits: the bucket holding the exact value reaches at most 1/1024 above it.
@@ -127,12 +130,23 @@ fn check_against_truth(container_flag: &[&str], name: &str) {
 
 #[test]
 fn synth_pcapng_matches_truth() {
-    check_against_truth(&[], "ng");
+    check_against_truth(&["-n", "40000", "--seed", "11", "--order-prob", "0.1"], "ng");
 }
 
 #[test]
 fn synth_pcap_matches_truth() {
-    check_against_truth(&["--pcap"], "pcap");
+    check_against_truth(&["-n", "40000", "--seed", "11", "--order-prob", "0.1", "--pcap"], "pcap");
+}
+
+/// Seeds where the median fell on a boundary that a percentile computed through a float quantile
+/// missed by one rank (seed 10: p50 6,427 against the 247th latency's 6,398), and where the order
+/// split before the retransmitted segment stepped over its index (seeds 17 and 214: no
+/// retransmission at all).
+#[test]
+fn synth_matches_truth_on_other_seeds() {
+    check_against_truth(&["-n", "10000", "--seed", "10", "--stall-prob", "0.005"], "seed10");
+    check_against_truth(&["-n", "300", "--seed", "17", "--order-prob", "0.5"], "seed17");
+    check_against_truth(&["-n", "20000", "--seed", "214"], "seed214");
 }
 
 #[test]

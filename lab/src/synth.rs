@@ -85,7 +85,8 @@ pub struct SynthConfig {
     pub coalesce_prob: f64,
     /// Probability that an order is split across two segments.
     pub split_prob: f64,
-    /// The order segment (0-based) that is retransmitted 200 µs later, if any.
+    /// The order segment (0-based) that is retransmitted 200 µs later, if any (the first unsplit one
+    /// from there when that one is split).
     pub retransmit: Option<u64>,
     /// Output container.
     pub container: Container,
@@ -251,6 +252,8 @@ struct Gen<'a> {
     last_client_send: i64,
     last_server_send: i64,
     order_segments: u64,
+    /// The retransmission was written.
+    retransmitted: bool,
     held: Option<OrderMsg>,
     user_ref: u32,
     order_ref: u64,
@@ -405,8 +408,10 @@ impl Gen<'_> {
             ouch::enter_order(&mut body, &m.order);
             soup::packet(&mut payload, b'U', &body);
         }
-        let split =
-            !coalesced && self.cfg.retransmit != Some(self.order_segments) && self.rng.chance(self.cfg.split_prob);
+        // The retransmission is due at the first segment from its index on: a split order before it
+        // takes two indices, and may step over the index itself.
+        let retransmit = !self.retransmitted && self.cfg.retransmit.is_some_and(|n| self.order_segments >= n);
+        let split = !coalesced && !retransmit && self.rng.chance(self.cfg.split_prob);
         let seq_before = self.client_seq;
         let t = if split {
             let cut = self.rng.range(1, payload.len() as u64 - 1) as usize;
@@ -416,7 +421,8 @@ impl Gen<'_> {
             t
         } else {
             let t = self.client_send(due, &payload);
-            if self.cfg.retransmit == Some(self.order_segments) {
+            if retransmit {
+                self.retransmitted = true;
                 let f = self.tcp_frame(true, 0x18, &payload, seq_before, t + 200_000);
                 self.push(t + 200_000, IFACE_ORDERS, Direction::Outbound, f);
                 self.sum.order_segments += 1;
@@ -538,6 +544,7 @@ pub fn synth(cfg: &SynthConfig, out: &Path) -> io::Result<(Vec<TruthPair>, Synth
         last_client_send: i64::MIN / 2,
         last_server_send: i64::MIN / 2,
         order_segments: 0,
+        retransmitted: false,
         held: None,
         user_ref: 0,
         order_ref: 0,
