@@ -361,14 +361,19 @@ pub struct Summary {
 pub fn format_ns(ns: i64) -> String {
     let a = ns.unsigned_abs();
     let sign = if ns < 0 { "-" } else { "" };
+    // Rounded to the digits shown, the unit chosen after rounding (999,999 ns is 1.000ms, not
+    // 1000.00us). Values are far below u64::MAX, so the added halves cannot overflow.
     if a < 1_000 {
         format!("{sign}{a}ns")
-    } else if a < 1_000_000 {
-        format!("{sign}{}.{:02}us", a / 1_000, (a % 1_000) / 10)
-    } else if a < 1_000_000_000 {
-        format!("{sign}{}.{:03}ms", a / 1_000_000, (a % 1_000_000) / 1_000)
+    } else if a < 999_995 {
+        let r = (a + 5) / 10;
+        format!("{sign}{}.{:02}us", r / 100, r % 100)
+    } else if a < 999_999_500 {
+        let r = (a + 500) / 1_000;
+        format!("{sign}{}.{:03}ms", r / 1_000, r % 1_000)
     } else {
-        format!("{sign}{}.{:03}s", a / 1_000_000_000, (a % 1_000_000_000) / 1_000_000)
+        let r = a / 1_000_000 + u64::from(a % 1_000_000 >= 500_000);
+        format!("{sign}{}.{:03}s", r / 1_000, r % 1_000)
     }
 }
 
@@ -558,9 +563,29 @@ mod tests {
     #[test]
     fn units() {
         assert_eq!(format_ns(812), "812ns");
-        assert_eq!(format_ns(12_345), "12.34us");
+        assert_eq!(format_ns(12_345), "12.35us", "rounded half up");
+        assert_eq!(format_ns(12_344), "12.34us");
         assert_eq!(format_ns(1_262_000), "1.262ms");
         assert_eq!(format_ns(2_500_000_000), "2.500s");
         assert_eq!(format_ns(-1_500), "-1.50us");
+        // Each unit's edges: rounding, not truncation, and the unit chosen after rounding.
+        let edges = [
+            (999, "999ns"),
+            (1_000, "1.00us"),
+            (1_999, "2.00us"),
+            (9_999, "10.00us"),
+            (999_994, "999.99us"),
+            (999_995, "1.000ms"),
+            (999_999, "1.000ms"),
+            (999_999_499, "999.999ms"),
+            (999_999_500, "1.000s"),
+            (4_999_999_999_999, "5000.000s"),
+        ];
+        for (ns, text) in edges {
+            assert_eq!(format_ns(ns), text, "{ns}");
+            assert_eq!(format_ns(-ns), format!("-{text}"), "{}", -ns);
+        }
+        assert_eq!(format_ns(i64::MIN), "-9223372036.855s");
+        assert_eq!(format_ns(i64::MAX), "9223372036.855s");
     }
 }

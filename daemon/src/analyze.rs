@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use wirestamp_core::analyze::flows::FlowSpec;
+use wirestamp_core::analyze::report::InputStatus;
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair};
 
@@ -278,7 +279,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     tracing::info!(frames = index, fast = analyzer.fast_frames(), "frames taken by the analyzer's fast path");
     let detected = analyzer.detected_flows();
     analyzer.set_capture_drops(pipe.recorded_drops());
-    let report = analyzer.report();
+    let mut report = analyzer.report();
+    // How reading ended, in the report itself: a JSON reader must not take a run that stopped early,
+    // or read a file cut short, for a whole one.
+    report.input = InputStatus {
+        complete: failure.is_none(),
+        stopped: failure.as_ref().map(|e| format!("stopped after {index} frames: {e:#}")),
+        warnings: pipe.warnings(),
+    };
     // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error
     // here ends the run like any other, and a closed pipe quietly (main).
     let mut out = std::io::stdout().lock();

@@ -146,25 +146,32 @@ impl Pipeline {
     /// Prints the readers' warnings (files cut short, ...) on stderr, and the packets each capture
     /// records as lost while it was taken (pcapng interface statistics).
     pub fn print_warnings(&self) {
+        for w in self.warnings() {
+            eprintln!("wirestamp: warning: {w}");
+        }
+    }
+
+    /// What the readers found wrong without stopping, one sentence each: a file cut short, packets an
+    /// interface records as lost while capturing.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
         for input in self.inputs() {
-            for w in input.warnings() {
-                eprintln!("wirestamp: warning: {w}");
-            }
+            out.extend(input.warnings().iter().map(|w| format!("{}: {w}", input.name())));
             for i in input.interfaces() {
                 if let Some(r) = i.recorded.filter(|r| r.drops() > 0) {
-                    eprintln!(
-                        "wirestamp: warning: {}: interface {} records {} packets lost while capturing ({} by the \
-                         interface, {} by the operating system; pcapng interface statistics): figures from this \
-                         file may miss them",
+                    out.push(format!(
+                        "{}: interface {} records {} packets lost while capturing ({} by the interface, {} by the \
+                         operating system; pcapng interface statistics): figures from this file may miss them",
                         input.name(),
                         i.name.as_deref().unwrap_or("(unnamed)"),
                         r.drops(),
                         r.ifdrop.unwrap_or(0),
                         r.osdrop.unwrap_or(0)
-                    );
+                    ));
                 }
             }
         }
+        out
     }
 
     /// Packets the inputs record as lost while they were captured (pcapng interface statistics read so

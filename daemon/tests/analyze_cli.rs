@@ -96,3 +96,113 @@ fn a_duration_needs_its_unit() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The offsets of a classic pcap's records (24-byte file header, 16-byte record headers, little
+/// endian as synth writes it).
+fn pcap_records(bytes: &[u8]) -> Vec<usize> {
+    let (mut at, mut out) = (24, Vec::new());
+    while at + 16 <= bytes.len() {
+        out.push(at);
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    out
+}
+
+#[test]
+fn the_json_report_says_whether_the_input_was_read_whole() {
+    let dir = tmpdir("input-status");
+    let cap = dir.join("c.pcap");
+    let out = wirestamp(&["synth", "--pcap", "-n", "1000", cap.to_str().unwrap()]);
+    assert!(out.status.success());
+    let bytes = std::fs::read(&cap).unwrap();
+    let records = pcap_records(&bytes);
+    let json = |path: &Path| -> (Option<i32>, serde_json::Value) {
+        let out = wirestamp(&["analyze", "-q", "--json", path.to_str().unwrap()]);
+        (out.status.code(), serde_json::from_slice(&out.stdout).unwrap())
+    };
+    // Whole.
+    let (code, r) = json(&cap);
+    assert_eq!(code, Some(0));
+    assert_eq!(r["input"], serde_json::json!({ "complete": true, "stopped": null, "warnings": [] }));
+    // Cut inside record 500: read to its end, with a warning naming the file.
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..records[500] + 20]).unwrap();
+    let (code, r) = json(&cut);
+    assert_eq!(code, Some(0));
+    assert_eq!(r["input"]["complete"], true);
+    assert_eq!(r["counters"]["frames"], 500);
+    let w = r["input"]["warnings"][0].as_str().unwrap();
+    assert!(w.starts_with(&format!("{}: at byte {} (record 500): file cut short", cut.display(), records[500])), "{w}");
+    // Record 100's length field broken: reading stops there, the report covers 100 frames and says so.
+    let mut broken = bytes.clone();
+    broken[records[100] + 8..records[100] + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    let bad = dir.join("bad.pcap");
+    std::fs::write(&bad, &broken).unwrap();
+    let (code, r) = json(&bad);
+    assert_eq!(code, Some(1));
+    assert_eq!(r["input"]["complete"], false);
+    assert_eq!(r["counters"]["frames"], 100);
+    let stopped = r["input"]["stopped"].as_str().unwrap();
+    assert!(
+        stopped.starts_with(&format!(
+            "stopped after 100 frames: {}: at byte {} (record 100)",
+            bad.display(),
+            records[100]
+        )),
+        "{stopped}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `cap` (a classic pcap) with every frame stamped `by` ns earlier.
+fn shifted(cap: &Path, by: u64, out: &Path) {
+    let mut bytes = std::fs::read(cap).unwrap();
+    for at in pcap_records(&bytes) {
+        let ns = u64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())) * 1_000_000_000
+            + u64::from(u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()))
+            - by;
+        bytes[at..at + 4].copy_from_slice(&((ns / 1_000_000_000) as u32).to_le_bytes());
+        bytes[at + 4..at + 8].copy_from_slice(&((ns % 1_000_000_000) as u32).to_le_bytes());
+    }
+    std::fs::write(out, &bytes).unwrap();
+}
+
+#[test]
+fn the_table_says_which_samples_are_negative_or_saturated() {
+    // The capture clock 1 ms, then 2 h, behind the exchange's: exchange_to_capture goes negative (the
+    // ITCH stamps stay put), and beyond an hour saturates. The table must say how many, per metric
+    // and dimension, as the JSON does.
+    let dir = tmpdir("negative");
+    let cap = dir.join("c.pcap");
+    assert!(wirestamp(&["synth", "--pcap", "-n", "1000", cap.to_str().unwrap()]).status.success());
+    let moved = dir.join("moved.pcap");
+    for (by, saturated) in [(1_000_000, false), (7_200_000_000_000, true)] {
+        shifted(&cap, by, &moved);
+        let r: serde_json::Value =
+            serde_json::from_slice(&wirestamp(&["analyze", "-q", "--json", moved.to_str().unwrap()]).stdout).unwrap();
+        let e2c = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "exchange_to_capture").unwrap().clone();
+        let (n, count) = (e2c["negative"].as_u64().unwrap(), e2c["count"].as_u64().unwrap());
+        // synth's exchange stamps trail the capture by well under 1 ms: every sample is negative.
+        assert_eq!(n, count, "{by}");
+        assert_eq!(e2c["saturated"], if saturated { count } else { 0 }, "{by}");
+        let table = String::from_utf8(wirestamp(&["analyze", "-q", moved.to_str().unwrap()]).stdout).unwrap();
+        let mut rows = vec![(String::from("exchange_to_capture"), &e2c)];
+        rows.extend(
+            e2c["dims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| (format!("exchange_to_capture {}", d["name"].as_str().unwrap()), d)),
+        );
+        for (name, m) in rows {
+            let line = format!(
+                "\n{name}: {} of {} samples negative (the clocks of the two ends disagree)\n",
+                m["negative"], m["count"]
+            );
+            assert!(table.contains(&line), "{line} in {table}");
+            let line = format!("\n{name}: {} samples beyond an hour either way", m["count"]);
+            assert_eq!(table.contains(&line), saturated, "{line} in {table}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -35,6 +35,9 @@ pub struct MetricReport {
     pub unstable: Vec<&'static str>,
     /// Negative samples (the two ends' clocks disagree).
     pub negative: u64,
+    /// Samples beyond an hour either way: counted in the histogram's top bucket (percentiles there
+    /// are an hour's bucket), exact in `min_ns` and `max_ns`.
+    pub saturated: u64,
     /// Per-dimension figures.
     pub dims: Vec<MetricReport>,
 }
@@ -62,6 +65,7 @@ impl MetricReport {
                 .map(|p| p.label)
                 .collect(),
             negative: s.negative,
+            saturated: s.saturated,
             dims: Vec::new(),
         }
     }
@@ -194,6 +198,20 @@ pub struct Report {
     pub feeds: Vec<FeedReport>,
     /// Order connections.
     pub connections: Vec<ConnReport>,
+    /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
+    /// that reads them; the figures cover the frames before).
+    pub input: InputStatus,
+}
+
+/// How reading the inputs ended ([`Report::input`]).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InputStatus {
+    /// Every input read to its end (cut-short files included, see `warnings`).
+    pub complete: bool,
+    /// Why reading stopped early, if it did.
+    pub stopped: Option<String>,
+    /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
+    pub warnings: Vec<String>,
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
@@ -275,6 +293,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         counters: a.counters(),
         feeds,
         connections,
+        input: InputStatus { complete: true, ..InputStatus::default() },
     }
 }
 
@@ -286,11 +305,29 @@ impl Report {
         let c = &self.counters;
         let _ = writeln!(
             o,
-            "{:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "{:<44} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
             "metric", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"
         );
         let mut any_unstable = false;
-        let mut row = |o: &mut String, indent: &str, m: &MetricReport| {
+        // Samples that qualify a row's figures, said under the table.
+        let mut notes = Vec::new();
+        let mut row = |o: &mut String, parent: Option<&str>, m: &MetricReport| {
+            let (indent, full) = match parent {
+                Some(p) => ("  ", format!("{p} {}", m.name)),
+                None => ("", m.name.clone()),
+            };
+            if m.negative > 0 {
+                notes.push(format!(
+                    "{full}: {} of {} samples negative (the clocks of the two ends disagree)",
+                    m.negative, m.count
+                ));
+            }
+            if m.saturated > 0 {
+                notes.push(format!(
+                    "{full}: {} samples beyond an hour either way (percentiles there are an hour's bucket; min and max exact)",
+                    m.saturated
+                ));
+            }
             let mut f = |v: Option<i64>, label: &str| match v {
                 None => "-".to_owned(),
                 Some(v) if m.unstable.contains(&label) => {
@@ -306,7 +343,7 @@ impl Report {
             }
             let _ = writeln!(
                 o,
-                "{:<44} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                "{:<44} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
                 name,
                 m.count,
                 f(m.min_ns, ""),
@@ -324,13 +361,16 @@ impl Report {
             if c.tx_events == 0 && matches!(m.name.as_str(), "tick_to_snd" | "snd_to_wire") {
                 continue;
             }
-            row(&mut o, "", m);
+            row(&mut o, None, m);
             for d in &m.dims {
-                row(&mut o, "  ", d);
+                row(&mut o, Some(&m.name), d);
             }
         }
         if any_unstable {
             let _ = writeln!(o, "* fewer than 100 samples beyond this percentile: not stable");
+        }
+        for n in notes {
+            let _ = writeln!(o, "{n}");
         }
         if c.tx_events > 0 {
             let _ = writeln!(
