@@ -266,3 +266,29 @@ fn unsequenced_data_from_the_exchange_does_not_make_it_the_client() {
         assert_eq!(r["counters"]["orders"], 1, "{name}");
     }
 }
+
+/// A session's dimension holds all its connections: a client reconnecting from another port, or
+/// several client processes, are one session (the dimension was per connection, and a reconnect split
+/// the session's figures in two, none of them the session's).
+#[test]
+fn a_session_dimension_holds_every_connection() {
+    let md = support::mold_packet(b"SESSION001", 1, &[support::aapl_add()]);
+    let tick = (T0, support::udp([233, 54, 12, 111], 26477, &md));
+    // The second connection: the same segment from client port 40002 (bytes 34-35, the TCP source port
+    // of an untagged IPv4 frame; checksums are not checked).
+    let mut second = segment(true, 1, 1, 0x18, &order(2));
+    second[34..36].copy_from_slice(&40_002u16.to_be_bytes());
+    let frames = [tick, (T0 + 10_000, segment(true, 1, 1, 0x18, &order(1))), (T0 + 30_000, second)];
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", "symbol"];
+    let r = analyze_frames("session-dim", &frames, &args);
+    assert_eq!(r["connections"].as_array().unwrap().len(), 2);
+    let t2t = metric(&r, "tick_to_trade");
+    let dims: Vec<(&str, u64)> = t2t["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(dims, [("feed:udp:233.54.12.111:26477", 2), ("session:tcp:10.1.0.1:8003@ouch50", 2)]);
+    assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(10_000), Some(30_000)));
+}

@@ -109,7 +109,7 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
         (Some(4), Some(-700), Some(1_000))
     );
     assert_eq!(s2w["negative"], 1);
-    assert_eq!(s2w["dims"][0]["name"], format!("session:{CLIENT}>{EXCHANGE}"));
+    assert_eq!(s2w["dims"][0]["name"], format!("session:tcp:{EXCHANGE}@ouch50"));
     // tick_to_trade is unchanged by the join: first byte's frame - T0.
     let t2t = metric("tick_to_trade");
     assert_eq!(

@@ -265,6 +265,9 @@ struct SessionState {
     detected: bool,
     /// Detected, and no Enter Order seen yet to show the OUCH version (`spec.proto` a default).
     version_unknown: bool,
+    /// Dimension slots of this session, by metric index (all its connections: a client that
+    /// reconnects, or several client processes, are one session).
+    slots: [Option<usize>; METRICS.len()],
 }
 
 #[derive(Debug)]
@@ -273,8 +276,6 @@ struct Conn {
     label: String,
     /// The connection's endpoints: client address, port, exchange address, port.
     key: ConnKey,
-    /// Dimension slots of this connection, by metric index.
-    slots: [Option<usize>; METRICS.len()],
     to_exchange: OrderStream,
     from_exchange: OrderStream,
     frames: u64,
@@ -673,7 +674,12 @@ impl Analyzer {
         for f in &cfg.flows {
             match *f {
                 FlowSpec::Feed(spec) => feeds.push(FeedState::new(spec, false)),
-                FlowSpec::Orders(spec) => sessions.push(SessionState { spec, detected: false, version_unknown: false }),
+                FlowSpec::Orders(spec) => sessions.push(SessionState {
+                    spec,
+                    detected: false,
+                    version_unknown: false,
+                    slots: [None; METRICS.len()],
+                }),
             }
         }
         let detect = cfg.flows.is_empty();
@@ -1003,7 +1009,12 @@ impl Analyzer {
         let first = detect_ouch_version(payload);
         let proto = first.unwrap_or(OrderProto::Ouch50);
         let spec = OrderSpec { host: Some(host), port, proto };
-        self.sessions.push(SessionState { spec, detected: true, version_unknown: first.is_none() });
+        self.sessions.push(SessionState {
+            spec,
+            detected: true,
+            version_unknown: first.is_none(),
+            slots: [None; METRICS.len()],
+        });
         Some((self.sessions.len() - 1, to_exchange))
     }
 
@@ -1046,7 +1057,6 @@ impl Analyzer {
                     session: si,
                     label: format!("{}:{}>{}:{}", fmt_ip(key.0), key.1, fmt_ip(key.2), key.3),
                     key,
-                    slots: [None; METRICS.len()],
                     to_exchange: OrderStream::new(OrderDir::Inbound, proto),
                     from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
@@ -1093,10 +1103,10 @@ impl Analyzer {
         self.scratch = msgs;
     }
 
-    /// Connection `ci`'s dimension slot in `metric`.
+    /// The dimension slot in `metric` of connection `ci`'s session.
     fn conn_slot(&mut self, ci: usize, metric: usize) -> usize {
-        let c = &mut self.conn_list[ci];
-        *c.slots[metric].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", c.label)))
+        let s = &mut self.sessions[self.conn_list[ci].session];
+        *s.slots[metric].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", s.spec)))
     }
 
     /// The SND time of the write holding order `m`'s last byte, on connection `ci`, if TX events say.
