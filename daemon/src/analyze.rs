@@ -125,15 +125,21 @@ impl Progress {
     }
 }
 
+/// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
+/// break (a session or token from damaged traffic may).
+fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
+}
+
 fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     writeln!(
         w,
         "{},{},{},{},{},{},{},{},{}",
-        p.tick_session,
+        csv_field(&p.tick_session.to_string()),
         p.tick_seq,
         p.tick_time_ns,
-        p.order_id,
-        p.token,
+        csv_field(&p.order_id),
+        csv_field(&p.token),
         p.order_time_ns,
         p.order_frame,
         p.order_last_frame,
@@ -228,7 +234,7 @@ pub fn process_with_tx(
         w.flush()?;
     }
     if let Some(h) = sinks.hlog.as_mut() {
-        h.out.flush()?;
+        h.finish(analyzer.first_time())?;
     }
     Ok(Outcome { frames: index, no_time, failure })
 }
@@ -361,26 +367,45 @@ impl HlogSink {
         Ok(HlogSink { out, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
     }
 
+    /// The log's header, its StartTime at `start_ns`.
+    fn header(&mut self, start_ns: i64) -> Result<()> {
+        let secs = start_ns.div_euclid(1_000_000_000);
+        let ms = start_ns.rem_euclid(1_000_000_000) / 1_000_000;
+        writeln!(self.out, "{HLOG_HEADER}")?;
+        writeln!(self.out, "#[StartTime: {secs}.{ms:03} (seconds since epoch)]")?;
+        writeln!(
+            self.out,
+            "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
+        )?;
+        self.start_ns = Some(start_ns);
+        Ok(())
+    }
+
+    /// Ends the log: a log without a sample still gets its header (StartTime at `first_ns`, the
+    /// capture's first time, or the epoch), so that it reads as an empty log, not as no log.
+    fn finish(&mut self, first_ns: Option<i64>) -> Result<()> {
+        if self.start_ns.is_none() {
+            self.header(first_ns.unwrap_or(0))?;
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
     fn write(&mut self, i: &Interval) -> Result<()> {
         let start_ns = match self.start_ns {
             Some(s) => s,
             None => {
-                let secs = i.start_ns.div_euclid(1_000_000_000);
-                let ms = i.start_ns.rem_euclid(1_000_000_000) / 1_000_000;
-                writeln!(self.out, "{HLOG_HEADER}")?;
-                writeln!(self.out, "#[StartTime: {secs}.{ms:03} (seconds since epoch)]")?;
-                writeln!(
-                    self.out,
-                    "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\""
-                )?;
-                self.start_ns = Some(i.start_ns);
+                self.header(i.start_ns)?;
                 i.start_ns
             }
         };
         self.buf.clear();
         self.serializer.serialize(i.latency.histogram(), &mut self.buf).context("cannot compress a histogram")?;
         let rel_ms = (i.start_ns - start_ns) / 1_000_000;
-        let max_ms = i.latency.summary().max_ns as f64 / 1e6;
+        // The maximum of what the histogram holds (its non-negative samples): an interval of negative
+        // samples only has an empty histogram, and its maximum is 0, not a negative value beside it.
+        let max_ns = if i.latency.histogram().is_empty() { 0 } else { i.latency.summary().max_ns.max(0) };
+        let max_ms = max_ns as f64 / 1e6;
         writeln!(
             self.out,
             "Tag={},{}.{:03},{}.{:03},{:.3},{}",

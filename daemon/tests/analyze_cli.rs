@@ -206,3 +206,74 @@ fn the_table_says_which_samples_are_negative_or_saturated() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The times of a classic ns pcap's records.
+fn record_times(bytes: &[u8]) -> Vec<i64> {
+    let u = |at: usize| i64::from(u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()));
+    pcap_records(bytes).into_iter().map(|at| u(at) * 1_000_000_000 + u(at + 4)).collect()
+}
+
+#[test]
+fn the_interval_log_covers_the_capture_and_no_more() {
+    // The capture starts 250 ms into a second (every frame 250 ms earlier than synth's whole-second
+    // start): the first interval covers 750 ms of it, the last one ends at the last frame, and no
+    // line claims a whole second it does not cover. exchange_to_capture is then all negative: its
+    // lines' maxima are 0 (the histogram holds no sample), not a negative value.
+    let dir = tmpdir("hlog");
+    let cap = dir.join("c.pcap");
+    assert!(
+        wirestamp(&["synth", "--pcap", "-n", "100000", "--gap-ns", "40000", cap.to_str().unwrap()]).status.success()
+    );
+    let moved = dir.join("moved.pcap");
+    shifted(&cap, 250_000_000, &moved);
+    let times = record_times(&std::fs::read(&moved).unwrap());
+    let (first, last) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
+    assert_eq!(first % 1_000_000_000, 750_000_000);
+    let hlog = dir.join("run.hlog");
+    let out = wirestamp(&["analyze", "-q", "--hlog", hlog.to_str().unwrap(), moved.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    let start_ms = first / 1_000_000;
+    assert!(text.starts_with(&format!(
+        "#[Histogram log format version 1.3]\n#[StartTime: {}.{:03} (seconds since epoch)]\n",
+        start_ms / 1000,
+        start_ms % 1000
+    )));
+    // Interval starts and lengths in ms, relative to the first frame: 0 for 250 ms, then whole
+    // seconds from 250 ms on, the last to the last frame.
+    let last_start = last - last.rem_euclid(1_000_000_000);
+    let ms = |ns: i64| format!("{}.{:03}", ns / 1_000_000_000, ns % 1_000_000_000 / 1_000_000);
+    for metric in ["tick_to_trade", "exchange_to_capture"] {
+        let lines: Vec<Vec<&str>> =
+            text.lines().filter(|l| l.starts_with(&format!("Tag={metric},"))).map(|l| l.split(',').collect()).collect();
+        let n = lines.len();
+        assert!(n >= 3, "{metric}: {n} intervals");
+        assert_eq!((lines[0][1], lines[0][2]), ("0.000", "0.250"), "{metric}");
+        for (k, l) in lines.iter().enumerate().take(n - 1).skip(1) {
+            assert_eq!((l[1], l[2]), (ms(250_000_000 + (k as i64 - 1) * 1_000_000_000).as_str(), "1.000"), "{metric}");
+        }
+        assert_eq!(
+            (lines[n - 1][1], lines[n - 1][2]),
+            (ms(last_start - first).as_str(), ms(last - last_start).as_str())
+        );
+        if metric == "exchange_to_capture" {
+            assert!(lines.iter().all(|l| l[3] == "0.000"), "{metric}: maxima of empty histograms");
+        }
+    }
+    // No sample at all (feeds and sessions that are not in the capture): the header alone, at the
+    // capture's first time.
+    let empty = dir.join("empty.hlog");
+    let args = ["--md", "udp:239.9.9.9:9", "--orders", "tcp:10.9.9.9:9", "--hlog", empty.to_str().unwrap()];
+    let out = wirestamp(&[&["analyze", "-q"][..], &args, &[moved.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&empty).unwrap(),
+        format!(
+            "#[Histogram log format version 1.3]\n#[StartTime: {}.{:03} (seconds since epoch)]\n\
+             \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
+            start_ms / 1000,
+            start_ms % 1000
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -292,3 +292,42 @@ fn a_session_dimension_holds_every_connection() {
     assert_eq!(dims, [("feed:udp:233.54.12.111:26477", 2), ("session:tcp:10.1.0.1:8003@ouch50", 2)]);
     assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(10_000), Some(30_000)));
 }
+
+/// `--pairs` is CSV: a ClOrdID holding a comma or a quote (damaged traffic, or a firm's own
+/// alphabet) is quoted, its quotes doubled (RFC 4180), and the file still reads as one row per pair.
+#[test]
+fn pairs_quote_what_would_break_the_csv() {
+    let md = support::mold_packet(b"SESSION001", 1, &[support::aapl_add()]);
+    let mut frames = vec![(T0, support::udp([233, 54, 12, 111], 26477, &md))];
+    let mut seq = 1;
+    for (n, id) in [(1, "T,00000000001\""), (2, "T0000000000002")] {
+        let mut o = support::aapl_order(n);
+        o.cl_ord_id = id.into();
+        let mut m = Vec::new();
+        ouch::enter_order(&mut m, &o);
+        let mut p = Vec::new();
+        soup::packet(&mut p, b'U', &m);
+        frames.push((T0 + i64::from(n) * 1_000, segment(true, seq, 1, 0x18, &p)));
+        seq += p.len() as u32;
+    }
+    let dir = support::tmpdir("pairs-csv-out");
+    let pairs = dir.join("pairs.csv");
+    let args = [
+        "--md",
+        "udp:233.54.12.111:26477",
+        "--orders",
+        ORDERS,
+        "--match",
+        "symbol",
+        "--pairs",
+        pairs.to_str().unwrap(),
+    ];
+    let r = analyze_frames("pairs-csv", &frames, &args);
+    assert_eq!(r["counters"]["matched"], 2);
+    let text = std::fs::read_to_string(&pairs).unwrap();
+    let rows: Vec<&str> = text.lines().collect();
+    assert_eq!(rows.len(), 3, "{text}");
+    assert_eq!(rows[1], format!("SESSION001,1,{T0},1,\"T,00000000001\"\"\",{},1,1,1000", T0 + 1_000));
+    assert_eq!(rows[2], format!("SESSION001,1,{T0},2,T0000000000002,{},2,2,2000", T0 + 2_000));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

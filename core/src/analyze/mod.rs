@@ -229,9 +229,10 @@ impl Metric {
 pub struct Interval {
     /// Metric name (one of [`METRICS`]).
     pub metric: &'static str,
-    /// Interval start, ns since the epoch.
+    /// Interval start, ns since the epoch: a multiple of the interval length, or the capture's first
+    /// time in the first interval.
     pub start_ns: i64,
-    /// Interval length, ns.
+    /// Interval length, ns: to the next multiple, or to the capture's last time in the last interval.
     pub len_ns: i64,
     /// The samples of the interval.
     pub latency: Latency,
@@ -887,7 +888,7 @@ impl Analyzer {
         let start = *self.interval_start.get_or_insert_with(|| interval_of(t, len));
         // An interval that would end past the range's end lasts to the end.
         if start.checked_add(len).is_some_and(|end| t >= end) {
-            self.close_interval(start);
+            self.close_interval(start, start + len);
             self.interval_start = Some(interval_of(t, len));
         }
         // Orders waiting too long for a response are unacknowledged.
@@ -912,7 +913,12 @@ impl Analyzer {
         at.saturating_add(self.cfg.ack_timeout_ns).saturating_add(1)
     }
 
-    fn close_interval(&mut self, start: i64) {
+    /// Closes the interval starting at `start` whose samples end at `end` (the next interval's start,
+    /// or the capture's last time): an interval log must not claim a whole interval for the part of
+    /// the first and last intervals the capture covers.
+    fn close_interval(&mut self, start: i64, end: i64) {
+        let start = start.max(self.first_time.unwrap_or(start));
+        let len_ns = end.saturating_sub(start).max(0);
         // The feeds' single-dimension samples go to the interval and to their slots.
         for f in &mut self.feeds {
             for (k, metric) in [E2C, AB].into_iter().enumerate() {
@@ -928,12 +934,7 @@ impl Analyzer {
             if l.count() > 0 {
                 let latency = std::mem::take(l);
                 self.metrics[i].closed.merge(&latency);
-                self.closed.push(Interval {
-                    metric: METRICS[i],
-                    start_ns: start,
-                    len_ns: self.cfg.interval_ns,
-                    latency,
-                });
+                self.closed.push(Interval { metric: METRICS[i], start_ns: start, len_ns, latency });
             }
         }
     }
@@ -1306,8 +1307,13 @@ impl Analyzer {
         self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
         self.pending.clear();
         if let Some(start) = self.interval_start.take() {
-            self.close_interval(start);
+            self.close_interval(start, self.last_time.max(start));
         }
+    }
+
+    /// The time of the first frame analysed, if any.
+    pub fn first_time(&self) -> Option<i64> {
+        self.first_time
     }
 
     /// The report of everything seen so far.
@@ -1379,8 +1385,6 @@ fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
     }
 }
 
-/// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session when it is an Unsequenced Data
-/// packet holding an Enter Order ([`orders::ouch_version`]); `None` otherwise.
 /// Whether the OUCH message in the Unsequenced Data packet at the start of `payload` goes to the
 /// exchange (`Some(true)`) or from it: a well-formed message of a known type in one direction only,
 /// in OUCH 5.0 or 4.2. `None` when it does not tell (cut short, or well-formed both ways).
@@ -1398,6 +1402,8 @@ fn unsequenced_direction(payload: &[u8]) -> Option<bool> {
     }
 }
 
+/// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session when it is an Unsequenced Data
+/// packet holding an Enter Order ([`orders::ouch_version`]); `None` otherwise.
 fn detect_ouch_version(payload: &[u8]) -> Option<OrderProto> {
     let len = u16::from_be_bytes([payload[0], payload[1]]) as usize;
     if payload[2] == b'U' && payload.len() >= 2 + len && len > 1 {
