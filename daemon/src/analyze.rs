@@ -40,17 +40,29 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         }
         None => ConfigFile::default(),
     };
+    // The file's flows, then the command line's; the same flow twice is one.
     let mut flows = Vec::new();
-    for s in file.md.iter().chain(&args.md) {
-        match s.parse::<FlowSpec>()? {
-            f @ FlowSpec::Feed(_) => flows.push(f),
-            FlowSpec::Orders(_) => bail!("--md {s}: a market-data feed is udp:GROUP:PORT"),
-        }
-    }
-    for s in file.orders.iter().chain(&args.orders) {
-        match s.parse::<FlowSpec>()? {
-            f @ FlowSpec::Orders(_) => flows.push(f),
-            FlowSpec::Feed(_) => bail!("--orders {s}: an order session is tcp:HOST:PORT"),
+    let from_file = |key: &str, s: &str| match &args.config {
+        Some(p) => format!("{}: {key} = \"{s}\"", p.display()),
+        None => format!("{key} {s}"),
+    };
+    let sources = [
+        (file.md.iter().map(|s| (from_file("md", s), s)).collect::<Vec<_>>(), true),
+        (args.md.iter().map(|s| (format!("--md {s}"), s)).collect(), true),
+        (file.orders.iter().map(|s| (from_file("orders", s), s)).collect(), false),
+        (args.orders.iter().map(|s| (format!("--orders {s}"), s)).collect(), false),
+    ];
+    for (specs, feed) in sources {
+        for (what, s) in specs {
+            let f = s.parse::<FlowSpec>().with_context(|| what.clone())?;
+            match (&f, feed) {
+                (FlowSpec::Feed(_), true) | (FlowSpec::Orders(_), false) => {}
+                (_, true) => bail!("{what}: a market-data feed is udp:GROUP:PORT"),
+                (_, false) => bail!("{what}: an order session is tcp:HOST:PORT"),
+            }
+            if !flows.contains(&f) {
+                flows.push(f);
+            }
         }
     }
     let rule = args.matching.as_deref().or(file.matching.as_deref()).unwrap_or("symbol");
@@ -266,6 +278,13 @@ impl Sinks {
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let cfg = config(args)?;
     let detect = cfg.flows.is_empty();
+    let declared = |feed: bool| cfg.flows.iter().any(|f| matches!(f, FlowSpec::Feed(_)) == feed);
+    // Detection runs only with neither given: with one side alone, the other is not looked for.
+    let undetected = match (declared(true), declared(false)) {
+        (true, false) => Some("order sessions (--orders)"),
+        (false, true) => Some("market-data feeds (--md)"),
+        _ => None,
+    };
     let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
     let mut analyzer = Analyzer::new(cfg);
     let mut tx = TxFeed::read(&args.tx_events)?;
@@ -310,6 +329,14 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
             }
         }
         write!(out, "{}", report.render())?;
+        if let Some(other) = undetected.filter(|_| report.counters.other_frames > 0) {
+            writeln!(
+                out,
+                "note: {other} were not given, and are only detected when neither feeds nor sessions are: \
+                 the {} frames in no feed or session may hold them",
+                report.counters.other_frames
+            )?;
+        }
         if no_time > 0 {
             writeln!(out, "{no_time} frames had no timestamp (pcapng Simple Packet Blocks) and were not used")?;
         }

@@ -277,3 +277,60 @@ fn the_interval_log_covers_the_capture_and_no_more() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_source() {
+    let dir = tmpdir("config");
+    let cap = small_capture(&dir);
+    let conf = dir.join("flows.toml");
+    let run = |args: &[&str]| wirestamp(&[&["analyze", "-q", "--json"][..], args, &[&cap]].concat());
+    // The same feed in the file and on the command line is one feed; the file's `match` yields to
+    // --match.
+    std::fs::write(&conf, "md = [\"udp:233.54.12.111:26477\"]\nmatch = \"symbol\"\n").unwrap();
+    let c = conf.to_str().unwrap();
+    let out = run(&[
+        "--config",
+        c,
+        "--md",
+        "udp:233.54.12.111:26477",
+        "--md",
+        "udp:233.54.12.112:26478",
+        "--match",
+        r"token:T(\d+)",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let feeds: Vec<&str> = r["feeds"].as_array().unwrap().iter().map(|f| f["feed"].as_str().unwrap()).collect();
+    assert_eq!(feeds, ["udp:233.54.12.111:26477", "udp:233.54.12.112:26478"]);
+    assert_eq!(r["match"], r"token:T(\d+)");
+    // An error in the file names the file and the entry, not a flag that was never given.
+    for (text, want) in [
+        ("md = [\"tcp:1.2.3.4:5\"]\n", format!("{c}: md = \"tcp:1.2.3.4:5\": a market-data feed is udp:GROUP:PORT")),
+        ("orders = [\"udp:1.2.3.4\"]\n", format!("{c}: orders = \"udp:1.2.3.4\": flow `udp:1.2.3.4`: missing :PORT")),
+    ] {
+        std::fs::write(&conf, text).unwrap();
+        let err = String::from_utf8(run(&["--config", c]).stderr).unwrap();
+        assert!(err.starts_with(&format!("wirestamp: error: {want}")), "{err}");
+    }
+    // An address without its transport says so (it said "missing :PORT").
+    let err = String::from_utf8(run(&["--md", "233.54.12.111:26477"]).stderr).unwrap();
+    assert!(err.contains("`233.54.12.111:` is not udp: or tcp: (missing the udp:/tcp: prefix?)"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn one_side_given_alone_says_the_other_is_not_detected() {
+    let dir = tmpdir("one-side");
+    let cap = small_capture(&dir);
+    let table =
+        |args: &[&str]| String::from_utf8(wirestamp(&[&["analyze", "-q"][..], args, &[&cap]].concat()).stdout).unwrap();
+    let md = table(&["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478"]);
+    assert!(
+        md.contains("\nnote: order sessions (--orders) were not given, and are only detected when neither"),
+        "{md}"
+    );
+    let orders = table(&["--orders", "tcp:10.1.0.1:8003"]);
+    assert!(orders.contains("\nnote: market-data feeds (--md) were not given"), "{orders}");
+    assert!(!table(&[]).contains("note:"), "detected: no note");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -77,6 +77,10 @@ impl FromStr for FlowSpec {
             None => (s, None),
         };
         let (kind, rest) = body.split_once(':').ok_or_else(|| err("missing the udp:/tcp: prefix"))?;
+        if kind != "udp" && kind != "tcp" {
+            // `233.54.12.111:26477` must not be read as transport `233.54.12.111` with no port.
+            return Err(err(&format!("`{kind}:` is not udp: or tcp: (missing the udp:/tcp: prefix?)")));
+        }
         // The address may be IPv6 in brackets: [2001:db8::1]:26477.
         let (addr, port) = rest.rsplit_once(':').ok_or_else(|| err("missing :PORT"))?;
         let port: u16 = port.parse().map_err(|_| err(&format!("`{port}` is not a port number")))?;
@@ -102,7 +106,7 @@ impl FromStr for FlowSpec {
                 };
                 Ok(FlowSpec::Orders(OrderSpec { host: ip, port, proto }))
             }
-            k => Err(err(&format!("unknown transport `{k}`"))),
+            _ => unreachable!("checked above"),
         }
     }
 }
