@@ -219,7 +219,8 @@ pub struct SynthArgs {
     /// Truth CSV to write (default: FILE.truth.csv).
     #[arg(long, value_name = "FILE")]
     pub truth: Option<PathBuf>,
-    /// Market-data packets to generate (each on feed A and feed B).
+    /// Market-data packets to generate (each on feed A and feed B), the Stock Directory packet that
+    /// opens the feed included: at least 1.
     #[arg(short = 'n', long, default_value_t = 100_000)]
     pub packets: u64,
     /// Random seed: the same seed gives the same bytes.
@@ -228,22 +229,25 @@ pub struct SynthArgs {
     /// Write classic pcap (nanosecond) instead of pcapng.
     #[arg(long)]
     pub pcap: bool,
-    /// Probability that a market-data packet triggers an order.
-    #[arg(long, default_value_t = 0.05, value_name = "P")]
+    /// Probability that a market-data packet triggers an order (0 to 1).
+    #[arg(long, default_value_t = 0.05, value_name = "P", allow_negative_numbers = true)]
     pub order_prob: f64,
-    /// Median tick-to-trade latency, ns.
-    #[arg(long, default_value_t = 6_000.0, value_name = "NS")]
+    /// Median tick-to-trade latency, ns (above 0, at most 12.5 ms: synth writes its frames in time
+    /// order within a 50 ms window; longer latencies drawn are clamped to 12.5 ms, and counted).
+    #[arg(long, default_value_t = 6_000.0, value_name = "NS", allow_negative_numbers = true)]
     pub median_ns: f64,
-    /// Spread of the log-normal latency body (standard deviation of its log).
-    #[arg(long, default_value_t = 0.35)]
+    /// Spread of the log-normal latency body (standard deviation of its log; 0 to 5).
+    #[arg(long, default_value_t = 0.35, allow_negative_numbers = true)]
     pub sigma: f64,
-    /// Probability that an order stalls.
-    #[arg(long, default_value_t = 0.002, value_name = "P")]
+    /// Probability that an order stalls (0 to 1).
+    #[arg(long, default_value_t = 0.002, value_name = "P", allow_negative_numbers = true)]
     pub stall_prob: f64,
-    /// Typical stall, ns (each drawn uniformly between half and 1.5 times this).
-    #[arg(long, default_value_t = 250_000.0, value_name = "NS")]
+    /// Typical stall, ns (each drawn uniformly between half and 1.5 times this; 0 to 8 ms, so that
+    /// a stall stays within the 12.5 ms limit of --median-ns).
+    #[arg(long, default_value_t = 250_000.0, value_name = "NS", allow_negative_numbers = true)]
     pub stall_ns: f64,
-    /// Mean gap between market-data packets outside bursts, ns.
+    /// Mean gap between market-data packets outside bursts, ns (1 to 100,000: each gap is drawn
+    /// from an exponential distribution and cut at 1 ms, so that held orders are written in time).
     #[arg(long, default_value_t = 4_000, value_name = "NS")]
     pub gap_ns: u64,
     /// Do not send a B copy of the feed.

@@ -4,13 +4,32 @@ use crate::cli::SynthArgs;
 use anyhow::{Context, Result, ensure};
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_lab::synth::{Container, LatencyModel, SynthConfig, synth, write_truth};
+use wirestamp_lab::synth::{Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, synth, write_truth};
 
 pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     for (name, p) in [("--order-prob", args.order_prob), ("--stall-prob", args.stall_prob)] {
         ensure!((0.0..=1.0).contains(&p), "{name} {p}: a probability must lie in 0..1");
     }
-    ensure!(args.median_ns > 0.0 && args.sigma >= 0.0 && args.stall_ns >= 0.0, "latency parameters must be positive");
+    // What the generator can produce (see `--help`): refused, not silently clamped.
+    let max_latency = MAX_LATENCY_NS as f64;
+    ensure!(
+        args.median_ns > 0.0 && args.median_ns <= max_latency,
+        "--median-ns {}: must lie above 0 and at most {max_latency} (12.5 ms)",
+        args.median_ns
+    );
+    ensure!((0.0..=5.0).contains(&args.sigma), "--sigma {}: must lie in 0..5", args.sigma);
+    ensure!(
+        (0.0..=max_latency / 1.5).contains(&args.stall_ns),
+        "--stall-ns {}: must lie in 0..{} (its stalls reach 1.5 times it, at most 12.5 ms)",
+        args.stall_ns,
+        (max_latency / 1.5).floor()
+    );
+    ensure!(
+        (1..=100_000).contains(&args.gap_ns),
+        "--gap-ns {}: must lie in 1..100000 (each gap is cut at 1 ms)",
+        args.gap_ns
+    );
+    ensure!(args.packets >= 1, "-n 0: at least 1 packet (the Stock Directory packet that opens the feed)");
     let defaults = SynthConfig::default();
     let cfg = SynthConfig {
         seed: args.seed,
@@ -53,5 +72,20 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         sum.order_segments
     );
     println!("wrote {}: {} tick-to-trade pairs", truth_path.display(), truth.len());
+    // The truth holds what was written; these say where it departs from the distribution asked for.
+    if sum.clamped_latencies > 0 {
+        eprintln!(
+            "wirestamp: warning: {} drawn latencies were above 12.5 ms and clamped to it (the truth has the clamped ones)",
+            sum.clamped_latencies
+        );
+    }
+    if sum.delayed_orders > 0 {
+        // By design (a single-threaded strategy sends in order), but it shapes the distribution: said.
+        println!(
+            "{} orders went out later than their drawn latency, queued behind an earlier one (a stall, or orders \
+             due less than 100 ns apart); the truth has their actual times",
+            sum.delayed_orders
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -334,3 +334,41 @@ fn one_side_given_alone_says_the_other_is_not_detected() {
     assert!(!table(&[]).contains("note:"), "detected: no note");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// synth refuses what it cannot produce, naming the parameter (negative values reach the check,
+/// not clap's "unexpected argument"), and says where its output departs from what was asked.
+#[test]
+fn synth_refuses_what_it_cannot_produce_and_says_what_it_clamped() {
+    let dir = tmpdir("synth-args");
+    let cap = dir.join("s.pcap");
+    let c = cap.to_str().unwrap();
+    for (args, want) in [
+        (&["--sigma", "-1"][..], "--sigma -1: must lie in 0..5"),
+        (&["--order-prob", "-0.1"], "--order-prob -0.1: a probability must lie in 0..1"),
+        (&["--stall-prob", "NaN"], "--stall-prob NaN: a probability must lie in 0..1"),
+        (&["--median-ns", "inf"], "--median-ns inf: must lie above 0 and at most 12500000 (12.5 ms)"),
+        (&["--median-ns", "2e9"], "--median-ns 2000000000: must lie above 0 and at most 12500000 (12.5 ms)"),
+        (&["--stall-ns", "1e12"], "--stall-ns 1000000000000: must lie in 0..8333333"),
+        (&["--gap-ns", "1000000"], "--gap-ns 1000000: must lie in 1..100000"),
+        (&["-n", "0"], "-n 0: at least 1 packet"),
+    ] {
+        let out = wirestamp(&[&["synth", c][..], args].concat());
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(&format!("wirestamp: error: {want}")), "{args:?}: {err}");
+        assert!(!cap.exists(), "{args:?}: nothing written");
+    }
+    // A median of 5 ms with a spread of 1: a sixth of the drawn latencies are above 12.5 ms. They are
+    // clamped, and the run says how many: the truth's latencies at exactly 12.5 ms.
+    let out = wirestamp(&["synth", c, "-n", "20000", "--median-ns", "5e6", "--sigma", "1"]);
+    assert!(out.status.success());
+    let truth = std::fs::read_to_string(dir.join("s.pcap.truth.csv")).unwrap();
+    let at_limit = truth.lines().skip(1).filter(|l| l.split(',').nth(6) == Some("12500000")).count();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(at_limit > 0);
+    assert!(
+        err.contains(&format!("warning: {at_limit} drawn latencies were above 12.5 ms and clamped to it")),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

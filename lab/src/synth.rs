@@ -8,7 +8,7 @@
 //! sends in order (a stalled order delays the ones behind it, as a single-threaded strategy does),
 //! sometimes coalesces two orders into one segment, sometimes splits one across two segments, and one
 //! segment is retransmitted. The exchange answers each order with an Accepted message. Noise traffic
-//! (VLAN-tagged HSRP-like multicast, ARP) is mixed in.
+//! (HSRP-like multicast, tagged with VLAN 3050, on feed A's interface) is mixed in.
 //!
 //! Ground truth, per order: tick time = capture time of the earliest copy (A or B) of the packet that
 //! carried the trigger message; order time = capture time of the frame that carried the order's first
@@ -166,6 +166,11 @@ pub struct SynthSummary {
     pub first_seq: u64,
     /// Last sequence number used.
     pub last_seq: u64,
+    /// Drawn latencies above [`MAX_LATENCY_NS`], clamped to it.
+    pub clamped_latencies: u64,
+    /// Orders written later than their drawn latency (behind earlier orders, 100 ns apart at least,
+    /// or behind a stall): their truth is their actual time.
+    pub delayed_orders: u64,
 }
 
 const SESSION: &[u8; 10] = b"SYNTH00001";
@@ -185,6 +190,8 @@ const FEED_MAC: packet::Mac = [0x00, 0x1c, 0x73, 0x00, 0x00, 0x99];
 const SYMBOLS: [&str; 8] = ["AAPL", "MSFT", "NVDA", "AMZN", "GOOGL", "META", "TSLA", "QQQ"];
 /// Frames are written once generation has moved this far past them; all delays are shorter.
 const HORIZON_NS: i64 = 50_000_000;
+/// The longest tick-to-trade latency synth writes: drawn ones above it are clamped (and counted).
+pub const MAX_LATENCY_NS: i64 = HORIZON_NS / 4;
 /// An order held for coalescing waits at most this long for a companion.
 const COALESCE_WINDOW_NS: i64 = 20_000;
 /// First data byte's sequence number of each side; the client's is near the top of the sequence space,
@@ -413,6 +420,7 @@ impl Gen<'_> {
         let retransmit = !self.retransmitted && self.cfg.retransmit.is_some_and(|n| self.order_segments >= n);
         let split = !coalesced && !retransmit && self.rng.chance(self.cfg.split_prob);
         let seq_before = self.client_seq;
+        let behind = self.last_client_send + 100 > due;
         let t = if split {
             let cut = self.rng.range(1, payload.len() as u64 - 1) as usize;
             let t = self.client_send(due, &payload[..cut]);
@@ -430,6 +438,9 @@ impl Gen<'_> {
             self.order_segments += 1;
             t
         };
+        if behind {
+            self.sum.delayed_orders += msgs.len() as u64;
+        }
         for m in msgs {
             let ack_t = t + self.rng.range(self.cfg.ack_ns.0, self.cfg.ack_ns.1) as i64;
             self.order_ref += 1;
@@ -461,7 +472,10 @@ impl Gen<'_> {
         if self.rng.chance(m.stall_prob) {
             l += m.stall_ns * (0.5 + self.rng.unit());
         }
-        l.clamp(100.0, HORIZON_NS as f64 / 4.0) as i64
+        if l > MAX_LATENCY_NS as f64 {
+            self.sum.clamped_latencies += 1;
+        }
+        l.clamp(100.0, MAX_LATENCY_NS as f64) as i64
     }
 
     fn order_for(&mut self, tick_seq: u64, tick_time: i64, first_feed: char, symbol: &str) {
