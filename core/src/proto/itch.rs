@@ -15,7 +15,10 @@
 //! spec). [`parse`] dispatches on the type byte; [`Message::summary`] gives the compact
 //! [`ItchSummary`] the correlator uses. Unknown types come back as [`Message::Unknown`] (counted,
 //! not fatal); a message shorter than its type requires is a [`ProtoError::Truncated`].
-//! Longer-than-spec messages are accepted (the extra bytes are ignored), as ITCH allows appending.
+//! A message longer than its type is accepted, its extra bytes ignored. The spec says nothing of such
+//! messages; MoldUDP64 gives each block's length, so a longer one cannot hide the next, and taking it
+//! keeps a feed readable if a field is ever appended. (A feed of another ITCH dialect can then decode
+//! without a counter moving: the stricter reading would drop its messages instead.)
 
 use super::{ProtoError, Result, Side, Symbol};
 
