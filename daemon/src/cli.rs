@@ -59,7 +59,8 @@ pub enum Command {
     ///
     /// Examples:
     ///   wirestamp analyze capture.pcapng
-    ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 cap.pcap
+    ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 \
+    ///       --orders tcp:10.1.0.1:8003 cap.pcap
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
