@@ -108,3 +108,34 @@ fn gaps_no_longer_tracked_are_reported() {
     let counts = ["messages", "gaps", "missing", "gaps_forgotten", "duplicates", "out_of_order"].map(|k| f[k].as_u64());
     assert_eq!(counts, [1_100, 1_099, 1_099, 75, 1, 0].map(Some), "{f}");
 }
+
+/// A copy stamped before the one seen first (taps merged with different clocks, or one tap's frames
+/// recorded out of order by its host) is the tick's first copy. The symbol rule times the trigger by
+/// it and names its feed (it kept the first-seen copy's time, 5 µs late, so the latency read 5 µs
+/// short), and the A/B delay is the later copy's, positive, under its feed (it was -5 µs under the
+/// earlier copy's feed, and counted as two clocks disagreeing).
+#[test]
+fn a_copy_stamped_before_the_first_seen_is_the_first_copy() {
+    let frames = [
+        (T0 - 100_000, support::segment(true, 0, 0, 0x02, &[])),
+        tick(A, 1, T0 + 5_000),
+        tick(B, 1, T0),
+        (T0 + 10_000, support::tcp(1, &support::order(1))),
+    ];
+    let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
+    let r = analyze_frames("earlier-copy", &frames, &flows);
+    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
+    let t2t = metric("tick_to_trade");
+    assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(10_000)));
+    assert_eq!(t2t["dims"][0]["name"], "feed:udp:233.54.12.112:26478");
+    let ab = metric("feed_ab_delay");
+    let ab_fig = (ab["count"].as_u64(), ab["min_ns"].as_i64(), ab["max_ns"].as_i64(), ab["negative"].as_u64());
+    assert_eq!(ab_fig, (Some(1), Some(5_000), Some(5_000), Some(0)));
+    let dims: Vec<(&str, u64)> = ab["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(dims, [("feed:udp:233.54.12.111:26477", 1)]);
+}

@@ -331,3 +331,49 @@ fn pairs_quote_what_would_break_the_csv() {
     assert_eq!(rows[2], format!("SESSION001,1,{T0},2,T0000000000002,{},2,2,2000", T0 + 2_000));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The token rule when the orders' tap is ahead of the feed's (a clock offset between taps): a
+/// trigger stamped after its order is a pair with a negative latency, which the table and
+/// `negative` show (it was counted unmatched, and the skew hidden). An order processed before its
+/// trigger (the feed's frames behind) is looked for again once `--tick-retention` old; one whose
+/// trigger never comes, or comes later than that, is unmatched.
+#[test]
+fn a_trigger_stamped_after_its_order_is_a_negative_sample() {
+    let md = |seq: u64| {
+        support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    let us = 1_000;
+    // In file order: order 1 (token seq 1) 5 µs before tick 1, which follows it in the file; tick 2,
+    // then order 2 stamped 3 µs before it; order 3 for seq 9, never sent; order 4 for seq 3, which
+    // comes 2 s later.
+    let o = |n: u32, seq: u32| {
+        let mut ord = support::aapl_order(n);
+        ord.cl_ord_id = format!("T{:013}", seq);
+        let mut m = Vec::new();
+        ouch::enter_order(&mut m, &ord);
+        let mut p = Vec::new();
+        soup::packet(&mut p, b'U', &m);
+        p
+    };
+    let orders = [o(1, 1), o(2, 2), o(3, 9), o(4, 3)];
+    let at = |k: usize| 1 + orders[..k].iter().map(|p| p.len() as u32).sum::<u32>();
+    let frames = [
+        (T0 - 5 * us, segment(true, at(0), 1, 0x18, &orders[0])),
+        (T0, md(1)),
+        (T0 + 100 * us, md(2)),
+        (T0 + 97 * us, segment(true, at(1), 1, 0x18, &orders[1])),
+        (T0 + 200 * us, segment(true, at(2), 1, 0x18, &orders[2])),
+        (T0 + 300 * us, segment(true, at(3), 1, 0x18, &orders[3])),
+        (T0 + 2_000 * MS, md(3)),
+    ];
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let r = analyze_frames("after-order", &frames, &args);
+    let c = &r["counters"];
+    let counts = ["orders", "matched", "trigger_after_order", "unmatched_orders"].map(|k| c[k].as_u64());
+    assert_eq!(counts, [4, 2, 2, 2].map(Some));
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!(
+        (t2t["count"].as_u64(), t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64(), t2t["negative"].as_u64()),
+        (Some(2), Some(-5_000), Some(-3_000), Some(2))
+    );
+}

@@ -243,6 +243,12 @@ impl Arbiter {
         self.index.get(&session).map_or(0, |&i| self.sessions[i].1.len)
     }
 
+    /// Whether no session has reached sequence `seq` (none holds it or a later one): a tick that may
+    /// still come, when the frames of its tap are behind an order's. With no session yet, any may.
+    pub fn ahead_of_all(&self, seq: u64) -> bool {
+        self.sessions.iter().all(|(_, s)| s.base.checked_add(s.len as u64).is_some_and(|end| seq >= end))
+    }
+
     /// The tick with sequence `seq` in whichever session has it: `Ok(None)` when none does,
     /// `Err(n)` when `n > 1` sessions do (ambiguous).
     pub fn find(&self, seq: u64) -> Result<Option<(Session, Tick)>, usize> {

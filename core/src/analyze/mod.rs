@@ -328,7 +328,8 @@ pub struct Counters {
     /// `orders` = `matched` + `unmatched_orders` + `not_correlated`, + `ambiguous` under the token
     /// rule (under the symbol rule an ambiguous order is matched too).
     pub not_correlated: u64,
-    /// Orders whose token named a tick captured after the order.
+    /// Matched orders whose trigger is stamped after them (the token rule: the clocks of the taps of
+    /// the feed and of the orders disagree): their negative latencies are in tick_to_trade.
     pub trigger_after_order: u64,
     /// Orders whose token carried no sequence the rule could read.
     pub no_token: u64,
@@ -394,6 +395,16 @@ impl SymHistory {
     }
 }
 
+/// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
+/// the order's (another tap, a clock behind). It is correlated again at `until`.
+#[derive(Debug)]
+struct Parked {
+    until: i64,
+    conn: usize,
+    msg: OrderMsg,
+    snd: Option<i64>,
+}
+
 /// The requests of one order id awaiting a response: their times, oldest first. A second one is
 /// rare (a cancel sent before the order's acceptance) and the only one that allocates.
 #[derive(Debug)]
@@ -441,6 +452,20 @@ impl SymbolTicks {
         }
         self.by_locate[at] = (symbol, i);
         i
+    }
+
+    /// Tick `(session, seq)` of `symbol` (stock locate `locate`), if still in its history, was first
+    /// copied at `t` on `feed`.
+    fn retime(&mut self, locate: u16, symbol: Symbol, session: Session, seq: u64, t: i64, feed: u16) {
+        let Some(&(s, i)) = self.by_locate.get(usize::from(locate)) else { return };
+        if s != symbol {
+            return;
+        }
+        if let Some(h) = self.histories.get_mut(i as usize) {
+            for k in h.ticks.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
+                (k.0, k.4) = (t, feed);
+            }
+        }
     }
 
     fn get(&self, symbol: Symbol) -> Option<&SymHistory> {
@@ -527,6 +552,9 @@ struct Copies<'a> {
     counters: &'a mut Counters,
     last_by_symbol: &'a mut SymbolTicks,
     track_symbols: bool,
+    /// A/B delays that belong to another feed than the packet's ([`Copies::earlier_copy`]), recorded
+    /// after the packet.
+    ab_elsewhere: &'a mut Vec<(u16, i64)>,
 }
 
 /// A packet's session in the arbiter, for [`Copies::new`].
@@ -548,7 +576,7 @@ impl<'a> Copies<'a> {
         t: i64,
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, .. } = a;
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, .. } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let arb = match arb {
             ArbSession::Known(r) => {
@@ -571,6 +599,7 @@ impl<'a> Copies<'a> {
             counters,
             last_by_symbol,
             track_symbols,
+            ab_elsewhere,
         };
         (copies, decoder)
     }
@@ -596,6 +625,9 @@ impl<'a> Copies<'a> {
             }
             Arrival::Later { delay_ns, first_feed } if first_feed != self.feed => {
                 self.counters.tick_copies += 1;
+                if delay_ns < 0 {
+                    return self.earlier_copy(m, first_feed, -delay_ns);
+                }
                 match &mut self.open[1] {
                     Some(tally) => tally.record(delay_ns),
                     None => self.first_sample(1, delay_ns),
@@ -605,6 +637,21 @@ impl<'a> Copies<'a> {
             Arrival::Later { .. } => {}
             Arrival::Stale => self.counters.stale_copies += 1,
         }
+    }
+
+    /// A copy stamped before the one seen first (merged taps whose clocks differ, or one tap's frames
+    /// recorded out of order by the host): it is the tick's first copy, and the copy seen first on
+    /// `first_feed` trails it by `delay_ns`. The arbiter took its time; the symbol history does too,
+    /// and the A/B delay goes to the feed of the later copy (as a positive delay, where a copy in
+    /// order puts it), once the packet is done.
+    #[cold]
+    fn earlier_copy(&mut self, m: MessageKey, first_feed: u16, delay_ns: i64) {
+        if self.track_symbols
+            && let Some(sym) = m.symbol
+        {
+            self.last_by_symbol.retime(m.stock_locate, sym, self.session, m.seq, self.t, self.feed);
+        }
+        self.ab_elsewhere.push((first_feed, delay_ns));
     }
 
     /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1): its slot in the
@@ -640,6 +687,10 @@ pub struct Analyzer {
     pending_order: VecDeque<(i64, usize, OrderId)>,
     metrics: [Metric; METRICS.len()],
     interval: [Latency; METRICS.len()],
+    /// Orders waiting for a trigger that may still come ([`Parked`]), in arrival order.
+    parked: VecDeque<Parked>,
+    /// A/B delays of the packet being taken that belong to other feeds (see [`Copies`]).
+    ab_elsewhere: Vec<(u16, i64)>,
     /// SND times of recent writes, by connection (see [`tx`]).
     tx_writes: FxHashMap<ConnKey, tx::ConnWrites>,
     interval_start: Option<i64>,
@@ -712,6 +763,8 @@ impl Analyzer {
             first_time: None,
             last_time: i64::MIN,
             wake_at: i64::MIN,
+            parked: VecDeque::new(),
+            ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
             fast_frames: 0,
             last_frame: 0,
@@ -902,9 +955,16 @@ impl Analyzer {
                 self.counters.unacked += 1;
             }
         }
+        // Orders whose trigger may have come since they were parked.
+        while self.parked.front().is_some_and(|p| t >= p.until) {
+            if let Some(p) = self.parked.pop_front() {
+                self.correlate(p.conn, &p.msg, p.snd, false);
+            }
+        }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
-        self.wake_at = interval_end.min(timeout);
+        let parked = self.parked.front().map_or(i64::MAX, |p| p.until);
+        self.wake_at = interval_end.min(timeout).min(parked);
     }
 
     /// The first time at which an order sent at `at` and still unanswered is unacknowledged (or
@@ -1032,6 +1092,9 @@ impl Analyzer {
         }
         let info = decoder.end_keys(&w);
         let arb = copies.arb;
+        if !self.ab_elsewhere.is_empty() {
+            self.record_ab_elsewhere();
+        }
         self.seq.observe(fi as u16, info.session, info.sequence, info.count);
         self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
         self.feeds[fi].add_seq_range(info.sequence, info.count);
@@ -1139,7 +1202,7 @@ impl Analyzer {
                 if matches!(s.msg_type, b'X' | b'M') {
                     self.counters.not_correlated += 1;
                 } else {
-                    self.correlate(ci, &s, &m, snd);
+                    self.correlate(ci, &m, snd, true);
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
@@ -1199,7 +1262,11 @@ impl Analyzer {
         Some(oldest)
     }
 
-    fn correlate(&mut self, ci: usize, s: &OrderSummary, m: &OrderMsg, snd: Option<i64>) {
+    /// Finds order `m`'s trigger under the rule and records the pair. Under the token rule, an order
+    /// whose trigger no session has reached yet is parked (when `may_park`) until it is
+    /// `--tick-retention` old, then looked for again: the feed's tap may be behind the order's.
+    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, may_park: bool) {
+        let s = &m.summary;
         let t = m.first.time_ns;
         let token = token_bytes(s);
         let found = match &mut self.cfg.matching {
@@ -1211,6 +1278,12 @@ impl Analyzer {
                 };
                 match self.arbiter.find(seq) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
+                    Ok(None) if may_park && self.arbiter.ahead_of_all(seq) => {
+                        let until = t.saturating_add(self.cfg.tick_retain_ns);
+                        self.parked.push_back(Parked { until, conn: ci, msg: *m, snd });
+                        self.wake_at = self.wake_at.min(self.parked.front().map_or(until, |p| p.until));
+                        return;
+                    }
                     Ok(None) => None,
                     Err(_) => {
                         self.counters.ambiguous += 1;
@@ -1237,10 +1310,10 @@ impl Analyzer {
             self.counters.unmatched_orders += 1;
             return;
         };
+        // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its
+        // latency negative, where the table shows it (it was dropped, and the skew hidden).
         if tick_time > t {
             self.counters.trigger_after_order += 1;
-            self.counters.unmatched_orders += 1;
-            return;
         }
         self.counters.matched += 1;
         // Saturating: times more than 292 years apart (saturated stamps) are beyond every metric.
@@ -1304,10 +1377,26 @@ impl Analyzer {
                 self.order_msg(ci, m);
             }
         }
+        // Orders still waiting for their trigger: the capture has ended, it did not come.
+        while let Some(p) = self.parked.pop_front() {
+            self.correlate(p.conn, &p.msg, p.snd, false);
+        }
         self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
         self.pending.clear();
         if let Some(start) = self.interval_start.take() {
             self.close_interval(start, self.last_time.max(start));
+        }
+    }
+
+    /// Records the A/B delays a packet found for other feeds ([`Copies::earlier_copy`]).
+    #[cold]
+    fn record_ab_elsewhere(&mut self) {
+        let Analyzer { feeds, metrics, ab_elsewhere, .. } = self;
+        for (feed, delay) in ab_elsewhere.drain(..) {
+            let Some(f) = feeds.get_mut(usize::from(feed)) else { continue };
+            let spec = f.spec;
+            f.slots[1].get_or_insert_with(|| metrics[AB].slot(format!("feed:{spec}")));
+            f.open[1].get_or_insert_with(Box::default).record(delay);
         }
     }
 

@@ -381,13 +381,18 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {} orders, {} matched, {} unmatched ({} without a readable token, {} whose trigger came after them), {} ambiguous, {} cancels and modifies (not correlated)",
+            "\nmatching ({}): {} orders, {} matched{}, {} unmatched ({} without a readable token), {} ambiguous, {} cancels and modifies (not correlated)",
             self.matching,
             c.orders,
             c.matched,
+            match c.trigger_after_order {
+                0 => String::new(),
+                n => format!(
+                    " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree)"
+                ),
+            },
             c.unmatched_orders,
             c.no_token,
-            c.trigger_after_order,
             c.ambiguous,
             c.not_correlated
         );
