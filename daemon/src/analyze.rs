@@ -513,7 +513,7 @@ impl TxFeed {
 fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
     let f: Vec<&str> = line.split(',').collect();
     if f.len() < 6 {
-        return Err(format!("{} fields, expected 8", f.len()));
+        return Err(format!("{} fields, expected 8 (at least the first 6)", f.len()));
     }
     let time_ns = f[0].parse::<i64>().map_err(|_| format!("time_ns `{}` is not an integer", f[0]))?;
     let Some(kind) = TxKind::parse(f[1]) else {
@@ -527,5 +527,12 @@ fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
         |name: &str, v: &str| v.parse::<u32>().map_err(|_| format!("{name} `{v}` is not a 32-bit sequence number"));
     let seq_first = if f[4].is_empty() { None } else { Some(seq("seq_first", f[4])?) };
     let seq_last = seq("seq_last", f[5])?;
+    // A write is far shorter than half the sequence space: a longer range is a reversed one, which
+    // would hold almost every byte of the connection.
+    if let Some(first) = seq_first
+        && seq_last.wrapping_sub(first) >= 1 << 31
+    {
+        return Err(format!("seq_first {first} is after seq_last {seq_last}: not a write's byte range"));
+    }
     Ok(Some(TxEvent { time_ns, kind, local, remote, seq_first, seq_last }))
 }

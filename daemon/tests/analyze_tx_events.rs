@@ -181,3 +181,47 @@ fn a_frame_timed_by_its_tap_header_sees_only_the_tx_events_up_to_that_time() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// TX events that cannot be right or that join nothing are said, not taken silently: a row whose
+/// byte range is reversed (it would hold almost every byte of the connection, and gave SND to
+/// nearly every order) is refused with its line; events whose ends name no connection of the
+/// capture (local and remote swapped) still show the TX line, with a hint; so does a file with no
+/// event at all.
+#[test]
+fn tx_events_that_cannot_be_right_or_join_nothing_are_said() {
+    let dir = tmpdir("txbad");
+    let pcap = dir.join("t.pcap");
+    write_pcap(&pcap, &[(T0, tcp(S0, &order(1)))]);
+    let tx = dir.join("tx.csv");
+    let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
+    let p = pcap.to_str().unwrap();
+    let t = tx.to_str().unwrap();
+    let args = ["analyze", "-q", "--orders", "tcp:10.1.0.1:8003", "--tx-events", t, p];
+    std::fs::write(&tx, format!("{header}{T0},snd_sw,{CLIENT},{EXCHANGE},100,50,,\n")).unwrap();
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && err.contains("tx.csv line 2: seq_first 100 is after seq_last 50: not a write's byte range"),
+        "{err}"
+    );
+    let (a, b) = (S0, S0.wrapping_add(49));
+    for (rows, want) in [
+        (
+            format!("{T0},snd_sw,{EXCHANGE},{CLIENT},{a},{b},,\n"),
+            "TX events: 1; orders joined to the SND time of the write carrying their last byte: 0, without: 1; no order joined: do the events' local (client) and remote (exchange) ends name a connection of the capture?",
+        ),
+        (
+            String::new(),
+            "TX events: 0; orders joined to the SND time of the write carrying their last byte: 0, without: 1; no order joined",
+        ),
+    ] {
+        std::fs::write(&tx, format!("{header}{rows}")).unwrap();
+        let out = run(&args);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let table = String::from_utf8(out.stdout).unwrap();
+        assert!(table.contains(want), "{want} in {table}");
+        assert!(table.contains("\ntick_to_snd "), "{table}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

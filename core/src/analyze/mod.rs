@@ -349,6 +349,9 @@ pub struct Counters {
     pub orders_with_snd: u64,
     /// Orders with no such write among the TX events (with TX events only).
     pub orders_without_snd: u64,
+    /// Writes of the TX events forgotten for room before their time ran out (a connection writing
+    /// more than [`tx::TX_MAX_WRITES`] times in a second): orders in them count without SND.
+    pub tx_writes_dropped: u64,
     /// Packets the input files record as lost while they were captured (pcapng interface statistics):
     /// samples the figures may miss.
     pub capture_drops: u64,
@@ -918,6 +921,7 @@ impl Analyzer {
     fn counters(&self) -> Counters {
         let mut c = self.counters.clone();
         c.tick_index_resets = self.arbiter.resets;
+        c.tx_writes_dropped = self.tx_writes.values().map(|w| w.dropped).sum();
         if self.ts_run.1 > 0 {
             *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }
@@ -1174,12 +1178,12 @@ impl Analyzer {
     }
 
     /// The SND time of the write holding order `m`'s last byte, on connection `ci`, if TX events say.
-    fn snd_of(&self, ci: usize, m: &OrderMsg) -> Option<i64> {
+    fn snd_of(&mut self, ci: usize, m: &OrderMsg) -> Option<i64> {
         if self.tx_writes.is_empty() {
             return None;
         }
         let c = &self.conn_list[ci];
-        let writes = self.tx_writes.get(&c.key)?;
+        let writes = self.tx_writes.get_mut(&c.key)?;
         writes.snd_of(c.to_exchange.seq_at(m.end.checked_sub(1)?)?)
     }
 

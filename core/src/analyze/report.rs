@@ -198,6 +198,9 @@ pub struct Report {
     pub feeds: Vec<FeedReport>,
     /// Order connections.
     pub connections: Vec<ConnReport>,
+    /// TX events were given (`--tx-events`): their lines are shown even when none was read.
+    #[serde(skip)]
+    pub tx_given: bool,
     /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
     /// that reads them; the figures cover the frames before).
     pub input: InputStatus,
@@ -293,6 +296,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         counters: a.counters(),
         feeds,
         connections,
+        tx_given: a.cfg.tx_events,
         input: InputStatus { complete: true, ..InputStatus::default() },
     }
 }
@@ -358,7 +362,7 @@ impl Report {
         };
         for m in &self.metrics {
             // The TX-event metrics only when TX events were given (the table is unchanged otherwise).
-            if c.tx_events == 0 && matches!(m.name.as_str(), "tick_to_snd" | "snd_to_wire") {
+            if !self.tx_given && matches!(m.name.as_str(), "tick_to_snd" | "snd_to_wire") {
                 continue;
             }
             row(&mut o, None, m);
@@ -372,10 +376,20 @@ impl Report {
         for n in notes {
             let _ = writeln!(o, "{n}");
         }
-        if c.tx_events > 0 {
+        if self.tx_given {
+            let dropped = match c.tx_writes_dropped {
+                0 => String::new(),
+                n => format!("; {n} writes forgotten for room before their orders came"),
+            };
+            // Events that join nothing are a wrong file or swapped ends, not a run without them.
+            let none = if c.orders_with_snd == 0 && c.orders > 0 {
+                "; no order joined: do the events' local (client) and remote (exchange) ends name a connection of the capture?"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 o,
-                "\nTX events: {}; orders joined to the SND time of the write carrying their last byte: {}, without: {}",
+                "\nTX events: {}; orders joined to the SND time of the write carrying their last byte: {}, without: {}{dropped}{none}",
                 c.tx_events, c.orders_with_snd, c.orders_without_snd
             );
         }

@@ -22,8 +22,10 @@ use std::net::{IpAddr, SocketAddr};
 
 /// How long a write's SND time is kept for the join, behind the connection's newest event.
 pub const TX_RETAIN_NS: i64 = 2_000_000_000;
-/// Writes kept per connection at most.
-pub const TX_MAX_WRITES: usize = 1 << 16;
+/// Writes kept per connection at most (6 MB): events are fed a second ahead of the frames, so a
+/// connection writing faster than this per second loses the oldest before their orders come; they
+/// are counted ([`ConnWrites::dropped`]).
+pub const TX_MAX_WRITES: usize = 1 << 18;
 
 /// Which TX timestamp an event is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +80,8 @@ struct Write {
     seq_last: u32,
     snd_ns: i64,
     hardware: bool,
+    /// Its last byte is not after the previous write's (a new connection on the same ports).
+    breaks: bool,
 }
 
 impl Write {
@@ -95,11 +99,16 @@ pub(super) struct ConnWrites {
     writes: VecDeque<Write>,
     /// The newest SND time seen (before any, the range's start: event times may be negative).
     newest_ns: i64,
+    /// Writes forgotten for room ([`TX_MAX_WRITES`]) before their retention ran out.
+    pub(super) dropped: u64,
+    /// Writes (but the front) whose `breaks` is set: while there are none, the writes are in sequence
+    /// order and a binary search finds any byte.
+    breaks: usize,
 }
 
 impl Default for ConnWrites {
     fn default() -> Self {
-        ConnWrites { writes: VecDeque::new(), newest_ns: i64::MIN }
+        ConnWrites { writes: VecDeque::new(), newest_ns: i64::MIN, dropped: 0, breaks: 0 }
     }
 }
 
@@ -117,26 +126,57 @@ impl ConnWrites {
             _ => return,
         };
         self.newest_ns = self.newest_ns.max(e.time_ns);
-        // The same write's other SND stamp comes right after: look at the last few only.
-        if let Some(w) = self.writes.iter_mut().rev().take(8).find(|w| w.seq_last == e.seq_last) {
+        // The same write's other SND stamp, however many writes came between (a NIC's clock may
+        // be behind the kernel's by many writes' worth).
+        if let Some(w) = self.find(e.seq_last).filter(|w| w.seq_last == e.seq_last) {
             if hardware && !w.hardware {
                 w.snd_ns = e.time_ns;
                 w.hardware = true;
             }
             w.seq_first = w.seq_first.or(e.seq_first);
         } else {
-            self.writes.push_back(Write { seq_first: e.seq_first, seq_last: e.seq_last, snd_ns: e.time_ns, hardware });
+            let breaks = self.writes.back().is_some_and(|b| (e.seq_last.wrapping_sub(b.seq_last) as i32) <= 0);
+            self.breaks += usize::from(breaks);
+            let w = Write { seq_first: e.seq_first, seq_last: e.seq_last, snd_ns: e.time_ns, hardware, breaks };
+            self.writes.push_back(w);
         }
-        while self.writes.front().is_some_and(|w| {
-            self.newest_ns.saturating_sub(w.snd_ns) > TX_RETAIN_NS || self.writes.len() > TX_MAX_WRITES
-        }) {
-            self.writes.pop_front();
+        while let Some(w) = self.writes.front() {
+            if self.newest_ns.saturating_sub(w.snd_ns) > TX_RETAIN_NS {
+                self.pop_front();
+            } else if self.writes.len() > TX_MAX_WRITES {
+                self.pop_front();
+                self.dropped += 1;
+            } else {
+                break;
+            }
         }
     }
 
+    fn pop_front(&mut self) {
+        self.writes.pop_front();
+        // The new front has no predecessor: its break no longer counts.
+        if let Some(f) = self.writes.front_mut()
+            && std::mem::take(&mut f.breaks)
+        {
+            self.breaks -= 1;
+        }
+    }
+
+    /// The write holding the byte of sequence number `seq`, the newest if several do. In sequence
+    /// order (no break), a binary search relative to `seq` (across the 2^32 wrap) finds it: a linear
+    /// search per order or per event cost the square of the writes a second holds. Otherwise the
+    /// writes are searched newest first.
+    fn find(&mut self, seq: u32) -> Option<&mut Write> {
+        if self.breaks > 0 {
+            return self.writes.iter_mut().rev().find(|w| w.holds(seq));
+        }
+        let i = self.writes.partition_point(|w| (w.seq_last.wrapping_sub(seq) as i32) < 0);
+        self.writes.get_mut(i).filter(|w| w.holds(seq))
+    }
+
     /// The SND time of the write holding the byte of sequence number `seq` (the newest such write).
-    pub(super) fn snd_of(&self, seq: u32) -> Option<i64> {
-        self.writes.iter().rev().find(|w| w.holds(seq)).map(|w| w.snd_ns)
+    pub(super) fn snd_of(&mut self, seq: u32) -> Option<i64> {
+        self.find(seq).map(|w| w.snd_ns)
     }
 }
 
@@ -169,6 +209,42 @@ mod tests {
         c.add(&ev(TxKind::SndSoftware, 30 + TX_RETAIN_NS, Some(101), 200));
         assert_eq!(c.snd_of(9), None, "older than the retention");
         assert_eq!(c.snd_of(100), Some(30));
+    }
+
+    /// Many writes in sequence (across the wrap): each byte's write is found (by binary search), a
+    /// hardware stamp reported a thousand writes after its software one still replaces it, a
+    /// connection writing more than the cap within the retention loses its oldest writes and counts
+    /// them, and a new connection on the same ports (sequence numbers going back) is still searched.
+    #[test]
+    fn many_writes_are_found_kept_within_bounds_and_counted_when_dropped() {
+        let mut c = ConnWrites::default();
+        let base = 0xffff_0000u32;
+        // Write k holds bytes [base + 10k, base + 10k + 9], SND at k ns.
+        let range = |k: u32| (base.wrapping_add(10 * k), base.wrapping_add(10 * k + 9));
+        let n = TX_MAX_WRITES as u32 + 1_000;
+        for k in 0..n {
+            let (a, b) = range(k);
+            c.add(&ev(TxKind::SndSoftware, i64::from(k), Some(a), b));
+            if k >= 1_000 && k % 7 == 0 {
+                // The NIC's stamp of write k - 1000, a thousand writes late.
+                let (a, b) = range(k - 1_000);
+                c.add(&ev(TxKind::SndHardware, -i64::from(k), Some(a), b));
+            }
+        }
+        assert_eq!(c.dropped, 1_000, "the 1,000 oldest, forgotten for room");
+        assert_eq!(c.snd_of(range(999).1), None);
+        for k in [1_000, 1_001, 1_002, 5_000, 65_535, 65_536, n - 1_001, n - 1] {
+            let (a, b) = range(k);
+            let want = if (k + 1_000) % 7 == 0 && k + 1_000 < n { -i64::from(k + 1_000) } else { i64::from(k) };
+            for seq in [a, a + 5, b] {
+                assert_eq!(c.snd_of(seq), Some(want), "write {k}, byte {seq}");
+            }
+        }
+        assert_eq!(c.snd_of(range(n).0), None, "past the last write");
+        // A new connection from the same port: its first write's bytes lie before the last's.
+        c.add(&ev(TxKind::SndSoftware, 7, Some(100), 199));
+        assert_eq!(c.snd_of(150), Some(7));
+        assert_eq!(c.snd_of(range(n - 1).1), Some(i64::from(n - 1)));
     }
 
     /// Event times are whatever the CSV says: a write at the range's start is retired by one at its
