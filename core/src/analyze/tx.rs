@@ -24,7 +24,7 @@ use std::net::{IpAddr, SocketAddr};
 pub const TX_RETAIN_NS: i64 = 2_000_000_000;
 /// Writes kept per connection at most (6 MB): events are fed a second ahead of the frames, so a
 /// connection writing faster than this per second loses the oldest before their orders come; they
-/// are counted ([`ConnWrites::dropped`]).
+/// are counted (`tx_writes_dropped` in the report).
 pub const TX_MAX_WRITES: usize = 1 << 18;
 
 /// Which TX timestamp an event is.
