@@ -54,15 +54,11 @@ fn add_counts(h: &mut Histogram<u64>, counts: &[u32], used: std::ops::RangeInclu
 }
 
 /// The `k`-th smallest value (1-based) `h` holds, as the highest value equivalent to its bucket.
+/// Through the crate's (vectorised) scan with the quantile half a sample below rank `k`: it takes
+/// `ceil(q × len)`, which for `q = (k - ½) / len` is `k` whatever the rounding (`k / len` multiplied
+/// back lands on `k + 1` for many counts).
 fn nth_value(h: &Histogram<u64>, k: u64) -> u64 {
-    let mut seen = 0;
-    for v in h.iter_recorded() {
-        seen += v.count_at_value();
-        if seen >= k {
-            return h.highest_equivalent(v.value_iterated_to());
-        }
-    }
-    h.max()
+    h.value_at_quantile((k as f64 - 0.5) / h.len() as f64)
 }
 
 impl Default for Latency {
@@ -171,8 +167,7 @@ impl Latency {
                 let neg = nth_value(h, h.len() - rank + 1);
                 return (-(neg.min(i64::MAX as u64) as i64)).clamp(self.min, self.max);
             }
-            // By rank, not `value_at_quantile(rank / len)`, which multiplies back in floating point
-            // and often lands on the next sample.
+            // By rank ([`nth_value`]).
             (nth_value(&self.hist, rank - self.negative()).min(i64::MAX as u64) as i64).min(self.max)
         };
         let percentiles = PERCENTILES.map(|(label, q)| {

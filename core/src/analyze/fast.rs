@@ -130,9 +130,6 @@ impl Analyzer {
         while let Some(m) = decoder.plain_next(&mut w, copies.track_symbols) {
             copies.message(m);
         }
-        if !self.ab_elsewhere.is_empty() {
-            self.record_ab_elsewhere();
-        }
         let count = u16::from_be_bytes([payload[18], payload[19]]);
         self.seq.in_order(stream, count);
         self.feeds[fi].add_seq_range(sequence, count);

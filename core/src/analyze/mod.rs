@@ -457,13 +457,10 @@ impl SymbolTicks {
         i
     }
 
-    /// Tick `(session, seq)` of `symbol` (stock locate `locate`), if still in its history, was first
-    /// copied at `t` on `feed`.
-    fn retime(&mut self, locate: u16, symbol: Symbol, session: Session, seq: u64, t: i64, feed: u16) {
-        let Some(&(s, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        if s != symbol {
-            return;
-        }
+    /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history, was
+    /// first copied at `t` on `feed`.
+    fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
+        let Some(&(_, i)) = self.by_locate.get(usize::from(locate)) else { return };
         if let Some(h) = self.histories.get_mut(i as usize) {
             for k in h.ticks.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
                 (k.0, k.4) = (t, feed);
@@ -556,8 +553,10 @@ struct Copies<'a> {
     last_by_symbol: &'a mut SymbolTicks,
     track_symbols: bool,
     /// A/B delays that belong to another feed than the packet's ([`Copies::earlier_copy`]), recorded
-    /// after the packet.
+    /// before the next frame: `wake_at` is set so that its time step takes the slow path, which does
+    /// (no check per packet for what is rare).
     ab_elsewhere: &'a mut Vec<(u16, i64)>,
+    wake_at: &'a mut i64,
 }
 
 /// A packet's session in the arbiter, for [`Copies::new`].
@@ -579,7 +578,7 @@ impl<'a> Copies<'a> {
         t: i64,
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, .. } = a;
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, wake_at, .. } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let arb = match arb {
             ArbSession::Known(r) => {
@@ -603,6 +602,7 @@ impl<'a> Copies<'a> {
             last_by_symbol,
             track_symbols,
             ab_elsewhere,
+            wake_at,
         };
         (copies, decoder)
     }
@@ -629,7 +629,7 @@ impl<'a> Copies<'a> {
             Arrival::Later { delay_ns, first_feed } if first_feed != self.feed => {
                 self.counters.tick_copies += 1;
                 if delay_ns < 0 {
-                    return self.earlier_copy(m, first_feed, -delay_ns);
+                    return self.earlier_copy(m.seq, m.stock_locate, first_feed, -delay_ns);
                 }
                 match &mut self.open[1] {
                     Some(tally) => tally.record(delay_ns),
@@ -648,13 +648,14 @@ impl<'a> Copies<'a> {
     /// and the A/B delay goes to the feed of the later copy (as a positive delay, where a copy in
     /// order puts it), once the packet is done.
     #[cold]
-    fn earlier_copy(&mut self, m: MessageKey, first_feed: u16, delay_ns: i64) {
-        if self.track_symbols
-            && let Some(sym) = m.symbol
-        {
-            self.last_by_symbol.retime(m.stock_locate, sym, self.session, m.seq, self.t, self.feed);
+    #[inline(never)]
+    fn earlier_copy(&mut self, seq: u64, locate: u16, first_feed: u16, delay_ns: i64) {
+        // Scalars, not the message's keys: passing those made the hot loop build them on the stack.
+        if self.track_symbols {
+            self.last_by_symbol.retime(locate, self.session, seq, self.t, self.feed);
         }
         self.ab_elsewhere.push((first_feed, delay_ns));
+        *self.wake_at = i64::MIN;
     }
 
     /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1): its slot in the
@@ -941,6 +942,10 @@ impl Analyzer {
     #[inline(never)]
     fn advance_time_slow(&mut self, t: i64) {
         self.first_time.get_or_insert(t);
+        // Before the interval can close: they belong to the packet before this frame.
+        if !self.ab_elsewhere.is_empty() {
+            self.record_ab_elsewhere();
+        }
         let len = self.cfg.interval_ns;
         let start = *self.interval_start.get_or_insert_with(|| interval_of(t, len));
         // An interval that would end past the range's end lasts to the end.
@@ -1096,9 +1101,6 @@ impl Analyzer {
         }
         let info = decoder.end_keys(&w);
         let arb = copies.arb;
-        if !self.ab_elsewhere.is_empty() {
-            self.record_ab_elsewhere();
-        }
         self.seq.observe(fi as u16, info.session, info.sequence, info.count);
         self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
         self.feeds[fi].add_seq_range(info.sequence, info.count);
@@ -1380,6 +1382,9 @@ impl Analyzer {
             for m in msgs.drain(..) {
                 self.order_msg(ci, m);
             }
+        }
+        if !self.ab_elsewhere.is_empty() {
+            self.record_ab_elsewhere();
         }
         // Orders still waiting for their trigger: the capture has ended, it did not come.
         while let Some(p) = self.parked.pop_front() {
