@@ -46,6 +46,6 @@ pub use decompress::Compression;
 pub use erf::erf_ts_to_ns;
 pub use error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
 pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
-pub use merge::MergedReader;
+pub use merge::{MergeKey, MergedReader};
 pub use pcap::ByteOrder;
 pub use reader::{CaptureReader, Container, FileFormat, ReadStats};

@@ -5,6 +5,9 @@
 //! a timestamp (pcapng SPB) takes the key of the previous frame of its input (or sorts first if
 //! there is none), so it stays right behind that frame. Interface numbers are made unique across
 //! inputs: the global table lists every input's interfaces in order of first appearance.
+//!
+//! The key can be another time than the record's ([`MergeKey`]): a frame carrying a tap's timestamp
+//! is timed by the tap, and files from capture hosts whose clocks differ must be merged by it.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -17,6 +20,31 @@ use crate::error::ReadError;
 use crate::interface::Interface;
 use crate::raw::RawFrame;
 use crate::reader::CaptureReader;
+
+/// What the merge orders frames by, when not the record's time: called once per frame, in each
+/// input's order, when the frame becomes its input's next (so a stateful decoder may run here, once).
+pub trait MergeKey {
+    /// Whether input `input`'s next frame may take another key than its record's time (when not,
+    /// [`MergeKey::key`] is not called, and the frame is not built for it).
+    fn looks(&self, input: usize) -> bool;
+    /// The key of `frame`, the next frame of input `input` (its `interface` is the global id);
+    /// `None` for the record's time (or, without one, the previous frame's key).
+    fn key(&mut self, input: usize, frame: &Frame<'_>) -> Option<i64>;
+}
+
+/// The record's time: [`MergedReader::next_frame`].
+struct RecordTime;
+
+impl MergeKey for RecordTime {
+    #[inline(always)]
+    fn looks(&self, _: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn key(&mut self, _: usize, _: &Frame<'_>) -> Option<i64> {
+        None
+    }
+}
 
 /// Several capture files read as one stream ordered by timestamp.
 pub struct MergedReader {
@@ -81,12 +109,18 @@ impl MergedReader {
     // source) 14 instructions per frame.
     #[inline(never)]
     pub fn next_frame(&mut self) -> Result<Option<(usize, Frame<'_>)>, ReadError> {
+        self.next_frame_keyed(&mut RecordTime)
+    }
+
+    /// [`MergedReader::next_frame`], ordered by `keys` ([`MergeKey`]).
+    #[inline(always)]
+    pub fn next_frame_keyed(&mut self, keys: &mut impl MergeKey) -> Result<Option<(usize, Frame<'_>)>, ReadError> {
         if self.top_taken {
             self.top_taken = false;
-            self.advance_top()?;
+            self.advance_top(keys)?;
         }
         if !self.to_refill.is_empty() {
-            self.fill()?;
+            self.fill(keys)?;
         }
         let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(None) };
         let (Some(reader), Some(st)) = (self.inputs.get(i), self.state.get(i)) else { return Ok(None) };
@@ -101,17 +135,20 @@ impl MergedReader {
     /// Advances the input whose frame went out last. It is still at the heap's top, under that
     /// frame's key: its next frame replaces it there (one sift down, against a pop and a push).
     #[inline(always)]
-    fn advance_top(&mut self) -> Result<(), ReadError> {
+    fn advance_top(&mut self, keys: &mut impl MergeKey) -> Result<(), ReadError> {
         let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(()) };
         let (Some(reader), Some(st)) = (self.inputs.get_mut(i), self.state.get_mut(i)) else { return Ok(()) };
         let r = reader.advance();
         if st.iface_map.len() != reader.interfaces().len() {
             self.sync_interfaces(i);
         }
+        let key = match &r {
+            Ok(Some(raw)) => self.key(i, raw, keys),
+            _ => 0,
+        };
         let Some(mut top) = self.heap.peek_mut() else { return Ok(()) };
         match r {
             Ok(Some(raw)) => {
-                let key = self.state[i].key(&raw);
                 self.state[i].head = Some(raw);
                 *top = Reverse((key, i));
                 Ok(())
@@ -126,19 +163,37 @@ impl MergedReader {
 
     /// Reads every input's first frame.
     #[cold]
-    fn fill(&mut self) -> Result<(), ReadError> {
+    fn fill(&mut self, keys: &mut impl MergeKey) -> Result<(), ReadError> {
         while let Some(&i) = self.to_refill.last() {
             // Pop only after a success or an error, so that an error leaves the others queued.
             let r = self.inputs[i].advance();
             self.to_refill.pop();
             self.sync_interfaces(i);
             if let Some(raw) = r? {
-                let key = self.state[i].key(&raw);
+                let key = self.key(i, &raw, keys);
                 self.state[i].head = Some(raw);
                 self.heap.push(Reverse((key, i)));
             }
         }
         Ok(())
+    }
+
+    /// The merge key of input `i`'s next frame `raw`: `keys`' for it, or the record's time.
+    #[inline(always)]
+    fn key(&mut self, i: usize, raw: &RawFrame, keys: &mut impl MergeKey) -> i64 {
+        let st = &mut self.state[i];
+        if !keys.looks(i) {
+            return st.key(raw);
+        }
+        let mut f = self.inputs[i].frame(raw);
+        f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
+        match keys.key(i, &f) {
+            Some(k) => {
+                st.last_key = k;
+                k
+            }
+            None => st.key(raw),
+        }
     }
 
     /// Copies the interfaces input `input` has added to its table into the global one.

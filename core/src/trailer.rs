@@ -627,7 +627,7 @@ pub(crate) mod rd {
 }
 
 /// IEEE 802.3 CRC-32 (reflected 0xEDB88320), as in the Ethernet FCS.
-pub(crate) fn crc32(data: &[u8]) -> u32 {
+pub fn crc32(data: &[u8]) -> u32 {
     static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| {
         let mut t = [0u32; 256];

@@ -148,7 +148,8 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct AnalyzeArgs {
-    /// Capture files (merged by time): pcap, pcapng, ERF; optionally gzip or zstd.
+    /// Capture files (merged by each frame's best time: a tap's stamp when it carries one): pcap,
+    /// pcapng, ERF; optionally gzip or zstd.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

@@ -20,7 +20,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 /// A UDP datagram in the common shape ([`plain_udp`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct PlainUdp<'a> {
+pub struct PlainUdp<'a> {
     pub dst: Ipv4Addr,
     pub dport: u16,
     pub payload: &'a [u8],
@@ -32,7 +32,7 @@ pub(super) struct PlainUdp<'a> {
 /// finds no anomaly in such a frame, and the trailer check finds nothing in it whenever
 /// `TrailerDecoder::takes_plain` holds. `None` otherwise.
 #[inline(always)]
-pub(super) fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
+pub fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     if wire_len as usize != data.len() {
         return None;
     }

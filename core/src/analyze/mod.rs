@@ -8,6 +8,7 @@
 
 pub mod arbiter;
 mod fast;
+pub use fast::{PlainUdp, plain_udp};
 pub mod flows;
 pub mod orders;
 pub mod report;
