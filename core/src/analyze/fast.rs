@@ -27,8 +27,8 @@ pub struct PlainUdp<'a> {
 }
 
 /// Ethernet, no tag or one 802.1Q tag, IPv4 without options, not a fragment, UDP whose length fills
-/// the datagram; the datagram ends fewer than [`MIN_APPENDED`] bytes before the frame's end (an FCS
-/// may follow, not a searched-for tap trailer), and the frame was captured whole. Dissection
+/// the datagram; the datagram ends fewer than 16 bytes (the shortest tap trailer) before the frame's
+/// end (an FCS may follow, not a searched-for tap trailer), and the frame was captured whole. Dissection
 /// finds no anomaly in such a frame, and the trailer check finds nothing in it whenever
 /// `TrailerDecoder::takes_plain` holds. `None` otherwise.
 #[inline(always)]
