@@ -64,7 +64,7 @@ pub struct Pipeline {
     /// Per input, what [`TapTime`] learnt of its next frame (several inputs only).
     heads: Vec<Head>,
     /// Per input, whether [`TapTime`] looks at its frames (several inputs only).
-    tapped: Vec<bool>,
+    tapped: Vec<(Tapped, i64)>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
 }
@@ -90,17 +90,35 @@ enum Head {
 struct TapTime<'p> {
     decoders: &'p mut [TrailerDecoder],
     heads: &'p mut [Head],
-    tapped: &'p mut [bool],
+    tapped: &'p mut [(Tapped, i64)],
+}
+
+/// Frames of an input looked at without a stamp before it is merged by record time (where there are
+/// no tap stamps, looking costs a shape check per frame).
+const UNTAPPED_AFTER: u32 = 1024;
+
+/// Whether [`TapTime`] looks at an input's frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tapped {
+    /// Not yet known: looked at until a stamp, or [`UNTAPPED_AFTER`] frames without one.
+    Unknown(u32),
+    /// Its first frames showed no stamp: merged by record time (until one shows a stamp).
+    No,
+    /// A frame showed a tap stamp: looked at for good. An unstamped frame between (host traffic the
+    /// tap does not stamp) takes its record time moved by the host's offset from the tap, as the last
+    /// stamped frame showed it: the input's keys stay in order, as the merge needs.
+    Yes,
 }
 
 impl wirestamp_capture::MergeKey for TapTime<'_> {
-    /// An input is looked at from its first frame. A plain frame (no room for a trailer: a tap that
-    /// stamps a flow stamps every frame of it) turns looking off: the input is merged by record time,
-    /// its frames checked when taken as for a single input (no cost where there are no tap stamps),
-    /// until a frame shows a stamp, which turns it on (throughout, with a forced trailer kind).
+    /// An input is looked at from its first frame. After [`UNTAPPED_AFTER`] frames without a stamp it
+    /// is merged by record time, its frames checked when taken as for a single input (no cost where
+    /// there are no tap stamps), until a frame shows a stamp, which turns looking on for good
+    /// (throughout, with a forced trailer kind).
     #[inline(always)]
     fn looks(&self, input: usize) -> bool {
-        self.tapped.get(input).copied().unwrap_or(false) || self.decoders.get(input).is_some_and(|d| !d.takes_plain())
+        self.tapped.get(input).is_some_and(|t| t.0 != Tapped::No)
+            || self.decoders.get(input).is_some_and(|d| !d.takes_plain())
     }
 
     #[inline(always)]
@@ -108,20 +126,29 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
         let (Some(decoder), Some(head)) = (self.decoders.get_mut(input), self.heads.get_mut(input)) else {
             return None;
         };
+        let tapped = self.tapped.get_mut(input)?;
+        // The record time on the tap's clock, for a frame without a stamp.
+        if let Tapped::Unknown(n) = &mut tapped.0 {
+            *n += 1;
+            if *n > UNTAPPED_AFTER {
+                tapped.0 = Tapped::No;
+            }
+        }
+        let moved = || (tapped.0 == Tapped::Yes && frame.has_ts()).then(|| frame.ts_ns.saturating_sub(tapped.1));
         // A plain frame has no room for a trailer: its check waits for the fast path to be tried.
         if decoder.takes_plain() && wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
-            if let Some(t) = self.tapped.get_mut(input) {
-                *t = false;
-            }
-            return None;
+            return moved();
         }
         let mut d = Dissection::default();
         dissect_into(&mut d, frame.data, frame.link);
         match decoder.decode(frame, &d) {
             Ok(decoded) => {
                 let key = match &decoded {
-                    Decoded::Stamp(s) => Some(s.time_ns),
-                    _ => None,
+                    Decoded::Stamp(s) => {
+                        *tapped = (Tapped::Yes, frame.ts_ns.saturating_sub(s.time_ns));
+                        Some(s.time_ns)
+                    }
+                    _ => moved(),
                 };
                 *head = Head::Done(d, decoded);
                 key
@@ -146,7 +173,7 @@ impl Pipeline {
             source,
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
             heads: files.iter().map(|_| Head::Deferred).collect(),
-            tapped: vec![true; files.len()],
+            tapped: vec![(Tapped::Unknown(0), 0); files.len()],
             per_input: vec![0; files.len()],
             files: files.to_vec(),
         })
@@ -262,10 +289,8 @@ impl Pipeline {
                 s
             }
         };
-        if matches!(s.decoded, Decoded::Stamp(_))
-            && let Some(t) = self.tapped.get_mut(input)
-        {
-            *t = true;
+        if let (Decoded::Stamp(stamp), Some(t)) = (&s.decoded, self.tapped.get_mut(input)) {
+            *t = (Tapped::Yes, s.frame.ts_ns.saturating_sub(stamp.time_ns));
         }
         Ok(Some(general(state, &s)))
     }

@@ -377,3 +377,27 @@ fn a_trigger_stamped_after_its_order_is_a_negative_sample() {
         (Some(2), Some(-5_000), Some(-3_000), Some(2))
     );
 }
+
+/// A host that records frames out of order (the order's frame written before its trigger's, both
+/// stamped right): the parked order is looked for again soon, not only once `--tick-retention` old,
+/// by when a packet of the feed had already let its trigger go (it was unmatched).
+#[test]
+fn a_parked_order_finds_its_trigger_before_the_window_lets_it_go() {
+    let md = |seq: u64| {
+        support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    let frames = [
+        (T0 + 5_000, segment(true, 1, 1, 0x18, &order(1))),
+        (T0, md(1)),
+        (T0 + 40 * MS, md(2)),
+        // Past the window of tick 1 (1 s), before the order is a window old: tick 1 leaves.
+        (T0 + 1_000 * MS + 2_000, md(3)),
+        (T0 + 1_100 * MS, md(4)),
+    ];
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let r = analyze_frames("parked-retry", &frames, &args);
+    let c = &r["counters"];
+    assert_eq!(["matched", "unmatched_orders", "trigger_after_order"].map(|k| c[k].as_u64()), [1, 0, 0].map(Some));
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(5_000)));
+}

@@ -400,13 +400,38 @@ impl SymHistory {
 }
 
 /// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
-/// the order's (another tap, a clock behind). It is correlated again at `until`.
+/// the order's (another tap, a clock behind, a host recording frames out of order). It is looked for
+/// again at `until`, and then every [`PARK_STEP_DIV`]th of the retention until `give_up`: a trigger
+/// that comes is found soon, before the arbiter's window lets it go.
 #[derive(Debug)]
 struct Parked {
     until: i64,
+    /// Arrival order, so that orders due at one time are retried in the order they came.
+    n: u64,
+    give_up: i64,
     conn: usize,
     msg: OrderMsg,
     snd: Option<i64>,
+}
+
+/// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
+const PARK_STEP_DIV: i64 = 32;
+
+impl PartialEq for Parked {
+    fn eq(&self, o: &Self) -> bool {
+        (self.until, self.n) == (o.until, o.n)
+    }
+}
+impl Eq for Parked {}
+impl PartialOrd for Parked {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Parked {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.until, self.n).cmp(&(o.until, o.n))
+    }
 }
 
 /// The requests of one order id awaiting a response: their times, oldest first. A second one is
@@ -693,7 +718,8 @@ pub struct Analyzer {
     metrics: [Metric; METRICS.len()],
     interval: [Latency; METRICS.len()],
     /// Orders waiting for a trigger that may still come ([`Parked`]), in arrival order.
-    parked: VecDeque<Parked>,
+    parked: std::collections::BinaryHeap<std::cmp::Reverse<Parked>>,
+    parked_n: u64,
     /// A/B delays of the packet being taken that belong to other feeds (see [`Copies`]).
     ab_elsewhere: Vec<(u16, i64)>,
     /// SND times of recent writes, by connection (see [`tx`]).
@@ -768,7 +794,8 @@ impl Analyzer {
             first_time: None,
             last_time: i64::MIN,
             wake_at: i64::MIN,
-            parked: VecDeque::new(),
+            parked: std::collections::BinaryHeap::new(),
+            parked_n: 0,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
             fast_frames: 0,
@@ -966,14 +993,14 @@ impl Analyzer {
             }
         }
         // Orders whose trigger may have come since they were parked.
-        while self.parked.front().is_some_and(|p| t >= p.until) {
-            if let Some(p) = self.parked.pop_front() {
-                self.correlate(p.conn, &p.msg, p.snd, false);
+        while self.parked.peek().is_some_and(|p| t >= p.0.until) {
+            if let Some(std::cmp::Reverse(p)) = self.parked.pop() {
+                self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up)));
             }
         }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
-        let parked = self.parked.front().map_or(i64::MAX, |p| p.until);
+        let parked = self.parked.peek().map_or(i64::MAX, |p| p.0.until);
         self.wake_at = interval_end.min(timeout).min(parked);
     }
 
@@ -1209,7 +1236,7 @@ impl Analyzer {
                 if matches!(s.msg_type, b'X' | b'M') {
                     self.counters.not_correlated += 1;
                 } else {
-                    self.correlate(ci, &m, snd, true);
+                    self.correlate(ci, &m, snd, None);
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
@@ -1270,9 +1297,10 @@ impl Analyzer {
     }
 
     /// Finds order `m`'s trigger under the rule and records the pair. Under the token rule, an order
-    /// whose trigger no session has reached yet is parked (when `may_park`) until it is
-    /// `--tick-retention` old, then looked for again: the feed's tap may be behind the order's.
-    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, may_park: bool) {
+    /// whose trigger no session has reached yet is parked ([`Parked`]): the feed's frames may be behind
+    /// the order's. `retry`: the capture time now and when to give up, for an order parked before
+    /// (`(i64::MAX, _)` at the end: no more parking).
+    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<(i64, i64)>) {
         let s = &m.summary;
         let t = m.first.time_ns;
         let token = token_bytes(s);
@@ -1285,10 +1313,14 @@ impl Analyzer {
                 };
                 match self.arbiter.find(seq) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
-                    Ok(None) if may_park && self.arbiter.ahead_of_all(seq) => {
-                        let until = t.saturating_add(self.cfg.tick_retain_ns);
-                        self.parked.push_back(Parked { until, conn: ci, msg: *m, snd });
-                        self.wake_at = self.wake_at.min(self.parked.front().map_or(until, |p| p.until));
+                    Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.ahead_of_all(seq) => {
+                        let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
+                        let (now, give_up) = retry.unwrap_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)));
+                        let until = now.saturating_add(step);
+                        self.parked_n += 1;
+                        let n = self.parked_n;
+                        self.parked.push(std::cmp::Reverse(Parked { until, n, give_up, conn: ci, msg: *m, snd }));
+                        self.wake_at = self.wake_at.min(until);
                         return;
                     }
                     Ok(None) => None,
@@ -1388,8 +1420,8 @@ impl Analyzer {
             self.record_ab_elsewhere();
         }
         // Orders still waiting for their trigger: the capture has ended, it did not come.
-        while let Some(p) = self.parked.pop_front() {
-            self.correlate(p.conn, &p.msg, p.snd, false);
+        while let Some(std::cmp::Reverse(p)) = self.parked.pop() {
+            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up)));
         }
         self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
         self.pending.clear();
