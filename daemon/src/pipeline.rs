@@ -61,12 +61,21 @@ enum Source {
 pub struct Pipeline {
     source: Source,
     decoders: Vec<TrailerDecoder>,
-    /// Per input, what [`TapTime`] learnt of its next frame (several inputs only).
-    heads: Vec<Head>,
-    /// Per input, whether [`TapTime`] looks at its frames (several inputs only).
-    tapped: Vec<(Tapped, i64)>,
+    /// Per input, what [`TapTime`] keeps (several inputs only).
+    merging: Vec<Merging>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
+}
+
+/// What [`TapTime`] keeps of one input.
+#[derive(Debug)]
+struct Merging {
+    /// Its next frame, as [`TapTime`] left it.
+    head: Head,
+    /// Whether its frames are looked at.
+    tapped: Tapped,
+    /// The host's offset from the tap (record time - stamp) of its last stamped frame.
+    offset: i64,
 }
 
 /// An input's next frame as [`TapTime`] left it.
@@ -89,8 +98,7 @@ enum Head {
 /// keep state), and the result kept for when it is taken.
 struct TapTime<'p> {
     decoders: &'p mut [TrailerDecoder],
-    heads: &'p mut [Head],
-    tapped: &'p mut [(Tapped, i64)],
+    merging: &'p mut [Merging],
 }
 
 /// Frames of an input looked at without a stamp before it is merged by record time (where there are
@@ -117,44 +125,42 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
     /// (throughout, with a forced trailer kind).
     #[inline(always)]
     fn looks(&self, input: usize) -> bool {
-        self.tapped.get(input).is_some_and(|t| t.0 != Tapped::No)
+        self.merging.get(input).is_some_and(|m| m.tapped != Tapped::No)
             || self.decoders.get(input).is_some_and(|d| !d.takes_plain())
     }
 
     #[inline(always)]
     fn key(&mut self, input: usize, frame: &Frame<'_>) -> Option<i64> {
-        let (Some(decoder), Some(head)) = (self.decoders.get_mut(input), self.heads.get_mut(input)) else {
+        let (Some(decoder), Some(m)) = (self.decoders.get_mut(input), self.merging.get_mut(input)) else {
             return None;
         };
-        let tapped = self.tapped.get_mut(input)?;
-        // The record time on the tap's clock, for a frame without a stamp.
-        if let Tapped::Unknown(n) = &mut tapped.0 {
+        if let Tapped::Unknown(n) = &mut m.tapped {
             *n += 1;
             if *n > UNTAPPED_AFTER {
-                tapped.0 = Tapped::No;
+                m.tapped = Tapped::No;
             }
         }
-        let moved = || (tapped.0 == Tapped::Yes && frame.has_ts()).then(|| frame.ts_ns.saturating_sub(tapped.1));
+        // The record time on the tap's clock, for a frame without a stamp.
+        let moved = (m.tapped == Tapped::Yes && frame.has_ts()).then(|| frame.ts_ns.saturating_sub(m.offset));
         // A plain frame has no room for a trailer: its check waits for the fast path to be tried.
         if decoder.takes_plain() && wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
-            return moved();
+            return moved;
         }
-        let mut d = Dissection::default();
-        dissect_into(&mut d, frame.data, frame.link);
-        match decoder.decode(frame, &d) {
-            Ok(decoded) => {
-                let key = match &decoded {
-                    Decoded::Stamp(s) => {
-                        *tapped = (Tapped::Yes, frame.ts_ns.saturating_sub(s.time_ns));
-                        Some(s.time_ns)
+        let mut s = Stamped { input, frame: *frame, dissection: Dissection::default(), decoded: Decoded::None };
+        match check_into(&mut s, decoder) {
+            Ok(()) => {
+                let key = match s.stamp() {
+                    Some(stamp) => {
+                        (m.tapped, m.offset) = (Tapped::Yes, frame.ts_ns.saturating_sub(stamp.time_ns));
+                        Some(stamp.time_ns)
                     }
-                    _ => moved(),
+                    None => moved,
                 };
-                *head = Head::Done(d, decoded);
+                m.head = Head::Done(s.dissection, s.decoded);
                 key
             }
             Err(e) => {
-                *head = Head::Failed(e);
+                m.head = Head::Failed(e);
                 None
             }
         }
@@ -172,8 +178,10 @@ impl Pipeline {
         Ok(Pipeline {
             source,
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
-            heads: files.iter().map(|_| Head::Deferred).collect(),
-            tapped: vec![(Tapped::Unknown(0), 0); files.len()],
+            merging: files
+                .iter()
+                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: 0 })
+                .collect(),
             per_input: vec![0; files.len()],
             files: files.to_vec(),
         })
@@ -228,11 +236,7 @@ impl Pipeline {
             return Ok(Some(r));
         }
         let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
-        dissect_into(&mut s.dissection, frame.data, frame.link);
-        s.decoded = match decoder.decode(&s.frame, &s.dissection) {
-            Ok(d) => d,
-            Err(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
-        };
+        check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
         Ok(Some(general(state, &s)))
     }
 
@@ -246,7 +250,7 @@ impl Pipeline {
         general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
     ) -> Result<Option<R>> {
         let Source::Many(m) = &mut self.source else { return Ok(None) };
-        let mut keys = TapTime { decoders: &mut self.decoders, heads: &mut self.heads, tapped: &mut self.tapped };
+        let mut keys = TapTime { decoders: &mut self.decoders, merging: &mut self.merging };
         let next = m.next_frame_keyed(&mut keys)?;
         let Some((input, frame)) = next else {
             finish_decoders(&self.decoders, &self.files)?;
@@ -257,7 +261,7 @@ impl Pipeline {
         let decoder = &mut self.decoders[input];
         // What the merge learnt of the frame already (taken only when there is something: moving the
         // enum out is a copy of a dissection).
-        let done = match self.heads.get_mut(input) {
+        let done = match self.merging.get_mut(input).map(|m| &mut m.head) {
             None | Some(Head::Deferred) => None,
             Some(head) => match std::mem::take(head) {
                 Head::Done(dissection, decoded) => Some((dissection, decoded)),
@@ -281,16 +285,13 @@ impl Pipeline {
             Some((dissection, decoded)) => Stamped { input, frame, dissection, decoded },
             None => {
                 let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
-                dissect_into(&mut s.dissection, frame.data, frame.link);
-                s.decoded = match decoder.decode(&s.frame, &s.dissection) {
-                    Ok(d) => d,
-                    Err(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
-                };
+                check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
                 s
             }
         };
-        if let (Decoded::Stamp(stamp), Some(t)) = (&s.decoded, self.tapped.get_mut(input)) {
-            *t = (Tapped::Yes, s.frame.ts_ns.saturating_sub(stamp.time_ns));
+        // A stamp on a frame checked only now (an input merged by record time until then).
+        if let (Some(stamp), Some(m)) = (s.stamp(), self.merging.get_mut(input)) {
+            (m.tapped, m.offset) = (Tapped::Yes, s.frame.ts_ns.saturating_sub(stamp.time_ns));
         }
         Ok(Some(general(state, &s)))
     }
@@ -357,6 +358,16 @@ fn finish_decoders(decoders: &[TrailerDecoder], files: &[PathBuf]) -> Result<()>
 }
 
 #[cold]
+/// `frame` of input `input`, dissected and trailer-checked by its input's `decoder` (once per frame:
+/// decoders keep state), into `s`. Filled in place, not returned: a `Result` of the (few hundred
+/// bytes) `Stamped` cost the per-frame loop a copy, 8 instructions per frame.
+#[inline(always)]
+fn check_into<'a>(s: &mut Stamped<'a>, decoder: &mut TrailerDecoder) -> Result<(), TrailerError> {
+    dissect_into(&mut s.dissection, s.frame.data, s.frame.link);
+    s.decoded = decoder.decode(&s.frame, &s.dissection)?;
+    Ok(())
+}
+
 fn trailer_error(file: &Path, frame_in_input: u64, e: &TrailerError) -> anyhow::Error {
     anyhow::anyhow!(
         "{}: frame {frame_in_input}: --trailer {} does not validate: {}",

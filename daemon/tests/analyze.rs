@@ -9,7 +9,7 @@ use wirestamp_testdata::data_file;
 
 mod support;
 
-use support::tmpdir;
+use support::{metric, tmpdir};
 
 fn wirestamp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
@@ -23,10 +23,6 @@ fn ok(args: &[&str]) -> String {
 
 fn csv(path: &Path) -> Vec<Vec<String>> {
     std::fs::read_to_string(path).unwrap().lines().skip(1).map(|l| l.split(',').map(str::to_owned).collect()).collect()
-}
-
-fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
 }
 
 /// Nearest-rank percentile of sorted values: the sample of rank ceil(q × n), q = num / den, counted

@@ -241,7 +241,7 @@ fn stamps_beyond_the_range_saturate_the_latencies() {
     .concat();
     std::fs::write(&path, file).unwrap();
     let r = analyze_json(&["--match", r"token:T(\d+)"], &path);
-    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
+    let metric = |name: &str| support::metric(&r, name).clone();
     let t2t = metric("tick_to_trade");
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(i64::MAX)));
     let o2a = metric("order_to_ack");

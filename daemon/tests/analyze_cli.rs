@@ -180,7 +180,7 @@ fn the_table_says_which_samples_are_negative_or_saturated() {
         shifted(&cap, by, &moved);
         let r: serde_json::Value =
             serde_json::from_slice(&wirestamp(&["analyze", "-q", "--json", moved.to_str().unwrap()]).stdout).unwrap();
-        let e2c = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "exchange_to_capture").unwrap().clone();
+        let e2c = support::metric(&r, "exchange_to_capture").clone();
         let (n, count) = (e2c["negative"].as_u64().unwrap(), e2c["count"].as_u64().unwrap());
         // synth's exchange stamps trail the capture by well under 1 ms: every sample is negative.
         assert_eq!(n, count, "{by}");

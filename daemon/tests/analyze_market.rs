@@ -2,7 +2,7 @@
 //! to. Each case's expected counts follow from how its frames were built.
 
 mod support;
-use support::{T0, aapl_add, analyze_frames, mold_packet, udp};
+use support::{T0, aapl_add, analyze_frames, dims, metric, mold_packet, udp};
 
 const A: ([u8; 4], u16) = ([233, 54, 12, 111], 26477);
 const B: ([u8; 4], u16) = ([233, 54, 12, 112], 26478);
@@ -47,16 +47,10 @@ fn a_tick_keeps_its_feed_after_it_leaves_the_arbiter() {
     ];
     let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
     let r = analyze_frames("feed-after-retention", &frames, &flows);
-    let t2t = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "tick_to_trade").unwrap();
+    let t2t = metric(&r, "tick_to_trade");
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(500 * MS)));
-    let dims: Vec<(&str, u64)> = t2t["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
-        .filter(|d| d.0.starts_with("feed:"))
-        .collect();
-    assert_eq!(dims, [("feed:udp:233.54.12.112:26478", 1)]);
+    let feeds: Vec<_> = dims(t2t).into_iter().filter(|d| d.0.starts_with("feed:")).collect();
+    assert_eq!(feeds, [("feed:udp:233.54.12.112:26478", 1)]);
 }
 
 /// Feed B lags A at the capture's start: B's seq 9 comes after A's seq 10, the first packet captured.
@@ -91,7 +85,7 @@ fn a_repeat_on_the_same_feed_is_no_ab_copy() {
     let r = analyze_frames("repeat", &frames, &[]);
     let c = &r["counters"];
     assert_eq!(["ticks", "tick_copies", "stale_copies"].map(|k| c[k].as_u64()), [3, 0, 0].map(Some));
-    let ab = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "feed_ab_delay").unwrap();
+    let ab = metric(&r, "feed_ab_delay");
     assert_eq!(ab["count"], 0);
     assert_eq!(r["feeds"][0]["duplicates"], 1);
 }
@@ -124,18 +118,11 @@ fn a_copy_stamped_before_the_first_seen_is_the_first_copy() {
     ];
     let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
     let r = analyze_frames("earlier-copy", &frames, &flows);
-    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
-    let t2t = metric("tick_to_trade");
+    let t2t = metric(&r, "tick_to_trade");
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(10_000)));
     assert_eq!(t2t["dims"][0]["name"], "feed:udp:233.54.12.112:26478");
-    let ab = metric("feed_ab_delay");
+    let ab = metric(&r, "feed_ab_delay");
     let ab_fig = (ab["count"].as_u64(), ab["min_ns"].as_i64(), ab["max_ns"].as_i64(), ab["negative"].as_u64());
     assert_eq!(ab_fig, (Some(1), Some(5_000), Some(5_000), Some(0)));
-    let dims: Vec<(&str, u64)> = ab["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(dims, [("feed:udp:233.54.12.111:26477", 1)]);
+    assert_eq!(dims(ab), [("feed:udp:233.54.12.111:26477", 1)]);
 }

@@ -6,7 +6,7 @@ use serde_json::Value;
 use wirestamp_lab::encode::{ouch, soup};
 
 mod support;
-use support::{T0, accepted, analyze_frames, order, segment};
+use support::{T0, accepted, analyze_frames, dims, metric, order, segment};
 
 const MS: i64 = 1_000_000;
 const ORDERS: &str = "tcp:10.1.0.1:8003";
@@ -15,10 +15,6 @@ const ORDERS: &str = "tcp:10.1.0.1:8003";
 fn fates(r: &Value) -> [u64; 4] {
     let c = &r["counters"];
     ["orders", "acked", "unacked", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
-}
-
-fn metric<'a>(r: &'a Value, name: &str) -> &'a Value {
-    r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
 }
 
 /// Order 2 (client bytes 51..101) was not captured; order 3 waits behind it until the exchange's
@@ -283,13 +279,7 @@ fn a_session_dimension_holds_every_connection() {
     let r = analyze_frames("session-dim", &frames, &args);
     assert_eq!(r["connections"].as_array().unwrap().len(), 2);
     let t2t = metric(&r, "tick_to_trade");
-    let dims: Vec<(&str, u64)> = t2t["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(dims, [("feed:udp:233.54.12.111:26477", 2), ("session:tcp:10.1.0.1:8003@ouch50", 2)]);
+    assert_eq!(dims(t2t), [("feed:udp:233.54.12.111:26477", 2), ("session:tcp:10.1.0.1:8003@ouch50", 2)]);
     assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(10_000), Some(30_000)));
 }
 

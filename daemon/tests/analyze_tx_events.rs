@@ -85,7 +85,7 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
     let out = run(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let metric = |name: &str| r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap().clone();
+    let metric = |name: &str| support::metric(&r, name).clone();
     let c = &r["counters"];
     assert_eq!(c["orders"], 5);
     assert_eq!(c["matched"], 5);

@@ -1520,8 +1520,7 @@ fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
 /// exchange (`Some(true)`) or from it: a well-formed message of a known type in one direction only,
 /// in OUCH 5.0 or 4.2. `None` when it does not tell (cut short, or well-formed both ways).
 fn unsequenced_direction(payload: &[u8]) -> Option<bool> {
-    let len = usize::from(u16::from_be_bytes([payload[0], payload[1]]));
-    let msg = payload.get(3..2 + len)?;
+    let msg = unsequenced_message(payload)?;
     let known = |dir| {
         matches!(crate::proto::ouch5::summarize(dir, msg), Ok(Some(_)))
             || matches!(crate::proto::ouch42::summarize(dir, msg), Ok(Some(_)))
@@ -1536,12 +1535,14 @@ fn unsequenced_direction(payload: &[u8]) -> Option<bool> {
 /// OUCH 4.2 or 5.0, from the first SoupBinTCP packet of a session when it is an Unsequenced Data
 /// packet holding an Enter Order ([`orders::ouch_version`]); `None` otherwise.
 fn detect_ouch_version(payload: &[u8]) -> Option<OrderProto> {
-    let len = u16::from_be_bytes([payload[0], payload[1]]) as usize;
-    if payload[2] == b'U' && payload.len() >= 2 + len && len > 1 {
-        orders::ouch_version(&payload[3..2 + len])
-    } else {
-        None
-    }
+    orders::ouch_version(unsequenced_message(payload)?)
+}
+
+/// The message of the SoupBinTCP packet at the start of `payload` when it is a whole Unsequenced
+/// Data packet.
+fn unsequenced_message(payload: &[u8]) -> Option<&[u8]> {
+    let len = usize::from(u16::from_be_bytes([*payload.first()?, *payload.get(1)?]));
+    (payload.get(2) == Some(&b'U')).then(|| payload.get(3..2 + len)).flatten()
 }
 
 #[cfg(test)]

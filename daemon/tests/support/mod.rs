@@ -30,6 +30,16 @@ pub fn analyze_json(args: &[&str], capture: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The report's metric `name`.
+pub fn metric<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
+}
+
+/// A metric's dimensions as (name, count), in the report's order.
+pub fn dims(m: &serde_json::Value) -> Vec<(&str, u64)> {
+    m["dims"].as_array().unwrap().iter().map(|d| (d["name"].as_str().unwrap(), d["count"].as_u64().unwrap())).collect()
+}
+
 /// [`analyze_json`] over `frames` written as a pcap in a directory of its own (`name`, removed after).
 pub fn analyze_frames(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> serde_json::Value {
     let dir = tmpdir(name);
