@@ -258,6 +258,27 @@ impl Tally {
         self.add(ns);
     }
 
+    /// Records `ns` `n` times: the same as `n` calls of [`Tally::record`] (a packet's later copies,
+    /// which share one delay).
+    #[inline(always)]
+    pub fn record_n(&mut self, ns: i64, n: u16) {
+        if ns as u64 <= MAX_TRACKABLE_NS && n > 0 {
+            let c = &mut self.counts[bucket_index((ns as u64).max(1))];
+            // `record` fills a bucket up to u32::MAX exactly, then spills: one at a time past that.
+            if let Some(v) = c.checked_add(u32::from(n)) {
+                *c = v;
+                self.min = self.min.min(ns);
+                self.max = self.max.max(ns);
+                self.sum += i128::from(ns) * i128::from(n);
+                self.n += u64::from(n);
+                return;
+            }
+        }
+        for _ in 0..n {
+            self.record(ns);
+        }
+    }
+
     #[inline(always)]
     fn add(&mut self, ns: i64) {
         self.min = self.min.min(ns);
@@ -460,6 +481,38 @@ mod tests {
         assert_eq!(direct.summary(), via.summary());
         assert_eq!((direct.negative(), direct.saturated), (via.negative(), via.saturated));
         assert_eq!(via.count(), values.len() as u64);
+    }
+
+    /// `record_n(v, n)` is `n` calls of `record(v)`, for values of every kind (0, in range, the limit
+    /// and beyond, negatives) and for a bucket that fills up: it counts to u32::MAX exactly, then spills.
+    #[test]
+    fn recording_n_times_at_once_is_recording_n_times() {
+        let values = [0, 1, 3_299, 1 << 30, MAX_TRACKABLE_NS as i64, MAX_TRACKABLE_NS as i64 + 1, -12, i64::MIN];
+        for v in values {
+            for n in [0, 1, 2, 7, 300] {
+                // Empty, or a bucket 0, 1, 6 or 299 short of full: `record` counts to u32::MAX, then spills.
+                for short in [None, Some(0), Some(1), Some(6), Some(299)] {
+                    let (mut once, mut each) = (Tally::default(), Tally::default());
+                    if let Some(short) = short {
+                        let b = bucket_index((v.max(1) as u64).min(MAX_TRACKABLE_NS));
+                        once.counts[b] = u32::MAX - short;
+                        each.counts[b] = u32::MAX - short;
+                    }
+                    once.record_n(v, n);
+                    (0..n).for_each(|_| each.record(v));
+                    let what = format!("{v} x{n}, {short:?} short of full");
+                    assert_eq!(once.counts, each.counts, "{what}");
+                    assert_eq!(once.neg, each.neg, "{what}");
+                    assert_eq!(
+                        (once.min, once.max, once.sum, once.n),
+                        (each.min, each.max, each.sum, each.n),
+                        "{what}"
+                    );
+                    assert!(once.spill.histogram() == each.spill.histogram(), "{what}");
+                    assert_eq!(once.spill.count(), each.spill.count(), "{what}");
+                }
+            }
+        }
     }
 
     #[test]

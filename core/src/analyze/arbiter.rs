@@ -68,7 +68,7 @@ impl Slot {
 
 /// One session's recent ticks: a ring of slots addressed by sequence number (a power-of-two
 /// capacity, so that an index is a mask, not a division).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct SessionTicks {
     /// Sequence number of the oldest slot.
     base: u64,
@@ -137,7 +137,7 @@ impl SessionTicks {
 pub struct SessionRef(usize);
 
 /// Arbitration state for every session.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Arbiter {
     /// Sessions in order of first appearance.
     sessions: Vec<(Session, SessionTicks)>,
@@ -224,6 +224,40 @@ impl Arbiter {
     fn observe(&mut self, session: Session, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
         let r = self.packet(session, seq, time_ns);
         self.observe_in(r, seq, feed, locate, time_ns)
+    }
+
+    /// Whether the `count` messages from `seq` on of a packet of `session`, seen at `time_ns` on `feed`,
+    /// are all later copies of one packet's first copies: every slot held, seen at one time no later
+    /// than `time_ns`, on one other feed. Then [`Ring::observe`] would return `Arrival::Later` with the
+    /// returned `(delay_ns, first_feed)` for each and change nothing (a later copy writes no slot).
+    /// `None` otherwise. After [`Arbiter::packet_at`], like `observe`.
+    #[inline(always)]
+    pub fn later_copies(
+        &self,
+        session: SessionRef,
+        seq: u64,
+        count: u16,
+        feed: u16,
+        time_ns: i64,
+    ) -> Option<(i64, u16)> {
+        let s = &self.sessions.get(session.0)?.1;
+        let idx = usize::try_from(seq.checked_sub(s.base)?).ok()?;
+        let n = usize::from(count);
+        if n == 0 || idx.checked_add(n)? > s.len {
+            return None;
+        }
+        let first = s.at(idx);
+        let (t0, f0) = (first.time_ns, first.feed);
+        if !first.seen || f0 == feed || time_ns < t0 {
+            return None;
+        }
+        // No early exit: a packet is a few slots, and a branch per slot would be one more to predict.
+        let mut same = true;
+        for i in 1..n {
+            let x = s.at(idx + i);
+            same &= x.seen & (x.time_ns == t0) & (x.feed == f0);
+        }
+        same.then_some((time_ns - t0, f0))
     }
 
     /// The tick `(session, seq)`, if still retained.
@@ -384,6 +418,59 @@ mod tests {
         assert_eq!(a.observe(S, 11, 0, 5, 1_301), Arrival::First);
         assert_eq!(a.observe(S, 5, 0, 5, 1_302), Arrival::Stale);
         assert_eq!(a.stale, 1);
+    }
+
+    /// `later_copies` says a packet's messages are all later copies of one packet exactly when
+    /// observing each would return `Later` with one delay (not negative) and one other feed, and
+    /// then observing them changes nothing. Packets of 1 to 4 messages on 3 feeds, overlapping at
+    /// random, some stamped earlier than copies already seen, with a window and a slot limit small
+    /// enough for ticks to leave and copies to be stale.
+    #[test]
+    fn later_copies_is_what_observing_each_copy_would_say() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let (mut some, mut none) = (0, 0);
+        for retain in [50, 100_000] {
+            let mut a = Arbiter::new(retain, 64);
+            let mut t = 0i64;
+            let mut top = 1000u64;
+            for _ in 0..20_000 {
+                t += next(20) as i64;
+                let feed = next(3) as u16;
+                let count = 1 + next(4) as u16;
+                // Mostly near the newest sequence, sometimes a new one, now and then a stale one.
+                let seq = match next(10) {
+                    0 => top + 1,
+                    1 => top.saturating_sub(100),
+                    _ => top.saturating_sub(next(8)),
+                };
+                top = top.max(seq + u64::from(count) - 1);
+                let at = t - [0, 0, 0, 5][next(4) as usize];
+                let r = a.packet(S, seq, at);
+                let said = a.later_copies(r, seq, count, feed, at);
+                let before = format!("{a:?}");
+                let mut b = a.clone();
+                let each: Vec<Arrival> = (0..count).map(|i| b.observe_in(r, seq + u64::from(i), feed, 9, at)).collect();
+                let all_later = match each[0] {
+                    Arrival::Later { delay_ns, first_feed } if delay_ns >= 0 && first_feed != feed => {
+                        each.iter().all(|&e| e == each[0]).then_some((delay_ns, first_feed))
+                    }
+                    _ => None,
+                };
+                assert_eq!(said, all_later, "seq {seq} x{count} on {feed} at {at}: {each:?}");
+                if said.is_some() {
+                    assert_eq!(format!("{b:?}"), before, "later copies change nothing");
+                    some += 1;
+                } else {
+                    none += 1;
+                }
+                a = b;
+            }
+        }
+        assert!(some > 1_000 && none > 1_000, "both cases met: {some} and {none}");
     }
 
     #[test]

@@ -587,8 +587,8 @@ struct Copies<'a> {
 
 /// A packet's session in the arbiter, for [`Copies::new`].
 enum ArbSession {
-    /// Known (the fast path's lane).
-    Known(SessionRef),
+    /// Known, and started at the packet's time by [`Arbiter::packet_at`] (the fast path's lane).
+    Started(SessionRef),
     /// To look up, the packet starting at this sequence.
     Find(u64),
 }
@@ -607,10 +607,7 @@ impl<'a> Copies<'a> {
         let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, wake_at, .. } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let arb = match arb {
-            ArbSession::Known(r) => {
-                arbiter.packet_at(r, t);
-                r
-            }
+            ArbSession::Started(r) => r,
             ArbSession::Find(sequence) => arbiter.packet(session, sequence, t),
         };
         let copies = Copies {

@@ -289,6 +289,18 @@ impl MoldItchDecoder {
         }
     }
 
+    /// The counters a whole plain walk of a packet [`MoldItchDecoder::is_plain`] accepted adds, without
+    /// its keys: for a packet whose every message is a later copy, which needs none.
+    #[inline(always)]
+    pub fn count_plain(&mut self, udp_payload: &[u8]) {
+        self.packets += 1;
+        let mut rest = udp_payload.get(super::moldudp64::HEADER_LEN..).unwrap_or_default();
+        while let Some(&[a, b, t]) = rest.first_chunk::<3>() {
+            self.itch.by_type[usize::from(t)] += 1;
+            rest = rest.get(2 + usize::from(u16::from_be_bytes([a, b]))..).unwrap_or_default();
+        }
+    }
+
     /// The keys of a plain walk's next message, `None` at the packet's end.
     #[inline(always)]
     pub fn plain_next(&mut self, w: &mut PlainWalk<'_>, with_symbol: bool) -> Option<MessageKey> {
@@ -403,6 +415,40 @@ mod tests {
         assert_eq!(at(b'R'), KeyLayout::FULL);
         assert_eq!(at(b'z'), KeyLayout::FULL);
         assert_eq!(at(0), KeyLayout::FULL);
+    }
+
+    /// `count_plain` counts what a whole plain walk counts, for packets of one to four messages of
+    /// the laid-out types, some longer than their spec length.
+    #[test]
+    fn counting_a_plain_packet_is_walking_it() {
+        let add = B::new().c(b'A').u16(5).u16(0).u48(2).u64(9).c(b'B').u32(10).s("ZXZZT", 8).u32(1).done();
+        let del = B::new().c(b'D').u16(5).u16(0).u48(3).u64(9).done();
+        let exe = B::new().c(b'E').u16(5).u16(0).u48(4).u64(9).u32(5).u64(77).done();
+        let mut long_del = del.clone();
+        long_del.extend([0; 3]);
+        let msgs = [&add, &del, &exe, &long_del];
+        for n in 1..=4 {
+            for first in 0..msgs.len() {
+                let mut p = B::new().s("SESSION001", 10).u64(41).u16(n as u16);
+                for k in 0..n {
+                    let m = msgs[(first + k) % msgs.len()];
+                    p = p.u16(m.len() as u16).raw(m);
+                }
+                let p = p.done();
+                let (mut counted, mut walked) = (MoldItchDecoder::default(), MoldItchDecoder::default());
+                assert!(counted.is_plain(&p));
+                counted.count_plain(&p);
+                let mut w = walked.plain_walk(&p);
+                let mut keys = 0;
+                while walked.plain_next(&mut w, true).is_some() {
+                    keys += 1;
+                }
+                assert_eq!(keys, n);
+                assert_eq!(counted.itch.by_type, walked.itch.by_type, "{n} messages from {first}");
+                assert_eq!(counted.packets, walked.packets);
+                assert_eq!(counted.itch.by_type.iter().sum::<u64>(), n as u64);
+            }
+        }
     }
 
     #[test]
