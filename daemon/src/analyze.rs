@@ -301,7 +301,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut progress = Progress::new(&args.files, args.quiet);
     let Outcome { frames: index, no_time, failure } =
         process_with_tx(&mut pipe, &mut analyzer, &mut sinks, &mut progress, &mut tx)?;
-    tracing::info!(frames = index, fast = analyzer.fast_frames(), "frames taken by the analyzer's fast path");
+    tracing::info!(
+        frames = index,
+        fast = analyzer.fast_frames(),
+        plain = analyzer.plain_packets(),
+        "frames taken by the analyzer's fast path, and packets of the others by its plain walk"
+    );
     let detected = analyzer.detected_flows();
     analyzer.set_capture_drops(pipe.recorded_drops());
     let mut report = analyzer.report();

@@ -13,7 +13,7 @@ use wirestamp_testdata::{Rng, data_file};
 
 mod support;
 
-use support::{tmpdir, write_pcap};
+use support::{tmpdir, with_trailer, write_pcap};
 
 /// What one run wrote, and how many frames it read and took through the fast path.
 struct Run {
@@ -22,6 +22,8 @@ struct Run {
     hlog: String,
     frames: u64,
     fast: u64,
+    /// Market-data packets of the frames the general path took that took the plain walk.
+    plain: u64,
 }
 
 fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run {
@@ -50,6 +52,7 @@ fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run
         hlog: std::fs::read_to_string(&hlog).unwrap(),
         frames: field("frames"),
         fast: field("fast"),
+        plain: field("plain"),
     }
 }
 
@@ -60,7 +63,7 @@ fn both_paths(dir: &Path, files: &[PathBuf], option_sets: &[&[&str]]) -> Vec<Run
         .map(|opts| {
             let fast = analyze(dir, files, opts, true);
             let general = analyze(dir, files, opts, false);
-            assert_eq!(general.fast, 0, "--no-fast-path took frames through the fast path");
+            assert_eq!((general.fast, general.plain), (0, 0), "--no-fast-path took the fast path");
             assert_eq!(fast.frames, general.frames);
             // Whole texts compared, so a difference names its place.
             for (what, a, b) in [
@@ -262,6 +265,47 @@ fn bytes_after_the_datagram_take_the_fast_path_only_where_no_trailer_fits() {
                 );
             } else {
                 assert_eq!(run.fast, 0, "tail {tail}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Frames stamped by a tap (an Arista 7130 / Metamako trailer on every frame, or on some) go down
+/// the general path, which dissects them and decodes the trailer; their market-data packets still
+/// take the fast path's plain walk. Both give what the general walk gives.
+#[test]
+fn tap_stamped_frames_take_the_plain_walk_with_the_general_walks_results() {
+    let dir = tmpdir("fastpath-taps");
+    let clean = synth_frames(&dir, 43, 5_000);
+    let mut rng = Rng(0x7a95_0001);
+    // The tap's clock 3.2 us ahead of the host's, with its own jitter.
+    let mut stamped = |every: bool| -> Frames {
+        clean
+            .iter()
+            .map(|(t, f)| match every || rng.below(2) == 0 {
+                true => (*t, with_trailer(f, t + 3_200 + rng.below(100) as i64)),
+                false => (*t, f.clone()),
+            })
+            .collect()
+    };
+    for (name, frames) in [("every frame", stamped(true)), ("half the frames", stamped(false))] {
+        let cap = dir.join("taps.pcap");
+        write_pcap(&cap, &frames);
+        for run in both_paths(&dir, &[cap], RULES) {
+            let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
+            // `--trailer none` ignores the trailers: the frames are then plain but for their 16 bytes
+            // more, which may be a trailer, so none takes the fast path either.
+            assert!(run.fast < feed_frames / 2 + not_plain, "{name}: {} fast of {feed_frames}", run.fast);
+            let walked = run.fast + run.plain;
+            assert!(
+                (feed_frames.saturating_sub(not_plain)..=feed_frames).contains(&walked),
+                "{name}: {} fast and {} plain of {feed_frames} feed frames ({not_plain} not plain)",
+                run.fast,
+                run.plain
+            );
+            if name == "every frame" {
+                assert_eq!(run.fast, 0, "every frame has a trailer");
             }
         }
     }

@@ -6,7 +6,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{tmpdir, write_pcap};
+use support::{tmpdir, with_trailer, write_pcap};
 use wirestamp_capture::CaptureReader;
 
 /// `path`'s frames as `(record time, bytes)`.
@@ -17,16 +17,6 @@ fn frames(path: &Path) -> Vec<(i64, Vec<u8>)> {
         out.push((f.ts_ns, f.data.to_vec()));
     }
     out
-}
-
-/// `frame` with its FCS and a Metamako trailer stamping it at `t` (flags: FCS valid).
-fn with_trailer(frame: &[u8], t: i64) -> Vec<u8> {
-    let mut f = frame.to_vec();
-    f.extend(wirestamp_core::trailer::crc32(frame).to_le_bytes());
-    f.extend(((t / 1_000_000_000) as u32).to_be_bytes());
-    f.extend(((t % 1_000_000_000) as u32).to_be_bytes());
-    f.extend([0x01, 0x4c, 0x1c, 0x2e]);
-    f
 }
 
 /// Whether an untagged or 802.1Q-tagged IPv4 frame carries TCP.

@@ -86,13 +86,7 @@ impl Analyzer {
         }
         let Some(u) = plain_udp(f.data, f.wire_len) else { return false };
         let Some(fi) = self.cached_feed(u.dst, u.dport) else { return false };
-        // The packet continues the feed's session in order, and its blocks are plain.
-        let Some((session, stream, arb)) = self.feeds[fi].lane else { return false };
-        let Some(h) = u.payload.first_chunk::<20>() else { return false };
-        let sequence = u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8]));
-        if h[..10] != session.0 || !self.seq.expects(stream, sequence) || !self.feeds[fi].decoder.is_plain(u.payload) {
-            return false;
-        }
+        let Some((lane, sequence)) = self.plain_lane(fi, u.payload) else { return false };
         // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
         before(self);
         let t = f.ts_ns;
@@ -100,9 +94,23 @@ impl Analyzer {
         self.counters.frames += 1;
         self.last_frame = index;
         self.advance_time(t);
-        self.market_plain(fi, t, u.payload, (session, stream, arb), sequence);
+        self.market_plain(fi, t, u.payload, lane, sequence);
         self.used(f.ts_source, f.quality);
         true
+    }
+
+    /// The feed's lane and the packet's first sequence when `payload` is a MoldUDP64 packet that
+    /// continues feed `fi`'s session at the next sequence the feed expects, and whose blocks are
+    /// plain ([`crate::proto::market::MoldItchDecoder::is_plain`]): then [`Analyzer::market_plain`]
+    /// does what the general walk would. Changes nothing.
+    #[inline(always)]
+    pub(super) fn plain_lane(&self, fi: usize, payload: &[u8]) -> Option<((Session, usize, SessionRef), u64)> {
+        let feed = &self.feeds[fi];
+        let lane @ (session, stream, _) = feed.lane?;
+        let h = payload.first_chunk::<20>()?;
+        let sequence = u64::from_be_bytes(*h[10..].first_chunk::<8>().unwrap_or(&[0; 8]));
+        (h[..10] == session.0 && self.seq.expects(stream, sequence) && feed.decoder.is_plain(payload))
+            .then_some((lane, sequence))
     }
 
     /// [`Analyzer::known_feed`] of an IPv4 destination, through `feed_cache`.
@@ -120,9 +128,17 @@ impl Analyzer {
         Some(fi)
     }
 
-    /// `market_data` for a packet [`Analyzer::frame_fast`] accepted.
+    /// `market_data` for a packet [`Analyzer::plain_lane`] accepted: the fast path's, and the general
+    /// path's for such a packet (a frame with a tap trailer, say).
     #[inline(always)]
-    fn market_plain(&mut self, fi: usize, t: i64, payload: &[u8], lane: (Session, usize, SessionRef), sequence: u64) {
+    pub(super) fn market_plain(
+        &mut self,
+        fi: usize,
+        t: i64,
+        payload: &[u8],
+        lane: (Session, usize, SessionRef),
+        sequence: u64,
+    ) {
         let (session, stream, arb) = lane;
         self.feeds[fi].frames += 1;
         let count = u16::from_be_bytes([payload[18], payload[19]]);

@@ -738,6 +738,8 @@ pub struct Analyzer {
     feed_cache: [(u64, usize); 2],
     /// Frames [`Analyzer::frame_fast`] took.
     fast_frames: u64,
+    /// Packets of frames the general path took that took the plain walk ([`Analyzer::plain_lane`]).
+    plain_packets: u64,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
     /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
     /// (the only one it looks at, as it always did).
@@ -796,6 +798,7 @@ impl Analyzer {
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
             fast_frames: 0,
+            plain_packets: 0,
             last_frame: 0,
             scratch: Vec::new(),
         }
@@ -841,6 +844,12 @@ impl Analyzer {
     /// Frames the fast path took ([`Analyzer::frame_fast`]), of [`Counters::frames`].
     pub fn fast_frames(&self) -> u64 {
         self.fast_frames
+    }
+
+    /// Market-data packets of frames the general path took (a tap trailer, say) that took the fast
+    /// path's plain walk.
+    pub fn plain_packets(&self) -> u64 {
+        self.plain_packets
     }
 
     /// Packets the input files record as lost while they were captured (the caller reads them from the
@@ -1114,6 +1123,14 @@ impl Analyzer {
     }
 
     fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
+        // A packet in the common shape takes the plain walk, as on the fast path; `--no-fast-path`
+        // keeps the general walk for every packet, to check the one against the other.
+        if self.cfg.fast_path
+            && let Some((lane, sequence)) = self.plain_lane(fi, payload)
+        {
+            self.plain_packets += 1;
+            return self.market_plain(fi, t, payload, lane, sequence);
+        }
         self.feeds[fi].frames += 1;
         let truncated = self.feeds[fi].decoder.itch.truncated;
         let mut w = match self.feeds[fi].decoder.walk_keys(payload) {

@@ -50,6 +50,16 @@ pub fn analyze_frames(name: &str, frames: &[(i64, Vec<u8>)], args: &[&str]) -> s
     r
 }
 
+/// `frame` with its FCS and an Arista 7130 / Metamako trailer stamping it at `t` (flags: FCS valid).
+pub fn with_trailer(frame: &[u8], t: i64) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f.extend(wirestamp_core::trailer::crc32(frame).to_le_bytes());
+    f.extend(((t / 1_000_000_000) as u32).to_be_bytes());
+    f.extend(((t % 1_000_000_000) as u32).to_be_bytes());
+    f.extend([0x01, 0x4c, 0x1c, 0x2e]);
+    f
+}
+
 /// Writes `(time_ns, Ethernet frame)` records as a nanosecond pcap at `path`.
 pub fn write_pcap(path: &Path, frames: &[(i64, Vec<u8>)]) {
     let mut w = PcapWriter::new(std::fs::File::create(path).unwrap(), LinkType::Ethernet, 65535).unwrap();
