@@ -115,7 +115,7 @@ impl Analyzer {
 
     /// [`Analyzer::known_feed`] of an IPv4 destination, through `feed_cache`.
     #[inline(always)]
-    fn cached_feed(&mut self, dst: Ipv4Addr, dport: u16) -> Option<usize> {
+    pub(super) fn cached_feed(&mut self, dst: Ipv4Addr, dport: u16) -> Option<usize> {
         let key = u64::from(u32::from(dst)) << 16 | u64::from(dport);
         let [(k0, f0), (k1, f1)] = self.feed_cache;
         // Which of the two is as unpredictable as the A/B race: a select, not a branch.

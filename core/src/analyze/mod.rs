@@ -1050,8 +1050,13 @@ impl Analyzer {
     }
 
     fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
-        if let Some(i) = self.known_feed(dst, dport) {
-            return Some(i);
+        // Through the fast path's cache (not with `--no-fast-path`, which checks the one against the other).
+        let known = match dst {
+            IpAddr::V4(v4) if self.cfg.fast_path => self.cached_feed(v4, dport),
+            _ => self.known_feed(dst, dport),
+        };
+        if known.is_some() {
+            return known;
         }
         if self.detect && looks_like_mold(payload) {
             let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
