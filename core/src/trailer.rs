@@ -339,6 +339,46 @@ impl TrailerDecoder {
         self.count_none();
     }
 
+    /// The stamp [`TrailerDecoder::decode`] finds in a frame of the fast path's UDP shape
+    /// (`crate::analyze::udp_shape`, its IP datagram ending at `end`) that an Arista 7130 / Metamako
+    /// trailer follows, in auto mode while no counter device is known (`takes_plain`). `None` when
+    /// `decode` would find anything else, or nothing: the frame then goes through `decode`. Changes
+    /// nothing; [`TrailerDecoder::count_plain_stamp`] counts the frame once it is taken.
+    #[inline]
+    pub fn plain_stamp(&self, frame: &Frame<'_>, end: usize) -> Option<TrailerStamp> {
+        // `decode`'s path for such a frame: no tap header, not a keyframe (UDP), captured whole (the
+        // shape's), no counter device, then the search, Metamako first.
+        if !matches!(self.mode, TrailerMode::Auto) || !self.counters.is_empty() || !carries_trailers(frame.link) {
+            return None;
+        }
+        if frame.data.len() < end + MIN_APPENDED {
+            return None;
+        }
+        metamako::find(frame, &Bounds { min_start: end, fcs_len: frame.fcs_len }).ok()
+    }
+
+    /// Counts a frame whose stamp [`TrailerDecoder::plain_stamp`] found, as `decode` would have.
+    #[inline]
+    pub fn count_plain_stamp(&mut self, frame: &Frame<'_>, s: &TrailerStamp) {
+        self.stats.frames += 1;
+        if self.first_ts.is_none() && frame.has_ts() {
+            self.first_ts = Some(frame.ts_ns);
+        }
+        self.stats.freq_rejected = self.counters.freq_rejected;
+        self.count_stamp(s);
+    }
+
+    /// Counts a frame's stamp (kind and quality flags).
+    #[inline]
+    fn count_stamp(&mut self, s: &TrailerStamp) {
+        *self.stats.stamped.slot(s.kind) += 1;
+        let q = s.quality;
+        self.stats.stale += q.contains(ClockQuality::STALE_KEYFRAME) as u64;
+        self.stats.unsynced += q.contains(ClockQuality::UNSYNCED) as u64;
+        self.stats.degraded += q.contains(ClockQuality::DEGRADED) as u64;
+        self.stats.extended += q.contains(ClockQuality::EXTENDED) as u64;
+    }
+
     /// Counts a frame found to hold no trailer.
     #[inline(always)]
     fn count_none(&mut self) {
@@ -353,14 +393,7 @@ impl TrailerDecoder {
         match out {
             Decoded::None => self.stats.no_trailer += 1,
             Decoded::Keyframe => {}
-            Decoded::Stamp(s) => {
-                *self.stats.stamped.slot(s.kind) += 1;
-                let q = s.quality;
-                self.stats.stale += q.contains(ClockQuality::STALE_KEYFRAME) as u64;
-                self.stats.unsynced += q.contains(ClockQuality::UNSYNCED) as u64;
-                self.stats.degraded += q.contains(ClockQuality::DEGRADED) as u64;
-                self.stats.extended += q.contains(ClockQuality::EXTENDED) as u64;
-            }
+            Decoded::Stamp(s) => self.count_stamp(&s),
         }
         Ok(out)
     }

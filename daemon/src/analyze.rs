@@ -213,6 +213,11 @@ pub fn process_with_tx(
                 let feed_tx = |a: &mut Analyzer| tx.feed_until(a, f.ts_ns.saturating_add(TX_LEAD_NS));
                 analyzer.frame_fast(index, f, feed_tx).then_some(())
             },
+            |(analyzer, tx, _), f, stamp| {
+                // Timed by the tap's stamp, as the general path times it.
+                let feed_tx = |a: &mut Analyzer| tx.feed_until(a, stamp.time_ns.saturating_add(TX_LEAD_NS));
+                analyzer.frame_stamped(index, f, stamp, feed_tx).then_some(())
+            },
             |(analyzer, tx, no_time), s| match s.best_time() {
                 Some(t) => {
                     tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));

@@ -1,13 +1,15 @@
 #![no_main]
-//! Any sequence of frames through dissection and the analyzer: no panic, every frame counted, the
-//! report built, and the same pairs, intervals and report whether the fast path takes the frames it
-//! can or every frame goes the general way. Input: a rule selector byte, then records
+//! Any sequence of frames through dissection, the trailer check and the analyzer: no panic, every
+//! frame counted, the report built, and the same pairs, intervals, report and trailer counters whether
+//! the fast path takes the frames it can (plain, or followed by a tap trailer) or every frame goes the
+//! general way. Input: a rule selector byte, then records
 //! `| len (2, LE) | dt (1, signed: time may go backwards; -128 and 127 jump to the range's ends) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
 //! `fuzz/seed_analyze.py` from a `wirestamp synth --pcap` capture.
 
 use libfuzzer_sys::fuzz_target;
-use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, MatchRule};
-use wirestamp_core::dissect::dissect;
+use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, MatchRule, udp_shape};
+use wirestamp_core::dissect::{Dissection, dissect};
+use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerMode};
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 fuzz_target!(|input: &[u8]| {
@@ -28,6 +30,7 @@ fuzz_target!(|input: &[u8]| {
     };
     let mut fast = Analyzer::new(cfg.clone());
     let mut general = Analyzer::new(AnalyzeConfig { fast_path: false, ..cfg });
+    let (mut fast_trailers, mut general_trailers) = (TrailerDecoder::new(TrailerMode::Auto), TrailerDecoder::new(TrailerMode::Auto));
     let (mut t, mut n) = (1_796_049_000_000_000_000i64, 0u64);
     while let [l0, l1, dt, tail @ ..] = rest {
         let len = usize::from(u16::from_le_bytes([*l0, *l1])).min(tail.len());
@@ -40,10 +43,19 @@ fuzz_target!(|input: &[u8]| {
         };
         let f = Frame::record(data, t, LinkType::Ethernet);
         let d = dissect(data, f.link);
-        if !fast.frame_fast(n, &f, |_| {}) {
-            fast.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
+        // As the pipeline: the fast path for a plain frame, or for one of that shape a tap trailer
+        // follows (timed by its stamp), else the trailer check and the general path.
+        let stamp = || udp_shape(data, f.wire_len).and_then(|(_, end)| fast_trailers.plain_stamp(&f, end));
+        if fast_trailers.takes_plain() && fast.frame_fast(n, &f, |_| {}) {
+            fast_trailers.count_plain(&f);
+        } else if let Some(s) = fast_trailers.takes_plain().then(stamp).flatten()
+            && fast.frame_stamped(n, &f, &s, |_| {})
+        {
+            fast_trailers.count_plain_stamp(&f, &s);
+        } else {
+            general_path(&mut fast, &mut fast_trailers, n, &f, &d);
         }
-        general.frame(n, t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
+        general_path(&mut general, &mut general_trailers, n, &f, &d);
         n += 1;
         rest = next;
         assert_eq!(fast.drain_pairs().collect::<Vec<_>>(), general.drain_pairs().collect::<Vec<_>>(), "frame {n}");
@@ -59,4 +71,14 @@ fuzz_target!(|input: &[u8]| {
     let ambiguous = if sel & 1 == 0 { c.ambiguous } else { 0 };
     assert_eq!(c.orders, c.matched + c.unmatched_orders + c.not_correlated + ambiguous);
     assert_eq!(format!("{r:?}"), format!("{:?}", general.report()));
+    assert_eq!(fast_trailers.stats(), general_trailers.stats());
 });
+
+/// The trailer check, then the general path, timed by the frame's best time (the tap's stamp when it
+/// has one).
+fn general_path(a: &mut Analyzer, trailers: &mut TrailerDecoder, n: u64, f: &Frame<'_>, d: &Dissection) {
+    match trailers.decode(f, d) {
+        Ok(Decoded::Stamp(s)) => a.frame(n, s.time_ns, f, d, TsSource::Trailer(s.kind), f.quality | s.quality),
+        _ => a.frame(n, f.ts_ns, f, d, TsSource::PcapRecord, ClockQuality::default()),
+    }
+}

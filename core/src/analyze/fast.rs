@@ -14,7 +14,9 @@ use super::arbiter::SessionRef;
 use super::{Analyzer, ArbSession, Copies, FeedState};
 use crate::frame::{Frame, LinkType};
 use crate::proto::moldudp64::Session;
+use crate::time::{ClockQuality, TsSource};
 use crate::trailer::MIN_APPENDED;
+use crate::trailer::TrailerStamp;
 use crate::wire::ethernet::ethertype;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -33,6 +35,20 @@ pub struct PlainUdp<'a> {
 /// `TrailerDecoder::takes_plain` holds. `None` otherwise.
 #[inline(always)]
 pub fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
+    shape::<true>(data, wire_len).map(|(u, _)| u)
+}
+
+/// [`plain_udp`]'s shape whatever follows the datagram (a tap trailer, say), and the offset where the
+/// datagram ends. Dissection finds no anomaly in such a frame either, and its IP datagram ends there.
+#[inline(always)]
+pub fn udp_shape(data: &[u8], wire_len: u32) -> Option<(PlainUdp<'_>, usize)> {
+    shape::<false>(data, wire_len)
+}
+
+/// [`udp_shape`], and with `PLAIN` [`plain_udp`]'s condition on the bytes after the datagram, tested
+/// with the others (one branch).
+#[inline(always)]
+fn shape<const PLAIN: bool>(data: &[u8], wire_len: u32) -> Option<(PlainUdp<'_>, usize)> {
     if wire_len as usize != data.len() {
         return None;
     }
@@ -48,20 +64,23 @@ pub fn plain_udp(data: &[u8], wire_len: u32) -> Option<PlainUdp<'_>> {
     // Neither more fragments nor an offset.
     let frag = u16::from_be_bytes([ip[6], ip[7]]) & 0x3fff;
     let udp_len = usize::from(u16::from_be_bytes([ip[24], ip[25]]));
-    let after = data.len().wrapping_sub(l3 + total_len);
+    let end = l3 + total_len;
+    // Wrapping: a datagram running past the frame fails here, or below when it ends past the frame.
+    let after = data.len().wrapping_sub(end);
     let plain = ip[0] == 0x45
         && frag == 0
         && ip[9] == crate::dissect::ipproto::UDP
-        && after < MIN_APPENDED
+        && (!PLAIN || after < MIN_APPENDED)
         && udp_len + 20 == total_len;
     if !plain {
         return None;
     }
-    Some(PlainUdp {
+    let u = PlainUdp {
         dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]),
         dport: u16::from_be_bytes([ip[22], ip[23]]),
-        payload: data.get(l3 + 28..l3 + total_len)?,
-    })
+        payload: data.get(l3 + 28..end)?,
+    };
+    Some((u, end))
 }
 
 impl Analyzer {
@@ -85,17 +104,51 @@ impl Analyzer {
             return false;
         }
         let Some(u) = plain_udp(f.data, f.wire_len) else { return false };
+        self.take_fast(index, u, (f.ts_ns, f.ts_source, f.quality), before)
+    }
+
+    /// [`Analyzer::frame_fast`] for a frame of the same shape whose datagram a tap trailer follows, and
+    /// the stamp the trailer check found in it (`TrailerDecoder::plain_stamp`): the frame is timed by
+    /// the stamp, as the general path times it. The caller counts the stamp in its decoder when the
+    /// frame was taken (`TrailerDecoder::count_plain_stamp`), and only then. Out of line, so that the
+    /// loop keeps one copy of the fast path.
+    #[inline(never)]
+    pub fn frame_stamped(
+        &mut self,
+        index: u64,
+        f: &Frame<'_>,
+        stamp: &TrailerStamp,
+        before: impl FnOnce(&mut Analyzer),
+    ) -> bool {
+        if !self.cfg.fast_path || f.link != LinkType::Ethernet {
+            return false;
+        }
+        let Some((u, _)) = udp_shape(f.data, f.wire_len) else { return false };
+        let quality = f.quality | stamp.quality;
+        self.take_fast(index, u, (stamp.time_ns, TsSource::Trailer(stamp.kind), quality), before)
+    }
+
+    /// The fast path's frame, timed by `time` (ns, its source and quality), if it is a market-data
+    /// frame of a known feed continuing its session in order with plain blocks.
+    #[inline(always)]
+    fn take_fast(
+        &mut self,
+        index: u64,
+        u: PlainUdp<'_>,
+        time: (i64, TsSource, ClockQuality),
+        before: impl FnOnce(&mut Analyzer),
+    ) -> bool {
         let Some(fi) = self.cached_feed(u.dst, u.dport) else { return false };
         let Some((lane, sequence)) = self.plain_lane(fi, u.payload) else { return false };
         // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
         before(self);
-        let t = f.ts_ns;
+        let (t, ts_source, quality) = time;
         self.fast_frames += 1;
         self.counters.frames += 1;
         self.last_frame = index;
         self.advance_time(t);
         self.market_plain(fi, t, u.payload, lane, sequence);
-        self.used(f.ts_source, f.quality);
+        self.used(ts_source, quality);
         true
     }
 

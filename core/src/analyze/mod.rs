@@ -8,7 +8,7 @@
 
 pub mod arbiter;
 mod fast;
-pub use fast::{PlainUdp, plain_udp};
+pub use fast::{PlainUdp, plain_udp, udp_shape};
 pub mod flows;
 pub mod orders;
 pub mod report;

@@ -377,3 +377,69 @@ fn auto_decodes_7280_header_and_counts_unknown_versions() {
     let err = forced.decode(&frame(&v, 0), &dissect(&v, LinkType::Ethernet)).unwrap_err();
     assert!(err.reason.contains("unknown version"), "{}", err.reason);
 }
+
+// ---- The fast path's stamp -----------------------------------------------------------------------
+
+/// A UDP frame of the fast path's shape (`udp_shape`), untagged or with one 802.1Q tag.
+fn shaped_udp(vlan: bool, payload: &[u8]) -> Vec<u8> {
+    let mut f =
+        ipv4_frame(17, [10, 0, 0, 1], [233, 1, 2, 3], &[&[0x30, 0x39, 0x67, 0x6d, 0, 0, 0, 0][..], payload].concat());
+    let ulen = (8 + payload.len()) as u16;
+    f[38..40].copy_from_slice(&ulen.to_be_bytes());
+    if vlan {
+        f.splice(12..12, [0x81, 0x00, 0x00, 0x07]);
+    }
+    f
+}
+
+/// `plain_stamp` finds what `decode` finds in a frame of the fast path's shape that a Metamako
+/// trailer follows (with or without an FCS after it, tagged or not), and `count_plain_stamp` counts
+/// what `decode` counts; where `decode` finds anything else or nothing (bytes that are no trailer, a
+/// stamp outside the window), `plain_stamp` finds nothing. Not in `none` or a forced mode, nor once a
+/// counter device is known (`decode` then looks for its stamp first).
+#[test]
+fn the_fast_paths_stamp_is_the_decoders() {
+    let ts = 1_700_000_000_000_000_000i64;
+    let core =
+        |sec: u32, ns: u32, flags: u8| [&sec.to_be_bytes()[..], &ns.to_be_bytes(), &[flags, 0x4c, 0x1c, 0x2e]].concat();
+    let tails: [(&str, Vec<u8>, bool); 6] = [
+        ("trailer", [&[0xde, 0xad, 0xbe, 0xef][..], &core(1_700_000_000, 5_000, 0)].concat(), true),
+        ("trailer, degraded", [&[1, 2, 3, 4][..], &core(1_700_000_000, 999_999_999, 0x11)].concat(), true),
+        ("trailer and a new FCS", [&[0; 4][..], &core(1_700_000_001, 17, 0), &[9, 9, 9, 9]].concat(), true),
+        ("no trailer", vec![0xa5; 20], false),
+        ("seconds a year off", [&[0; 4][..], &core(1_731_536_000, 17, 0)].concat(), false),
+        ("nanoseconds past 10^9", [&[0; 4][..], &core(1_700_000_000, 1_000_000_000, 0)].concat(), false),
+    ];
+    for vlan in [false, true] {
+        for (what, tail, found) in &tails {
+            let data = [shaped_udp(vlan, b"0123456789abcdefghijklmn"), tail.clone()].concat();
+            let f = frame(&data, ts);
+            let (u, end) = crate::analyze::udp_shape(&data, data.len() as u32).expect("the shape");
+            let d = dissect(&data, LinkType::Ethernet);
+            assert_eq!((d.anomaly, d.ip.map(|ip| ip.end)), (None, Some(end)), "{what}");
+            assert_eq!(d.payload(&data), &data[end - u.payload.len()..end]);
+            let (mut decoded, mut counted) =
+                (TrailerDecoder::new(TrailerMode::Auto), TrailerDecoder::new(TrailerMode::Auto));
+            let by_decode = decoded.decode(&f, &d).unwrap();
+            match counted.plain_stamp(&f, end) {
+                Some(s) => {
+                    assert!(*found, "{what}: found {s:?}");
+                    assert_eq!(by_decode, Decoded::Stamp(s), "{what}, vlan {vlan}");
+                    counted.count_plain_stamp(&f, &s);
+                    assert_eq!(decoded.stats(), counted.stats(), "{what}, vlan {vlan}");
+                }
+                None => assert!(!found && !matches!(by_decode, Decoded::Stamp(_)), "{what}: {by_decode:?}"),
+            }
+            for mode in [TrailerMode::Off, TrailerMode::Forced(TrailerKind::Metamako)] {
+                assert_eq!(TrailerDecoder::new(mode).plain_stamp(&f, end), None, "{mode:?}");
+            }
+        }
+    }
+    // A counter device known: `decode` looks for its 4-byte stamp before any search.
+    let data = [shaped_udp(false, b"0123456789"), tails[0].1.clone()].concat();
+    let (_, end) = crate::analyze::udp_shape(&data, data.len() as u32).unwrap();
+    let mut dec = TrailerDecoder::new(TrailerMode::Auto);
+    assert!(dec.plain_stamp(&frame(&data, ts), end).is_some());
+    assert_eq!(run(&mut dec, &kf_v2(5_000, U, 0, (1, 1), 5_000, 888), R), Decoded::Keyframe);
+    assert_eq!(dec.plain_stamp(&frame(&data, ts), end), None);
+}
