@@ -213,10 +213,10 @@ pub fn process_with_tx(
                 let feed_tx = |a: &mut Analyzer| tx.feed_until(a, f.ts_ns.saturating_add(TX_LEAD_NS));
                 analyzer.frame_fast(index, f, feed_tx).then_some(())
             },
-            |(analyzer, tx, _), f, stamp| {
+            |(analyzer, tx, _), f, udp, stamp| {
                 // Timed by the tap's stamp, as the general path times it.
                 let feed_tx = |a: &mut Analyzer| tx.feed_until(a, stamp.time_ns.saturating_add(TX_LEAD_NS));
-                analyzer.frame_stamped(index, f, stamp, feed_tx).then_some(())
+                analyzer.frame_stamped(index, f, udp, stamp, feed_tx).then_some(())
             },
             |(analyzer, tx, no_time), s| match s.best_time() {
                 Some(t) => {

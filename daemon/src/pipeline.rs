@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, MergedReader};
+use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
@@ -199,15 +200,15 @@ impl Pipeline {
     /// `analyze` saves two copies of the (few hundred bytes) `Stamped` this way.
     #[inline(always)]
     pub fn next_with<'a, R>(&'a mut self, f: impl FnOnce(&Stamped<'a>) -> R) -> Result<Option<R>> {
-        self.next_fast_or(&mut (), |_, _| None, |_, _, _| None, |_, s| f(s))
+        self.next_fast_or(&mut (), |_, _| None, |_, _, _, _| None, |_, s| f(s))
     }
 
     /// The next frame in time order, offered to `fast` first, before dissection and the trailer
     /// check, when its input's trailer decoder would find nothing in a plain frame
     /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it
     /// is such a frame (the decoder then counts it as one without a trailer). A frame of the same
-    /// UDP shape that a tap trailer follows is offered to `fast_stamped` with the stamp the decoder
-    /// finds in it without dissection (`TrailerDecoder::plain_stamp`; a single input). If neither
+    /// UDP shape that a tap trailer follows is offered to `fast_stamped` with its datagram and the
+    /// stamp the decoder finds in it without dissection (`TrailerDecoder::plain_stamp`; a single input). If neither
     /// takes it, the frame is dissected and trailer-checked and goes to `general`. All get `state`
     /// (what they change). `Ok(None)` at the end; errors as [`Pipeline::next`].
     #[inline(always)]
@@ -215,7 +216,7 @@ impl Pipeline {
         &'a mut self,
         state: &mut S,
         fast: impl FnOnce(&mut S, &Frame<'a>) -> Option<R>,
-        fast_stamped: impl FnOnce(&mut S, &Frame<'a>, &TrailerStamp) -> Option<R>,
+        fast_stamped: impl FnOnce(&mut S, &Frame<'a>, PlainUdp<'a>, &TrailerStamp) -> Option<R>,
         general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
     ) -> Result<Option<R>> {
         // Apart, so that the single-file loop stays as it was (a second call site of `fast` here
@@ -237,8 +238,8 @@ impl Pipeline {
                 decoder.count_plain(&frame);
                 return Ok(Some(r));
             }
-            if let Some(stamp) = plain_stamp(decoder, &frame)
-                && let Some(r) = fast_stamped(state, &frame, &stamp)
+            if let Some((udp, stamp)) = plain_stamp(decoder, &frame)
+                && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
             {
                 decoder.count_plain_stamp(&frame, &stamp);
                 return Ok(Some(r));
@@ -370,9 +371,9 @@ fn finish_decoders(decoders: &[TrailerDecoder], files: &[PathBuf]) -> Result<()>
 /// dissection ([`TrailerDecoder::plain_stamp`]). Out of line: inlined, it cost the loop of plain frames
 /// 7 instructions per frame.
 #[inline(never)]
-fn plain_stamp(decoder: &TrailerDecoder, frame: &Frame<'_>) -> Option<TrailerStamp> {
-    let (_, end) = wirestamp_core::analyze::udp_shape(frame.data, frame.wire_len)?;
-    decoder.plain_stamp(frame, end)
+fn plain_stamp<'a>(decoder: &TrailerDecoder, frame: &Frame<'a>) -> Option<(PlainUdp<'a>, TrailerStamp)> {
+    let (u, end) = wirestamp_core::analyze::udp_shape(frame.data, frame.wire_len)?;
+    Some((u, decoder.plain_stamp(frame, end)?))
 }
 
 #[cold]

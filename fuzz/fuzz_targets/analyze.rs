@@ -45,11 +45,11 @@ fuzz_target!(|input: &[u8]| {
         let d = dissect(data, f.link);
         // As the pipeline: the fast path for a plain frame, or for one of that shape a tap trailer
         // follows (timed by its stamp), else the trailer check and the general path.
-        let stamp = || udp_shape(data, f.wire_len).and_then(|(_, end)| fast_trailers.plain_stamp(&f, end));
+        let stamp = || udp_shape(data, f.wire_len).and_then(|(u, end)| Some((u, fast_trailers.plain_stamp(&f, end)?)));
         if fast_trailers.takes_plain() && fast.frame_fast(n, &f, |_| {}) {
             fast_trailers.count_plain(&f);
-        } else if let Some(s) = fast_trailers.takes_plain().then(stamp).flatten()
-            && fast.frame_stamped(n, &f, &s, |_| {})
+        } else if let Some((u, s)) = fast_trailers.takes_plain().then(stamp).flatten()
+            && fast.frame_stamped(n, &f, u, &s, |_| {})
         {
             fast_trailers.count_plain_stamp(&f, &s);
         } else {

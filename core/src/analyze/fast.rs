@@ -107,9 +107,9 @@ impl Analyzer {
         self.take_fast(index, u, (f.ts_ns, f.ts_source, f.quality), before)
     }
 
-    /// [`Analyzer::frame_fast`] for a frame of the same shape whose datagram a tap trailer follows, and
-    /// the stamp the trailer check found in it (`TrailerDecoder::plain_stamp`): the frame is timed by
-    /// the stamp, as the general path times it. The caller counts the stamp in its decoder when the
+    /// [`Analyzer::frame_fast`] for a frame of the same shape whose datagram (`udp`, from [`udp_shape`])
+    /// a tap trailer follows, and the stamp the trailer check found in it
+    /// (`TrailerDecoder::plain_stamp`): the frame is timed by the stamp, as the general path times it. The caller counts the stamp in its decoder when the
     /// frame was taken (`TrailerDecoder::count_plain_stamp`), and only then. Out of line, so that the
     /// loop keeps one copy of the fast path.
     #[inline(never)]
@@ -117,15 +117,15 @@ impl Analyzer {
         &mut self,
         index: u64,
         f: &Frame<'_>,
+        udp: PlainUdp<'_>,
         stamp: &TrailerStamp,
         before: impl FnOnce(&mut Analyzer),
     ) -> bool {
         if !self.cfg.fast_path || f.link != LinkType::Ethernet {
             return false;
         }
-        let Some((u, _)) = udp_shape(f.data, f.wire_len) else { return false };
         let quality = f.quality | stamp.quality;
-        self.take_fast(index, u, (stamp.time_ns, TsSource::Trailer(stamp.kind), quality), before)
+        self.take_fast(index, udp, (stamp.time_ns, TsSource::Trailer(stamp.kind), quality), before)
     }
 
     /// The fast path's frame, timed by `time` (ns, its source and quality), if it is a market-data
