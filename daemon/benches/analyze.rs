@@ -1,7 +1,8 @@
 //! Issue 3's speed acceptance: `wirestamp analyze` end to end on a synthetic nanosecond pcap
 //! (MoldUDP64/ITCH on feeds A and B plus an OUCH 5.0 session), against the capture reader alone,
 //! against perf.md's floor (a hand-rolled walk with Eth/IP/UDP/MoldUDP64/ITCH-type decode, which
-//! perf.md sets the goal against: >= 0.5x) and against `tshark -T fields -e frame.time_epoch`; peak
+//! perf.md sets the goal against: >= 0.5x) and against `tshark -T fields -e frame.time_epoch`; the
+//! same frames as two files, and each with a tap's trailer (as a tap appliance records them); peak
 //! RSS of the command at two capture lengths.
 //!
 //! `cargo bench -p wirestamp --bench analyze`. A plain `main` printing a table (no harness).
@@ -106,6 +107,39 @@ fn split_by_feed(src: &Path) -> [PathBuf; 2] {
     for (p, f) in out.iter().zip(&files) {
         std::fs::write(p, f).expect("write split capture");
     }
+    out
+}
+
+/// The capture as a tap appliance's port would record it: every frame followed by its FCS and an
+/// Arista 7130 / Metamako trailer stamping it 2 us after its record time (made once, kept). The
+/// analysis then times every frame by the tap.
+fn tap_stamped(src: &Path) -> PathBuf {
+    let out = src.with_file_name(format!("tapped-of-{}", src.file_name().unwrap().to_string_lossy()));
+    if out.exists() {
+        return out;
+    }
+    let data = std::fs::read(src).expect("read capture");
+    let mut file = Vec::with_capacity(data.len() + data.len() / 6);
+    file.extend_from_slice(&data[..24]);
+    let mut off = 24;
+    while off + 16 <= data.len() {
+        let word = |at: usize| u32::from_le_bytes(data[off + at..off + at + 4].try_into().unwrap());
+        let (sec, ns, caplen) = (word(0), word(4), word(8) as usize);
+        let frame = &data[off + 16..(off + 16 + caplen).min(data.len())];
+        let t = i64::from(sec) * 1_000_000_000 + i64::from(ns) + 2_000;
+        let mut trailer = wirestamp_core::trailer::crc32(frame).to_le_bytes().to_vec();
+        trailer.extend(((t / 1_000_000_000) as u32).to_be_bytes());
+        trailer.extend(((t % 1_000_000_000) as u32).to_be_bytes());
+        trailer.extend([0x01, 0x4c, 0x1c, 0x2e]);
+        let len = (frame.len() + trailer.len()) as u32;
+        for v in [sec, ns, len, len] {
+            file.extend(v.to_le_bytes());
+        }
+        file.extend_from_slice(frame);
+        file.extend(trailer);
+        off += 16 + caplen;
+    }
+    std::fs::write(&out, file).expect("write tap-stamped capture");
     out
 }
 
@@ -353,6 +387,7 @@ fn main() {
     let prefix = dir.join(format!("prefix-{TSHARK_FRAMES}-of-{}", big.path.file_name().unwrap().to_string_lossy()));
     let prefix_frames = pcap_prefix(&big.path, &prefix, TSHARK_FRAMES);
     let split = split_by_feed(&big.path);
+    let tapped = tap_stamped(&big.path);
     let size = std::fs::metadata(&big.path).unwrap().len();
     println!(
         "input: {} ({} frames, {:.1} MB, avg {:.1} B/frame incl. record header; {} truth pairs); {runs} runs",
@@ -367,6 +402,7 @@ fn main() {
     let mut dissected = vec![];
     let mut full_symbol = vec![];
     let (mut full_two, mut two_vs_one) = (vec![], vec![]);
+    let (mut full_tapped, mut tapped_vs_plain) = (vec![], vec![]);
     let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
     let (mut floor, mut full_vs_floor) = (vec![], vec![]);
     for _ in 0..runs {
@@ -393,6 +429,11 @@ fn main() {
         let two = mpps((secs, n));
         full_two.push(two);
         two_vs_one.push(two / a);
+        let (secs, n, tapped_messages) = run_full_files(&big, std::slice::from_ref(&tapped));
+        assert_eq!(tapped_messages, messages, "the tap-stamped capture holds the same messages");
+        let tap = mpps((secs, n));
+        full_tapped.push(tap);
+        tapped_vs_plain.push(tap / a);
         reader.push(r);
         merged.push(m);
         front.push(f);
@@ -413,6 +454,7 @@ fn main() {
     row("full analyze, --match token (+ classify, decode, arbitrate, correlate, record)", "Mpps", &full);
     row("full analyze, default rule (symbol)", "Mpps", &full_symbol);
     row("full analyze, --match token, as two files (feed B apart; merged reader)", "Mpps", &full_two);
+    row("full analyze, --match token, a Metamako trailer on every frame (timed by the tap)", "Mpps", &full_tapped);
     row("floor: hand-rolled walk + Eth/IP/UDP/MoldUDP64/ITCH-type decode (perf.md's)", "Mpps", &floor);
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
@@ -432,6 +474,7 @@ fn main() {
     row("full analyze / reader alone", "x", &full_vs_reader);
     row("full analyze / floor (perf.md's goal: >= 0.5, stretch 0.75)", "x", &full_vs_floor);
     row("full analyze as two files / as one", "x", &two_vs_one);
+    row("full analyze with tap trailers / without", "x", &tapped_vs_plain);
     if !full_vs_tshark.is_empty() {
         row("full analyze / tshark -T fields (tshark extrapolated per frame)", "x", &full_vs_tshark);
     }
