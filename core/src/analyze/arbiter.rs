@@ -227,8 +227,8 @@ impl Arbiter {
     }
 
     /// Whether the `count` messages from `seq` on of a packet of `session`, seen at `time_ns` on `feed`,
-    /// are all later copies of one packet's first copies: every slot held, seen at one time no later
-    /// than `time_ns`, on one other feed. Then [`Ring::observe`] would return `Arrival::Later` with the
+    /// are all later copies of first copies seen at one time on one other feed (one packet's, in
+    /// practice): every slot held, seen at one time no later than `time_ns`, on one feed not `feed`. Then [`Ring::observe`] would return `Arrival::Later` with the
     /// returned `(delay_ns, first_feed)` for each and change nothing (a later copy writes no slot).
     /// `None` otherwise. After [`Arbiter::packet_at`], like `observe`.
     #[inline(always)]

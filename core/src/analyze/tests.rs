@@ -201,3 +201,39 @@ fn a_tick_at_the_start_of_the_range_is_found_by_symbol() {
     assert_eq!(newest(0), Some((i64::MIN, 1, 1, 3)));
     assert_eq!(SymHistory::EMPTY.at_or_before(i64::MIN), None);
 }
+
+/// Two sessions of one feed, each with a gap of nearly 2^64 sequences (hostile or corrupt
+/// sequences): the feed's missing count saturates instead of overflowing (a debug build panicked
+/// adding the sessions' counts; a release build wrapped to a small number).
+#[test]
+fn missing_counts_of_a_feeds_sessions_saturate() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let frame = |session: &[u8; 10], seq: u64| {
+        let mut itch = vec![b'A', 0, 7, 0, 0, 0, 0, 0, 0, 0, 1];
+        itch.resize(36, b' ');
+        let mut mold = session.to_vec();
+        mold.extend(seq.to_be_bytes());
+        mold.extend(1u16.to_be_bytes());
+        mold.extend((itch.len() as u16).to_be_bytes());
+        mold.extend(&itch);
+        udp_frame(false, [233, 1, 2, 3], 26477, &mold)
+    };
+    let packets =
+        [(b"SESSION001", 1), (b"SESSION001", u64::MAX - 1), (b"SESSION002", 1), (b"SESSION002", u64::MAX - 1)];
+    for fast_path in [true, false] {
+        let mut a = Analyzer::new(AnalyzeConfig { fast_path, ..AnalyzeConfig::default() });
+        for (i, (session, seq)) in packets.iter().enumerate() {
+            let data = frame(session, *seq);
+            let t = 1_796_049_000_000_000_000 + i as i64;
+            let f = Frame::record(&data, t, LinkType::Ethernet);
+            if !a.frame_fast(i as u64, &f, |_| {}) {
+                a.frame(i as u64, t, &f, &dissect(&data, f.link), TsSource::PcapRecord, ClockQuality::default());
+            }
+        }
+        a.finish();
+        let r = a.report();
+        // Each session skipped 2..=2^64-2: 2^64 - 3 sequences, twice.
+        assert_eq!((r.feeds[0].gaps, r.feeds[0].missing), (2, u64::MAX), "fast path {fast_path}");
+    }
+}
