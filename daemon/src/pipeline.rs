@@ -88,6 +88,10 @@ enum Head {
     Deferred,
     /// Dissected and trailer-checked already.
     Done(Dissection, Decoded),
+    /// Of the fast path's UDP shape with a tap trailer, whose stamp the decoder found without
+    /// dissection (`TrailerDecoder::plain_stamp`), not counted yet: counted when the fast path takes
+    /// the frame, else dissected and checked then, as a deferred frame is.
+    Stamped(TrailerStamp),
     /// A forced trailer did not validate.
     Failed(TrailerError),
 }
@@ -144,8 +148,15 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
         // The record time on the tap's clock, for a frame without a stamp.
         let moved = (m.tapped == Tapped::Yes && frame.has_ts()).then(|| frame.ts_ns.saturating_sub(m.offset));
         // A plain frame has no room for a trailer: its check waits for the fast path to be tried.
-        if decoder.takes_plain() && wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
-            return moved;
+        if decoder.takes_plain() {
+            if wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
+                return moved;
+            }
+            if let Some((_, stamp)) = plain_stamp(decoder, frame) {
+                (m.tapped, m.offset) = (Tapped::Yes, frame.ts_ns.saturating_sub(stamp.time_ns));
+                m.head = Head::Stamped(stamp);
+                return Some(stamp.time_ns);
+            }
         }
         let mut s = Stamped { input, frame: *frame, dissection: Dissection::default(), decoded: Decoded::None };
         match check_into(&mut s, decoder) {
@@ -208,7 +219,7 @@ impl Pipeline {
     /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it
     /// is such a frame (the decoder then counts it as one without a trailer). A frame of the same
     /// UDP shape that a tap trailer follows is offered to `fast_stamped` with its datagram and the
-    /// stamp the decoder finds in it without dissection (`TrailerDecoder::plain_stamp`; a single input). If neither
+    /// stamp the decoder finds in it without dissection (`TrailerDecoder::plain_stamp`). If neither
     /// takes it, the frame is dissected and trailer-checked and goes to `general`. All get `state`
     /// (what they change). `Ok(None)` at the end; errors as [`Pipeline::next`].
     #[inline(always)]
@@ -222,7 +233,7 @@ impl Pipeline {
         // Apart, so that the single-file loop stays as it was (a second call site of `fast` here
         // stopped the compiler inlining it: 45 instructions per frame).
         if matches!(self.source, Source::Many(_)) {
-            return self.next_merged(state, fast, general);
+            return self.next_merged(state, fast, fast_stamped, general);
         }
         let Source::One(r) = &mut self.source else { return Ok(None) };
         let next = r.next_frame()?.map(|f| (0, f));
@@ -257,6 +268,7 @@ impl Pipeline {
         &'a mut self,
         state: &mut S,
         fast: impl FnOnce(&mut S, &Frame<'a>) -> Option<R>,
+        fast_stamped: impl FnOnce(&mut S, &Frame<'a>, PlainUdp<'a>, &TrailerStamp) -> Option<R>,
         general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
     ) -> Result<Option<R>> {
         let Source::Many(m) = &mut self.source else { return Ok(None) };
@@ -271,14 +283,27 @@ impl Pipeline {
         let decoder = &mut self.decoders[input];
         // What the merge learnt of the frame already (taken only when there is something: moving the
         // enum out is a copy of a dissection).
+        let mut stamped = None;
         let done = match self.merging.get_mut(input).map(|m| &mut m.head) {
             None | Some(Head::Deferred) => None,
             Some(head) => match std::mem::take(head) {
                 Head::Done(dissection, decoded) => Some((dissection, decoded)),
+                Head::Stamped(stamp) => {
+                    stamped = Some(stamp);
+                    None
+                }
                 Head::Failed(e) => return Err(trailer_error(&self.files[input], frame_in_input, &e)),
                 Head::Deferred => None,
             },
         };
+        // Not taken, such a frame goes on as a deferred one: checked below, and its stamp counted then.
+        if let Some(stamp) = stamped
+            && let Some((udp, _)) = wirestamp_core::analyze::udp_shape(frame.data, frame.wire_len)
+            && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
+        {
+            decoder.count_plain_stamp(&frame, &stamp);
+            return Ok(Some(r));
+        }
         let plain = match &done {
             None => decoder.takes_plain(),
             // Counted by the decoder already: a frame in which it found nothing may still take the

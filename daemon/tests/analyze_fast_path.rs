@@ -271,10 +271,11 @@ fn bytes_after_the_datagram_take_the_fast_path_only_where_no_trailer_fits() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Frames stamped by a tap (an Arista 7130 / Metamako trailer on every frame, or on half of them):
-/// a market-data frame of the common shape takes the fast path timed by its stamp, found without
-/// dissection; with `--trailer none` (trailers ignored) it goes down the general path, whose packet
-/// still takes the plain walk. Both give what the general path and walk give.
+/// Frames stamped by a tap (an Arista 7130 / Metamako trailer on every frame, or on half of them),
+/// in one file or as two taps' files merged: a market-data frame of the common shape takes the fast
+/// path timed by its stamp, found without dissection; with `--trailer none` (trailers ignored) it goes
+/// down the general path, whose packet still takes the plain walk. Both give what the general path
+/// and walk give.
 #[test]
 fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
     let dir = tmpdir("fastpath-taps");
@@ -290,10 +291,27 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
             })
             .collect()
     };
-    for (name, every, frames) in [("every frame", true, stamped(true)), ("half the frames", false, stamped(false))] {
-        let cap = dir.join("taps.pcap");
-        write_pcap(&cap, &frames);
-        for (opts, run) in RULES.iter().zip(both_paths(&dir, &[cap], RULES)) {
+    // Feed B's frames (UDP to 26478) apart, as a second tap's file: merged by the taps' stamps.
+    let feed_b = |f: &[u8]| {
+        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+        f.get(ip + 9) == Some(&17) && f.get(ip + 22..ip + 24) == Some(&26478u16.to_be_bytes()[..])
+    };
+    let cases = [("every frame", true, stamped(true)), ("half the frames", false, stamped(false))];
+    for ((name, every, frames), files) in cases.iter().flat_map(|c| [(c, 1), (c, 2)]) {
+        let name = format!("{name}, {files} file(s)");
+        let caps = if files == 1 {
+            let cap = dir.join("taps.pcap");
+            write_pcap(&cap, frames);
+            vec![cap]
+        } else {
+            let (b, a): (Frames, Frames) = frames.iter().cloned().partition(|(_, f)| feed_b(f));
+            let caps = [dir.join("tap-a.pcap"), dir.join("tap-b.pcap")];
+            write_pcap(&caps[0], &a);
+            write_pcap(&caps[1], &b);
+            caps.to_vec()
+        };
+        let every = *every;
+        for (opts, run) in RULES.iter().zip(both_paths(&dir, &caps, RULES)) {
             let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
             let least = feed_frames.saturating_sub(not_plain);
             let what = format!(
