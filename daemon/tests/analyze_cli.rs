@@ -372,3 +372,74 @@ fn synth_refuses_what_it_cannot_produce_and_says_what_it_clamped() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Progress on stderr is shown for a run of more than a second, on a terminal only, and not with
+/// `-q`. The capture comes through a FIFO that pauses 1.3 s after a third of it, so the run takes
+/// more than a second on any machine; `script` (util-linux) gives the command a terminal.
+#[test]
+fn progress_shows_on_a_terminal_when_a_run_takes_more_than_a_second() {
+    let dir = tmpdir("progress");
+    let cap = dir.join("s.pcap");
+    let out = wirestamp(&["synth", "--pcap", "-n", "70000", cap.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let data = std::fs::read(&cap).unwrap();
+    let fifo = dir.join("slow.pcap");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let bin = env!("CARGO_BIN_EXE_wirestamp");
+    let report = dir.join("report.txt");
+    // Runs `analyze [extra] INPUT`, its stdout to `report`; with the FIFO as input, fed slowly. Returns
+    // what reached stderr (through the terminal when `tty`).
+    let run = |tty: bool, extra: &str, slow: bool| -> String {
+        let input = if slow { &fifo } else { &cap };
+        let feeder = slow.then(|| {
+            let (fifo, data) = (fifo.clone(), data.clone());
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+                w.write_all(&data[..data.len() / 3]).unwrap();
+                w.flush().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1_300));
+                w.write_all(&data[data.len() / 3..]).unwrap();
+            })
+        });
+        let cmd = format!("{bin} analyze {extra} --match 'token:T(\\d+)' {} > {}", input.display(), report.display());
+        let out = if tty {
+            Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux)")
+        } else {
+            Command::new("sh").args(["-c", &cmd]).output().unwrap()
+        };
+        if let Some(f) = feeder {
+            f.join().unwrap();
+        }
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = std::fs::read_to_string(&report).unwrap();
+        assert!(text.contains("tick_to_trade"), "{cmd}: no report: {text}");
+        // `script` passes the terminal's output on its stdout; without it, stderr is the pipe's.
+        String::from_utf8_lossy(if tty { &out.stdout } else { &out.stderr }).into_owned()
+    };
+    let progress = |s: &str| {
+        s.split('\r').any(|l| {
+            let mut w = l.split_whitespace();
+            matches!(
+                (
+                    w.next().map(|n| n.parse::<u64>().is_ok()),
+                    w.next(),
+                    w.next().map(|r| r.parse::<f64>().is_ok()),
+                    w.next()
+                ),
+                (Some(true), Some("frames,"), Some(true), Some("M/s"))
+            )
+        })
+    };
+    let shown = run(true, "", true);
+    assert!(progress(&shown), "a terminal and a run of more than a second: {shown:?}");
+    // The line is wiped at the end, so that the report's first line starts clean.
+    assert!(shown.contains(&format!("\r{:60}\r", "")), "{shown:?}");
+    for (what, tty, extra, slow) in
+        [("not a terminal", false, "", true), ("-q", true, "-q", true), ("a quick run", true, "", false)]
+    {
+        let s = run(tty, extra, slow);
+        assert!(!progress(&s) && !s.contains("frames,"), "{what}: {s:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
