@@ -267,10 +267,7 @@ impl Tally {
             // `record` fills a bucket up to u32::MAX exactly, then spills: one at a time past that.
             if let Some(v) = c.checked_add(u32::from(n)) {
                 *c = v;
-                self.min = self.min.min(ns);
-                self.max = self.max.max(ns);
-                self.sum += i128::from(ns) * i128::from(n);
-                self.n += u64::from(n);
+                self.add_n(ns, n);
                 return;
             }
         }
@@ -281,10 +278,16 @@ impl Tally {
 
     #[inline(always)]
     fn add(&mut self, ns: i64) {
+        self.add_n(ns, 1);
+    }
+
+    /// The side figures of `n` samples of `ns` (the counts are the caller's).
+    #[inline(always)]
+    fn add_n(&mut self, ns: i64, n: u16) {
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
-        self.sum += ns as i128;
-        self.n += 1;
+        self.sum += i128::from(ns) * i128::from(n);
+        self.n += u64::from(n);
     }
 
     /// A negative value (into `neg`), or one beyond the limit (spilled).

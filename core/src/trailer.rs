@@ -304,10 +304,7 @@ impl TrailerDecoder {
     // passed through memory (reading back that result stalled store forwarding: ~5 ns per frame).
     #[inline]
     pub fn decode(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
-        self.stats.frames += 1;
-        if self.first_ts.is_none() && frame.has_ts() {
-            self.first_ts = Some(frame.ts_ns);
-        }
+        self.count_frame(frame);
         if self.plainly_none(frame, d) {
             self.count_none();
             return Ok(Decoded::None);
@@ -332,11 +329,17 @@ impl TrailerDecoder {
     /// Counts a frame [`TrailerDecoder::takes_plain`] let skip the decoder, as `decode` would have.
     #[inline(always)]
     pub fn count_plain(&mut self, frame: &Frame<'_>) {
+        self.count_frame(frame);
+        self.count_none();
+    }
+
+    /// Counts a frame looked at, and keeps the first record time.
+    #[inline(always)]
+    fn count_frame(&mut self, frame: &Frame<'_>) {
         self.stats.frames += 1;
         if self.first_ts.is_none() && frame.has_ts() {
             self.first_ts = Some(frame.ts_ns);
         }
-        self.count_none();
     }
 
     /// The stamp [`TrailerDecoder::decode`] finds in a frame of the fast path's UDP shape
@@ -360,10 +363,7 @@ impl TrailerDecoder {
     /// Counts a frame whose stamp [`TrailerDecoder::plain_stamp`] found, as `decode` would have.
     #[inline]
     pub fn count_plain_stamp(&mut self, frame: &Frame<'_>, s: &TrailerStamp) {
-        self.stats.frames += 1;
-        if self.first_ts.is_none() && frame.has_ts() {
-            self.first_ts = Some(frame.ts_ns);
-        }
+        self.count_frame(frame);
         self.stats.freq_rejected = self.counters.freq_rejected;
         self.count_stamp(s);
     }

@@ -79,6 +79,14 @@ struct Merging {
     offset: i64,
 }
 
+impl Merging {
+    /// A frame of the input recorded at `record_ns` carries a tap's stamp `stamp_ns`: the input is
+    /// looked at for good, and the host's offset from the tap is the frame's.
+    fn saw_stamp(&mut self, record_ns: i64, stamp_ns: i64) {
+        (self.tapped, self.offset) = (Tapped::Yes, record_ns.saturating_sub(stamp_ns));
+    }
+}
+
 /// An input's next frame as [`TapTime`] left it.
 #[derive(Debug, Default)]
 enum Head {
@@ -100,7 +108,8 @@ enum Head {
 /// hosts' clocks may differ while their taps' agree, and the analysis times frames by the tap: merged
 /// by record time, an order could come before its trigger. A frame that may carry a trailer is
 /// dissected and checked when it becomes its input's next (once, in its input's order: decoders
-/// keep state), and the result kept for when it is taken.
+/// keep state), and the result kept for when it is taken; one of the fast path's UDP shape with a
+/// Metamako trailer only has its stamp found (`Head::Stamped`).
 struct TapTime<'p> {
     decoders: &'p mut [TrailerDecoder],
     merging: &'p mut [Merging],
@@ -153,7 +162,7 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
                 return moved;
             }
             if let Some((_, stamp)) = plain_stamp(decoder, frame) {
-                (m.tapped, m.offset) = (Tapped::Yes, frame.ts_ns.saturating_sub(stamp.time_ns));
+                m.saw_stamp(frame.ts_ns, stamp.time_ns);
                 m.head = Head::Stamped(stamp);
                 return Some(stamp.time_ns);
             }
@@ -163,7 +172,7 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
             Ok(()) => {
                 let key = match s.stamp() {
                     Some(stamp) => {
-                        (m.tapped, m.offset) = (Tapped::Yes, frame.ts_ns.saturating_sub(stamp.time_ns));
+                        m.saw_stamp(frame.ts_ns, stamp.time_ns);
                         Some(stamp.time_ns)
                     }
                     None => moved,
@@ -324,9 +333,10 @@ impl Pipeline {
                 s
             }
         };
-        // A stamp on a frame checked only now (an input merged by record time until then).
+        // A stamp on a frame checked only now (an input merged by record time until then, or a
+        // stamped head the fast path declined: the same offset again).
         if let (Some(stamp), Some(m)) = (s.stamp(), self.merging.get_mut(input)) {
-            (m.tapped, m.offset) = (Tapped::Yes, s.frame.ts_ns.saturating_sub(stamp.time_ns));
+            m.saw_stamp(s.frame.ts_ns, stamp.time_ns);
         }
         Ok(Some(general(state, &s)))
     }

@@ -109,9 +109,10 @@ impl Analyzer {
 
     /// [`Analyzer::frame_fast`] for a frame of the same shape whose datagram (`udp`, from [`udp_shape`])
     /// a tap trailer follows, and the stamp the trailer check found in it
-    /// (`TrailerDecoder::plain_stamp`): the frame is timed by the stamp, as the general path times it. The caller counts the stamp in its decoder when the
-    /// frame was taken (`TrailerDecoder::count_plain_stamp`), and only then. Out of line, so that the
-    /// loop keeps one copy of the fast path.
+    /// (`TrailerDecoder::plain_stamp`): the frame is timed by the stamp, as the general path times it.
+    /// The caller counts the stamp in its decoder when the frame was taken
+    /// (`TrailerDecoder::count_plain_stamp`), and only then. Out of line, so that the loop keeps one
+    /// copy of the fast path.
     #[inline(never)]
     pub fn frame_stamped(
         &mut self,

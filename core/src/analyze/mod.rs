@@ -401,13 +401,11 @@ impl SymHistory {
 
 /// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
 /// the order's (another tap, a clock behind, a host recording frames out of order). It is looked for
-/// again at `until`, and then every [`PARK_STEP_DIV`]th of the retention until `give_up`: a trigger
-/// that comes is found soon, before the arbiter's window lets it go.
+/// again when due (its key in [`Analyzer::parked`]), and then every [`PARK_STEP_DIV`]th of the
+/// retention until `give_up`: a trigger that comes is found soon, before the arbiter's window lets
+/// it go.
 #[derive(Debug)]
 struct Parked {
-    until: i64,
-    /// Arrival order, so that orders due at one time are retried in the order they came.
-    n: u64,
     give_up: i64,
     conn: usize,
     msg: OrderMsg,
@@ -416,23 +414,6 @@ struct Parked {
 
 /// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
 const PARK_STEP_DIV: i64 = 32;
-
-impl PartialEq for Parked {
-    fn eq(&self, o: &Self) -> bool {
-        (self.until, self.n) == (o.until, o.n)
-    }
-}
-impl Eq for Parked {}
-impl PartialOrd for Parked {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Parked {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.until, self.n).cmp(&(o.until, o.n))
-    }
-}
 
 /// The requests of one order id awaiting a response: their times, oldest first. A second one is
 /// rare (a cancel sent before the order's acceptance) and the only one that allocates.
@@ -681,14 +662,25 @@ impl<'a> Copies<'a> {
         *self.wake_at = i64::MIN;
     }
 
-    /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1): its slot in the
-    /// metric is made on first use.
+    /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1).
     #[cold]
     fn first_sample(&mut self, k: usize, ns: i64) {
-        let (spec, metric) = (self.spec, [E2C, AB][k]);
-        self.slots[k].get_or_insert_with(|| self.metrics[metric].slot(format!("feed:{spec}")));
-        self.open[k].insert(Box::default()).record(ns);
+        record_feed_sample(self.spec, &mut *self.slots, &mut *self.open, &mut self.metrics[..], k, ns);
     }
+}
+
+/// Records `ns` in the open tally of feed `spec` in exchange_to_capture (`k` 0) or feed_ab_delay (1),
+/// the feed's slot in the metric and its tally made on first use.
+fn record_feed_sample(
+    spec: &FeedSpec,
+    slots: &mut [Option<usize>; 3],
+    open: &mut [Option<Box<Tally>>; 2],
+    metrics: &mut [Metric],
+    k: usize,
+    ns: i64,
+) {
+    slots[k].get_or_insert_with(|| metrics[[E2C, AB][k]].slot(format!("feed:{spec}")));
+    open[k].get_or_insert_with(Box::default).record(ns);
 }
 
 /// The analysis state.
@@ -714,8 +706,9 @@ pub struct Analyzer {
     pending_order: VecDeque<(i64, usize, OrderId)>,
     metrics: [Metric; METRICS.len()],
     interval: [Latency; METRICS.len()],
-    /// Orders waiting for a trigger that may still come ([`Parked`]), in arrival order.
-    parked: std::collections::BinaryHeap<std::cmp::Reverse<Parked>>,
+    /// Orders waiting for a trigger that may still come ([`Parked`]), by when they are due and then
+    /// in arrival order (the count of orders parked so far).
+    parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
     /// A/B delays of the packet being taken that belong to other feeds (see [`Copies`]).
     ab_elsewhere: Vec<(u16, i64)>,
@@ -793,7 +786,7 @@ impl Analyzer {
             first_time: None,
             last_time: i64::MIN,
             wake_at: i64::MIN,
-            parked: std::collections::BinaryHeap::new(),
+            parked: std::collections::BTreeMap::new(),
             parked_n: 0,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
@@ -999,14 +992,13 @@ impl Analyzer {
             }
         }
         // Orders whose trigger may have come since they were parked.
-        while self.parked.peek().is_some_and(|p| t >= p.0.until) {
-            if let Some(std::cmp::Reverse(p)) = self.parked.pop() {
-                self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up)));
-            }
+        while let Some(e) = self.parked.first_entry().filter(|e| t >= e.key().0) {
+            let p = e.remove();
+            self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up)));
         }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
-        let parked = self.parked.peek().map_or(i64::MAX, |p| p.0.until);
+        let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
         self.wake_at = interval_end.min(timeout).min(parked);
     }
 
@@ -1227,12 +1219,12 @@ impl Analyzer {
     }
 
     /// The SND time of the write holding order `m`'s last byte, on connection `ci`, if TX events say.
-    fn snd_of(&mut self, ci: usize, m: &OrderMsg) -> Option<i64> {
+    fn snd_of(&self, ci: usize, m: &OrderMsg) -> Option<i64> {
         if self.tx_writes.is_empty() {
             return None;
         }
         let c = &self.conn_list[ci];
-        let writes = self.tx_writes.get_mut(&c.key)?;
+        let writes = self.tx_writes.get(&c.key)?;
         writes.snd_of(c.to_exchange.seq_at(m.end.checked_sub(1)?)?)
     }
 
@@ -1337,8 +1329,7 @@ impl Analyzer {
                         let (now, give_up) = retry.unwrap_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)));
                         let until = now.saturating_add(step);
                         self.parked_n += 1;
-                        let n = self.parked_n;
-                        self.parked.push(std::cmp::Reverse(Parked { until, n, give_up, conn: ci, msg: *m, snd }));
+                        self.parked.insert((until, self.parked_n), Parked { give_up, conn: ci, msg: *m, snd });
                         self.wake_at = self.wake_at.min(until);
                         return;
                     }
@@ -1439,7 +1430,7 @@ impl Analyzer {
             self.record_ab_elsewhere();
         }
         // Orders still waiting for their trigger: the capture has ended, it did not come.
-        while let Some(std::cmp::Reverse(p)) = self.parked.pop() {
+        while let Some((_, p)) = self.parked.pop_first() {
             self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up)));
         }
         self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
@@ -1454,10 +1445,9 @@ impl Analyzer {
     fn record_ab_elsewhere(&mut self) {
         let Analyzer { feeds, metrics, ab_elsewhere, .. } = self;
         for (feed, delay) in ab_elsewhere.drain(..) {
-            let Some(f) = feeds.get_mut(usize::from(feed)) else { continue };
-            let spec = f.spec;
-            f.slots[1].get_or_insert_with(|| metrics[AB].slot(format!("feed:{spec}")));
-            f.open[1].get_or_insert_with(Box::default).record(delay);
+            if let Some(f) = feeds.get_mut(usize::from(feed)) {
+                record_feed_sample(&f.spec, &mut f.slots, &mut f.open, metrics, 1, delay);
+            }
         }
     }
 

@@ -128,7 +128,7 @@ impl ConnWrites {
         self.newest_ns = self.newest_ns.max(e.time_ns);
         // The same write's other SND stamp, however many writes came between (a NIC's clock may
         // be behind the kernel's by many writes' worth).
-        if let Some(w) = self.find(e.seq_last).filter(|w| w.seq_last == e.seq_last) {
+        if let Some(w) = self.position(e.seq_last).map(|i| &mut self.writes[i]).filter(|w| w.seq_last == e.seq_last) {
             if hardware && !w.hardware {
                 w.snd_ns = e.time_ns;
                 w.hardware = true;
@@ -162,21 +162,21 @@ impl ConnWrites {
         }
     }
 
-    /// The write holding the byte of sequence number `seq`, the newest if several do. In sequence
-    /// order (no break), a binary search relative to `seq` (across the 2^32 wrap) finds it: a linear
-    /// search per order or per event cost the square of the writes a second holds. Otherwise the
-    /// writes are searched newest first.
-    fn find(&mut self, seq: u32) -> Option<&mut Write> {
+    /// Where the write holding the byte of sequence number `seq` is, the newest if several do. In
+    /// sequence order (no break), a binary search relative to `seq` (across the 2^32 wrap) finds it: a
+    /// linear search per order or per event cost the square of the writes a second holds. Otherwise
+    /// the writes are searched newest first.
+    fn position(&self, seq: u32) -> Option<usize> {
         if self.breaks > 0 {
-            return self.writes.iter_mut().rev().find(|w| w.holds(seq));
+            return self.writes.iter().rposition(|w| w.holds(seq));
         }
         let i = self.writes.partition_point(|w| (w.seq_last.wrapping_sub(seq) as i32) < 0);
-        self.writes.get_mut(i).filter(|w| w.holds(seq))
+        self.writes.get(i).is_some_and(|w| w.holds(seq)).then_some(i)
     }
 
     /// The SND time of the write holding the byte of sequence number `seq` (the newest such write).
-    pub(super) fn snd_of(&mut self, seq: u32) -> Option<i64> {
-        self.find(seq).map(|w| w.snd_ns)
+    pub(super) fn snd_of(&self, seq: u32) -> Option<i64> {
+        self.position(seq).map(|i| self.writes[i].snd_ns)
     }
 }
 
