@@ -134,6 +134,17 @@ pub enum TrailerMode {
     Forced(TrailerKind),
 }
 
+impl TrailerMode {
+    /// The mode as `--trailer` names it: `auto`, `none`, or the forced kind's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrailerMode::Auto => "auto",
+            TrailerMode::Off => "none",
+            TrailerMode::Forced(k) => k.name(),
+        }
+    }
+}
+
 /// `--trailer` value that is not a known mode.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(

@@ -321,6 +321,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         complete: failure.is_none(),
         stopped: failure.as_ref().map(|e| format!("stopped after {index} frames: {e:#}")),
         warnings: pipe.warnings(),
+        trailers: pipe.trailers(),
     };
     // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error
     // here ends the run like any other, and a closed pipe quietly (main).

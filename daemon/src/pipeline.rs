@@ -5,6 +5,7 @@ use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, MergedReader};
 use wirestamp_core::analyze::PlainUdp;
+use wirestamp_core::analyze::report::InputTrailers;
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
@@ -339,6 +340,12 @@ impl Pipeline {
             m.saw_stamp(s.frame.ts_ns, stamp.time_ns);
         }
         Ok(Some(general(state, &s)))
+    }
+
+    /// What each input's tap-trailer decoder found, in the order given.
+    pub fn trailers(&self) -> Vec<InputTrailers> {
+        let files = self.files.iter().map(|f| f.display().to_string());
+        files.zip(&self.decoders).map(|(f, d)| InputTrailers::new(f, d.mode(), d.stats())).collect()
     }
 
     /// The inputs' readers (per-input statistics and warnings), in the order given.

@@ -204,6 +204,39 @@ fn omi_ouch_user_ref_nums() {
     assert_eq!(c["unmatched_responses"], 2);
     assert_eq!(c["unacked"], 2);
     assert_eq!(c["ts_sources"]["metamako"], 3);
+    // Per input, the frames its Metamako trailer stamped: those tshark 4.0.17 found a trailer time in
+    // (the saved oracle's 7th field is the trailer's original FCS, empty without a trailer).
+    let oracle = std::fs::read_to_string(data_file("oracles_tshark_4.0.17/omi_ouch50_metamako.csv")).unwrap();
+    let trailers = report["input"]["trailers"].as_array().unwrap();
+    assert_eq!(trailers.len(), files.len());
+    for (t, f) in trailers.iter().zip(&files) {
+        let name = Path::new(f).file_name().unwrap().to_str().unwrap();
+        let row: Vec<&str> = oracle.lines().find(|l| l.starts_with(&format!("{name},"))).unwrap().split(',').collect();
+        let want = u64::from(!row[6].is_empty());
+        assert_eq!(t["file"], f.as_str());
+        assert_eq!([&t["frames"], &t["stamped"]["metamako"], &t["no_trailer"]], [1, want, 1 - want], "{name}");
+    }
+}
+
+/// A counter device's stamps and keyframes (real Arista 7150 captures): per file, the counts that
+/// core's `trailers_counters` test derives from the bytes independently of the decoder (14 keyframes
+/// and 70 stamps in test-1's 84 packets, 10 and 50 in test-2's 60), in the JSON and on the terminal.
+#[test]
+fn a_counter_devices_stamps_and_keyframes_are_reported() {
+    for (file, frames, keyframes, stamps) in [("test-1.pcap", 84, 14, 70), ("test-2.pcap", 60, 10, 50)] {
+        let f = data_file(&format!("hwts_arista7150/{file}"));
+        let f = f.to_str().unwrap();
+        let report: Value = serde_json::from_str(&ok(&["analyze", "-q", "--json", f])).unwrap();
+        let t = &report["input"]["trailers"][0];
+        let got = [&t["frames"], &t["keyframes"]["arista7150"], &t["stamped"]["arista7150"], &t["keyframes_rejected"]];
+        assert_eq!(got, [frames, keyframes, stamps, 0], "{file}");
+        let text = ok(&["analyze", "-q", f]);
+        let want = format!(
+            "tap trailers in {f} (--trailer auto): {stamps} of {frames} frames stamped (arista7150 {stamps}), {keyframes} \
+             keyframes (arista7150 {keyframes}; 0 with their tick frequency off nominal: nominal used), 0 keyframes refused"
+        );
+        assert!(text.lines().any(|l| l.starts_with(&want)), "no line {want:?} in\n{text}");
+    }
 }
 
 #[test]

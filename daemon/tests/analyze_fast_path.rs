@@ -282,12 +282,13 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
     let clean = synth_frames(&dir, 43, 5_000);
     let mut rng = Rng(0x7a95_0001);
     // The tap's clock 3.2 us ahead of the host's, with its own jitter.
-    let mut stamped = |every: bool| -> Frames {
+    // Each frame with whether it got a trailer.
+    let mut stamped = |every: bool| -> Vec<(i64, Vec<u8>, bool)> {
         clean
             .iter()
             .map(|(t, f)| match every || rng.below(2) == 0 {
-                true => (*t, with_trailer(f, t + 3_200 + rng.below(100) as i64)),
-                false => (*t, f.clone()),
+                true => (*t, with_trailer(f, t + 3_200 + rng.below(100) as i64), true),
+                false => (*t, f.clone(), false),
             })
             .collect()
     };
@@ -299,17 +300,16 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
     let cases = [("every frame", true, stamped(true)), ("half the frames", false, stamped(false))];
     for ((name, every, frames), files) in cases.iter().flat_map(|c| [(c, 1), (c, 2)]) {
         let name = format!("{name}, {files} file(s)");
-        let caps = if files == 1 {
-            let cap = dir.join("taps.pcap");
-            write_pcap(&cap, frames);
-            vec![cap]
+        let parts: Vec<Vec<(i64, Vec<u8>, bool)>> = if files == 1 {
+            vec![frames.clone()]
         } else {
-            let (b, a): (Frames, Frames) = frames.iter().cloned().partition(|(_, f)| feed_b(f));
-            let caps = [dir.join("tap-a.pcap"), dir.join("tap-b.pcap")];
-            write_pcap(&caps[0], &a);
-            write_pcap(&caps[1], &b);
-            caps.to_vec()
+            let (b, a): (Vec<_>, Vec<_>) = frames.iter().cloned().partition(|(_, f, _)| feed_b(f));
+            vec![a, b]
         };
+        let caps: Vec<PathBuf> = (0..files).map(|i| dir.join(format!("tap-{i}.pcap"))).collect();
+        for (cap, part) in caps.iter().zip(&parts) {
+            write_pcap(cap, &part.iter().map(|(t, f, _)| (*t, f.clone())).collect::<Frames>());
+        }
         let every = *every;
         for (opts, run) in RULES.iter().zip(both_paths(&dir, &caps, RULES)) {
             let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
@@ -320,12 +320,25 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
             );
             // Every plain packet walked plainly, by one path or the other.
             assert!((least..=feed_frames).contains(&(run.fast + run.plain)), "{what}");
-            match (every, opts.contains(&"none")) {
+            let ignored = opts.contains(&"none");
+            match (every, ignored) {
                 // Stamped or not, every plain market-data frame is fast.
                 (_, false) => assert_eq!(run.plain, 0, "{what}"),
                 // Trailers ignored: a frame with one is no plain frame.
                 (true, true) => assert_eq!(run.fast, 0, "{what}"),
                 (false, true) => assert!(run.fast > least / 4 && run.plain > least / 4, "{what}"),
+            }
+            // The report says, per file, how many frames its tap stamped: every frame given a
+            // trailer, unless trailers are ignored (and both paths say the same: `both_paths`).
+            let json: serde_json::Value = serde_json::from_str(&run.json).unwrap();
+            for (i, (cap, part)) in caps.iter().zip(&parts).enumerate() {
+                let t = &json["input"]["trailers"][i];
+                let n = part.len() as u64;
+                let with = if ignored { 0 } else { part.iter().filter(|p| p.2).count() as u64 };
+                assert_eq!(t["file"], cap.display().to_string(), "{what}");
+                assert_eq!(t["mode"], if ignored { "none" } else { "auto" }, "{what}");
+                let got = [&t["frames"], &t["stamped"]["metamako"], &t["no_trailer"], &t["rejected"]];
+                assert_eq!(got, [n, with, n - with, 0], "{what}: file {i}");
             }
         }
     }

@@ -83,3 +83,82 @@ fn files_from_hosts_whose_clocks_differ_are_merged_by_the_taps_time() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The report says, per input, what the tap-trailer check found: in the JSON always, on the terminal
+/// when there is something to say. Ten frames stamped by the tap, three captured shorter than on the
+/// wire (a trailer at their end could not be read; they count as frames without one too), the rest
+/// plain; with `--trailer none`, nothing is looked for and the terminal says nothing.
+#[test]
+fn the_report_says_what_each_taps_trailers_gave() {
+    let dir = tmpdir("trailer-stats");
+    let clean = dir.join("clean.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["synth", "--pcap", "-n", "300", clean.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let frames = frames(&clean);
+    let n = frames.len();
+    let cap = dir.join("tap.pcap");
+    {
+        use wirestamp_capture::write::PcapWriter;
+        let mut w =
+            PcapWriter::new(std::fs::File::create(&cap).unwrap(), wirestamp_core::LinkType::Ethernet, 65535).unwrap();
+        for (i, (t, f)) in frames.iter().enumerate() {
+            match i {
+                0..10 => {
+                    let f = with_trailer(f, t + 2_000);
+                    w.write(*t, &f, f.len() as u32).unwrap();
+                }
+                // Captured short: 100 bytes more on the wire than recorded.
+                10..13 => w.write(*t, f, f.len() as u32 + 100).unwrap(),
+                _ => w.write(*t, f, f.len() as u32).unwrap(),
+            }
+        }
+        w.finish().unwrap();
+    }
+    let run = |extra: &[&str]| -> (serde_json::Value, String) {
+        let json = analyze(&[extra, &[cap.to_str().unwrap()]].concat());
+        let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+            .args(["analyze", "-q"])
+            .args(extra)
+            .arg(&cap)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (json, String::from_utf8(out.stdout).unwrap())
+    };
+
+    let (json, text) = run(&[]);
+    let t = &json["input"]["trailers"];
+    assert_eq!(t.as_array().unwrap().len(), 1);
+    let t = &t[0];
+    assert_eq!((&t["file"], &t["mode"]), (&serde_json::json!(cap.display().to_string()), &serde_json::json!("auto")));
+    let got = [&t["frames"], &t["stamped"]["metamako"], &t["no_trailer"], &t["truncated"], &t["rejected"]];
+    let n = n as u64;
+    assert_eq!(got, [n, 10, n - 10, 3, 0]);
+    assert_eq!(t["stamped"].as_object().unwrap().values().filter_map(|v| v.as_u64()).sum::<u64>(), 10);
+    let line = format!(
+        "tap trailers in {} (--trailer auto): 10 of {n} frames stamped (metamako 10), 0 keyframes (0 with their tick \
+         frequency off nominal: nominal used), 0 keyframes refused, 0 candidate stamps refused, 0 counter frames \
+         before the first keyframe, 0 with their keyframe too old, 3 frames captured short (a trailer at their end \
+         unreadable); stamps flagged: 0 stale keyframe, 0 unsynced, 0 degraded, 0 extended",
+        cap.display()
+    );
+    assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
+
+    let (json, text) = run(&["--trailer", "none"]);
+    let t = &json["input"]["trailers"][0];
+    assert_eq!(t["mode"], "none");
+    assert_eq!([&t["frames"], &t["stamped"]["metamako"], &t["no_trailer"]], [n, 0, n]);
+    assert!(!text.contains("tap trailers"), "{text}");
+    // A capture without trailers: the terminal says nothing of them either.
+    let (_, text) = {
+        let json = analyze(&[clean.to_str().unwrap()]);
+        assert_eq!(json["input"]["trailers"][0]["stamped"]["metamako"], 0);
+        let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q"]).arg(&clean).output().unwrap();
+        (json, String::from_utf8(out.stdout).unwrap())
+    };
+    assert!(!text.contains("tap trailers"), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,6 +4,7 @@ use super::orders::StreamCounters;
 use super::{Analyzer, Counters, METRICS, Metric};
 use crate::reasm::ReasmStats;
 use crate::stats::{Latency, STABLE_TAIL_SAMPLES, Tally, format_ns};
+use crate::trailer::{TrailerKind, TrailerMode, TrailerStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -215,6 +216,73 @@ pub struct InputStatus {
     pub stopped: Option<String>,
     /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
     pub warnings: Vec<String>,
+    /// What the tap-trailer check found in each input, in the order given.
+    pub trailers: Vec<InputTrailers>,
+}
+
+/// What the tap-trailer check found in one input ([`InputStatus::trailers`]): the frames a tap
+/// stamped, and every candidate stamp that was not used (the frame then keeps its record time).
+#[derive(Debug, Clone, Serialize)]
+pub struct InputTrailers {
+    /// The input file.
+    pub file: String,
+    /// `--trailer` mode for it: `auto`, `none`, or the kind forced.
+    pub mode: &'static str,
+    /// The decoder's counters.
+    #[serde(flatten)]
+    pub stats: TrailerStats,
+}
+
+impl InputTrailers {
+    /// The counters of `file`'s decoder, run in `mode`.
+    pub fn new(file: String, mode: TrailerMode, stats: &TrailerStats) -> InputTrailers {
+        InputTrailers { file, mode: mode.name(), stats: stats.clone() }
+    }
+
+    /// Whether the terminal report has something to say of it: a stamp found or refused, a trailer
+    /// made unreadable by the capture's snap length, or a kind forced.
+    fn worth_a_line(&self) -> bool {
+        let s = &self.stats;
+        self.mode != TrailerMode::Off.name()
+            && (self.mode != TrailerMode::Auto.name()
+                || s.stamped.total() + s.keyframes.total() > 0
+                || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
+    }
+
+    /// The terminal report's line.
+    fn line(&self) -> String {
+        let s = &self.stats;
+        // "metamako 3, arista7150 2": the kinds counted.
+        let by_kind = |c: &crate::trailer::KindCounts| -> Vec<String> {
+            TrailerKind::ALL.iter().filter(|&&k| c.get(k) > 0).map(|&k| format!("{} {}", k.name(), c.get(k))).collect()
+        };
+        let stamped = by_kind(&s.stamped);
+        let stamped = if stamped.is_empty() { String::new() } else { format!(" ({})", stamped.join(", ")) };
+        let mut keyframes = by_kind(&s.keyframes);
+        keyframes.push(format!("{} with their tick frequency off nominal: nominal used", s.freq_rejected));
+        format!(
+            "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes refused, {} candidate stamps refused, {} counter \
+             frames before the first keyframe, {} with their keyframe too old, {} frames captured short (a \
+             trailer at their end unreadable); stamps flagged: {} stale keyframe, {} unsynced, {} degraded, {} \
+             extended",
+            self.file,
+            self.mode,
+            s.stamped.total(),
+            s.frames,
+            stamped,
+            s.keyframes.total(),
+            keyframes.join("; "),
+            s.keyframes_rejected,
+            s.rejected,
+            s.before_keyframe,
+            s.keyframe_too_old,
+            s.truncated,
+            s.stale,
+            s.unsynced,
+            s.degraded,
+            s.extended
+        )
+    }
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
@@ -489,6 +557,9 @@ impl Report {
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
+        for t in self.input.trailers.iter().filter(|t| t.worth_a_line()) {
+            let _ = writeln!(o, "{}", t.line());
+        }
         if c.capture_drops > 0 {
             let _ = writeln!(
                 o,
