@@ -48,4 +48,4 @@ pub use error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
 pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 pub use merge::{MergeKey, MergedReader};
 pub use pcap::ByteOrder;
-pub use reader::{CaptureReader, Container, FileFormat, ReadStats};
+pub use reader::{CaptureReader, Container, FileFormat, ReadStats, STDIN};

@@ -25,6 +25,9 @@ use crate::pcap::{ByteOrder, PcapMagic, PcapParser};
 use crate::pcapng::PcapngParser;
 use crate::raw::{RawFrame, Step};
 
+/// The path that names standard input.
+pub const STDIN: &str = "-";
+
 /// Container format of an input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Container {
@@ -97,8 +100,13 @@ pub struct CaptureReader {
 }
 
 impl CaptureReader {
-    /// Opens a file; the format and compression are recognised from its content.
+    /// Opens a file, or standard input for `-` (as tcpdump's `-r -`; a file named `-` is `./-`); the
+    /// format and compression are recognised from the content. Standard input is named `stdin` in
+    /// messages.
     pub fn open(path: &Path) -> Result<CaptureReader, ReadError> {
+        if path == Path::new(STDIN) {
+            return CaptureReader::from_reader("stdin".to_owned(), Box::new(io::stdin()));
+        }
         let name = path.display().to_string();
         match File::open(path) {
             Ok(f) => CaptureReader::from_reader(name, Box::new(f)),

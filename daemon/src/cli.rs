@@ -149,7 +149,8 @@ pub enum Command {
 #[derive(Debug, clap::Args)]
 pub struct AnalyzeArgs {
     /// Capture files (merged by each frame's best time: a tap's stamp when it carries one): pcap,
-    /// pcapng, ERF; optionally gzip or zstd.
+    /// pcapng, ERF; optionally gzip or zstd. `-` reads standard input (`tcpdump -w - | wirestamp
+    /// analyze -`).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -387,6 +388,7 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct FramesArgs {
     /// Capture files: pcap (µs/ns, either byte order, modified), pcapng, ERF; optionally gzip or zstd.
+    /// `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

@@ -3,7 +3,7 @@
 
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
-use wirestamp_capture::{CaptureReader, MergedReader};
+use wirestamp_capture::{CaptureReader, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::InputTrailers;
 use wirestamp_core::dissect::{Dissection, dissect_into};
@@ -192,6 +192,9 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
 impl Pipeline {
     /// Opens `files` (merged by time) with the trailer modes `--trailer` asked for.
     pub fn open(files: &[PathBuf], trailer_specs: &[String]) -> Result<Pipeline> {
+        if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
+            bail!("standard input (-) is given more than once: it can be read once");
+        }
         let modes = trailer_modes(trailer_specs, files)?;
         let source = match files {
             [one] => Source::One(Box::new(CaptureReader::open(one)?)),
@@ -344,8 +347,8 @@ impl Pipeline {
 
     /// What each input's tap-trailer decoder found, in the order given.
     pub fn trailers(&self) -> Vec<InputTrailers> {
-        let files = self.files.iter().map(|f| f.display().to_string());
-        files.zip(&self.decoders).map(|(f, d)| InputTrailers::new(f, d.mode(), d.stats())).collect()
+        let names = self.inputs().iter().map(|r| r.name().to_owned());
+        names.zip(&self.decoders).map(|(f, d)| InputTrailers::new(f, d.mode(), d.stats())).collect()
     }
 
     /// The inputs' readers (per-input statistics and warnings), in the order given.

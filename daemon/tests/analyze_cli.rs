@@ -449,3 +449,34 @@ fn progress_shows_on_a_terminal_when_a_run_takes_more_than_a_second() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `-` reads the capture from standard input (`tcpdump -w - | wirestamp analyze -`): the report is
+/// the file's, gzip-compressed input included, the input named `stdin`; `-` twice is refused.
+#[test]
+fn a_capture_on_standard_input() {
+    let dir = tmpdir("stdin");
+    let cap = small_capture(&dir);
+    let gz = dir.join("small.pcapng.gz");
+    let zipped = Command::new("gzip").args(["-c", &cap]).output().expect("gzip");
+    assert!(zipped.status.success());
+    std::fs::write(&gz, zipped.stdout).unwrap();
+    let from_file: serde_json::Value =
+        serde_json::from_slice(&wirestamp(&["analyze", "-q", "--json", &cap]).stdout).unwrap();
+    for input in [cap.clone(), gz.display().to_string()] {
+        let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+            .args(["analyze", "-q", "--json", "-"])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["input"]["trailers"][0]["file"], "stdin");
+        r["input"]["trailers"][0]["file"] = from_file["input"]["trailers"][0]["file"].clone();
+        assert_eq!(r, from_file, "{input} on standard input");
+    }
+    let out = wirestamp(&["analyze", "-", "-"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("standard input (-) is given more than once"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
