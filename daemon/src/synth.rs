@@ -2,9 +2,10 @@
 
 use crate::cli::SynthArgs;
 use anyhow::{Context, Result, ensure};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use wirestamp_lab::synth::{Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, synth, write_truth};
+use std::time::{Duration, Instant};
+use wirestamp_lab::synth::{Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, synth_with_progress, write_truth};
 
 pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     for (name, p) in [("--order-prob", args.order_prob), ("--stall-prob", args.stall_prob)] {
@@ -46,7 +47,23 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         container: if args.pcap { Container::Pcap } else { Container::Pcapng },
         ..defaults
     };
-    let (truth, sum) = synth(&cfg, &args.output).with_context(|| format!("cannot write {}", args.output.display()))?;
+    // A progress line on stderr for a run of more than a second, on a terminal only (as analyze's).
+    let (started, on) = (Instant::now(), std::io::stderr().is_terminal());
+    let (mut shown, mut last) = (false, started);
+    let mut progress = |done: u64| {
+        let now = Instant::now();
+        if on && now - started >= Duration::from_secs(1) && now - last >= Duration::from_millis(200) {
+            last = now;
+            let pct = 100.0 * done as f64 / cfg.packets as f64;
+            eprint!("\r{pct:>5.1}% {done} of {} market-data packets   ", cfg.packets);
+            shown = true;
+        }
+    };
+    let written = synth_with_progress(&cfg, &args.output, &mut progress);
+    if shown {
+        eprint!("\r{:60}\r", "");
+    }
+    let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
     let truth_path = args.truth.clone().unwrap_or_else(|| {
         let mut p = args.output.clone().into_os_string();
         p.push(".truth.csv");

@@ -480,3 +480,48 @@ fn a_capture_on_standard_input() {
     assert!(err.contains("standard input (-) is given more than once"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `synth` shows its progress on stderr for a run of more than a second, on a terminal only, and
+/// wipes the line at the end. The capture goes to a FIFO whose reader pauses 1.3 s, so the run takes
+/// more than a second on any machine; `script` (util-linux) gives the command a terminal.
+#[test]
+fn synth_shows_progress_on_a_terminal_when_a_run_takes_more_than_a_second() {
+    let dir = tmpdir("synth-progress");
+    let fifo = dir.join("out.pcap");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let truth = dir.join("truth.csv");
+    let bin = env!("CARGO_BIN_EXE_wirestamp");
+    let run = |tty: bool| -> String {
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                use std::io::Read;
+                let mut r = std::fs::File::open(&fifo).unwrap();
+                let mut first = vec![0u8; 1 << 20];
+                r.read_exact(&mut first).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1_300));
+                let mut rest = Vec::new();
+                r.read_to_end(&mut rest).unwrap();
+                first.len() + rest.len()
+            })
+        };
+        let cmd = format!("{bin} synth --pcap -n 200000 {} --truth {}", fifo.display(), truth.display());
+        let out = if tty {
+            Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux)")
+        } else {
+            Command::new("sh").args(["-c", &cmd]).output().unwrap()
+        };
+        let bytes = reader.join().unwrap();
+        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(bytes > 1 << 20);
+        // `script` passes the terminal's output on its stdout; without it, stderr is the pipe's.
+        String::from_utf8_lossy(if tty { &out.stdout } else { &out.stderr }).into_owned()
+    };
+    let shown = run(true);
+    let progress = |s: &str| s.split('\r').any(|l| l.trim_end().ends_with("of 200000 market-data packets"));
+    assert!(progress(&shown), "a terminal and a run of more than a second: {shown:?}");
+    assert!(shown.contains(&format!("\r{:60}\r", "")), "the line is wiped: {shown:?}");
+    let quiet = run(false);
+    assert!(!progress(&quiet) && !quiet.contains("market-data packets   "), "not a terminal: {quiet:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -522,6 +522,19 @@ fn ns_since_midnight(t: i64) -> u64 {
 
 /// Generates the capture at `out` and returns the truth, in order-time order, and a summary.
 pub fn synth(cfg: &SynthConfig, out: &Path) -> io::Result<(Vec<TruthPair>, SynthSummary)> {
+    synth_with_progress(cfg, out, &mut |_| {})
+}
+
+/// How often [`synth_with_progress`] reports: every this many market-data packets.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// [`synth`], calling `progress` with the market-data packets generated so far every
+/// [`PROGRESS_EVERY`] of them (a long run's progress line).
+pub fn synth_with_progress(
+    cfg: &SynthConfig,
+    out: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> io::Result<(Vec<TruthPair>, SynthSummary)> {
     let file = BufWriter::with_capacity(1 << 20, File::create(out)?);
     let sink = match cfg.container {
         Container::Pcap => Sink::Pcap(PcapWriter::new(file, LinkType::Ethernet, 65_535)?),
@@ -675,6 +688,9 @@ pub fn synth(cfg: &SynthConfig, out: &Path) -> io::Result<(Vec<TruthPair>, Synth
         let (tick_time, first) = g.send_md(t, &payload);
         g.sum.md_packets += 1;
         g.sum.md_messages += n;
+        if g.sum.md_packets.is_multiple_of(PROGRESS_EVERY) {
+            progress(g.sum.md_packets);
+        }
         if g.rng.chance(cfg.order_prob) {
             let idx = g.rng.below(n) as usize;
             g.order_for(seq + idx as u64, tick_time, first, symbols[idx]);
