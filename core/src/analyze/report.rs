@@ -227,7 +227,8 @@ pub struct InputTrailers {
     /// The input file.
     pub file: String,
     /// `--trailer` mode for it: `auto`, `none`, or the kind forced.
-    pub mode: &'static str,
+    #[serde(serialize_with = "mode_name")]
+    pub mode: TrailerMode,
     /// The decoder's counters.
     #[serde(flatten)]
     pub stats: TrailerStats,
@@ -236,15 +237,15 @@ pub struct InputTrailers {
 impl InputTrailers {
     /// The counters of `file`'s decoder, run in `mode`.
     pub fn new(file: String, mode: TrailerMode, stats: &TrailerStats) -> InputTrailers {
-        InputTrailers { file, mode: mode.name(), stats: stats.clone() }
+        InputTrailers { file, mode, stats: stats.clone() }
     }
 
     /// Whether the terminal report has something to say of it: a stamp found or refused, a trailer
     /// made unreadable by the capture's snap length, or a kind forced.
     fn worth_a_line(&self) -> bool {
         let s = &self.stats;
-        self.mode != TrailerMode::Off.name()
-            && (self.mode != TrailerMode::Auto.name()
+        self.mode != TrailerMode::Off
+            && (self.mode != TrailerMode::Auto
                 || s.stamped.total() + s.keyframes.total() > 0
                 || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
     }
@@ -261,12 +262,12 @@ impl InputTrailers {
         let mut keyframes = by_kind(&s.keyframes);
         keyframes.push(format!("{} with their tick frequency off nominal: nominal used", s.freq_rejected));
         format!(
-            "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes refused, {} candidate stamps refused, {} counter \
-             frames before the first keyframe, {} with their keyframe too old, {} frames captured short (a \
-             trailer at their end unreadable); stamps flagged: {} stale keyframe, {} unsynced, {} degraded, {} \
-             extended",
+            "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes \
+             refused, {} candidate stamps refused, {} counter frames before the first keyframe, {} with their \
+             keyframe too old, {} frames captured short (a trailer at their end unreadable); stamps flagged: {} \
+             stale keyframe, {} unsynced, {} degraded, {} extended",
             self.file,
-            self.mode,
+            self.mode.name(),
             s.stamped.total(),
             s.frames,
             stamped,
@@ -283,6 +284,10 @@ impl InputTrailers {
             s.extended
         )
     }
+}
+
+fn mode_name<S: serde::Serializer>(mode: &TrailerMode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(mode.name())
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
