@@ -195,6 +195,10 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
 
     if !args.quiet {
         print_summary(&summary, args.files.len());
+        // Per input, what the trailer check found and what it refused (analyze's report says the same).
+        for t in pipe.trailers().iter().filter(|t| t.worth_a_line()) {
+            eprintln!("wirestamp: {}", t.line());
+        }
         pipe.print_warnings();
     }
     match failure {

@@ -27,6 +27,31 @@ fn metamako_trailers_in_the_output() {
     assert_eq!(cols[10], "46");
     assert_eq!(cols[16], "12", "payload_len excludes the trailer");
     assert!(err.contains("trailer timestamps: metamako 1"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "wirestamp: tap trailers in {} (--trailer auto): 1 of 1 frames stamped (metamako 1)",
+            f.display()
+        )),
+        "{err}"
+    );
+}
+
+/// The summary says per input what the trailer check found and refused: a counter device's
+/// keyframes and stamps (Arista 7150 test-1: 14 and 70 of 84, as core's `trailers_counters`
+/// derives them from the bytes), and nothing of trailers for a capture without any.
+#[test]
+fn the_summary_says_what_the_trailer_check_found() {
+    let f = data_file("hwts_arista7150/test-1.pcap");
+    let (ok, _, err) = run(&[f.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let want = format!(
+        "wirestamp: tap trailers in {} (--trailer auto): 70 of 84 frames stamped (arista7150 70), 14 keyframes (arista7150 14;",
+        f.display()
+    );
+    assert!(err.lines().any(|l| l.starts_with(&want)), "{want:?} in {err}");
+    let (ok, _, err) = run(&[data_file("pcap_market/elk_nasdaq.pcap").to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("tap trailers"), "{err}");
 }
 
 #[test]

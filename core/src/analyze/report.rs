@@ -242,7 +242,7 @@ impl InputTrailers {
 
     /// Whether the terminal report has something to say of it: a stamp found or refused, a trailer
     /// made unreadable by the capture's snap length, or a kind forced.
-    fn worth_a_line(&self) -> bool {
+    pub fn worth_a_line(&self) -> bool {
         let s = &self.stats;
         self.mode != TrailerMode::Off
             && (self.mode != TrailerMode::Auto
@@ -250,8 +250,8 @@ impl InputTrailers {
                 || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
     }
 
-    /// The terminal report's line.
-    fn line(&self) -> String {
+    /// The terminal report's line (`analyze`'s report, `frames`' summary).
+    pub fn line(&self) -> String {
         let s = &self.stats;
         // "metamako 3, arista7150 2": the kinds counted.
         let by_kind = |c: &crate::trailer::KindCounts| -> Vec<String> {
