@@ -2,6 +2,7 @@
 //! decoding, giving each frame its best timestamp with its provenance.
 
 use anyhow::{Result, bail};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
@@ -192,8 +193,14 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
 impl Pipeline {
     /// Opens `files` (merged by time) with the trailer modes `--trailer` asked for.
     pub fn open(files: &[PathBuf], trailer_specs: &[String]) -> Result<Pipeline> {
-        if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
-            bail!("standard input (-) is given more than once: it can be read once");
+        match files.iter().filter(|f| f.as_os_str() == STDIN).count() {
+            0 => {}
+            1 if std::io::stdin().is_terminal() => bail!(
+                "- reads a capture from standard input, which is a terminal here: pipe one in \
+                 (tcpdump -w - ... | wirestamp analyze -) or redirect a file (< FILE)"
+            ),
+            1 => {}
+            _ => bail!("standard input (-) is given more than once: it can be read once"),
         }
         let modes = trailer_modes(trailer_specs, files)?;
         let source = match files {

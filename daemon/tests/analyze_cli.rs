@@ -478,6 +478,28 @@ fn a_capture_on_standard_input() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("standard input (-) is given more than once"), "{err}");
+    // Standard input a terminal (`script` gives one): an error at once, not a wait for bytes.
+    let cmd = format!("{} analyze -; echo exit=$?", env!("CARGO_BIN_EXE_wirestamp"));
+    // Without the check the run would wait for the terminal's bytes for ever: 10 s, then it fails.
+    let mut child = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("script (util-linux)");
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let ended = child.try_wait().unwrap().is_some();
+    if !ended {
+        child.kill().unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(ended, "still waiting on a terminal after 10 s: {text}");
+    assert!(text.contains("reads a capture from standard input, which is a terminal here"), "{text}");
+    assert!(text.contains("exit=1"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
