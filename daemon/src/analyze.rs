@@ -1,6 +1,7 @@
 //! `wirestamp analyze`: the offline tick-to-trade report.
 
 use crate::cli::AnalyzeArgs;
+use crate::output::{create_output, distinct};
 use crate::pipeline::Pipeline;
 use anyhow::{Context, Result, bail};
 use base64::Engine;
@@ -295,6 +296,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut tx = TxFeed::read(&args.tx_events)?;
 
     let mut sinks = Sinks::default();
+    if let (Some(pairs), Some(hlog)) = (&args.pairs, &args.hlog) {
+        distinct(&[("--pairs", pairs), ("--hlog", hlog)])?;
+    }
     if let Some(p) = &args.pairs {
         let mut w = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER)?);
         writeln!(w, "{PAIRS_HEADER}")?;
@@ -366,27 +370,6 @@ const PAIRS_HEADER: &str =
     "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns";
 /// The first line of a `--hlog` file.
 const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";
-
-/// Creates the output file `p` of `flag`, which begins with `first_line`. An existing file is only
-/// replaced when empty or when it begins so (an earlier run's output): anything else is refused,
-/// because `--pairs tapA.pcap tapB.pcap` (the file name forgotten) would otherwise destroy a capture.
-fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::File> {
-    use std::io::Read;
-    // Regular files only: `/dev/stdout` or a FIFO must not be read.
-    if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        let mut head = Vec::new();
-        let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
-        if read.is_err() || head != first_line.as_bytes() {
-            bail!(
-                "{flag} {}: the file exists and is not an earlier {flag} output: refusing to overwrite it \
-                 (was the file name after {flag} forgotten, so that a capture took its place?); \
-                 remove it or choose another name",
-                p.display()
-            );
-        }
-    }
-    std::fs::File::create(p).with_context(|| format!("{flag} {}: cannot create it", p.display()))
-}
 
 /// The `--hlog` writer: HdrHistogram interval log format 1.3, readable by HistogramLogProcessor.
 /// Lines: `Tag=METRIC,start_s,length_s,max_ms,base64(V2+deflate histogram)`, times relative to

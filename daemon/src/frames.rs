@@ -1,8 +1,9 @@
 //! `wirestamp frames`: one line per frame with its timestamp, provenance and L3/L4 summary.
 
 use crate::cli::{Format, FramesArgs};
+use crate::output::create_output;
 use crate::pipeline::{Pipeline, Stamped};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -149,8 +150,13 @@ struct Summary {
 
 pub fn run(args: &FramesArgs) -> Result<ExitCode> {
     let mut pipe = Pipeline::open(&args.files, &args.trailer)?;
+    // An earlier `-o` output may be replaced, a capture (an input, say) never.
+    let first_line = match args.format {
+        Format::Csv => COLUMNS.join(","),
+        Format::Json => "{\"index\":".to_owned(),
+    };
     let sink: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::fs::File::create(p).with_context(|| format!("cannot create {}", p.display()))?),
+        Some(p) => Box::new(create_output(p, "-o", &first_line)?),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, sink);

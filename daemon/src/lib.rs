@@ -7,6 +7,7 @@ pub mod cli;
 pub mod demo;
 pub mod doctor;
 pub mod frames;
+pub mod output;
 pub mod pipeline;
 pub mod synth;
 pub mod telemetry;

@@ -1,6 +1,7 @@
 //! The front of every command that reads captures: merged inputs, dissection and tap-trailer
 //! decoding, giving each frame its best timestamp with its provenance.
 
+use crate::output::same_file;
 use anyhow::{Result, bail};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -201,6 +202,12 @@ impl Pipeline {
             ),
             1 => {}
             _ => bail!("standard input (-) is given more than once: it can be read once"),
+        }
+        // The same capture twice would make every frame a duplicate of itself.
+        for (i, a) in files.iter().enumerate() {
+            if let Some(b) = files[i + 1..].iter().find(|b| a.as_os_str() != STDIN && same_file(a, b)) {
+                bail!("{} and {} are the same file: give each capture once", a.display(), b.display());
+            }
         }
         let modes = trailer_modes(trailer_specs, files)?;
         let source = match files {
@@ -469,10 +476,6 @@ fn trailer_modes(specs: &[String], files: &[PathBuf]) -> Result<Vec<TrailerMode>
         }
     }
     Ok(per_file.into_iter().map(|m| m.unwrap_or(default)).collect())
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! `wirestamp synth`: writes a synthetic capture and its ground truth (see `wirestamp-lab`).
 
 use crate::cli::SynthArgs;
+use crate::output::{create_output, distinct};
 use anyhow::{Context, Result, ensure};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use wirestamp_lab::synth::{Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, synth_with_progress, write_truth};
+use wirestamp_lab::synth::{
+    Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, TRUTH_HEADER, synth_with_progress, write_truth,
+};
 
 pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     for (name, p) in [("--order-prob", args.order_prob), ("--stall-prob", args.stall_prob)] {
@@ -47,6 +50,15 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         container: if args.pcap { Container::Pcap } else { Container::Pcapng },
         ..defaults
     };
+    let truth_path = args.truth.clone().unwrap_or_else(|| {
+        let mut p = args.output.clone().into_os_string();
+        p.push(".truth.csv");
+        p.into()
+    });
+    // The truth never replaces the capture, nor a file that is no earlier truth (a capture whose
+    // name took the place of --truth's): checked, and the file made, before anything is written.
+    distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
+    let truth_file = create_output(&truth_path, "--truth", TRUTH_HEADER)?;
     // A progress line on stderr for a run of more than a second, on a terminal only (as analyze's).
     let (started, on) = (Instant::now(), std::io::stderr().is_terminal());
     let (mut shown, mut last) = (false, started);
@@ -64,14 +76,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         eprint!("\r{:60}\r", "");
     }
     let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
-    let truth_path = args.truth.clone().unwrap_or_else(|| {
-        let mut p = args.output.clone().into_os_string();
-        p.push(".truth.csv");
-        p.into()
-    });
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(&truth_path).with_context(|| format!("cannot create {}", truth_path.display()))?,
-    );
+    let mut f = std::io::BufWriter::new(truth_file);
     write_truth(&truth, &mut f)?;
     f.flush()?;
     println!(

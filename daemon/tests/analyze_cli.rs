@@ -547,3 +547,43 @@ fn synth_shows_progress_on_a_terminal_when_a_run_takes_more_than_a_second() {
     assert!(!progress(&quiet) && !quiet.contains("market-data packets   "), "not a terminal: {quiet:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every output the commands write is checked before anything is written: `frames -o` and
+/// `synth --truth` never replace a capture (the input itself included), `--pairs` and `--hlog` never
+/// share a file, and a capture given twice is refused (each frame would be its own duplicate). An
+/// earlier output of the same kind may be replaced. Each refusal exits 1 and leaves the files as
+/// they were.
+#[test]
+fn outputs_never_replace_a_capture_or_each_other() {
+    let dir = tmpdir("outputs");
+    let cap = small_capture(&dir);
+    let before = std::fs::read(&cap).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_owned();
+    let refused = |args: &[&str], why: &str| {
+        let out = wirestamp(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert_eq!(std::fs::read(&cap).unwrap(), before, "{args:?} changed the capture");
+    };
+    refused(&["frames", "-o", &cap, &cap], "is not an earlier -o output: refusing to overwrite it");
+    refused(&["frames", "--format", "json", "-o", &cap, &cap], "is not an earlier -o output");
+    refused(&["synth", "-n", "5", "--truth", &cap, &cap], "the capture and --truth name the same file");
+    let other = dir.join("other.pcapng");
+    refused(&["synth", "-n", "5", "--truth", &cap, &s(&other)], "--truth");
+    assert!(!other.exists(), "the capture was written before --truth was refused");
+    let x = s(&dir.join("x.out"));
+    refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
+    let same = format!("{}/./small.pcapng", dir.display());
+    refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
+    // Earlier outputs of the same kind are replaced.
+    let csv = s(&dir.join("frames.csv"));
+    for _ in 0..2 {
+        assert!(wirestamp(&["frames", "-q", "-o", &csv, &cap]).status.success());
+    }
+    let truth = s(&dir.join("t.csv"));
+    for _ in 0..2 {
+        assert!(wirestamp(&["synth", "-n", "5", "--truth", &truth, &s(&other)]).status.success());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -712,12 +712,13 @@ pub fn synth_with_progress(
     Ok((truth, g.sum))
 }
 
+/// The truth CSV's header row.
+pub const TRUTH_HEADER: &str = "tick_seq,tick_time_ns,first_feed,user_ref_num,cl_ord_id,order_time_ns,latency_ns,\
+ack_time_ns,order_to_ack_ns,coalesced,split";
+
 /// Writes the truth as CSV with a header row.
 pub fn write_truth(truth: &[TruthPair], out: &mut impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "tick_seq,tick_time_ns,first_feed,user_ref_num,cl_ord_id,order_time_ns,latency_ns,ack_time_ns,order_to_ack_ns,coalesced,split"
-    )?;
+    writeln!(out, "{TRUTH_HEADER}")?;
     for p in truth {
         writeln!(
             out,

@@ -1,0 +1,44 @@
+//! Output files of the commands (`--pairs`, `--hlog`, `frames -o`, `synth --truth`): they never replace
+//! a capture or another file the user keeps, and never one of the run's inputs or other outputs.
+
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+
+/// Creates the output file `p` of `flag`, which begins with `first_line`. An existing file is only
+/// replaced when empty or when it begins so (an earlier run's output): anything else is refused,
+/// because `--pairs tapA.pcap tapB.pcap` (the file name forgotten) would otherwise destroy a capture.
+pub fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::File> {
+    use std::io::Read;
+    // Regular files only: `/dev/stdout` or a FIFO must not be read.
+    if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0) {
+        let mut head = Vec::new();
+        let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
+        if read.is_err() || head != first_line.as_bytes() {
+            bail!(
+                "{flag} {}: the file exists and is not an earlier {flag} output: refusing to overwrite it \
+                 (was the file name after {flag} forgotten, so that a capture took its place?); \
+                 remove it or choose another name",
+                p.display()
+            );
+        }
+    }
+    std::fs::File::create(p).with_context(|| format!("{flag} {}: cannot create it", p.display()))
+}
+
+/// Whether `a` and `b` name the same file (the same path, or the same file through links).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// Refuses two of `paths` (flag, path) that name the same file: one output written over another, or
+/// over an input.
+pub fn distinct(paths: &[(&str, &Path)]) -> Result<()> {
+    for (i, (fa, a)) in paths.iter().enumerate() {
+        for (fb, b) in &paths[i + 1..] {
+            if same_file(a, b) {
+                bail!("{fa} and {fb} name the same file, {}: each needs its own", b.display());
+            }
+        }
+    }
+    Ok(())
+}
