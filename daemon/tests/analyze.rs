@@ -145,6 +145,56 @@ fn synth_matches_truth_on_other_seeds() {
     check_against_truth(&["-n", "20000", "--seed", "214"], "seed214");
 }
 
+/// `--tick-retention`: an order whose trigger is older than the window is unmatched, whatever the
+/// feed's traffic after the tick (it matched while no newer tick had pushed the trigger out). Against
+/// synth's truth: no pair older than the window is matched, every matched pair is the truth's, and
+/// every pair within it is matched, except an order split over segments whose trigger newer ticks
+/// pushed out before its last byte came (the order is read then).
+#[test]
+fn a_trigger_older_than_the_retention_is_no_match() {
+    let dir = tmpdir("retention");
+    let cap = dir.join("r.pcapng");
+    let out = wirestamp(&["synth", "-n", "30000", "--seed", "5", cap.to_str().unwrap()]);
+    assert!(out.status.success());
+    let truth = csv(&dir.join("r.pcapng.truth.csv"));
+    let pairs_path = dir.join("p.csv");
+    let (c, p) = (cap.to_str().unwrap(), pairs_path.to_str().unwrap());
+    for (retention, ns) in [("5us", 5_000i64), ("8us", 8_000)] {
+        let report: Value = serde_json::from_str(&ok(&[
+            "analyze",
+            "-q",
+            "--json",
+            "--tick-retention",
+            retention,
+            "--match",
+            r"token:T(\d+)",
+            "--pairs",
+            p,
+            c,
+        ]))
+        .unwrap();
+        // Rows without their header: tick_seq, ..., latency_ns (column 6), ..., split (column 10).
+        let within: Vec<&Vec<String>> = truth.iter().filter(|r| r[6].parse::<i64>().unwrap() <= ns).collect();
+        let got = csv(&pairs_path);
+        let got: std::collections::BTreeMap<&str, &str> = got.iter().map(|r| (r[1].as_str(), r[8].as_str())).collect();
+        for r in &truth {
+            match got.get(r[0].as_str()) {
+                Some(latency) => assert_eq!(
+                    (*latency, r[6].parse::<i64>().unwrap() <= ns),
+                    (r[6].as_str(), true),
+                    "{retention}: {r:?}"
+                ),
+                None => assert!(r[6].parse::<i64>().unwrap() > ns || r[10] == "true", "{retention}: unmatched {r:?}"),
+            }
+        }
+        let split_missed = within.iter().filter(|r| !got.contains_key(r[0].as_str())).count();
+        assert_eq!(report["counters"]["matched"], within.len() - split_missed, "{retention}");
+        assert!(split_missed * 100 < within.len(), "{retention}: {split_missed} of {}", within.len());
+        assert_eq!(report["counters"]["unmatched_orders"], truth.len() - within.len() + split_missed);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn elk_nasdaq_real_itch() {
     let f = data_file("pcap_market/elk_nasdaq.pcap");

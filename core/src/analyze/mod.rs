@@ -1323,6 +1323,9 @@ impl Analyzer {
                     return;
                 };
                 match self.arbiter.find(seq) {
+                    // A trigger older than the retention is no match, whether or not newer ticks have
+                    // pushed it out of the arbiter yet (that depends on the feed's traffic after it).
+                    Ok(Some((_, tick))) if t.saturating_sub(tick.time_ns) > self.cfg.tick_retain_ns => None,
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
                     Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.ahead_of_all(seq) => {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
