@@ -202,9 +202,10 @@ fn a_sequence_jump_past_the_tick_index_is_counted_and_its_ticks_are_new() {
 }
 
 /// A pcapng whose interfaces' `if_tsoffset` puts their stamps beyond the i64 range (read as
-/// saturated, with a warning): a tick at the range's start and the order it triggers at its end,
-/// answered back at the start, are analysed without overflow (the tests' build checks it), each
-/// latency saturating instead of wrapping to the opposite sign.
+/// saturated, with a warning): a tick at the range's end and the order it triggers at its start
+/// (stamped before its trigger: a tick older than `--tick-retention` would be no match), and an
+/// order at the end answered at the start, are analysed without overflow (the tests' build checks
+/// it), each latency saturating instead of wrapping to the opposite sign.
 #[test]
 fn stamps_beyond_the_range_saturate_the_latencies() {
     let dir = tmpdir("tsrange");
@@ -234,21 +235,28 @@ fn stamps_beyond_the_range_saturate_the_latencies() {
         shb,
         idb(-9_300_000_000),
         idb(9_300_000_000),
-        epb(early, &udp([233, 54, 12, 111], 26477, &mold_packet(b"RANGESESS1", 1, &[aapl_add()]))),
-        epb(late, &tcp(1, &order(1))),
+        epb(late, &udp([233, 54, 12, 111], 26477, &mold_packet(b"RANGESESS1", 1, &[aapl_add()]))),
+        epb(early, &tcp(1, &order(1))),
         epb(early, &exchange_tcp(1, &accepted(1))),
+        // No tick 2: the second order is only paired with its response, stamped at the range's start.
+        epb(late, &tcp(51, &order(2))),
+        epb(early, &exchange_tcp(1 + accepted(1).len() as u32, &accepted(2))),
     ]
     .concat();
     std::fs::write(&path, file).unwrap();
     let r = analyze_json(&["--match", r"token:T(\d+)"], &path);
     let metric = |name: &str| support::metric(&r, name).clone();
     let t2t = metric("tick_to_trade");
-    assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(i64::MAX)));
+    assert_eq!((t2t["count"].as_u64(), t2t["min_ns"].as_i64()), (Some(1), Some(i64::MIN)));
+    assert_eq!(r["counters"]["trigger_after_order"], 1);
     let o2a = metric("order_to_ack");
-    assert_eq!((o2a["count"].as_u64(), o2a["min_ns"].as_i64()), (Some(1), Some(i64::MIN)));
-    assert_eq!(r["counters"]["frames"], 3);
-    // Under the symbol rule, the tick is further back than any window.
+    assert_eq!((o2a["count"].as_u64(), o2a["min_ns"].as_i64()), (Some(2), Some(i64::MIN)));
+    assert_eq!(r["counters"]["frames"], 5);
+    assert_eq!((r["counters"]["matched"].as_u64(), r["counters"]["unmatched_orders"].as_u64()), (Some(1), Some(1)));
+    // Under the symbol rule, no tick comes before the first order; the second shares the tick's
+    // (saturated) time.
     let r = analyze_json(&[], &path);
-    assert_eq!((r["counters"]["matched"].as_u64(), r["counters"]["unmatched_orders"].as_u64()), (Some(0), Some(1)));
+    assert_eq!((r["counters"]["matched"].as_u64(), r["counters"]["unmatched_orders"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(support::metric(&r, "tick_to_trade")["max_ns"], 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
