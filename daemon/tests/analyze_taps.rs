@@ -162,3 +162,51 @@ fn the_report_says_what_each_taps_trailers_gave() {
     assert!(!text.contains("tap trailers"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A repeat of what a feed brought already is that feed's duplicate, not another A/B copy: feed B's
+/// frames recorded twice (a second copy of its file, as two capture points on one line would give)
+/// change nothing but feed B's duplicate count, which becomes its packet count (heartbeats aside). Before, each repeat
+/// was counted a second time as an A/B copy, with a second `feed_ab_delay` sample.
+#[test]
+fn a_feeds_repeats_are_its_duplicates_not_ab_copies() {
+    let dir = tmpdir("repeats");
+    let cap = dir.join("s.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["synth", "--pcap", "-n", "3000", cap.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let dport = |f: &[u8]| {
+        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+        (f.get(ip + 9) == Some(&17)).then(|| u16::from_be_bytes([f[ip + 22], f[ip + 23]]))
+    };
+    let all = frames(&cap);
+    let part = |name: &str, keep: &dyn Fn(Option<u16>) -> bool| {
+        let p = dir.join(name);
+        let v: Vec<(i64, Vec<u8>)> = all.iter().filter(|(_, f)| keep(dport(f))).cloned().collect();
+        write_pcap(&p, &v);
+        (p.to_str().unwrap().to_owned(), v.len())
+    };
+    let (a, _) = part("a.pcap", &|p| p == Some(26477));
+    let (b, b_frames) = part("b.pcap", &|p| p == Some(26478));
+    let (b2, _) = part("b2.pcap", &|p| p == Some(26478));
+    let (rest, _) = part("rest.pcap", &|p| p != Some(26477) && p != Some(26478));
+    let token = ["--match", r"token:T(\d+)"];
+    let once = analyze(&[&token[..], &[&a, &b, &rest]].concat());
+    let twice = analyze(&[&token[..], &[&a, &b, &b2, &rest]].concat());
+    let feed_b = |r: &serde_json::Value| {
+        r["feeds"].as_array().unwrap().iter().find(|f| f["feed"] == "udp:233.54.12.112:26478").unwrap().clone()
+    };
+    assert_eq!(feed_b(&once)["duplicates"], 0);
+    // Heartbeats (no message) are no duplicates.
+    let heartbeats = feed_b(&once)["heartbeats"].as_u64().unwrap();
+    assert!(heartbeats > 0);
+    assert_eq!(feed_b(&twice)["duplicates"], b_frames as u64 - heartbeats);
+    assert_eq!(once["metrics"], twice["metrics"], "a repeat changed a metric");
+    for c in ["ticks", "tick_copies", "stale_copies", "matched", "unmatched_orders"] {
+        assert_eq!(once["counters"][c], twice["counters"][c], "{c}");
+    }
+    // Every message came on both feeds: one later copy per tick.
+    assert_eq!(once["counters"]["tick_copies"], once["counters"]["ticks"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -564,6 +564,10 @@ struct Copies<'a> {
     /// (no check per packet for what is rare).
     ab_elsewhere: &'a mut Vec<(u16, i64)>,
     wake_at: &'a mut i64,
+    /// For a packet that starts below the sequence its feed expects (the general walk's only): the
+    /// tracker, to tell a repeat of a message this feed brought already (its duplicate, not an A/B
+    /// copy) from a copy of what another feed brought first.
+    repeats: Option<&'a SeqTracker<u16>>,
 }
 
 /// A packet's session in the arbiter, for [`Copies::new`].
@@ -585,11 +589,14 @@ impl<'a> Copies<'a> {
         t: i64,
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, wake_at, .. } = a;
+        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, wake_at, seq, .. } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
-        let arb = match arb {
-            ArbSession::Started(r) => r,
-            ArbSession::Find(sequence) => arbiter.packet(session, sequence, t),
+        let (arb, repeats) = match arb {
+            ArbSession::Started(r) => (r, None),
+            ArbSession::Find(sequence) => {
+                let behind = seq.next_expected(fi as u16, session).is_some_and(|next| sequence < next);
+                (arbiter.packet(session, sequence, t), behind.then_some(&*seq))
+            }
         };
         let copies = Copies {
             arb,
@@ -607,6 +614,7 @@ impl<'a> Copies<'a> {
             track_symbols,
             ab_elsewhere,
             wake_at,
+            repeats,
         };
         (copies, decoder)
     }
@@ -630,6 +638,8 @@ impl<'a> Copies<'a> {
                     None => self.first_sample(0, delay),
                 }
             }
+            // A repeat of what this feed brought already is its duplicate (the tracker counts it).
+            Arrival::Later { .. } if self.repeats.is_some_and(|r| r.has_seen(self.feed, self.session, m.seq)) => {}
             Arrival::Later { delay_ns, first_feed } if first_feed != self.feed => {
                 self.counters.tick_copies += 1;
                 if delay_ns < 0 {

@@ -430,6 +430,17 @@ impl<K: Copy + Eq + Hash> SeqTracker<K> {
         self.index.get(&(feed, session)).map(|&i| &self.streams[i].counters)
     }
 
+    /// Whether `feed` has already brought message `seq` of `session`: at or above the lowest sequence
+    /// it showed, below the next it expects, and in no gap it still tracks (a message of a forgotten
+    /// gap counts as seen, as [`SeqCounters::gaps_forgotten`] says).
+    pub fn has_seen(&self, feed: K, session: Session, seq: u64) -> bool {
+        self.index.get(&(feed, session)).is_some_and(|&i| {
+            let s = &self.streams[i];
+            let at = s.gaps.partition_point(|g| g.1 <= seq);
+            s.low <= seq && seq < s.next && s.gaps.get(at).is_none_or(|g| seq < g.0)
+        })
+    }
+
     /// Next expected sequence of one stream.
     pub fn next_expected(&self, feed: K, session: Session) -> Option<u64> {
         self.index.get(&(feed, session)).map(|&i| self.streams[i].next)
@@ -731,5 +742,22 @@ mod tests {
         assert_eq!(t.observe(0, a, 5, 1), SeqEvent::Late { recovered: 1, duplicate: 0 });
         let c = t.counters(0, a).unwrap();
         assert_eq!((c.gaps, c.gaps_forgotten, c.missing), (3, 1, 2));
+    }
+
+    /// What a feed has brought: from its lowest sequence to the next it expects, less the gaps it
+    /// still tracks; a late packet filling a gap makes those seen. Another feed or session: nothing.
+    #[test]
+    fn has_seen_is_what_the_feed_brought() {
+        let a = Session(*b"AAAAAAAAAA");
+        let mut t = SeqTracker::<u16>::new(16);
+        t.observe(0, a, 10, 5); // 10..15
+        t.observe(0, a, 20, 2); // gap 15..20, then 20..22
+        let seen = |t: &SeqTracker<u16>| (0..25).filter(|&q| t.has_seen(0, a, q)).collect::<Vec<u64>>();
+        assert_eq!(seen(&t), [10, 11, 12, 13, 14, 20, 21]);
+        t.observe(0, a, 16, 2); // fills 16..18
+        assert_eq!(seen(&t), [10, 11, 12, 13, 14, 16, 17, 20, 21]);
+        t.observe(0, a, 7, 1); // below the lowest: 7 new, 8..10 missing
+        assert_eq!(seen(&t), [7, 10, 11, 12, 13, 14, 16, 17, 20, 21]);
+        assert!(!t.has_seen(1, a, 12) && !t.has_seen(0, Session(*b"BBBBBBBBBB"), 12));
     }
 }
