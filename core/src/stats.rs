@@ -168,7 +168,7 @@ impl Latency {
                 return (-(neg.min(i64::MAX as u64) as i64)).clamp(self.min, self.max);
             }
             // By rank ([`nth_value`]).
-            (nth_value(&self.hist, rank - self.negative()).min(i64::MAX as u64) as i64).min(self.max)
+            (nth_value(&self.hist, rank - self.negative()).min(i64::MAX as u64) as i64).clamp(self.min, self.max)
         };
         let percentiles = PERCENTILES.map(|(label, q)| {
             let rank = rank_of(q, count);
@@ -178,7 +178,11 @@ impl Latency {
             count,
             min_ns: self.min,
             max_ns: self.max,
-            mean_ns: (self.sum / count as i128) as i64,
+            // Rounded to the nearest ns (halves up), not truncated.
+            mean_ns: {
+                let c = count as i128;
+                (self.sum.div_euclid(c) + i128::from(2 * self.sum.rem_euclid(c) >= c)) as i64
+            },
             percentiles: percentiles.to_vec(),
             negative: self.negative(),
             saturated: self.saturated,
@@ -366,7 +370,7 @@ pub struct Summary {
     pub min_ns: i64,
     /// Exact maximum.
     pub max_ns: i64,
-    /// Arithmetic mean (truncated to ns); printed only beside the percentiles.
+    /// Arithmetic mean (rounded to the nearest ns, halves up); printed only beside the percentiles.
     pub mean_ns: i64,
     /// p50, p90, p99, p99.9, p99.99.
     pub percentiles: Vec<Percentile>,
@@ -516,6 +520,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The mean is rounded to the nearest ns, halves up (it was truncated: 8,536.74 printed 8,536).
+    #[test]
+    fn the_mean_is_rounded() {
+        let mean = |v: &[i64]| {
+            let mut l = Latency::new();
+            v.iter().for_each(|&x| l.record(x));
+            l.summary().mean_ns
+        };
+        assert_eq!(mean(&[1, 2]), 2);
+        assert_eq!(mean(&[1, 1, 2]), 1);
+        assert_eq!(mean(&[1, 2, 2]), 2);
+        assert_eq!(mean(&[-1, -2]), -1);
+        assert_eq!(mean(&[-1, -2, -2]), -2);
+        assert_eq!(mean(&[8_536, 8_537, 8_537, 8_537]), 8_537);
+    }
+
+    /// Every percentile lies within the exact minimum and maximum, saturated samples too: beyond an
+    /// hour, the top bucket's value (an hour) was printed as a p50 below the minimum.
+    #[test]
+    fn percentiles_stay_within_min_and_max() {
+        let mut l = Latency::new();
+        for s in [7_200i64, 7_300, 7_400] {
+            l.record(s * 1_000_000_000);
+        }
+        let s = l.summary();
+        assert_eq!(s.saturated, 3);
+        for p in &s.percentiles {
+            assert!((s.min_ns..=s.max_ns).contains(&p.value_ns), "{}: {}", p.label, p.value_ns);
+        }
+        assert_eq!(s.percentiles[0].value_ns, 7_200_000_000_000);
     }
 
     #[test]

@@ -325,6 +325,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         complete: failure.is_none(),
         stopped: failure.as_ref().map(|e| format!("stopped after {index} frames: {e:#}")),
         warnings: pipe.warnings(),
+        frames_without_time: no_time,
         trailers: pipe.trailers(),
     };
     // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error

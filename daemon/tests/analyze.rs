@@ -195,6 +195,25 @@ fn a_trigger_older_than_the_retention_is_no_match() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Frames without a timestamp (pcapng Simple Packet Blocks) are not analysed, and both the table and
+/// the JSON say how many: as many as tshark prints without a `frame.time_epoch`.
+#[test]
+fn frames_without_a_timestamp_are_counted_in_both_outputs() {
+    for order in ["output_be", "output_le"] {
+        let f = data_file(&format!("pcapng_test_generator/{order}/basic/test010.pcapng"));
+        let untimed = wirestamp_testdata::tshark_fields(&f, &[], &["frame.time_epoch"])
+            .iter()
+            .filter(|r| r[0].is_empty())
+            .count();
+        assert!(untimed > 0, "{order}");
+        let report: Value = serde_json::from_str(&ok(&["analyze", "-q", "--json", f.to_str().unwrap()])).unwrap();
+        assert_eq!(report["input"]["frames_without_time"], untimed, "{order}");
+        let text = ok(&["analyze", "-q", f.to_str().unwrap()]);
+        let line = format!("{untimed} frames had no timestamp (pcapng Simple Packet Blocks) and were not used");
+        assert!(text.contains(&line), "{order}: {text}");
+    }
+}
+
 #[test]
 fn elk_nasdaq_real_itch() {
     let f = data_file("pcap_market/elk_nasdaq.pcap");
@@ -345,6 +364,13 @@ fn symbol_matching_config_file_and_by_symbol() {
         .sum();
     assert_eq!(sym, truth.len() as u64);
     assert_eq!(report["feeds"][0]["detected"], false);
+    // Tokens are the token rule's: the symbol rule's line does not count orders without one.
+    let text = ok(&["analyze", "-q", "--config", cfg.to_str().unwrap(), cap.to_str().unwrap()]);
+    let line = text.lines().find(|l| l.starts_with("matching (symbol:1.000s)")).expect("the matching line");
+    assert!(line.contains(&format!("{} matched, 0 unmatched, ", truth.len())), "{line}");
+    assert!(!line.contains("token"), "{line}");
+    let text = ok(&["analyze", "-q", "--match", r"token:T(\d+)", cap.to_str().unwrap()]);
+    assert!(text.contains("0 unmatched (0 without a readable token)"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

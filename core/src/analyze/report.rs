@@ -216,6 +216,9 @@ pub struct InputStatus {
     pub stopped: Option<String>,
     /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
     pub warnings: Vec<String>,
+    /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed: the terminal says so
+    /// under the table.
+    pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
 }
@@ -469,18 +472,23 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {} orders, {} matched{}, {} unmatched ({} without a readable token), {} ambiguous, {} cancels and modifies (not correlated)",
+            "\nmatching ({}): {} orders, {} matched{}, {} unmatched{}, {} ambiguous, {} cancels and modifies (not correlated)",
             self.matching,
             c.orders,
             c.matched,
             match c.trigger_after_order {
                 0 => String::new(),
                 n => format!(
-                    " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree)"
+                    " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree, \
+                     or the trigger's earlier copy came on a feed not analysed)"
                 ),
             },
             c.unmatched_orders,
-            c.no_token,
+            if self.matching.starts_with("token") {
+                format!(" ({} without a readable token)", c.no_token)
+            } else {
+                String::new()
+            },
             c.ambiguous,
             c.not_correlated
         );
