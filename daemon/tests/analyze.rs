@@ -214,6 +214,20 @@ fn frames_without_a_timestamp_are_counted_in_both_outputs() {
     }
 }
 
+/// A feed detected by its MoldUDP64 framing that carries another exchange's ITCH (ASX NTP ITCH 1.05,
+/// OMI's sample) is doubted under the table; real NASDAQ ITCH 5.0 is not.
+#[test]
+fn a_feed_of_another_itch_is_doubted() {
+    let asx = data_file("omi_data_packets/Asx/Ntp.Itch.v1.05/CombinationOrderExecutedMessage.pcap");
+    let text = ok(&["analyze", "-q", asx.to_str().unwrap()]);
+    let doubt = "  1 of its 1 messages are of no ITCH 5.0 type or cut short: udp:233.71.185.65:17510 may not be \
+                 MoldUDP64 carrying NASDAQ ITCH 5.0";
+    assert!(text.lines().any(|l| l.starts_with(doubt)), "{text}");
+    let elk = data_file("pcap_market/elk_nasdaq.pcap");
+    let text = ok(&["analyze", "-q", elk.to_str().unwrap()]);
+    assert!(!text.contains("may not be MoldUDP64"), "{text}");
+}
+
 #[test]
 fn elk_nasdaq_real_itch() {
     let f = data_file("pcap_market/elk_nasdaq.pcap");

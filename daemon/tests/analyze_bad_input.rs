@@ -59,6 +59,21 @@ fn bad_flows_are_counted_with_their_first_frame() {
     assert_eq!(conn["to_exchange"]["truncated_tail_bytes"], 8);
     // The frame holding the cut packet's length field, not the capture's last.
     assert_eq!(conn["to_exchange"]["first_bad_frame"], 5);
+    // The table doubts the feed whose packets are all malformed, and only that one (1 of 3 frames
+    // and 1 of 4 messages bad are a damaged feed, not another protocol).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q"])
+        .args(flows)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doubts: Vec<&str> = text.lines().filter(|l| l.contains("may not be MoldUDP64")).collect();
+    assert_eq!(doubts.len(), 1, "{text}");
+    assert!(
+        doubts[0].starts_with("  2 of its 2 frames hold a malformed packet: udp:239.1.1.1:5000 may not be"),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

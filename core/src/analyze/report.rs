@@ -124,6 +124,21 @@ pub struct FeedReport {
     pub last_seq: Option<u64>,
 }
 
+impl FeedReport {
+    /// Why the feed's traffic may not be what it was taken for: most of its packets malformed, or most
+    /// of its messages of no ITCH 5.0 type or shorter than their type.
+    fn doubt(&self) -> Option<String> {
+        let bad_messages = self.itch_unknown + self.itch_truncated;
+        if self.malformed_packets > 0 && self.malformed_packets * 2 >= self.frames {
+            Some(format!("{} of its {} frames hold a malformed packet", self.malformed_packets, self.frames))
+        } else if bad_messages > 0 && bad_messages * 2 >= self.messages {
+            Some(format!("{bad_messages} of its {} messages are of no ITCH 5.0 type or cut short", self.messages))
+        } else {
+            None
+        }
+    }
+}
+
 /// One direction of one order connection.
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamReport {
@@ -533,6 +548,14 @@ impl Report {
                     _ => String::new(),
                 }
             );
+            if let Some(why) = f.doubt() {
+                let _ = writeln!(
+                    o,
+                    "  {why}: {} may not be MoldUDP64 carrying NASDAQ ITCH 5.0, and then its counts, gaps and \
+                     samples mean nothing (a feed is detected by its MoldUDP64 framing alone)",
+                    f.feed
+                );
+            }
         }
         for conn in &self.connections {
             for (dir, s) in [("->", &conn.to_exchange), ("<-", &conn.from_exchange)] {
