@@ -9,6 +9,7 @@ use std::path::Path;
 /// because `--pairs tapA.pcap tapB.pcap` (the file name forgotten) would otherwise destroy a capture.
 pub fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::File> {
     use std::io::Read;
+    refuse_stdout(p, flag)?;
     // Regular files only: `/dev/stdout` or a FIFO must not be read.
     if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0) {
         let mut head = Vec::new();
@@ -39,6 +40,15 @@ pub fn distinct(paths: &[(&str, &Path)]) -> Result<()> {
                 bail!("{fa} and {fb} name the same file, {}: each needs its own", b.display());
             }
         }
+    }
+    Ok(())
+}
+
+/// `-` names standard input for captures; as an output it would make a file named `-`, which no
+/// one asked for (and standard output holds the report): refused.
+pub fn refuse_stdout(p: &Path, flag: &str) -> Result<()> {
+    if p.as_os_str() == "-" {
+        bail!("{flag} -: outputs are written to a named file (standard output holds the report); give a file name");
     }
     Ok(())
 }

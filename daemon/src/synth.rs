@@ -1,7 +1,7 @@
 //! `wirestamp synth`: writes a synthetic capture and its ground truth (see `wirestamp-lab`).
 
 use crate::cli::SynthArgs;
-use crate::output::{create_output, distinct};
+use crate::output::{create_output, distinct, refuse_stdout};
 use anyhow::{Context, Result, ensure};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -57,6 +57,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     });
     // The truth never replaces the capture, nor a file that is no earlier truth (a capture whose
     // name took the place of --truth's): checked, and the file made, before anything is written.
+    refuse_stdout(&args.output, "the capture")?;
     distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
     let truth_file = create_output(&truth_path, "--truth", TRUTH_HEADER)?;
     // A progress line on stderr for a run of more than a second, on a terminal only (as analyze's).

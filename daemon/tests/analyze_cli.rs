@@ -576,6 +576,17 @@ fn outputs_never_replace_a_capture_or_each_other() {
     refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
     let same = format!("{}/./small.pcapng", dir.display());
     refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
+    // `-` is standard input for captures; no output makes a file named `-`.
+    for args in [
+        &["analyze", "-q", "--pairs", "-", &cap][..],
+        &["analyze", "-q", "--hlog", "-", &cap],
+        &["frames", "-q", "-o", "-", &cap],
+        &["synth", "-n", "5", "--truth", "-", &s(&other)],
+        &["synth", "-n", "5", "-"],
+    ] {
+        refused(args, "-: outputs are written to a named file");
+    }
+    assert!(!Path::new("-").exists() && !other.exists());
     // Earlier outputs of the same kind are replaced.
     let csv = s(&dir.join("frames.csv"));
     for _ in 0..2 {
