@@ -534,10 +534,13 @@ impl TrailerDecoder {
                         return Err(TrailerError {
                             kind,
                             reason: format!(
-                                "no keyframe yet: none in the first {} s / {} frames; is the device sending \
-                                 keyframes to this capture point (IPv4 protocol 253 or EtherType 0x88B5)?",
+                                "no keyframe yet: none in the first {} frames ({} ms of record time; a forced \
+                                 counter kind waits {} s or {} frames for one); is the device sending keyframes to \
+                                 this capture point (IPv4 protocol 253 or EtherType 0x88B5)?",
+                                self.stats.before_keyframe,
+                                waited_ns / 1_000_000,
                                 FORCED_KEYFRAME_WAIT_NS / 1_000_000_000,
-                                self.stats.before_keyframe
+                                FORCED_KEYFRAME_WAIT_FRAMES
                             ),
                         });
                     }

@@ -277,4 +277,8 @@ fn forcing_the_other_counter_kind_finds_no_keyframe() {
     let (i, e) = err.expect("an error");
     assert!(pcap.records[i].ts_ns - pcap.records[0].ts_ns > 10_000_000_000);
     assert!(e.reason.starts_with("no keyframe yet"), "{}", e.reason);
+    // It says how far it looked: the frames up to this one, and the record time they span.
+    let waited_ms = (pcap.records[i].ts_ns - pcap.records[0].ts_ns) / 1_000_000;
+    let want = format!("no keyframe yet: none in the first {} frames ({waited_ms} ms of record time;", i + 1);
+    assert!(e.reason.starts_with(&want), "{} / {want}", e.reason);
 }
