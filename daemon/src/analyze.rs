@@ -66,13 +66,19 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
             }
         }
     }
-    let rule = args.matching.as_deref().or(file.matching.as_deref()).unwrap_or("symbol");
-    let matching = MatchRule::parse(rule).map_err(anyhow::Error::msg)?;
+    // Errors name where the value came from: the command line's flag, or the file's key.
+    let (rule, rule_from) = match (&args.matching, &file.matching) {
+        (Some(r), _) => (r.as_str(), format!("--match {r}")),
+        (None, Some(r)) => (r.as_str(), from_file("match", r)),
+        (None, None) => ("symbol", String::new()),
+    };
+    let matching = MatchRule::parse(rule).map_err(|e| anyhow::anyhow!("{rule_from}: {e}"))?;
     let mut by_symbol = false;
-    for b in file.by.iter().chain(&args.by) {
+    let by = file.by.iter().map(|b| (b, from_file("by", b))).chain(args.by.iter().map(|b| (b, format!("--by {b}"))));
+    for (b, what) in by {
         match b.as_str() {
             "symbol" => by_symbol = true,
-            other => bail!("--by {other}: the breakdowns are `symbol` (feed and session are always shown)"),
+            _ => bail!("{what}: the breakdowns are `symbol` (feed and session are always shown)"),
         }
     }
     let tick_retain_ns =

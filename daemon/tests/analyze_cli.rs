@@ -313,11 +313,19 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     for (text, want) in [
         ("md = [\"tcp:1.2.3.4:5\"]\n", format!("{c}: md = \"tcp:1.2.3.4:5\": a market-data feed is udp:GROUP:PORT")),
         ("orders = [\"udp:1.2.3.4\"]\n", format!("{c}: orders = \"udp:1.2.3.4\": flow `udp:1.2.3.4`: missing :PORT")),
+        (
+            "match = \"token:T\\\\d+\"\n",
+            format!("{c}: match = \"token:T\\d+\": the regular expression needs a capture group holding the sequence"),
+        ),
+        ("by = [\"feed\"]\n", format!("{c}: by = \"feed\": the breakdowns are `symbol`")),
     ] {
         std::fs::write(&conf, text).unwrap();
         let err = String::from_utf8(run(&["--config", c]).stderr).unwrap();
         assert!(err.starts_with(&format!("wirestamp: error: {want}")), "{err}");
     }
+    // The command line's errors name its flags.
+    let err = String::from_utf8(run(&["--match", r"token:T\d+"]).stderr).unwrap();
+    assert!(err.starts_with("wirestamp: error: --match token:T\\d+: the regular expression needs a capture"), "{err}");
     // An address without its transport says so (it said "missing :PORT").
     let err = String::from_utf8(run(&["--md", "233.54.12.111:26477"]).stderr).unwrap();
     assert!(err.contains("`233.54.12.111:` is not udp: or tcp: (missing the udp:/tcp: prefix?)"), "{err}");

@@ -43,13 +43,14 @@ pub enum MatchRule {
 }
 
 impl MatchRule {
-    /// Parses `token:REGEX` or `symbol[:WINDOW]` (WINDOW like `500us`, `1ms`, `1s`, more than 0).
+    /// Parses `token:REGEX` or `symbol[:WINDOW]` (WINDOW like `500us`, `1ms`, `1s`, more than 0). The
+    /// error says what is wrong; the caller says where the rule came from.
     pub fn parse(s: &str) -> Result<MatchRule, String> {
         if let Some(re) = s.strip_prefix("token:") {
-            let r = regex::Regex::new(re).map_err(|e| format!("--match {s}: bad regular expression: {e}"))?;
+            let r = regex::Regex::new(re).map_err(|e| format!("bad regular expression: {e}"))?;
             if r.captures_len() < 2 {
                 return Err(format!(
-                    "--match {s}: the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"
+                    "the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"
                 ));
             }
             Ok(MatchRule::Token(token::TokenRule::new(&r)))
@@ -57,13 +58,11 @@ impl MatchRule {
             Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
         } else if let Some(w) = s.strip_prefix("symbol:") {
             let window_ns = parse_duration_ns(w).filter(|ns| *ns > 0).ok_or_else(|| {
-                format!(
-                    "--match {s}: `{w}` is not a duration above 0 with its unit (ns, us, ms, s; e.g. 500us, 2ms, 1s)"
-                )
+                format!("`{w}` is not a duration above 0 with its unit (ns, us, ms, s; e.g. 500us, 2ms, 1s)")
             })?;
             Ok(MatchRule::Symbol { window_ns })
         } else {
-            Err(format!("--match {s}: expected token:REGEX or symbol[:WINDOW]"))
+            Err("expected token:REGEX or symbol[:WINDOW]".to_owned())
         }
     }
 
