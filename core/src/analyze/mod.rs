@@ -49,9 +49,9 @@ impl MatchRule {
         if let Some(re) = s.strip_prefix("token:") {
             let r = regex::Regex::new(re).map_err(|e| format!("bad regular expression: {e}"))?;
             if r.captures_len() < 2 {
-                return Err(format!(
-                    "the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)"
-                ));
+                return Err(
+                    "the regular expression needs a capture group holding the sequence, e.g. token:T(\\d+)".to_owned()
+                );
             }
             Ok(MatchRule::Token(token::TokenRule::new(&r)))
         } else if s == "symbol" {
