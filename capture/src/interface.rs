@@ -43,6 +43,18 @@ impl TsResolution {
             TsResolution::Bin(n) => ((units as u128 * 1_000_000_000) >> n) as i128,
         }
     }
+
+    /// One unit in whole nanoseconds, rounded up: 1 for a nanosecond or finer, 1,000 for µs, 10^9 for
+    /// seconds (the granularity a figure in ns inherits from these timestamps).
+    pub fn unit_ns(self) -> u64 {
+        match self {
+            TsResolution::Dec(n) if n <= 9 => 10u64.pow(9 - u32::from(n)),
+            TsResolution::Dec(_) => 1,
+            TsResolution::Bin(n) => {
+                1_000_000_000u64.div_ceil(1u64.checked_shl(u32::from(n)).unwrap_or(u64::MAX)).max(1)
+            }
+        }
+    }
 }
 
 /// One capture interface.
@@ -105,6 +117,26 @@ impl RecordedStats {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_unit_in_whole_ns() {
+        let cases = [
+            (TsResolution::Dec(0), 1_000_000_000),
+            (TsResolution::Dec(6), 1_000),
+            (TsResolution::Dec(9), 1),
+            (TsResolution::Dec(12), 1),
+            (TsResolution::Bin(0), 1_000_000_000),
+            // 2^-10 s = 976,562.5 ns, rounded up.
+            (TsResolution::Bin(10), 976_563),
+            (TsResolution::Bin(30), 1),
+            (TsResolution::Bin(64), 1),
+            (TsResolution::Bin(127), 1),
+        ];
+        for (r, ns) in cases {
+            assert_eq!(r.unit_ns(), ns, "{r:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

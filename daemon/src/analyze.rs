@@ -333,6 +333,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         warnings: pipe.warnings(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
+        resolutions: pipe.resolutions(),
     };
     // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error
     // here ends the run like any other, and a closed pipe quietly (main).

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
-use wirestamp_core::analyze::report::InputTrailers;
+use wirestamp_core::analyze::report::{InputResolution, InputTrailers};
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
@@ -363,6 +363,15 @@ impl Pipeline {
     pub fn trailers(&self) -> Vec<InputTrailers> {
         let names = self.inputs().iter().map(|r| r.name().to_owned());
         names.zip(&self.decoders).map(|(f, d)| InputTrailers::new(f, d.mode(), d.stats())).collect()
+    }
+
+    /// Each input's record timestamp unit (the coarsest of its interfaces), in the order given.
+    pub fn resolutions(&self) -> Vec<InputResolution> {
+        let unit = |r: &CaptureReader| r.interfaces().iter().map(|i| i.ts_resolution.unit_ns()).max().unwrap_or(1);
+        self.inputs()
+            .iter()
+            .map(|r| InputResolution { file: r.name().to_owned(), record_resolution_ns: unit(r) })
+            .collect()
     }
 
     /// The inputs' readers (per-input statistics and warnings), in the order given.

@@ -480,6 +480,8 @@ fn a_capture_on_standard_input() {
         let mut r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(r["input"]["trailers"][0]["file"], "stdin");
         r["input"]["trailers"][0]["file"] = from_file["input"]["trailers"][0]["file"].clone();
+        assert_eq!(r["input"]["resolutions"][0]["file"], "stdin");
+        r["input"]["resolutions"][0]["file"] = from_file["input"]["resolutions"][0]["file"].clone();
         assert_eq!(r, from_file, "{input} on standard input");
     }
     let out = wirestamp(&["analyze", "-", "-"]);
@@ -603,6 +605,27 @@ fn outputs_never_replace_a_capture_or_each_other() {
     let truth = s(&dir.join("t.csv"));
     for _ in 0..2 {
         assert!(wirestamp(&["synth", "-n", "5", "--truth", &truth, &s(&other)]).status.success());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The record timestamps' unit is said beside the figures it limits (measurement.md: the clock's
+/// granularity next to any figure close to it): a µs pcap (editcap's conversion of a ns capture)
+/// counts in 1 us, in the JSON and under the table; a ns capture says nothing.
+#[test]
+fn the_record_timestamps_unit_is_said() {
+    let dir = tmpdir("resolution");
+    let cap = small_capture(&dir);
+    let us = dir.join("us.pcap");
+    let out = Command::new("editcap").args(["-F", "pcap", &cap, us.to_str().unwrap()]).output().expect("editcap");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (file, unit) in [(us.to_str().unwrap(), 1_000), (cap.as_str(), 1)] {
+        let out = wirestamp(&["analyze", "-q", "--json", file]);
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["input"]["resolutions"], serde_json::json!([{ "file": file, "record_resolution_ns": unit }]));
+        let text = String::from_utf8(wirestamp(&["analyze", "-q", file]).stdout).unwrap();
+        let line = format!("the record timestamps of {file} count in units of 1.00us: a figure within a few units");
+        assert_eq!(text.contains(&line), unit > 1, "{text}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -236,6 +236,18 @@ pub struct InputStatus {
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
+    /// The granularity of each input's record timestamps, in the order given.
+    pub resolutions: Vec<InputResolution>,
+}
+
+/// The unit of one input's record timestamps ([`InputStatus::resolutions`]): a frame timed by its
+/// record carries it into every figure it enters.
+#[derive(Debug, Clone, Serialize)]
+pub struct InputResolution {
+    /// The input file.
+    pub file: String,
+    /// The coarsest unit among its interfaces, whole ns rounded up (1: a nanosecond or finer).
+    pub record_resolution_ns: u64,
 }
 
 /// What the tap-trailer check found in one input ([`InputStatus::trailers`]): the frames a tap
@@ -595,6 +607,17 @@ impl Report {
         );
         for t in self.input.trailers.iter().filter(|t| t.worth_a_line()) {
             let _ = writeln!(o, "{}", t.line());
+        }
+        // The clock's granularity beside the figures it limits (measurement.md): said when coarser
+        // than a nanosecond and record times (not only taps') were used.
+        let records_used = c.ts_sources.keys().any(|k| TrailerKind::ALL.iter().all(|t| t.name() != *k));
+        for r in self.input.resolutions.iter().filter(|r| records_used && r.record_resolution_ns > 1) {
+            let _ = writeln!(
+                o,
+                "the record timestamps of {} count in units of {}: a figure within a few units of it is no finer",
+                r.file,
+                format_ns(r.record_resolution_ns as i64)
+            );
         }
         if c.capture_drops > 0 {
             let _ = writeln!(
