@@ -719,6 +719,9 @@ pub struct Analyzer {
     /// in arrival order (the count of orders parked so far).
     parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
+    /// The first order token the token rule read no sequence from: the report shows it when no order
+    /// had one (a regex that does not fit the firm's tokens).
+    first_unreadable_token: Option<String>,
     /// A/B delays of the packet being taken that belong to other feeds (see [`Copies`]).
     ab_elsewhere: Vec<(u16, i64)>,
     /// SND times of recent writes, by connection (see [`tx`]).
@@ -797,6 +800,7 @@ impl Analyzer {
             wake_at: i64::MIN,
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
+            first_unreadable_token: None,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
             fast_frames: 0,
@@ -1329,6 +1333,9 @@ impl Analyzer {
                 let Some(seq) = token.and_then(|tok| rule.seq_of(tok)) else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
+                    if self.first_unreadable_token.is_none() {
+                        self.first_unreadable_token = token.map(|t| String::from_utf8_lossy(t).into_owned());
+                    }
                     return;
                 };
                 match self.arbiter.find(seq) {

@@ -217,6 +217,10 @@ pub struct Report {
     /// TX events were given (`--tx-events`): their lines are shown even when none was read.
     #[serde(skip)]
     pub tx_given: bool,
+    /// The first order token the token rule read no sequence from (the terminal's hint when none had
+    /// one).
+    #[serde(skip)]
+    pub first_unreadable_token: Option<String>,
     /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
     /// that reads them; the figures cover the frames before).
     pub input: InputStatus,
@@ -401,6 +405,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         feeds,
         connections,
         tx_given: a.cfg.tx_events,
+        first_unreadable_token: a.first_unreadable_token.clone(),
         input: InputStatus { complete: true, ..InputStatus::default() },
     }
 }
@@ -519,6 +524,20 @@ impl Report {
             c.ambiguous,
             c.not_correlated
         );
+        // Every order without a readable token: the regex does not fit the firm's tokens. Say what
+        // one looks like, so that the fix is one look away.
+        if c.orders > 0 && c.no_token == c.orders {
+            let _ = writeln!(
+                o,
+                "  no order's token gave a sequence under {}: {}; the regex's first group must capture \
+                 the trigger's MoldUDP64 sequence (decimal) in the ClOrdID / order token",
+                self.matching,
+                match &self.first_unreadable_token {
+                    Some(t) => format!("the first was `{t}`"),
+                    None => "the orders carry no token".to_owned(),
+                }
+            );
+        }
         // Index restarts are rare (a sequence jump past the index's bound): named only when they happened.
         let resets = match c.tick_index_resets {
             0 => String::new(),
