@@ -402,7 +402,8 @@ impl Pipeline {
                         "{}: interface {} records {} packets lost while capturing ({} by the interface, {} by the \
                          operating system; pcapng interface statistics): figures from this file may miss them",
                         input.name(),
-                        i.name.as_deref().unwrap_or("(unnamed)"),
+                        // The file's text: control characters (a newline in a name) escaped, not printed.
+                        i.name.as_deref().map_or_else(|| "(unnamed)".to_owned(), |n| n.escape_debug().to_string()),
                         r.drops(),
                         r.ifdrop.unwrap_or(0),
                         r.osdrop.unwrap_or(0)

@@ -445,6 +445,12 @@ fn losses_the_capture_records_are_reported() {
     assert!(text.contains("capture: the input records 13 packets lost while it was captured"), "{text}");
     let frames = wirestamp(&["frames", cap.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&frames.stderr).contains("records 13 packets lost while capturing"));
+    // A name holding a control character is escaped in the message, not printed raw.
+    let at = bytes.windows(8).position(|w| w == b"tap-md-a").expect("the first interface's name");
+    bytes[at..at + 8].copy_from_slice(b"tap\nmd-a");
+    std::fs::write(&cap, &bytes).unwrap();
+    let err = String::from_utf8(wirestamp(&["analyze", "-q", cap.to_str().unwrap()]).stderr).unwrap();
+    assert!(err.contains("interface tap\\nmd-a records 13 packets lost"), "{err}");
     // Without such blocks, nothing is said.
     let clean = dir.join("c.pcapng");
     ok(&["synth", clean.to_str().unwrap(), "-n", "200", "--seed", "3"]);
