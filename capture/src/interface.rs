@@ -117,6 +117,7 @@ impl RecordedStats {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn the_unit_in_whole_ns() {
@@ -136,8 +137,6 @@ mod tests {
             assert_eq!(r.unit_ns(), ns, "{r:?}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn resolution_conversions_are_exact() {

@@ -245,7 +245,8 @@ pub struct TrailerStats {
     /// Frames that looked like keyframes but failed validation (bad magic/version, impossible skew or
     /// frequency, UTC far from the record time).
     pub keyframes_rejected: u64,
-    /// v1 keyframes whose measured tick frequency was off nominal by more than 2 % (nominal used).
+    /// v1 keyframes whose measured tick frequency was off nominal by more than 2 % (nominal used);
+    /// filled in by [`TrailerDecoder::stats`].
     pub freq_rejected: u64,
     /// Frames returned as [`Decoded::None`].
     pub no_trailer: u64,
@@ -303,9 +304,9 @@ impl TrailerDecoder {
         self.mode
     }
 
-    /// Counters so far.
-    pub fn stats(&self) -> &TrailerStats {
-        &self.stats
+    /// Counters so far (`freq_rejected` read from the keyframe state, which keeps it).
+    pub fn stats(&self) -> TrailerStats {
+        TrailerStats { freq_rejected: self.counters.freq_rejected, ..self.stats.clone() }
     }
 
     /// Decodes the trailer/header of `frame` (whose dissection is `d`).
@@ -375,7 +376,6 @@ impl TrailerDecoder {
     #[inline]
     pub fn count_plain_stamp(&mut self, frame: &Frame<'_>, s: &TrailerStamp) {
         self.count_frame(frame);
-        self.stats.freq_rejected = self.counters.freq_rejected;
         self.count_stamp(s);
     }
 
@@ -393,14 +393,12 @@ impl TrailerDecoder {
     /// Counts a frame found to hold no trailer.
     #[inline(always)]
     fn count_none(&mut self) {
-        self.stats.freq_rejected = self.counters.freq_rejected;
         self.stats.no_trailer += 1;
     }
 
     #[inline(never)]
     fn decode_slow(&mut self, frame: &Frame<'_>, d: &Dissection) -> Result<Decoded, TrailerError> {
         let out = self.decode_inner(frame, d)?;
-        self.stats.freq_rejected = self.counters.freq_rejected;
         match out {
             Decoded::None => self.stats.no_trailer += 1,
             Decoded::Keyframe => {}

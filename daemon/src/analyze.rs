@@ -3,15 +3,16 @@
 use crate::cli::AnalyzeArgs;
 use crate::output::{create_output, distinct};
 use crate::pipeline::Pipeline;
+use crate::progress::ProgressLine;
 use anyhow::{Context, Result, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::Deserialize;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::analyze::report::InputStatus;
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
@@ -102,11 +103,9 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     })
 }
 
-/// Progress on stderr, only when it is a terminal and the work takes more than a second.
+/// `analyze`'s progress: frames, rate, and the fraction of the input read when the sizes tell it.
 pub struct Progress {
-    on: bool,
-    started: Instant,
-    last: Instant,
+    line: ProgressLine,
     total_bytes: u64,
 }
 
@@ -114,33 +113,22 @@ impl Progress {
     /// Progress over `files` (their sizes give the fraction done); `quiet` turns it off.
     pub fn new(files: &[std::path::PathBuf], quiet: bool) -> Progress {
         let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
-        let now = Instant::now();
-        Progress { on: !quiet && std::io::stderr().is_terminal(), started: now, last: now, total_bytes }
+        Progress { line: ProgressLine::new(quiet), total_bytes }
     }
 
     fn tick(&mut self, frames: u64, bytes: u64) {
-        if !self.on || !frames.is_multiple_of(65_536) {
+        if !frames.is_multiple_of(65_536) {
             return;
         }
-        let now = Instant::now();
-        if now - self.started < Duration::from_secs(1) || now - self.last < Duration::from_millis(200) {
-            return;
-        }
-        self.last = now;
-        let rate = frames as f64 / (now - self.started).as_secs_f64() / 1e6;
+        let Some(elapsed) = self.line.due() else { return };
+        let rate = frames as f64 / elapsed.as_secs_f64() / 1e6;
         // Compressed inputs count decompressed bytes, so the fraction is only shown when it is one.
         let pct = if bytes <= self.total_bytes && self.total_bytes > 0 {
             format!("{:>5.1}% ", 100.0 * bytes as f64 / self.total_bytes as f64)
         } else {
             String::new()
         };
-        eprint!("\r{pct}{frames} frames, {rate:.1} M/s   ");
-    }
-
-    fn done(&self) {
-        if self.on && Instant::now() - self.started >= Duration::from_secs(1) {
-            eprint!("\r{:60}\r", "");
-        }
+        self.line.show(&format!("{pct}{frames} frames, {rate:.1} M/s"));
     }
 }
 
@@ -245,12 +233,12 @@ pub fn process_with_tx(
         if analyzer.has_output() {
             sinks.drain(analyzer)?;
         }
-        if progress.on {
+        if progress.line.on() {
             let bytes = pipe.inputs().iter().map(|r| r.stats().bytes).sum();
             progress.tick(index, bytes);
         }
     }
-    progress.done();
+    progress.line.finish();
     tx.feed_until(analyzer, i64::MAX);
     analyzer.finish();
     sinks.drain(analyzer)?;
@@ -359,9 +347,6 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
                  the {} frames in no feed or session may hold them",
                 report.counters.other_frames
             )?;
-        }
-        if no_time > 0 {
-            writeln!(out, "{no_time} frames had no timestamp (pcapng Simple Packet Blocks) and were not used")?;
         }
     }
     out.flush()?;

@@ -9,5 +9,6 @@ pub mod doctor;
 pub mod frames;
 pub mod output;
 pub mod pipeline;
+pub mod progress;
 pub mod synth;
 pub mod telemetry;

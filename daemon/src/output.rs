@@ -31,23 +31,28 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
+/// The first two of `paths` (by index) that name the same file.
+pub fn same_pair<P: AsRef<Path>>(paths: &[P]) -> Option<(usize, usize)> {
+    (0..paths.len())
+        .find_map(|i| (i + 1..paths.len()).find(|&j| same_file(paths[i].as_ref(), paths[j].as_ref())).map(|j| (i, j)))
+}
+
 /// Refuses two of `paths` (flag, path) that name the same file: one output written over another, or
 /// over an input.
 pub fn distinct(paths: &[(&str, &Path)]) -> Result<()> {
-    for (i, (fa, a)) in paths.iter().enumerate() {
-        for (fb, b) in &paths[i + 1..] {
-            if same_file(a, b) {
-                bail!("{fa} and {fb} name the same file, {}: each needs its own", b.display());
-            }
+    let files: Vec<&Path> = paths.iter().map(|p| p.1).collect();
+    match same_pair(&files) {
+        Some((i, j)) => {
+            bail!("{} and {} name the same file, {}: each needs its own", paths[i].0, paths[j].0, paths[j].1.display())
         }
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// `-` names standard input for captures; as an output it would make a file named `-`, which no
 /// one asked for (and standard output holds the report): refused.
 pub fn refuse_stdout(p: &Path, flag: &str) -> Result<()> {
-    if p.as_os_str() == "-" {
+    if p.as_os_str() == wirestamp_capture::STDIN {
         bail!("{flag} -: outputs are written to a named file (standard output holds the report); give a file name");
     }
     Ok(())

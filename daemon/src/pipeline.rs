@@ -1,7 +1,7 @@
 //! The front of every command that reads captures: merged inputs, dissection and tap-trailer
 //! decoding, giving each frame its best timestamp with its provenance.
 
-use crate::output::same_file;
+use crate::output::{same_file, same_pair};
 use anyhow::{Result, bail};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -203,11 +203,9 @@ impl Pipeline {
             1 => {}
             _ => bail!("standard input (-) is given more than once: it can be read once"),
         }
-        // The same capture twice would make every frame a duplicate of itself.
-        for (i, a) in files.iter().enumerate() {
-            if let Some(b) = files[i + 1..].iter().find(|b| a.as_os_str() != STDIN && same_file(a, b)) {
-                bail!("{} and {} are the same file: give each capture once", a.display(), b.display());
-            }
+        // The same capture twice would make every frame a duplicate of itself (`-` is once at most).
+        if let Some((i, j)) = same_pair(files) {
+            bail!("{} and {} are the same file: give each capture once", files[i].display(), files[j].display());
         }
         let modes = trailer_modes(trailer_specs, files)?;
         let source = match files {

@@ -2,10 +2,10 @@
 
 use crate::cli::SynthArgs;
 use crate::output::{create_output, distinct, refuse_stdout};
+use crate::progress::ProgressLine;
 use anyhow::{Context, Result, ensure};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
 use wirestamp_lab::synth::{
     Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, TRUTH_HEADER, synth_with_progress, write_truth,
 };
@@ -60,22 +60,14 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     refuse_stdout(&args.output, "the capture")?;
     distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
     let truth_file = create_output(&truth_path, "--truth", TRUTH_HEADER)?;
-    // A progress line on stderr for a run of more than a second, on a terminal only (as analyze's).
-    let (started, on) = (Instant::now(), std::io::stderr().is_terminal());
-    let (mut shown, mut last) = (false, started);
-    let mut progress = |done: u64| {
-        let now = Instant::now();
-        if on && now - started >= Duration::from_secs(1) && now - last >= Duration::from_millis(200) {
-            last = now;
+    let mut line = ProgressLine::new(false);
+    let written = synth_with_progress(&cfg, &args.output, &mut |done| {
+        if line.due().is_some() {
             let pct = 100.0 * done as f64 / cfg.packets as f64;
-            eprint!("\r{pct:>5.1}% {done} of {} market-data packets   ", cfg.packets);
-            shown = true;
+            line.show(&format!("{pct:>5.1}% {done} of {} market-data packets", cfg.packets));
         }
-    };
-    let written = synth_with_progress(&cfg, &args.output, &mut progress);
-    if shown {
-        eprint!("\r{:60}\r", "");
-    }
+    });
+    line.finish();
     let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
     let mut f = std::io::BufWriter::new(truth_file);
     write_truth(&truth, &mut f)?;

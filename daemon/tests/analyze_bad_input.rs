@@ -2,7 +2,6 @@
 //! length that runs past the stream, an ITCH message shorter than its type. Each is counted per flow
 //! with the first offending frame, and the rest of the capture is still analysed.
 
-use std::process::Command;
 use wirestamp_lab::encode::soup;
 
 mod support;
@@ -61,13 +60,7 @@ fn bad_flows_are_counted_with_their_first_frame() {
     assert_eq!(conn["to_exchange"]["first_bad_frame"], 5);
     // The table doubts the feed whose packets are all malformed, and only that one (1 of 3 frames
     // and 1 of 4 messages bad are a damaged feed, not another protocol).
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["analyze", "-q"])
-        .args(flows)
-        .arg(&path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = support::analyze_text(&flows, &path);
     let doubts: Vec<&str> = text.lines().filter(|l| l.contains("may not be MoldUDP64")).collect();
     assert_eq!(doubts.len(), 1, "{text}");
     assert!(
@@ -210,8 +203,7 @@ fn a_sequence_jump_past_the_tick_index_is_counted_and_its_ticks_are_new() {
         (c["tick_index_resets"].as_u64(), c["ticks"].as_u64(), c["tick_copies"].as_u64(), c["stale_copies"].as_u64()),
         (Some(1), Some(4), Some(2), Some(2))
     );
-    let text = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "-q"]).arg(&path).output().unwrap();
-    let text = String::from_utf8(text.stdout).unwrap();
+    let text = support::analyze_text(&[], &path);
     assert!(text.contains("sequence jumps past the tick index (restarted there): 1;"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

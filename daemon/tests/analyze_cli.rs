@@ -123,13 +123,18 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     // Whole.
     let (code, r) = json(&cap);
     assert_eq!(code, Some(0));
-    let input = |r: &serde_json::Value| {
-        [r["input"]["complete"].clone(), r["input"]["stopped"].clone(), r["input"]["warnings"].clone()]
-    };
-    assert_eq!(input(&r), [serde_json::json!(true), serde_json::Value::Null, serde_json::json!([])]);
-    // The trailer check's counters, per input: every frame looked at, none with a trailer.
-    assert_eq!(r["input"]["trailers"][0]["frames"], records.len());
-    assert_eq!(r["input"]["trailers"][0]["no_trailer"], records.len());
+    // Every frame looked at by the trailer check, none with a trailer; ns record timestamps.
+    let (file, n) = (cap.to_str().unwrap(), records.len());
+    let kinds = serde_json::json!({ "metamako": 0, "cpacket": 0, "exablaze_hpt": 0, "exablaze_fusion": 0,
+        "arista7150": 0, "arista7280": 0 });
+    let whole = serde_json::json!({
+        "complete": true, "stopped": null, "warnings": [], "frames_without_time": 0,
+        "trailers": [{ "file": file, "mode": "auto", "frames": n, "stamped": kinds, "keyframes": kinds,
+            "keyframes_rejected": 0, "freq_rejected": 0, "no_trailer": n, "rejected": 0, "before_keyframe": 0,
+            "keyframe_too_old": 0, "truncated": 0, "stale": 0, "unsynced": 0, "degraded": 0, "extended": 0 }],
+        "resolutions": [{ "file": file, "record_resolution_ns": 1 }],
+    });
+    assert_eq!(r["input"], whole);
     // Cut inside record 500: read to its end, with a warning naming the file.
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..records[500] + 20]).unwrap();
@@ -387,6 +392,18 @@ fn synth_refuses_what_it_cannot_produce_and_says_what_it_clamped() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs the shell command `cmd`, on a terminal when `tty` (`script`, util-linux, gives it one):
+/// whether it succeeded, and what it wrote on stderr (through the terminal, which `script` passes on
+/// its stdout, when `tty`).
+fn stderr_of(cmd: &str, tty: bool) -> (bool, String) {
+    let out = if tty {
+        Command::new("script").args(["-qec", cmd, "/dev/null"]).output().expect("script (util-linux)")
+    } else {
+        Command::new("sh").args(["-c", cmd]).output().unwrap()
+    };
+    (out.status.success(), String::from_utf8_lossy(if tty { &out.stdout } else { &out.stderr }).into_owned())
+}
+
 /// Progress on stderr is shown for a run of more than a second, on a terminal only, and not with
 /// `-q`. The capture comes through a FIFO that pauses 1.3 s after a third of it, so the run takes
 /// more than a second on any machine; `script` (util-linux) gives the command a terminal.
@@ -417,19 +434,14 @@ fn progress_shows_on_a_terminal_when_a_run_takes_more_than_a_second() {
             })
         });
         let cmd = format!("{bin} analyze {extra} --match 'token:T(\\d+)' {} > {}", input.display(), report.display());
-        let out = if tty {
-            Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux)")
-        } else {
-            Command::new("sh").args(["-c", &cmd]).output().unwrap()
-        };
+        let (ok, err) = stderr_of(&cmd, tty);
         if let Some(f) = feeder {
             f.join().unwrap();
         }
-        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(ok, "{cmd}: {err}");
         let text = std::fs::read_to_string(&report).unwrap();
         assert!(text.contains("tick_to_trade"), "{cmd}: no report: {text}");
-        // `script` passes the terminal's output on its stdout; without it, stderr is the pipe's.
-        String::from_utf8_lossy(if tty { &out.stdout } else { &out.stderr }).into_owned()
+        err
     };
     let progress = |s: &str| {
         s.split('\r').any(|l| {
@@ -538,16 +550,11 @@ fn synth_shows_progress_on_a_terminal_when_a_run_takes_more_than_a_second() {
             })
         };
         let cmd = format!("{bin} synth --pcap -n 200000 {} --truth {}", fifo.display(), truth.display());
-        let out = if tty {
-            Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux)")
-        } else {
-            Command::new("sh").args(["-c", &cmd]).output().unwrap()
-        };
+        let (ok, err) = stderr_of(&cmd, tty);
         let bytes = reader.join().unwrap();
-        assert!(out.status.success(), "{cmd}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(ok, "{cmd}: {err}");
         assert!(bytes > 1 << 20);
-        // `script` passes the terminal's output on its stdout; without it, stderr is the pipe's.
-        String::from_utf8_lossy(if tty { &out.stdout } else { &out.stderr }).into_owned()
+        err
     };
     let shown = run(true);
     let progress = |s: &str| s.split('\r').any(|l| l.trim_end().ends_with("of 200000 market-data packets"));

@@ -235,8 +235,7 @@ pub struct InputStatus {
     pub stopped: Option<String>,
     /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
     pub warnings: Vec<String>,
-    /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed: the terminal says so
-    /// under the table.
+    /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed.
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
@@ -270,8 +269,8 @@ pub struct InputTrailers {
 
 impl InputTrailers {
     /// The counters of `file`'s decoder, run in `mode`.
-    pub fn new(file: String, mode: TrailerMode, stats: &TrailerStats) -> InputTrailers {
-        InputTrailers { file, mode, stats: stats.clone() }
+    pub fn new(file: String, mode: TrailerMode, stats: TrailerStats) -> InputTrailers {
+        InputTrailers { file, mode, stats }
     }
 
     /// Whether the terminal report has something to say of it: a stamp found or refused, a trailer
@@ -624,6 +623,13 @@ impl Report {
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
+        if self.input.frames_without_time > 0 {
+            let _ = writeln!(
+                o,
+                "{} frames had no timestamp (pcapng Simple Packet Blocks) and were not used",
+                self.input.frames_without_time
+            );
+        }
         for t in self.input.trailers.iter().filter(|t| t.worth_a_line()) {
             let _ = writeln!(o, "{}", t.line());
         }

@@ -30,6 +30,30 @@ pub fn analyze_json(args: &[&str], capture: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// `wirestamp analyze -q ARGS CAPTURE`, which must succeed: its terminal report.
+pub fn analyze_text(args: &[&str], capture: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q"])
+        .args(args)
+        .arg(capture)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `wirestamp synth --pcap -n PACKETS` into `dir/name` (and its truth beside it), which must succeed.
+pub fn synth_pcap(dir: &Path, name: &str, packets: u32) -> PathBuf {
+    let p = dir.join(name);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["synth", "--pcap", "-n", &packets.to_string()])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    p
+}
+
 /// The report's metric `name`.
 pub fn metric<'a>(r: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == name).unwrap()
