@@ -5,9 +5,10 @@
 //! [`Piece::Data`] chunks, each tagged with the metadata of the frame that carried those bytes *first in
 //! stream order*, so a message framer can time a message by the frame carrying its first byte and keep
 //! the frame carrying its last byte. Retransmitted bytes are dropped (counted); out-of-order segments
-//! wait in a bounded buffer; when that bound is exceeded, or the stream ends with bytes missing, the
-//! missing range is delivered as a [`Piece::Hole`] (counted) and delivery resumes after it. The framer
-//! is then responsible for resynchronising at a message boundary it can prove.
+//! wait in a bounded buffer; when that bound is exceeded, the range has been missing too long, the peer
+//! acknowledged it while later bytes were captured, or the stream ends with bytes missing, the missing
+//! range is delivered as a [`Piece::Hole`] (counted) and delivery resumes after it. The framer is then
+//! responsible for resynchronising at a message boundary it can prove.
 //!
 //! Sequence numbers wrap at 2^32; the reassembler works on 64-bit stream offsets (bytes since the first
 //! byte it saw), so wrap-around is invisible to the caller.
@@ -73,6 +74,9 @@ pub struct Reassembler<M> {
     gap_since: Option<i64>,
     /// Sequence number a FIN occupies, once one was seen (the peer's ACK of it covers no data byte).
     fin_seq: Option<u32>,
+    /// Stream offset up to which the peer acknowledged the stream ([`Reassembler::acked`]): bytes
+    /// before it not yet seen were sent, and become a hole once bytes after them are captured.
+    acked_to: u64,
     stats: ReasmStats,
 }
 
@@ -93,6 +97,7 @@ impl<M: Copy> Reassembler<M> {
             max_pending,
             gap_since: None,
             fin_seq: None,
+            acked_to: 0,
             stats: ReasmStats::default(),
         }
     }
@@ -162,7 +167,8 @@ impl<M: Copy> Reassembler<M> {
 
     fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
         if start <= self.next_off {
-            if !self.pending.is_empty() && start + payload.len() as u64 > self.next_off {
+            if (!self.pending.is_empty() || self.acked_to > self.next_off) && start + payload.len() as u64 > self.next_off
+            {
                 // The oldest missing range is being filled: what stays missing gets its own time (from
                 // the next tick), not the filled range's.
                 self.gap_since = None;
@@ -195,6 +201,7 @@ impl<M: Copy> Reassembler<M> {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
             }
+            self.release_acked(sink);
         }
     }
 
@@ -205,7 +212,11 @@ impl<M: Copy> Reassembler<M> {
     }
 
     /// The peer acknowledged every byte before `ack`: bytes before it that were never seen were sent and
-    /// received, only not captured, so they become a hole now and delivery resumes after them.
+    /// received. When bytes after them were captured, the capture missed them: they become a hole now
+    /// and delivery resumes after them. When none were, they may still come (the ACK was captured
+    /// first: two taps' files whose clocks differ, or frames recorded out of order), so the range waits
+    /// until a segment after it arrives (then it is a hole at once), the gap timeout ([`Reassembler::tick`])
+    /// or the end ([`Reassembler::finish`]).
     pub fn acked(&mut self, ack: u32, sink: &mut impl FnMut(Piece<'_, M>)) {
         let Some(next_seq) = self.next_seq else { return };
         // The ACK of a FIN covers the FIN's own sequence number, not a data byte.
@@ -214,48 +225,63 @@ impl<M: Copy> Reassembler<M> {
         if rel <= 0 {
             return;
         }
-        let target = self.next_off + rel as u64;
-        while self.next_off < target {
-            let upto = match self.pending.first_key_value() {
-                Some((&p, _)) => p.min(target),
-                None => target,
-            };
-            if upto > self.next_off {
-                let len = upto - self.next_off;
-                sink(Piece::Hole { offset: self.next_off, len });
-                self.stats.holes += 1;
-                self.stats.hole_bytes += len;
-                self.advance(len);
-            }
+        self.acked_to = self.acked_to.max(self.next_off + rel as u64);
+        self.release_acked(sink);
+    }
+
+    /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]).
+    fn release_acked(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        while self.next_off < self.acked_to {
+            let Some((&p, _)) = self.pending.first_key_value() else { break };
+            self.hole_to(p.min(self.acked_to), sink);
             self.drain_pending(sink);
         }
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.acked_to <= self.next_off {
             self.gap_since = None;
+        }
+    }
+
+    /// Delivers the bytes from the next expected one up to `offset` as a hole (none if it is not ahead).
+    fn hole_to(&mut self, offset: u64, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if offset > self.next_off {
+            let len = offset - self.next_off;
+            sink(Piece::Hole { offset: self.next_off, len });
+            self.stats.holes += 1;
+            self.stats.hole_bytes += len;
+            self.advance(len);
         }
     }
 
     /// Advances capture time: a missing range older than `max_age_ns` will not be filled any more (a
     /// retransmission comes within the sender's timeout, and a capture that missed a segment never sees
     /// it), so it becomes a hole and delivery resumes after it.
+    /// An acknowledged range with nothing captured after it waits the same way.
     pub fn tick(&mut self, now_ns: i64, max_age_ns: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
-        if self.pending.is_empty() {
+        let acked_gap = self.acked_to > self.next_off;
+        if self.pending.is_empty() && !acked_gap {
             self.gap_since = None;
             return;
         }
         let since = *self.gap_since.get_or_insert(now_ns);
         if now_ns.saturating_sub(since) > max_age_ns {
-            self.skip_to_first_pending(sink);
-            self.drain_pending(sink);
-            self.gap_since = (!self.pending.is_empty()).then_some(now_ns);
+            if self.pending.is_empty() {
+                self.hole_to(self.acked_to, sink);
+            } else {
+                self.skip_to_first_pending(sink);
+                self.drain_pending(sink);
+            }
+            self.gap_since = (!self.pending.is_empty() || self.acked_to > self.next_off).then_some(now_ns);
         }
     }
 
-    /// Declares the stream finished: whatever is still pending is delivered after the holes before it.
+    /// Declares the stream finished: whatever is still pending is delivered after the holes before it,
+    /// and acknowledged bytes never seen are a hole.
     pub fn finish(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
         while !self.pending.is_empty() {
             self.skip_to_first_pending(sink);
             self.drain_pending(sink);
         }
+        self.hole_to(self.acked_to, sink);
     }
 
     fn deliver(&mut self, data: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
@@ -328,14 +354,8 @@ impl<M: Copy> Reassembler<M> {
 
     /// Gives up on the bytes before the first pending segment: they become a hole.
     fn skip_to_first_pending(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
-        if let Some((&off, _)) = self.pending.first_key_value()
-            && off > self.next_off
-        {
-            let len = off - self.next_off;
-            sink(Piece::Hole { offset: self.next_off, len });
-            self.stats.holes += 1;
-            self.stats.hole_bytes += len;
-            self.advance(len);
+        if let Some((&off, _)) = self.pending.first_key_value() {
+            self.hole_to(off, sink);
         }
     }
 }

@@ -37,6 +37,36 @@ fn responses_in_the_frame_whose_ack_releases_their_orders_are_paired() {
     );
 }
 
+/// The exchange's ACK of each order captured 10 us before the order (the two directions on two taps
+/// whose clocks differ by 20 us, merged; or frames recorded out of order): the ACK does not turn the
+/// order's bytes into a hole before they come. Every order is read and paired with its Accepted
+/// 10 us after it, nothing is a hole or a retransmission.
+#[test]
+fn an_ack_captured_before_the_bytes_it_acknowledges_loses_nothing() {
+    const US: i64 = 1_000;
+    let mut frames = Vec::new();
+    let mut out_seq = 1;
+    for n in 1..=3u32 {
+        let t = T0 + i64::from(n) * MS;
+        let end = 1 + 50 * n;
+        let a = accepted(n);
+        frames.push((t - 10 * US, segment(false, out_seq, end, 0x10, &[])));
+        frames.push((t, segment(true, end - 50, 1, 0x18, &order(n))));
+        frames.push((t + 10 * US, segment(false, out_seq, end, 0x18, &a)));
+        out_seq += a.len() as u32;
+    }
+    let r = analyze_frames("ack-first", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [3, 3, 0, 0]);
+    let inbound = &r["connections"][0]["to_exchange"];
+    let lost = ["holes", "hole_bytes", "retransmitted_segments"].map(|k| inbound["tcp"][k].as_u64());
+    assert_eq!(lost, [Some(0), Some(0), Some(0)], "{inbound}");
+    let o2a = metric(&r, "order_to_ack");
+    assert_eq!(
+        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
+        (Some(3), Some(10 * US), Some(10 * US))
+    );
+}
+
 /// A capture that begins in the middle of the client's stream: its first segment holds the last 16
 /// bytes of an order (which, read as SoupBinTCP, would frame what follows wrongly). Without a SYN the
 /// start is not a proven packet boundary: those bytes are skipped, and the 20 whole orders after

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 /// How long a missing range may wait for a retransmission before it is a hole (TCP retransmits within
 /// its timeout, 200 ms at least on Linux; a segment the capture missed never comes back). An ACK from the
-/// other direction beyond the range ends the wait at once.
+/// other direction beyond the range ends the wait once bytes after the range were captured.
 const GAP_TIMEOUT_NS: i64 = 1_000_000_000;
 
 /// A frame, as far as timing is concerned.
@@ -166,7 +166,8 @@ impl OrderStream {
     }
 
     /// The other direction acknowledged every byte of this one before `ack` (seen in `frame`): bytes
-    /// before it that the capture missed become a hole at once.
+    /// before it that the capture missed become a hole once bytes after them were captured
+    /// ([`crate::reasm::Reassembler::acked`]).
     pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
         self.reasm.acked(ack, &mut |p| match p {

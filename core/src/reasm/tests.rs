@@ -167,7 +167,7 @@ fn recorder(out: &mut Vec<Out>) -> impl FnMut(Piece<'_, u32>) + '_ {
 }
 
 #[test]
-fn an_ack_beyond_the_gap_makes_it_a_hole_at_once() {
+fn an_ack_beyond_the_gap_makes_it_a_hole_once_later_bytes_are_captured() {
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(0, false, b"ab", 1), (5, false, b"fg", 2)], false);
     assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1)]);
@@ -176,20 +176,61 @@ fn an_ack_beyond_the_gap_makes_it_a_hole_at_once() {
         r.acked(3, &mut sink); // up to byte 3: one byte of the gap
         r.acked(9, &mut sink); // past everything: the rest of the gap, the pending data, 2 unseen bytes
     }
-    assert_eq!(
-        out,
-        vec![
-            Out::Data(0, b"ab".to_vec(), 1),
-            Out::Hole(2, 1),
-            Out::Hole(3, 2),
-            Out::Data(5, b"fg".to_vec(), 2),
-            Out::Hole(7, 2)
-        ]
-    );
+    // The 2 bytes after the pending data wait: nothing after them was captured yet.
+    let before = [Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 1), Out::Hole(3, 2), Out::Data(5, b"fg".to_vec(), 2)];
+    assert_eq!(out, before);
+    r.push(9, false, b"kl", 3, &mut recorder(&mut out)); // bytes after them: they are a hole
+    assert_eq!(out[4..], [Out::Hole(7, 2), Out::Data(9, b"kl".to_vec(), 3)]);
     assert_eq!(r.stats().hole_bytes, 5);
     r.acked(4, &mut recorder(&mut out)); // an old ACK changes nothing
-    assert_eq!(r.next_offset(), 9);
-    assert_eq!(out.len(), 5);
+    assert_eq!(r.next_offset(), 11);
+    assert_eq!(out.len(), 6);
+}
+
+/// An ACK captured before the bytes it acknowledges (two taps' files whose clocks differ): the bytes
+/// are delivered when they come, as if the ACK had come after them.
+#[test]
+fn bytes_acknowledged_before_they_are_captured_are_delivered() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
+    r.acked(6, &mut recorder(&mut out));
+    assert_eq!(out.len(), 1);
+    {
+        let mut sink = recorder(&mut out);
+        r.push(2, false, b"cd", 2, &mut sink);
+        r.tick(1_000, 500, &mut sink);
+        r.push(4, false, b"ef", 3, &mut sink);
+        r.tick(1_200, 500, &mut sink);
+        r.finish(&mut sink);
+    }
+    assert_eq!(out[1..], [Out::Data(2, b"cd".to_vec(), 2), Out::Data(4, b"ef".to_vec(), 3)]);
+    assert_eq!((r.stats().holes, r.stats().retransmitted_segments), (0, 0));
+}
+
+/// Acknowledged bytes that never come, with nothing captured after them: a hole after the gap
+/// timeout, or at the end.
+#[test]
+fn acknowledged_bytes_never_captured_are_a_hole_after_the_timeout_or_at_the_end() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
+    {
+        let mut sink = recorder(&mut out);
+        r.acked(6, &mut sink);
+        r.tick(1_000, 500, &mut sink); // the gap is noticed at t=1000
+        r.push(2, false, b"c", 2, &mut sink); // part of it comes: the rest's wait starts again
+        r.tick(1_400, 500, &mut sink);
+        r.tick(1_800, 500, &mut sink); // 400 ns since the part came: still waiting
+    }
+    assert_eq!(out, [Out::Data(0, b"ab".to_vec(), 1), Out::Data(2, b"c".to_vec(), 2)]);
+    r.tick(2_000, 500, &mut recorder(&mut out)); // 600 ns: given up
+    assert_eq!(out[2..], [Out::Hole(3, 3)]);
+
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
+    r.acked(6, &mut recorder(&mut out));
+    r.finish(&mut recorder(&mut out));
+    assert_eq!(out[1..], [Out::Hole(2, 4)]);
+    assert_eq!((r.stats().holes, r.stats().hole_bytes), (1, 4));
 }
 
 #[test]
