@@ -167,7 +167,8 @@ impl<M: Copy> Reassembler<M> {
 
     fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
         if start <= self.next_off {
-            if (!self.pending.is_empty() || self.acked_to > self.next_off) && start + payload.len() as u64 > self.next_off
+            if (!self.pending.is_empty() || self.acked_to > self.next_off)
+                && start + payload.len() as u64 > self.next_off
             {
                 // The oldest missing range is being filled: what stays missing gets its own time (from
                 // the next tick), not the filled range's.

@@ -89,6 +89,13 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
                 args.tick_retention
             )
         })?;
+    let ack_timeout_ns =
+        wirestamp_core::analyze::parse_duration_ns(&args.ack_timeout).filter(|ns| *ns > 0).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--ack-timeout {}: not a duration above 0 with its unit (ns, us, ms, s; e.g. 10s, 500ms)",
+                args.ack_timeout
+            )
+        })?;
     let tx_events = !args.tx_events.is_empty();
     let keep_pairs = args.pairs.is_some();
     Ok(AnalyzeConfig {
@@ -96,6 +103,7 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         matching,
         by_symbol,
         tick_retain_ns,
+        ack_timeout_ns,
         tx_events,
         keep_pairs,
         fast_path: !args.no_fast_path,

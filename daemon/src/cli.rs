@@ -198,6 +198,12 @@ pub struct AnalyzeArgs {
     #[arg(long, default_value = "1s", value_name = "DURATION")]
     pub tick_retention: String,
 
+    /// How long a request (Enter, Replace, Cancel, Modify) waits for the exchange's response before it
+    /// is counted as unacknowledged (e.g. 10s, 500ms). A response after that pairs with nothing and
+    /// is counted as unmatched.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub ack_timeout: String,
+
     /// TX timestamps of the order sessions' writes, as written by `wirestamp capture --source ebpf
     /// --tx-events` (repeatable): each order is joined to the write whose TCP byte range holds its last
     /// byte, giving tick_to_snd and snd_to_wire.

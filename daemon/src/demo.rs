@@ -52,6 +52,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         pairs: Some(pairs.clone()),
         hlog: Some(dir.join("run.hlog")),
         tick_retention: "1s".to_owned(),
+        ack_timeout: "10s".to_owned(),
         tx_events: Vec::new(),
         quiet: false,
         no_fast_path: false,

@@ -67,6 +67,79 @@ fn an_ack_captured_before_the_bytes_it_acknowledges_loses_nothing() {
     );
 }
 
+/// The answers to a Cancel, and the cancels nobody asked for (OUCH 5.0 §3.4, §3.9, §3.10): order 5's
+/// Cancel is answered by Cancel Pending, and its Canceled comes later, unasked; order 6's Cancel by
+/// Cancel Reject; order 7 (an IOC, say) is canceled by the exchange after its Accepted. Every
+/// request is paired (Enter 1 ms, Cancel 1 or 2 ms), and the two unasked Canceled messages are
+/// counted apart, not as unmatched responses.
+#[test]
+fn cancel_pending_and_reject_answer_a_cancel_and_unasked_cancels_are_no_pairing_failure() {
+    let soup_of = |ty: u8, m: Vec<u8>| {
+        let mut p = Vec::new();
+        soup::packet(&mut p, ty, &m);
+        p
+    };
+    let cancel = |n: u32| {
+        let mut m = Vec::new();
+        ouch::cancel_order(&mut m, n, 0);
+        soup_of(b'U', m)
+    };
+    let answer = |ty: u8, n: u32| {
+        let mut m = Vec::new();
+        ouch::cancel_answer(&mut m, ty, 0, n);
+        soup_of(b'S', m)
+    };
+    let canceled = |n: u32, reason: u8| {
+        let mut m = Vec::new();
+        ouch::canceled(&mut m, 0, n, 100, reason);
+        soup_of(b'S', m)
+    };
+    // (ms, to the exchange, bytes)
+    let script = [
+        (0, true, order(5)),
+        (1, false, accepted(5)),
+        (2, true, cancel(5)),
+        (3, false, answer(b'P', 5)),
+        (4, false, canceled(5, b'U')),
+        (5, true, order(6)),
+        (6, false, accepted(6)),
+        (7, true, cancel(6)),
+        (9, false, answer(b'I', 6)),
+        (10, true, order(7)),
+        (11, false, accepted(7)),
+        (12, false, canceled(7, b'I')),
+    ];
+    let (mut inbound, mut outbound) = (1u32, 1u32);
+    let mut frames = Vec::new();
+    for (ms, to_exchange, bytes) in script {
+        let (seq, ack) = if to_exchange { (inbound, outbound) } else { (outbound, inbound) };
+        frames.push((T0 + ms * MS, segment(to_exchange, seq, ack, 0x18, &bytes)));
+        *(if to_exchange { &mut inbound } else { &mut outbound }) += bytes.len() as u32;
+    }
+    let r = analyze_frames("cancel-answers", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [5, 5, 0, 0]);
+    assert_eq!(r["counters"]["unsolicited_cancels"], 2);
+    let o2a = metric(&r, "order_to_ack");
+    assert_eq!(
+        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
+        (Some(5), Some(MS), Some(2 * MS))
+    );
+}
+
+/// `--ack-timeout`: an Accepted 11 s after its order is past the default 10 s (the order unacknowledged,
+/// the response unmatched), and paired with a 20 s timeout.
+#[test]
+fn the_ack_timeout_is_the_users() {
+    const S: i64 = 1_000_000_000;
+    let frames =
+        vec![(T0, segment(true, 1, 1, 0x18, &order(1))), (T0 + 11 * S, segment(false, 1, 51, 0x18, &accepted(1)))];
+    let r = analyze_frames("ack-timeout-default", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [1, 0, 1, 1]);
+    let r = analyze_frames("ack-timeout-20s", &frames, &["--orders", ORDERS, "--ack-timeout", "20s"]);
+    assert_eq!(fates(&r), [1, 1, 0, 0]);
+    assert_eq!(metric(&r, "order_to_ack")["max_ns"].as_i64(), Some(11 * S));
+}
+
 /// A capture that begins in the middle of the client's stream: its first segment holds the last 16
 /// bytes of an order (which, read as SoupBinTCP, would frame what follows wrongly). Without a SYN the
 /// start is not a proven packet boundary: those bytes are skipped, and the 20 whole orders after

@@ -212,6 +212,15 @@ pub mod ouch {
         out.extend_from_slice(&quantity.to_be_bytes());
     }
 
+    /// Cancel Pending 'P' or Cancel Reject 'I' (13 bytes): the answer to a Cancel of `user_ref_num`
+    /// that cannot be done at once, or at all.
+    pub fn cancel_answer(out: &mut Vec<u8>, ty: u8, ts_since_midnight: u64, user_ref_num: u32) {
+        assert!(matches!(ty, b'P' | b'I'), "Cancel Pending or Cancel Reject");
+        out.push(ty);
+        out.extend_from_slice(&ts_since_midnight.to_be_bytes());
+        out.extend_from_slice(&user_ref_num.to_be_bytes());
+    }
+
     /// Order Canceled 'C' (18 bytes): `quantity` shares of `user_ref_num` canceled, for `reason`.
     pub fn canceled(out: &mut Vec<u8>, ts_since_midnight: u64, user_ref_num: u32, quantity: u32, reason: u8) {
         out.push(b'C');

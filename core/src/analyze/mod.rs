@@ -339,6 +339,10 @@ pub struct Counters {
     pub unacked: u64,
     /// Responses that matched no pending order.
     pub unmatched_responses: u64,
+    /// Order Canceled messages with no request waiting for them: the exchange canceled on its own (an
+    /// IOC order's unfilled rest, a timeout, a supervisory cancel) or ended a Cancel Pending. Not a
+    /// pairing failure, so not among `unmatched_responses`.
+    pub unsolicited_cancels: u64,
     /// Frames whose timestamp came from each source (among frames used).
     pub ts_sources: BTreeMap<&'static str, u64>,
     /// Frames used whose clock carried a quality warning.
@@ -1289,8 +1293,9 @@ impl Analyzer {
                 }
             }
             OrderDir::Outbound => {
-                // Responses that acknowledge an order action.
-                if !matches!(s.msg_type, b'A' | b'J' | b'U' | b'C' | b'M') {
+                // Responses that acknowledge an order action: Accepted, Rejected, Replaced, Canceled,
+                // Modified; Cancel Pending and Cancel Reject answer a Cancel (OUCH 5.0 §3.9, §3.10).
+                if !matches!(s.msg_type, b'A' | b'J' | b'U' | b'C' | b'M' | b'P' | b'I') {
                     return;
                 }
                 let Some(id) = s.id else { return };
@@ -1301,6 +1306,7 @@ impl Analyzer {
                         let slot = self.conn_slot(ci, O2A);
                         self.record(O2A, m.first.time_ns.saturating_sub(t), &[slot]);
                     }
+                    None if s.msg_type == b'C' => self.counters.unsolicited_cancels += 1,
                     None => self.counters.unmatched_responses += 1,
                 }
             }

@@ -542,9 +542,13 @@ impl Report {
             0 => String::new(),
             n => format!(", sequence jumps past the tick index (restarted there): {n}"),
         };
+        let unsolicited = match c.unsolicited_cancels {
+            0 => String::new(),
+            n => format!(", {n} cancels the exchange sent unasked"),
+        };
         let _ = writeln!(
             o,
-            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged, {} responses unmatched",
+            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged, {} responses unmatched{unsolicited}",
             c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
         );
         for f in &self.feeds {
