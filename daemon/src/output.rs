@@ -26,9 +26,13 @@ pub fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::
     std::fs::File::create(p).with_context(|| format!("{flag} {}: cannot create it", p.display()))
 }
 
-/// Whether `a` and `b` name the same file (the same path, or the same file through links).
+/// Whether `a` and `b` name the same file: the same path, or the same file through symbolic or hard
+/// links (one device and inode).
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    use std::os::unix::fs::MetadataExt;
+    a == b
+        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        || matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino()))
 }
 
 /// The first two of `paths` (by index) that name the same file.

@@ -593,6 +593,11 @@ fn outputs_never_replace_a_capture_or_each_other() {
     refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
     let same = format!("{}/./small.pcapng", dir.display());
     refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
+    let hard = dir.join("hard-link.pcapng");
+    std::fs::hard_link(&cap, &hard).unwrap();
+    refused(&["analyze", "-q", &cap, &s(&hard)], "are the same file: give each capture once");
+    refused(&["frames", "-q", &s(&hard), &cap], "are the same file: give each capture once");
+    refused(&["analyze", "-q", "--pairs", &s(&hard), &cap], "--pairs");
     // `-` is standard input for captures; no output makes a file named `-`.
     for args in [
         &["analyze", "-q", "--pairs", "-", &cap][..],
