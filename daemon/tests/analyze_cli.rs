@@ -144,6 +144,9 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     assert_eq!(r["counters"]["frames"], 500);
     let w = r["input"]["warnings"][0].as_str().unwrap();
     assert!(w.starts_with(&format!("{}: at byte {} (record 500): file cut short", cut.display(), records[500])), "{w}");
+    // The table says so too: a report saved from standard output must not pass for a whole capture's.
+    let text = |path: &Path| String::from_utf8(wirestamp(&["analyze", "-q", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(text(&cut).lines().any(|l| l == format!("input: {w}")), "{}", text(&cut));
     // Record 100's length field broken: reading stops there, the report covers 100 frames and says so.
     let mut broken = bytes.clone();
     broken[records[100] + 8..records[100] + 12].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -162,6 +165,8 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
         )),
         "{stopped}"
     );
+    let want = format!("input: {stopped}: the figures cover only the frames before it");
+    assert!(text(&bad).lines().any(|l| l == want), "{}", text(&bad));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

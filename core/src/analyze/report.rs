@@ -648,6 +648,14 @@ impl Report {
                 format_ns(r.record_resolution_ns as i64)
             );
         }
+        // What went wrong reading the inputs, in the report too (stderr has it as well): a saved report
+        // must not pass for one of whole captures.
+        if let Some(stopped) = &self.input.stopped {
+            let _ = writeln!(o, "input: {stopped}: the figures cover only the frames before it");
+        }
+        for w in &self.input.warnings {
+            let _ = writeln!(o, "input: {w}");
+        }
         if c.capture_drops > 0 {
             let _ = writeln!(
                 o,
