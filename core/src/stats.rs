@@ -40,16 +40,30 @@ pub struct Latency {
     pub saturated: u64,
 }
 
+/// An empty histogram, grown as values need it: its counts cover the largest value recorded, not all
+/// of 1 ns..1 h at once (220 KB), so that a metric row costs what its values need (a capture with
+/// thousands of feeds holds thousands of rows). Values are clamped to [`MAX_TRACKABLE_NS`] before
+/// they are recorded ([`record_clamped`]), so the buckets and every figure are those of a histogram
+/// made for the whole range.
 fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGFIG)
-        .unwrap_or_else(|_| unreachable!("constant bounds are valid"))
+    let mut h = Histogram::new_with_bounds(1, 2, SIGFIG).unwrap_or_else(|_| unreachable!("constant bounds are valid"));
+    h.auto(true);
+    h
+}
+
+/// Records `n` samples of `v` (clamped to [`MAX_TRACKABLE_NS`]) into `h`, grown as needed. (The
+/// crate's `saturating_record` would clamp to the histogram's current top instead of growing it.)
+#[inline]
+fn record_clamped(h: &mut Histogram<u64>, v: u64, n: u64) {
+    // Cannot fail: a value up to the limit always fits after growing, and counts saturate.
+    let _ = h.record_n(v.min(MAX_TRACKABLE_NS), n);
 }
 
 /// Adds the counts of a Tally's flat array, buckets `used`, into `h`.
 fn add_counts(h: &mut Histogram<u64>, counts: &[u32], used: std::ops::RangeInclusive<usize>) {
     let start = *used.start();
     for (i, &c) in counts[used].iter().enumerate().filter(|(_, c)| **c > 0) {
-        h.saturating_record_n(bucket_value(start + i), u64::from(c));
+        record_clamped(h, bucket_value(start + i), u64::from(c));
     }
 }
 
@@ -84,13 +98,13 @@ impl Latency {
             self.saturated += 1;
         }
         if ns < 0 {
-            self.neg_hist.get_or_insert_with(|| Box::new(histogram())).saturating_record(v);
+            record_clamped(self.neg_hist.get_or_insert_with(|| Box::new(histogram())), v, 1);
             return;
         }
-        self.hist.saturating_record(v.max(1));
+        record_clamped(&mut self.hist, v.max(1), 1);
     }
 
-    /// Empties the metric, keeping its allocation (a histogram is ~220 KB).
+    /// Empties the metric, keeping its allocation (grown to the largest value it held).
     pub fn reset(&mut self) {
         self.hist.reset();
         if let Some(h) = self.neg_hist.as_mut() {
@@ -132,11 +146,16 @@ impl Latency {
             self.max = self.max.max(t.max);
             self.sum += t.sum;
         }
-        self.merge(&t.spill);
+        if let Some(spill) = t.spill.as_deref() {
+            self.merge(spill);
+        }
     }
 
     pub fn merge(&mut self, other: &Latency) {
-        // Same bounds on both sides: add cannot fail.
+        if other.count() == 0 {
+            return;
+        }
+        // Both grow as needed: add cannot fail.
         let _ = self.hist.add(&other.hist);
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
@@ -198,13 +217,15 @@ impl Latency {
 /// twice the cache.
 #[derive(Debug, Clone)]
 pub struct Tally {
-    counts: Box<[u32]>,
+    /// Grown to the bucket of the largest value recorded (a tally for a few µs holds a few K counts,
+    /// not the 33 K that reach an hour).
+    counts: Vec<u32>,
     /// The same for the magnitudes of negative values (made at the first: a capture clock behind the
     /// exchange's, or µs stamps, make half of exchange_to_capture negative).
-    neg: Option<Box<[u32]>>,
+    neg: Option<Vec<u32>>,
     /// Values the flat arrays do not take (beyond [`MAX_TRACKABLE_NS`] either way, or a bucket whose
-    /// `u32` is full): recorded the slow way.
-    spill: Latency,
+    /// `u32` is full): recorded the slow way, made at the first.
+    spill: Option<Box<Latency>>,
     min: i64,
     max: i64,
     sum: i128,
@@ -234,14 +255,27 @@ fn bucket_value(i: usize) -> u64 {
     if b < 0 { (sub - half) as u64 } else { (sub as u64) << b }
 }
 
-/// A tally's flat array of counts.
-fn flat() -> Box<[u32]> {
-    vec![0; TALLY_LEN].into_boxed_slice()
+/// The count of bucket `i` in `counts`, the array grown to hold it (whole buckets of sub-buckets at a
+/// time, doubling, never past [`TALLY_LEN`]).
+#[cold]
+#[inline(never)]
+fn grown(counts: &mut Vec<u32>, i: usize) -> &mut u32 {
+    let half = 1usize << SUB_HALF_MAG;
+    let len = (i + 1).next_multiple_of(half).max(2 * counts.len()).min(TALLY_LEN);
+    counts.resize(len, 0);
+    &mut counts[i]
+}
+
+/// The count of bucket `i` in `counts`, grown as needed.
+#[inline(always)]
+fn count_at(counts: &mut Vec<u32>, i: usize) -> &mut u32 {
+    // Checked either way: the branch that used to panic now grows the array.
+    if i < counts.len() { &mut counts[i] } else { grown(counts, i) }
 }
 
 impl Default for Tally {
     fn default() -> Self {
-        Tally { counts: flat(), neg: None, spill: Latency::new(), min: i64::MAX, max: i64::MIN, sum: 0, n: 0 }
+        Tally { counts: Vec::new(), neg: None, spill: None, min: i64::MAX, max: i64::MIN, sum: 0, n: 0 }
     }
 }
 
@@ -254,12 +288,19 @@ impl Tally {
             return self.record_other(ns);
         }
         // 0 goes to the bucket of 1, like Latency's `max(1)` (exchange_to_capture has many zeros).
-        let c = &mut self.counts[bucket_index((ns as u64).max(1))];
+        let c = count_at(&mut self.counts, bucket_index((ns as u64).max(1)));
         if *c == u32::MAX {
-            return self.spill.record(ns);
+            return self.spilled(ns);
         }
         *c += 1;
         self.add(ns);
+    }
+
+    /// Records `ns` into the spill histogram.
+    #[cold]
+    #[inline(never)]
+    fn spilled(&mut self, ns: i64) {
+        self.spill.get_or_insert_with(Box::default).record(ns);
     }
 
     /// Records `ns` `n` times: the same as `n` calls of [`Tally::record`] (a packet's later copies,
@@ -267,7 +308,7 @@ impl Tally {
     #[inline(always)]
     pub fn record_n(&mut self, ns: i64, n: u16) {
         if ns as u64 <= MAX_TRACKABLE_NS && n > 0 {
-            let c = &mut self.counts[bucket_index((ns as u64).max(1))];
+            let c = count_at(&mut self.counts, bucket_index((ns as u64).max(1)));
             // `record` fills a bucket up to u32::MAX exactly, then spills: one at a time past that.
             if let Some(v) = c.checked_add(u32::from(n)) {
                 *c = v;
@@ -299,11 +340,11 @@ impl Tally {
     fn record_other(&mut self, ns: i64) {
         let v = ns.unsigned_abs();
         if ns >= 0 || v > MAX_TRACKABLE_NS {
-            return self.spill.record(ns);
+            return self.spilled(ns);
         }
-        let c = &mut self.neg.get_or_insert_with(flat)[bucket_index(v)];
+        let c = count_at(self.neg.get_or_insert_with(Vec::new), bucket_index(v));
         if *c == u32::MAX {
-            return self.spill.record(ns);
+            return self.spilled(ns);
         }
         *c += 1;
         self.add(ns);
@@ -317,15 +358,15 @@ impl Tally {
         if let (Some(used), Some(neg)) = (self.neg_used(), self.neg.as_mut()) {
             neg[used].iter_mut().for_each(|c| *c = 0);
         }
-        if self.spill.count() > 0 {
-            self.spill.reset();
+        if let Some(spill) = self.spill.as_mut().filter(|s| s.count() > 0) {
+            spill.reset();
         }
         (self.min, self.max, self.sum, self.n) = (i64::MAX, i64::MIN, 0, 0);
     }
 
     /// Values recorded since the last [`Latency::absorb`].
     pub fn count(&self) -> u64 {
-        self.n + self.spill.count()
+        self.n + self.spill.as_ref().map_or(0, |s| s.count())
     }
 
     /// The buckets of `counts` that may hold counts: those of `min..=max`, or of 1..=max when some
@@ -502,8 +543,8 @@ mod tests {
                     let (mut once, mut each) = (Tally::default(), Tally::default());
                     if let Some(short) = short {
                         let b = bucket_index((v.max(1) as u64).min(MAX_TRACKABLE_NS));
-                        once.counts[b] = u32::MAX - short;
-                        each.counts[b] = u32::MAX - short;
+                        *count_at(&mut once.counts, b) = u32::MAX - short;
+                        *count_at(&mut each.counts, b) = u32::MAX - short;
                     }
                     once.record_n(v, n);
                     (0..n).for_each(|_| each.record(v));
@@ -515,8 +556,8 @@ mod tests {
                         (each.min, each.max, each.sum, each.n),
                         "{what}"
                     );
-                    assert!(once.spill.histogram() == each.spill.histogram(), "{what}");
-                    assert_eq!(once.spill.count(), each.spill.count(), "{what}");
+                    let spill = |t: &Tally| t.spill.as_deref().map(|s| (s.histogram().clone(), s.count()));
+                    assert!(spill(&once) == spill(&each), "{what}");
                 }
             }
         }
