@@ -115,6 +115,11 @@ impl<M: Copy> Reassembler<M> {
         &self.stats
     }
 
+    /// The metadata of the out-of-order segments waiting for the bytes before them.
+    pub fn pending_metas(&self) -> impl Iterator<Item = &M> {
+        self.pending.values().map(|(_, m)| m)
+    }
+
     /// Stream offset of the next byte to be delivered.
     pub fn next_offset(&self) -> u64 {
         self.next_off

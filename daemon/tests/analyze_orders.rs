@@ -494,3 +494,78 @@ fn a_parked_order_finds_its_trigger_before_the_window_lets_it_go() {
     let t2t = metric(&r, "tick_to_trade");
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(5_000)));
 }
+
+/// An OUCH 5.0 Enter Order packet for AAPL, UserRefNum `n`, whose ClOrdID carries tick `seq`.
+fn order_for(n: u32, seq: u64) -> Vec<u8> {
+    let mut ord = support::aapl_order(n);
+    ord.cl_ord_id = format!("T{seq:013}");
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &ord);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    p
+}
+
+/// A MoldUDP64 packet of feed 233.54.12.111:26477 carrying one AAPL Add Order, sequence `seq`.
+fn aapl_tick(seq: u64) -> Vec<u8> {
+    support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+}
+
+/// Under the symbol rule, an order split over two segments 20 us apart, its symbol ticking every 5 us:
+/// it is correlated when its last byte comes, by when four newer ticks of the symbol have come, but
+/// its match is the newest tick before its first byte (2 us before), not none (the symbol's recent
+/// ticks were four, and that one had left them).
+#[test]
+fn a_split_order_finds_its_trigger_however_many_ticks_come_before_its_last_byte() {
+    const US: i64 = 1_000;
+    let o = order_for(1, 3);
+    let mut frames: Vec<(i64, Vec<u8>)> = (1..=13).map(|n| (T0 + (n as i64 - 1) * 5 * US, aapl_tick(n))).collect();
+    // The connection's SYN: its first byte starts a packet.
+    frames.push((T0 - MS, segment(true, 0, 0, 0x02, &[])));
+    frames.push((T0 + 12 * US, segment(true, 1, 1, 0x18, &o[..20])));
+    frames.push((T0 + 32 * US, segment(true, 21, 1, 0x18, &o[20..])));
+    frames.sort_by_key(|f| f.0);
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("split-symbol", &frames, &args);
+        let c = &r["counters"];
+        assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()), [1, 1, 0].map(Some), "{rule}");
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(2 * US)), "{rule}");
+    }
+}
+
+/// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
+/// the hole until the capture ends 1.5 s later, the feed ticking every millisecond meanwhile. Each
+/// is then correlated with its trigger, 2 us before it, under either rule: the triggers were kept
+/// while the orders were held (they had left the 1 s window by the end, and every order was
+/// unmatched).
+#[test]
+fn orders_held_behind_a_hole_find_their_triggers() {
+    const US: i64 = 1_000;
+    let mut frames: Vec<(i64, Vec<u8>)> = (1..=1_500).map(|n| (T0 + n as i64 * MS, aapl_tick(n))).collect();
+    // The connection's SYN: the stream starts at 1, where order 1's bytes go missing.
+    frames.push((T0, segment(true, 0, 0, 0x02, &[])));
+    let mut seq = 1u32;
+    for k in 1..=5u64 {
+        let o = order_for(k as u32, 10 * k);
+        if k > 1 {
+            frames.push((T0 + 10 * k as i64 * MS + 2 * US, segment(true, seq, 1, 0x18, &o)));
+        }
+        seq += o.len() as u32;
+    }
+    frames.sort_by_key(|f| f.0);
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("held", &frames, &args);
+        let c = &r["counters"];
+        assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()), [4, 4, 0].map(Some), "{rule}");
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(
+            (t2t["count"].as_u64(), t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()),
+            (Some(4), Some(2 * US), Some(2 * US)),
+            "{rule}"
+        );
+        assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule}");
+    }
+}

@@ -146,6 +146,13 @@ pub struct Arbiter {
     last: usize,
     retain_ns: i64,
     max_slots: usize,
+    /// The earliest time an order still to be correlated may have ([`Arbiter::hold`]): ticks are kept
+    /// from `retain_ns` before it, not only before the latest packet (`i64::MAX`: none held).
+    hold_from: i64,
+    /// For the packet being taken, while ticks are held: the time before which a copy's first copy
+    /// (or a sequence found missing) lies outside the window, which without the hold would have left
+    /// the ring: such a copy is too late to arbitrate, as it would have been (`i64::MIN`: none held).
+    stale_before: i64,
     /// Copies older than the window.
     pub stale: u64,
     /// Sequence jumps too large to index (the ring restarted there).
@@ -161,6 +168,8 @@ impl Arbiter {
             last: usize::MAX,
             retain_ns,
             max_slots: max_slots.max(1),
+            hold_from: i64::MAX,
+            stale_before: i64::MIN,
             stale: 0,
             resets: 0,
         }
@@ -183,12 +192,38 @@ impl Arbiter {
     /// [`Arbiter::packet`] for a session already looked up (a caller that remembers it).
     #[inline(always)]
     pub fn packet_at(&mut self, session: SessionRef, time_ns: i64) {
+        if self.hold_from != i64::MAX {
+            return self.packet_held(session, time_ns);
+        }
         let Some((_, s)) = self.sessions.get_mut(session.0) else { return };
         let horizon = time_ns.saturating_sub(self.retain_ns);
         // A tick whose first copy is older than the window goes, and so does a sequence found
         // missing longer ago than the window: a copy of it now would be that far behind.
         while s.len > 0 && s.at(0).time_ns < horizon {
             s.pop_front();
+        }
+    }
+
+    /// [`Arbiter::packet_at`] while ticks are held ([`Arbiter::hold`]).
+    #[cold]
+    #[inline(never)]
+    fn packet_held(&mut self, session: SessionRef, time_ns: i64) {
+        let window = time_ns.saturating_sub(self.retain_ns);
+        self.stale_before = if self.hold_from < time_ns { window } else { i64::MIN };
+        let Some((_, s)) = self.sessions.get_mut(session.0) else { return };
+        let horizon = window.min(self.hold_from.saturating_sub(self.retain_ns));
+        while s.len > 0 && s.at(0).time_ns < horizon {
+            s.pop_front();
+        }
+    }
+
+    /// Orders to come may start as early as `from` (capture time; `i64::MAX`: none held): the ticks
+    /// they may match, from `--tick-retention` before it, stay. A copy is still judged against the
+    /// window from its own packet's time.
+    pub fn hold(&mut self, from: i64) {
+        self.hold_from = from;
+        if from == i64::MAX {
+            self.stale_before = i64::MIN;
         }
     }
 
@@ -215,8 +250,8 @@ impl Arbiter {
     /// with many saves looking the session up again for each).
     #[inline(always)]
     pub fn ring(&mut self, session: SessionRef) -> Ring<'_> {
-        let Arbiter { sessions, max_slots, stale, resets, .. } = self;
-        Ring { s: &mut sessions[session.0].1, max_slots: *max_slots, stale, resets }
+        let Arbiter { sessions, max_slots, stale, resets, stale_before, .. } = self;
+        Ring { s: &mut sessions[session.0].1, max_slots: *max_slots, stale_before: *stale_before, stale, resets }
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed` (a packet of one message).
@@ -248,7 +283,7 @@ impl Arbiter {
         }
         let first = s.at(idx);
         let (t0, f0) = (first.time_ns, first.feed);
-        if !first.seen || f0 == feed || time_ns < t0 {
+        if !first.seen || f0 == feed || time_ns < t0 || t0 < self.stale_before {
             return None;
         }
         // No early exit: a packet is a few slots, and a branch per slot would be one more to predict.
@@ -303,6 +338,8 @@ impl Arbiter {
 pub struct Ring<'a> {
     s: &'a mut SessionTicks,
     max_slots: usize,
+    /// [`Arbiter::stale_before`].
+    stale_before: i64,
     stale: &'a mut u64,
     resets: &'a mut u64,
 }
@@ -319,7 +356,11 @@ impl Ring<'_> {
         // 16-byte reload could not be forwarded from the narrower stores (a stall per message).
         if idx < s.len {
             let slot = s.at_mut(idx);
-            if !slot.seen {
+            if slot.time_ns < self.stale_before {
+                // Held for an order (see `Arbiter::hold`), but outside this copy's window.
+                *self.stale += 1;
+                Arrival::Stale
+            } else if !slot.seen {
                 slot.set(time_ns, feed, locate);
                 Arrival::First
             } else if time_ns < slot.time_ns {
@@ -529,6 +570,38 @@ mod tests {
         assert_eq!(a.observe_in(p, 14, 0, 0, 6_000), Arrival::First);
         let p = a.packet(S, 14, 7_000);
         assert_eq!(a.observe_in(p, 14, 1, 0, 7_000), Arrival::Later { delay_ns: 1_000, first_feed: 0 });
+    }
+
+    /// While an order to come may start at 500 ns, ticks from `retain` before it stay (an order held
+    /// behind a TCP hole finds them), yet copies are judged against their own packet's window as
+    /// without the hold: a later copy, or the first copy of a sequence found missing, more than the
+    /// window after is stale, and `later_copies` leaves them to `observe`. Without the hold they
+    /// leave as before.
+    #[test]
+    fn ticks_are_held_for_an_order_yet_copies_keep_their_window() {
+        let mut a = Arbiter::new(1_000, 1 << 16);
+        a.hold(500);
+        // Sequence 0 at 0 and 2 at 100 on feed 0 (1 found missing at 100), then 3 at 5 us.
+        assert_eq!(a.observe(S, 0, 0, 0, 0), Arrival::First);
+        assert_eq!(a.observe(S, 2, 0, 0, 100), Arrival::First);
+        assert_eq!(a.observe(S, 3, 0, 0, 5_000), Arrival::First);
+        // Held: 0 and 2 are still found (from 1 us before the hold at 500 ns on).
+        assert_eq!(a.get(S, 0).map(|t| t.time_ns), Some(0));
+        assert_eq!(a.get(S, 2).map(|t| t.time_ns), Some(100));
+        // Feed 1's copies at 5.05 us: of 0, 1 and 2, too late (more than 1 us after); of 3, in time.
+        let r = a.packet(S, 0, 5_050);
+        assert_eq!(a.later_copies(r, 2, 1, 1, 5_050), None);
+        assert_eq!(a.observe_in(r, 0, 1, 0, 5_050), Arrival::Stale);
+        assert_eq!(a.observe_in(r, 1, 1, 0, 5_050), Arrival::Stale);
+        assert_eq!(a.observe_in(r, 2, 1, 0, 5_050), Arrival::Stale);
+        assert_eq!(a.later_copies(r, 3, 1, 1, 5_050), Some((50, 0)));
+        assert_eq!(a.observe_in(r, 3, 1, 0, 5_050), Arrival::Later { delay_ns: 50, first_feed: 0 });
+        assert_eq!(a.stale, 3);
+        // The hold ends: the next packet's window lets 0..=2 go.
+        a.hold(i64::MAX);
+        a.packet(S, 4, 5_100);
+        assert_eq!((a.get(S, 0), a.get(S, 2)), (None, None));
+        assert!(a.get(S, 3).is_some());
     }
 
     #[test]

@@ -381,16 +381,31 @@ impl SymHistory {
     const EMPTY: SymHistory = SymHistory { ticks: [NO_TICK; SYMBOL_HISTORY], newest: 0 };
 
     /// A message of this symbol at `t`. Several at one time (one packet) cannot be told apart by a
-    /// symbol match: the newest is kept and the count says how many shared the time.
+    /// symbol match: the newest is kept and the count says how many shared the time. While an order
+    /// may start as early as `hold_from` (`i64::MAX`: none), returns the tick that left the ring to
+    /// make room if such an order may match it (the tick after it is newer than that).
     #[inline]
-    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16) {
+    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, hold_from: i64) -> Option<SymTick> {
         let h = &mut self.ticks[self.newest];
         if h.0 == t {
             *h = (t, session, seq, h.3 + 1, feed);
-        } else {
-            self.newest = (self.newest + 1) % SYMBOL_HISTORY;
-            self.ticks[self.newest] = (t, session, seq, 1, feed);
+            return None;
         }
+        self.newest = (self.newest + 1) % SYMBOL_HISTORY;
+        if hold_from != i64::MAX {
+            return self.push_held((t, session, seq, 1, feed), hold_from);
+        }
+        self.ticks[self.newest] = (t, session, seq, 1, feed);
+        None
+    }
+
+    /// [`SymHistory::push`]'s last step while an order is held.
+    #[cold]
+    #[inline(never)]
+    fn push_held(&mut self, tick: SymTick, hold_from: i64) -> Option<SymTick> {
+        let left = std::mem::replace(&mut self.ticks[self.newest], tick);
+        let next = self.ticks[(self.newest + 1) % SYMBOL_HISTORY].0;
+        (left.3 > 0 && next > hold_from).then_some(left)
     }
 
     /// The newest tick at or before `t`.
@@ -428,16 +443,36 @@ struct Waiting {
 
 /// Recent ticks by symbol ([`SymHistory`]), found through the message's stock locate: a locate
 /// keeps its symbol for the day, so the symbol map is consulted once per locate, not per tick.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct SymbolTicks {
     index: FxHashMap<Symbol, u32>,
     histories: Vec<SymHistory>,
     /// By stock locate: the symbol last pushed under it and its history (grown to the largest
     /// locate seen: at most 65,536 entries).
     by_locate: Vec<(Symbol, u32)>,
+    /// The earliest first byte an order still to be correlated may have ([`Analyzer::hold_from`]):
+    /// a tick that leaves a ring while the tick after it is newer than this may still be an order's
+    /// match, and waits in `older` (`i64::MAX`: no order is held, nothing waits).
+    hold_from: i64,
+    /// The rule's window: a tick older than `hold_from` by more than this matches no order.
+    window_ns: i64,
+    /// Ticks that left their symbol's ring while an order was held, oldest first, by history index.
+    older: FxHashMap<u32, VecDeque<SymTick>>,
 }
 
 impl SymbolTicks {
+    /// Empty, for the symbol rule's `window_ns`.
+    fn new(window_ns: i64) -> Self {
+        SymbolTicks {
+            index: FxHashMap::default(),
+            histories: Vec::new(),
+            by_locate: Vec::new(),
+            hold_from: i64::MAX,
+            window_ns,
+            older: FxHashMap::default(),
+        }
+    }
+
     /// A tick of `symbol` (stock locate `locate`) at `t`.
     #[inline(always)]
     fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
@@ -446,10 +481,58 @@ impl SymbolTicks {
             && s == symbol
             && let Some(h) = self.histories.get_mut(i as usize)
         {
-            return h.push(t, session, seq, feed);
+            if let Some(left) = h.push(t, session, seq, feed, self.hold_from) {
+                self.keep(i, left);
+            }
+            return;
         }
         let i = self.find(locate, symbol);
-        self.histories[i as usize].push(t, session, seq, feed);
+        if let Some(left) = self.histories[i as usize].push(t, session, seq, feed, self.hold_from) {
+            self.keep(i, left);
+        }
+    }
+
+    /// A tick that left history `i` while an order that may match it is held.
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, i: u32, tick: SymTick) {
+        if tick.0 >= self.hold_from.saturating_sub(self.window_ns) {
+            self.older.entry(i).or_default().push_back(tick);
+        }
+    }
+
+    /// Sets [`SymbolTicks::hold_from`], and forgets the ticks kept that no order held can match any more:
+    /// those followed by a tick at or before it.
+    fn hold(&mut self, from: i64) {
+        self.hold_from = from;
+        if self.older.is_empty() {
+            return;
+        }
+        if from == i64::MAX {
+            self.older.clear();
+            return;
+        }
+        let histories = &self.histories;
+        self.older.retain(|&i, q| {
+            let ring_oldest = histories[i as usize].ticks[(histories[i as usize].newest + 1) % SYMBOL_HISTORY].0;
+            // The tick after the last kept one is the ring's oldest.
+            while !q.is_empty() {
+                let next = q.get(1).map_or(ring_oldest, |k| k.0);
+                if next > from {
+                    break;
+                }
+                q.pop_front();
+            }
+            !q.is_empty()
+        });
+    }
+
+    /// The newest tick of `symbol` at or before `t`: in its ring, else among those kept.
+    fn at_or_before(&self, symbol: Symbol, t: i64) -> Option<SymTick> {
+        let &i = self.index.get(&symbol)?;
+        self.histories[i as usize]
+            .at_or_before(t)
+            .or_else(|| self.older.get(&i)?.iter().rev().find(|k| k.0 <= t).copied())
     }
 
     #[cold]
@@ -471,15 +554,12 @@ impl SymbolTicks {
     /// first copied at `t` on `feed`.
     fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
         let Some(&(_, i)) = self.by_locate.get(usize::from(locate)) else { return };
+        let kept = self.older.get_mut(&i).into_iter().flatten();
         if let Some(h) = self.histories.get_mut(i as usize) {
-            for k in h.ticks.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
+            for k in h.ticks.iter_mut().chain(kept).filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
                 (k.0, k.4) = (t, feed);
             }
         }
-    }
-
-    fn get(&self, symbol: Symbol) -> Option<&SymHistory> {
-        self.index.get(&symbol).map(|&i| &self.histories[i as usize])
     }
 }
 
@@ -711,6 +791,12 @@ pub struct Analyzer {
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
     /// Kept only under the symbol rule, the only reader.
     last_by_symbol: SymbolTicks,
+    /// The earliest capture time of an order byte held by the order streams, not yet in an order
+    /// given out (a packet begun, segments behind a gap: [`OrderStream::oldest_held`]); `i64::MAX`
+    /// when none is. Ticks an order to come may match are kept from there on: the arbiter's
+    /// window and the symbol histories reach back from it, not only from the latest frame, so that
+    /// an order held behind a hole for up to the gap timeout still finds its trigger.
+    hold_from: i64,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     /// Requests awaiting their response, by connection and order id.
@@ -777,6 +863,11 @@ impl Analyzer {
         // The arbitration window is --tick-retention whatever the rule (the symbol rule keeps its
         // own history, with the feed of each tick).
         let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
+        let window_ns = match cfg.matching {
+            MatchRule::Symbol { window_ns } => window_ns,
+            MatchRule::Token { .. } => 0,
+        };
+        let last_by_symbol = SymbolTicks::new(window_ns);
         Analyzer {
             cfg,
             feeds,
@@ -786,7 +877,8 @@ impl Analyzer {
             conn_list: Vec::new(),
             seq: SeqTracker::new(1024),
             arbiter,
-            last_by_symbol: SymbolTicks::default(),
+            last_by_symbol,
+            hold_from: i64::MAX,
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -1227,6 +1319,18 @@ impl Analyzer {
             self.order_msg(ci, m);
         }
         self.scratch = msgs;
+        self.update_hold();
+    }
+
+    /// Recomputes [`Analyzer::hold_from`] after an order segment (the only thing that changes it) and
+    /// tells the arbiter and the symbol histories.
+    fn update_hold(&mut self) {
+        let from = self.conn_list.iter().filter_map(|c| c.to_exchange.oldest_held()).min().unwrap_or(i64::MAX);
+        if from != self.hold_from {
+            self.hold_from = from;
+            self.arbiter.hold(from);
+            self.last_by_symbol.hold(from);
+        }
     }
 
     /// The dimension slot in `metric` of connection `ci`'s session.
@@ -1367,8 +1471,7 @@ impl Analyzer {
             }
             MatchRule::Symbol { window_ns } => {
                 let window = *window_ns;
-                let newest_before =
-                    s.symbol.and_then(|sym| self.last_by_symbol.get(sym)).and_then(|h| h.at_or_before(t));
+                let newest_before = s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t));
                 match newest_before {
                     Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {

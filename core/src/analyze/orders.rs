@@ -132,6 +132,22 @@ impl OrderStream {
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
     }
 
+    /// The earliest capture time of a byte this stream holds that is not yet part of a message it gave
+    /// out: a packet begun but not ended, or segments waiting behind a gap. A message still to come
+    /// starts no earlier (or in a frame not yet captured). `None` when it holds none.
+    pub fn oldest_held(&self) -> Option<i64> {
+        let pending = self.reasm.pending_metas().map(|m| m.time_ns).min();
+        let fr = &self.fr;
+        let begun = (fr.framer.pending() > 0 && !fr.resync)
+            .then(|| fr.pieces.iter().find(|(s, e, _)| *s <= fr.next_packet && fr.next_packet < *e))
+            .flatten()
+            .map(|p| p.2.time_ns);
+        match (pending, begun) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The OUCH version, once known (see [`OrderStream::new`]).
     pub fn proto(&self) -> Option<OrderProto> {
         self.fr.proto

@@ -94,7 +94,7 @@ fn exchange_to_capture_delay_across_midnight_and_dst() {
 fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     let (aapl, msft, zero) = (Symbol(*b"AAPL    "), Symbol(*b"MSFT    "), Symbol([0; 8]));
     let s = Session(*b"SESSION001");
-    let mut ticks = SymbolTicks::default();
+    let mut ticks = SymbolTicks::new(1_000_000_000);
     // AAPL under locate 7; MSFT under locate 2; then locate 7 reused for MSFT (a new directory):
     // MSFT's history continues; AAPL's keeps its ticks. A symbol of zero bytes under a locate
     // never set (it holds a placeholder of zero bytes) is a symbol like any other.
@@ -103,13 +103,54 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     ticks.push(7, msft, 300, s, 3, 0);
     ticks.push(7, aapl, 300, s, 4, 0);
     ticks.push(5, zero, 400, s, 5, 0);
-    let newest = |sym, t| ticks.get(sym).and_then(|h| h.at_or_before(t)).map(|k| (k.0, k.2, k.3));
+    let newest = |sym, t| ticks.at_or_before(sym, t).map(|k| (k.0, k.2, k.3));
     assert_eq!(newest(aapl, 1_000), Some((300, 4, 1)));
     assert_eq!(newest(aapl, 299), Some((100, 1, 1)));
     assert_eq!(newest(msft, 1_000), Some((300, 3, 1)));
     assert_eq!(newest(msft, 250), Some((200, 2, 1)));
     assert_eq!(newest(zero, 1_000), Some((400, 5, 1)));
     assert_eq!(newest(Symbol(*b"IBM     "), 1_000), None);
+}
+
+/// While an order may start as early as `hold_from`, the ticks that leave a symbol's ring of four
+/// and may be its match are kept (not those followed by a tick at or before it, nor those older than
+/// the window before it); moving the hold on forgets those no order can match any more, and no hold
+/// forgets them all.
+#[test]
+fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new(1_000);
+    ticks.hold(250);
+    // Ticks at 100, 200, ..., 900: the ring holds the last four (600..900).
+    for n in 1..=9u64 {
+        ticks.push(7, aapl, n as i64 * 100, s, n, 0);
+    }
+    let newest = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2));
+    // 200 (followed by 300, after the hold's 250) and everything after it were kept; 100 (followed by
+    // 200) was not: no order starting at 250 or later matches it.
+    assert_eq!(newest(&ticks, 260), Some((200, 2)));
+    assert_eq!(newest(&ticks, 450), Some((400, 4)));
+    assert_eq!(newest(&ticks, 199), None);
+    assert_eq!(ticks.older[&0].len(), 4, "200, 300, 400, 500");
+    // The hold moves on to 420: 200 and 300 (followed by ticks at or before 420) go.
+    ticks.hold(420);
+    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [400, 500]);
+    assert_eq!(newest(&ticks, 450), Some((400, 4)));
+    // No order held: nothing kept.
+    ticks.hold(i64::MAX);
+    assert!(ticks.older.is_empty());
+    assert_eq!(newest(&ticks, 450), None);
+    // The tick at 4,000 is the match of an order at 5,000 (the next is at 9,000): kept with a window of
+    // 1,000, not with one of 500, in which no order from 5,000 on matches it.
+    for (window, kept) in [(1_000, vec![4_000]), (500, vec![])] {
+        let mut ticks = SymbolTicks::new(window);
+        ticks.hold(5_000);
+        for (n, t) in [1_000, 2_000, 3_000, 4_000, 9_000, 9_100, 9_200, 9_300].into_iter().enumerate() {
+            ticks.push(7, aapl, t, s, n as u64, 0);
+        }
+        let older: Vec<i64> = ticks.older.get(&0).into_iter().flatten().map(|k| k.0).collect();
+        assert_eq!(older, kept, "window {window}");
+    }
 }
 
 /// Times at the ends of the i64 range (a pcapng whose `if_tsoffset` takes its stamps beyond the
@@ -194,9 +235,9 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
 #[test]
 fn a_tick_at_the_start_of_the_range_is_found_by_symbol() {
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::default();
+    let mut ticks = SymbolTicks::new(1_000_000_000);
     ticks.push(7, aapl, i64::MIN, s, 1, 3);
-    let newest = |t| ticks.get(aapl).and_then(|h| h.at_or_before(t)).map(|k| (k.0, k.2, k.3, k.4));
+    let newest = |t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2, k.3, k.4));
     assert_eq!(newest(i64::MIN), Some((i64::MIN, 1, 1, 3)));
     assert_eq!(newest(0), Some((i64::MIN, 1, 1, 3)));
     assert_eq!(SymHistory::EMPTY.at_or_before(i64::MIN), None);
