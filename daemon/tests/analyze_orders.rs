@@ -569,3 +569,35 @@ fn orders_held_behind_a_hole_find_their_triggers() {
         assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule}");
     }
 }
+
+/// A Replace carries no symbol: it keeps its order's (OUCH 5.0 §2.2). Under the symbol rule, order 1
+/// (AAPL) and its Replace by order 2, then order 2's Replace by order 3, each 3 us after an AAPL tick,
+/// are all matched, and `--by symbol` counts the three under AAPL (the Replaces were unmatched, and
+/// left out of the symbol's row).
+#[test]
+fn a_replace_is_matched_by_its_orders_symbol() {
+    const US: i64 = 1_000;
+    let replace = |orig: u32, n: u32| {
+        let mut m = Vec::new();
+        ouch::replace_order(&mut m, orig, &support::aapl_order(n));
+        let mut p = Vec::new();
+        soup::packet(&mut p, b'U', &m);
+        p
+    };
+    let requests = [order(1), replace(1, 2), replace(2, 3)];
+    let mut frames = vec![(T0 - MS, segment(true, 0, 0, 0x02, &[]))];
+    let mut seq = 1u32;
+    for (k, r) in requests.iter().enumerate() {
+        let t = T0 + k as i64 * MS;
+        frames.push((t, aapl_tick(k as u64 + 1)));
+        frames.push((t + 3 * US, segment(true, seq, 1, 0x18, r)));
+        seq += r.len() as u32;
+    }
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol"];
+    let r = analyze_frames("replace-symbol", &frames, &args);
+    let c = &r["counters"];
+    assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()), [3, 3, 0].map(Some));
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(3 * US), Some(3 * US)));
+    assert!(dims(t2t).contains(&("symbol:AAPL", 3)), "{:?}", dims(t2t));
+}

@@ -205,6 +205,21 @@ pub mod ouch {
         out.extend_from_slice(&0u16.to_be_bytes());
     }
 
+    /// Replace Order Request 'U' (40 bytes, no appendage): order `orig_user_ref_num` replaced by `o`
+    /// (its UserRefNum, quantity, price and ClOrdID; the symbol and side are the replaced order's).
+    pub fn replace_order(out: &mut Vec<u8>, orig_user_ref_num: u32, o: &Order) {
+        out.push(b'U');
+        out.extend_from_slice(&orig_user_ref_num.to_be_bytes());
+        out.extend_from_slice(&o.user_ref_num.to_be_bytes());
+        out.extend_from_slice(&o.quantity.to_be_bytes());
+        out.extend_from_slice(&o.price.to_be_bytes());
+        out.push(b'0'); // time in force: day
+        out.push(b'Y'); // display: visible
+        out.push(b'N'); // intermarket sweep: not eligible
+        out.extend_from_slice(&cl_ord_id(&o.cl_ord_id));
+        out.extend_from_slice(&0u16.to_be_bytes()); // appendage length
+    }
+
     /// Cancel Order Request 'X' (9 bytes): the order `user_ref_num` reduced to `quantity` shares.
     pub fn cancel_order(out: &mut Vec<u8>, user_ref_num: u32, quantity: u32) {
         out.push(b'X');
@@ -265,6 +280,9 @@ mod tests {
         assert_eq!(v.len(), 47);
         assert_eq!(&v[1..5], &[0x00, 0x75, 0x3a, 0x8d]);
         assert_eq!(&v[31..45], b"T0000000000042");
+        v.clear();
+        ouch::replace_order(&mut v, 7, &o);
+        assert_eq!(v.len(), 40);
         v.clear();
         ouch::accepted(&mut v, 1, &o, 7);
         assert_eq!(v.len(), 64);

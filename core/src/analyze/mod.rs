@@ -430,6 +430,9 @@ struct Parked {
     snd: Option<i64>,
 }
 
+/// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
+const ORDER_SYMBOLS_MAX: usize = 1 << 20;
+
 /// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
 const PARK_STEP_DIV: i64 = 32;
 
@@ -797,6 +800,12 @@ pub struct Analyzer {
     /// window and the symbol histories reach back from it, not only from the latest frame, so that
     /// an order held behind a hole for up to the gap timeout still finds its trigger.
     hold_from: i64,
+    /// The symbol of each order entered or replaced, by connection and order id, for the Replace that
+    /// refers to it (a Replace carries no symbol: it keeps its order's). Kept only when a symbol is
+    /// read (the symbol rule, `by_symbol`); an order replaced leaves it, and beyond
+    /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
+    order_symbols: FxHashMap<(usize, OrderId), Symbol>,
+    order_symbols_fifo: VecDeque<(usize, OrderId)>,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     /// Requests awaiting their response, by connection and order id.
@@ -879,6 +888,8 @@ impl Analyzer {
             arbiter,
             last_by_symbol,
             hold_from: i64::MAX,
+            order_symbols: FxHashMap::default(),
+            order_symbols_fifo: VecDeque::new(),
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -1349,7 +1360,10 @@ impl Analyzer {
         writes.snd_of(c.to_exchange.seq_at(m.end.checked_sub(1)?)?)
     }
 
-    fn order_msg(&mut self, ci: usize, m: OrderMsg) {
+    fn order_msg(&mut self, ci: usize, mut m: OrderMsg) {
+        if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol {
+            self.order_symbol(ci, &mut m.summary);
+        }
         let s = m.summary;
         match s.dir {
             OrderDir::Inbound => {
@@ -1414,6 +1428,36 @@ impl Analyzer {
                     None => self.counters.unmatched_responses += 1,
                 }
             }
+        }
+    }
+
+    /// Keeps the symbol of an order entered or replaced on connection `ci` ([`Analyzer::order_symbols`]),
+    /// and gives a Replace request its order's.
+    fn order_symbol(&mut self, ci: usize, s: &mut OrderSummary) {
+        let (Some(id), replace) = (s.id, s.msg_type == b'U') else { return };
+        match s.dir {
+            OrderDir::Inbound if s.msg_type == b'O' || replace => {
+                if replace && s.symbol.is_none() {
+                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(ci, o)).copied());
+                }
+                let Some(sym) = s.symbol else { return };
+                if self.order_symbols.insert((ci, id), sym).is_none() {
+                    self.order_symbols_fifo.push_back((ci, id));
+                    if self.order_symbols_fifo.len() > ORDER_SYMBOLS_MAX
+                        && let Some(old) = self.order_symbols_fifo.pop_front()
+                    {
+                        self.order_symbols.remove(&old);
+                    }
+                }
+            }
+            // Replaced: the order it replaced is gone (its entry leaves the map; the queue forgets it
+            // when it reaches the front).
+            OrderDir::Outbound if replace => {
+                if let Some(orig) = s.orig_id {
+                    self.order_symbols.remove(&(ci, orig));
+                }
+            }
+            _ => {}
         }
     }
 
