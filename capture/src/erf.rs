@@ -21,7 +21,7 @@ use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
 
 use crate::buffer::{ChunkBuffer, MAX_RECORD};
 use crate::error::ReadErrorKind;
-use crate::interface::{ContainerKind, Interface, TsResolution};
+use crate::interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 use crate::raw::{RawFrame, Step, be16_at};
 
 /// Size of the fixed ERF header.
@@ -40,6 +40,9 @@ pub(crate) struct Record {
     pub payload_len: usize,
     pub wlen: u16,
     pub quality: ClockQuality,
+    /// Packets the card lost since the previous record (the header's loss counter; 0 for the
+    /// colour types, whose header holds a colour there, as libpcap's DAG reader reads it).
+    pub lost: u16,
 }
 
 impl Record {
@@ -119,6 +122,9 @@ pub(crate) fn parse(rec: &[u8]) -> Result<Record, String> {
     if flags & 0x38 != 0 {
         quality |= ClockQuality::RECORD_ERROR;
     }
+    // COLOR_HDLC_POS, COLOR_ETH, DSM_COLOR_HDLC_POS, DSM_COLOR_ETH, COLOR_MC_HDLC_POS,
+    // COLOR_HASH_POS, COLOR_HASH_ETH.
+    let colour = matches!(rtype, 10 | 11 | 15 | 16 | 17 | 19 | 20);
     Ok(Record {
         ts_ns: erf_ts_to_ns(ts),
         link,
@@ -128,6 +134,7 @@ pub(crate) fn parse(rec: &[u8]) -> Result<Record, String> {
         payload_len,
         wlen,
         quality,
+        lost: if colour { 0 } else { be16_at(h, 12) },
     })
 }
 
@@ -170,11 +177,14 @@ pub(crate) fn looks_like_erf(b: &[u8]) -> bool {
 pub(crate) struct ErfParser {
     /// ERF interface number -> row in the reader's interface table.
     ports: [Option<u32>; 8],
+    /// Packets the records of each ERF interface say the card lost (their loss counters summed),
+    /// kept in the interface's `recorded.ifdrop` once it is in the table.
+    lost: [u64; 8],
 }
 
 impl ErfParser {
     pub(crate) fn new() -> ErfParser {
-        ErfParser { ports: [None; 8] }
+        ErfParser { ports: [None; 8], lost: [0; 8] }
     }
 
     /// The common case in one step: a whole frame-carrying record of an interface already seen.
@@ -185,6 +195,10 @@ impl ErfParser {
         let h = a.first_chunk::<HEADER_LEN>()?;
         let rlen = be16_at(h, 10) as usize;
         let rec = parse(a.get(..rlen)?).ok()?;
+        // A loss to count goes through `next`.
+        if rec.lost != 0 {
+            return None;
+        }
         let link = rec.link?;
         let interface = self.ports[rec.port as usize]?;
         let f = rec.frame(buf.pos(), link, interface);
@@ -220,6 +234,13 @@ impl ErfParser {
             return Err(ReadErrorKind::BadErf(format!("record length {rlen} is less than the 16-byte header")));
         }
         let rec = parse(&a[..rlen]).map_err(ReadErrorKind::BadErf)?;
+        let port = rec.port as usize;
+        if rec.lost != 0 {
+            self.lost[port] = self.lost[port].saturating_add(u64::from(rec.lost));
+            if let Some(i) = self.ports[port] {
+                self.record_losses(ifaces, i, port);
+            }
+        }
         let Some(link) = rec.link else {
             buf.consume(rlen);
             return Ok(Step::Skipped(skip_name(rec.rtype)));
@@ -244,12 +265,25 @@ impl ErfParser {
                     section: 0,
                     recorded: None,
                 });
+                if self.lost[port] != 0 {
+                    self.record_losses(ifaces, id, port);
+                }
                 id
             }
         };
         let f = rec.frame(buf.pos(), link, interface);
         buf.consume(rlen);
         Ok(Step::Frame(f))
+    }
+}
+
+impl ErfParser {
+    /// Puts ERF interface `port`'s losses so far into row `i` of the interface table, as the card's
+    /// drops (pcapng's `isb_ifdrop`: packets the interface dropped).
+    fn record_losses(&self, ifaces: &mut [Interface], i: u32, port: usize) {
+        if let Some(iface) = ifaces.get_mut(i as usize) {
+            iface.recorded = Some(RecordedStats { ifdrop: Some(self.lost[port]), ..RecordedStats::default() });
+        }
     }
 }
 

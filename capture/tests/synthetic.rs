@@ -210,6 +210,34 @@ fn erf_types_flags_and_extension_headers() {
     assert_eq!(rd.stats().skipped.get("erf META"), Some(&1));
 }
 
+/// ERF loss counters (`lctr`, header offset 12, packets the card lost since the previous record) are
+/// summed per ERF interface into its recorded drops (as libpcap's DAG reader sums them), a record
+/// without a frame (PAD) included; the colour types hold a colour there, not a count.
+#[test]
+fn erf_loss_counters_are_the_interfaces_drops() {
+    let ts = |s: u64| s << 32;
+    let lost = |mut r: Vec<u8>, n: u16| {
+        r[12..14].copy_from_slice(&n.to_be_bytes());
+        r
+    };
+    let mut f = Vec::new();
+    f.extend(lost(erf_record(ts(1_600_000_000), 2, 0x00, &[], true, &eth_frame(1), 64), 5)); // port 0: 5
+    f.extend(lost(erf_record(ts(1_600_000_001), 11, 0x01, &[], true, &eth_frame(2), 64), 0x1234)); // colour
+    f.extend(lost(erf_record(ts(1_600_000_002), 48, 0x00, &[], false, &[0u8; 24], 0), 3)); // PAD, port 0: 3
+    f.extend(lost(erf_record(ts(1_600_000_003), 2, 0x03, &[], true, &eth_frame(3), 64), 65_535)); // port 3
+    f.extend(erf_record(ts(1_600_000_004), 2, 0x00, &[], true, &eth_frame(4), 64)); // port 0: none
+    let path = write("lctr.erf", &f);
+    let mut rd = CaptureReader::open(&path).unwrap();
+    let mut frames = 0;
+    while rd.next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!(frames, 4);
+    let drops: Vec<(u32, Option<u64>)> =
+        rd.interfaces().iter().map(|i| (i.local_id, i.recorded.and_then(|r| r.ifdrop))).collect();
+    assert_eq!(drops, [(0, Some(8)), (1, None), (3, Some(65_535))]);
+}
+
 /// A reader that hands out 1 to 7 bytes per call: records straddle every possible refill point.
 struct Dribble(std::io::Cursor<Vec<u8>>, usize);
 impl Read for Dribble {

@@ -5,7 +5,7 @@ use crate::output::{same_file, same_pair};
 use anyhow::{Result, bail};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use wirestamp_capture::{CaptureReader, MergedReader, STDIN};
+use wirestamp_capture::{CaptureReader, ContainerKind, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::{InputResolution, InputTrailers};
 use wirestamp_core::dissect::{Dissection, dissect_into};
@@ -396,12 +396,16 @@ impl Pipeline {
             out.extend(input.warnings().iter().map(|w| format!("{}: {w}", input.name())));
             for i in input.interfaces() {
                 if let Some(r) = i.recorded.filter(|r| r.drops() > 0) {
+                    let source = match i.container {
+                        ContainerKind::Erf => "ERF loss counters",
+                        _ => "pcapng interface statistics",
+                    };
                     out.push(format!(
                         "{}: interface {} records {} packets lost while capturing ({} by the interface, {} by the \
-                         operating system; pcapng interface statistics): figures from this file may miss them",
+                         operating system; {source}): figures from this file may miss them",
                         input.name(),
                         // The file's text: control characters (a newline in a name) escaped, not printed.
-                        i.name.as_deref().map_or_else(|| "(unnamed)".to_owned(), |n| n.escape_debug().to_string()),
+                        i.name.as_deref().map_or_else(|| format!("#{}", i.local_id), |n| n.escape_debug().to_string()),
                         r.drops(),
                         r.ifdrop.unwrap_or(0),
                         r.osdrop.unwrap_or(0)

@@ -401,6 +401,40 @@ fn bad_arguments_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--by colour"));
 }
 
+/// An ERF file's loss counters (header offset 12: packets the card lost before the record) are the
+/// capture's drops: in the counters and a warning naming the interface and where the figure comes from.
+#[test]
+fn erf_loss_counters_are_reported() {
+    let dir = tmpdir("erf-lctr");
+    let cap = dir.join("lost.erf");
+    let record = |sec: u64, port: u8, lctr: u16| {
+        let frame = support::udp([233, 54, 12, 111], 26477, b"not moldudp64");
+        let rlen = (16 + 2 + frame.len()) as u16;
+        let mut r = (sec << 32).to_le_bytes().to_vec();
+        r.extend([2, port]); // ETH, interface
+        r.extend(rlen.to_be_bytes());
+        r.extend(lctr.to_be_bytes());
+        r.extend((frame.len() as u16 + 4).to_be_bytes()); // wire length with the FCS
+        r.extend([0, 0]);
+        r.extend(frame);
+        r
+    };
+    let bytes = [record(1_796_049_000, 0, 0), record(1_796_049_001, 0, 7), record(1_796_049_002, 1, 2)].concat();
+    std::fs::write(&cap, bytes).unwrap();
+    let out = wirestamp(&["analyze", "-q", "--json", cap.to_str().unwrap()]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counters"]["capture_drops"], 9);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for (port, n) in [(0, 7), (1, 2)] {
+        let want = format!(
+            "interface #{port} records {n} packets lost while capturing ({n} by the interface, 0 by the operating \
+             system; ERF loss counters)"
+        );
+        assert!(err.contains(&want), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A capture that records its own losses (pcapng Interface Statistics Blocks, here a dumpcap-style
 /// `isb_ifdrop` and `isb_osdrop` appended by hand from the spec, §4.6): `analyze` reports them in its
 /// counters and warns, naming the file and interface; `frames` warns too; an earlier ISB of the same

@@ -659,7 +659,8 @@ impl Report {
         if c.capture_drops > 0 {
             let _ = writeln!(
                 o,
-                "capture: the input records {} packets lost while it was captured (pcapng interface statistics): \
+                "capture: the input records {} packets lost while it was captured (pcapng interface statistics, ERF \
+                 loss counters): \
                  the figures may miss them",
                 c.capture_drops
             );
