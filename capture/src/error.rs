@@ -109,6 +109,12 @@ pub enum WarningKind {
     },
     /// The compressed stream ended early (gzip/zstd said "unexpected end of file").
     CompressedStreamCut,
+    /// `bytes` after the end of the gzip stream that do not begin another member (garbage, zero
+    /// padding): ignored, as `gzip -d` ignores them.
+    TrailingData {
+        /// Bytes ignored.
+        bytes: u64,
+    },
 }
 
 impl ReadWarning {
@@ -116,7 +122,7 @@ impl ReadWarning {
     pub fn missing(&self) -> u64 {
         match self.kind {
             WarningKind::Truncated { needed, have } => needed.saturating_sub(have),
-            WarningKind::CompressedStreamCut => 0,
+            WarningKind::CompressedStreamCut | WarningKind::TrailingData { .. } => 0,
         }
     }
 }
@@ -136,6 +142,12 @@ impl fmt::Display for ReadWarning {
             WarningKind::CompressedStreamCut => write!(
                 f,
                 "at byte {} (record {}): compressed stream ends early (file cut short)",
+                self.offset, self.frame_index
+            ),
+            WarningKind::TrailingData { bytes } => write!(
+                f,
+                "after the gzip stream's end (byte {} of the capture, record {}): {bytes} bytes that are not \
+                 gzip, ignored (as gzip -d ignores them): the capture itself was read whole",
                 self.offset, self.frame_index
             ),
         }

@@ -97,6 +97,8 @@ pub struct CaptureReader {
     warnings: Vec<ReadWarning>,
     done: bool,
     input: usize,
+    /// Bytes after the end of a gzip stream, ignored ([`decompress::Trailing`]): a warning at the end.
+    trailing: Option<decompress::Trailing>,
 }
 
 impl CaptureReader {
@@ -117,7 +119,7 @@ impl CaptureReader {
     /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, kind };
-        let (src, compression) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let (src, compression, trailing) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
         let mut buf = ChunkBuffer::new(src);
         buf.fill(4).map_err(|e| err(ReadErrorKind::Io(e)))?;
         let Some(&magic) = buf.avail().first_chunk::<4>() else {
@@ -150,6 +152,7 @@ impl CaptureReader {
             warnings: Vec::new(),
             done: false,
             input: 0,
+            trailing,
         };
         r.stats.bytes = r.buf.offset();
         Ok(r)
@@ -300,6 +303,11 @@ impl CaptureReader {
         self.done = true;
         self.stats.bytes = self.buf.offset();
         if let Some(kind) = warning {
+            self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
+        }
+        let ignored = self.trailing.as_ref().map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
+        if ignored > 0 {
+            let kind = WarningKind::TrailingData { bytes: ignored };
             self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
         }
         None

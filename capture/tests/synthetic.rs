@@ -8,7 +8,7 @@ use std::io::Read;
 
 use common::build::{Ng, erf_record, eth_frame, pcap_header, pcap_record};
 use common::{assert_same_as_tshark, read_all, temp_path};
-use wirestamp_capture::{CaptureReader, Compression, Container, TsResolution};
+use wirestamp_capture::{CaptureReader, Compression, Container, TsResolution, WarningKind};
 use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
 use wirestamp_testdata::tshark_fields;
 
@@ -410,6 +410,41 @@ fn cut_gzip_stream_is_a_warning() {
     }
     assert!(n > 0 && n <= 200);
     assert_eq!(r.warnings().len(), 1, "{:?}", r.warnings());
+}
+
+/// A gzip file is read as `gzip -d` reads it: members one after another (the capture split across
+/// two here, cut inside a record), then, after the last, bytes that begin no member (garbage, zero
+/// padding) are ignored with a warning that says so; every frame is read either way (a fatal "invalid
+/// gzip header", or "file cut short", before).
+#[test]
+fn gzip_members_and_bytes_after_the_stream() {
+    let mut f = pcap_header(0xa1b2_c3d4, 1);
+    for i in 0..200u32 {
+        f.extend(pcap_record(i, 0, &eth_frame(i as u8), 60));
+    }
+    let gz = |b: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut e, b).unwrap();
+        e.finish().unwrap()
+    };
+    let two_members = [gz(&f[..5_000]), gz(&f[5_000..])].concat();
+    for (tail, ignored) in [(&b""[..], 0u64), (&b"garbage"[..], 7), (&[0u8; 512][..], 512)] {
+        let bytes = [&two_members[..], tail].concat();
+        let mut r = CaptureReader::from_reader("m.pcap.gz".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
+        let mut n = 0;
+        while r.next_frame().unwrap().is_some() {
+            n += 1;
+        }
+        assert_eq!(n, 200, "tail of {ignored}");
+        let warnings: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
+        if ignored == 0 {
+            assert!(warnings.is_empty(), "{warnings:?}");
+        } else {
+            assert_eq!(r.warnings()[0].kind, WarningKind::TrailingData { bytes: ignored });
+            assert_eq!(warnings.len(), 1);
+            assert!(warnings[0].contains(&format!("{ignored} bytes that are not gzip, ignored")), "{warnings:?}");
+        }
+    }
 }
 
 #[test]
