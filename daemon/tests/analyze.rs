@@ -526,3 +526,37 @@ fn an_order_times_out_even_when_frames_come_out_of_time_order() {
     assert_eq!(metric(&r, "order_to_ack")["max_ns"], 9_900 * ms);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A capture whose clock steps back 2 h after frame 3 (editcap -t on part of a file, a host's clock
+/// stepped by NTP), and frames recorded 0.5 ms out of order (multi-queue capture, not a step): the
+/// step is counted, with its size and frame, in the JSON and under the table.
+#[test]
+fn a_clock_stepping_back_is_reported() {
+    const MS: i64 = 1_000_000;
+    let dir = tmpdir("step-back");
+    let cap = dir.join("back.pcap");
+    let t0 = support::T0;
+    let md = |seq: u64| {
+        support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    let times = [t0, t0 + MS, t0 + 2 * MS, t0 + 3 * MS, t0 + 3 * MS - 7_200_000 * MS, t0 + 4 * MS - 7_200_000 * MS];
+    let mut frames: Vec<(i64, Vec<u8>)> = times.iter().enumerate().map(|(i, &t)| (t, md(i as u64 + 1))).collect();
+    // Half a millisecond out of order: not a step.
+    frames.push((frames[5].0 - MS / 2, md(7)));
+    support::write_pcap(&cap, &frames);
+    let r = support::analyze_json(&["--md", "udp:233.54.12.111:26477"], &cap);
+    let c = &r["counters"];
+    assert_eq!(
+        [&c["time_steps_back"], &c["largest_step_back_ns"], &c["first_step_back_frame"]],
+        [1, 7_200_000 * MS, 4]
+    );
+    let text = support::analyze_text(&["--md", "udp:233.54.12.111:26477"], &cap);
+    assert!(
+        text.contains(
+            "time: 1 frames are timed more than 1ms before the frame before them (the capture's clock stepped back, \
+             or frames were recorded far out of order; the largest step 7200.000s, first at frame 4)"
+        ),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

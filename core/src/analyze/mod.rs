@@ -359,7 +359,19 @@ pub struct Counters {
     /// Packets the input files record as lost while they were captured (pcapng interface statistics):
     /// samples the figures may miss.
     pub capture_drops: u64,
+    /// Frames timed more than [`STEP_BACK_NS`] before the frame before them: the capture's clock
+    /// stepped back (or frames were recorded far out of order). A latency across such a step is wrong
+    /// by it.
+    pub time_steps_back: u64,
+    /// The largest of those steps, ns (0 when none).
+    pub largest_step_back_ns: u64,
+    /// The first of those frames (0-based over all inputs).
+    pub first_step_back_frame: Option<u64>,
 }
+
+/// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
+/// are the reordering of multi-queue capture).
+pub const STEP_BACK_NS: i64 = 1_000_000;
 
 /// A tick of one symbol: (time, session, seq, messages of that symbol at that time, feed of its
 /// first copy). The feed is kept here: the tick may have left the arbiter, whose window is
@@ -836,6 +848,8 @@ pub struct Analyzer {
     eastern: EasternClock,
     first_time: Option<i64>,
     last_time: i64,
+    /// The time of the previous frame (for [`Counters::time_steps_back`]).
+    prev_time: i64,
     /// The feeds of the fast path's two latest new IPv4 destinations (a hit does not reorder them),
     /// as `(address << 16 | port, feed)`
     /// ([`Analyzer::known_feed`] remembered: feeds are only ever added, so a match stays the first).
@@ -904,6 +918,7 @@ impl Analyzer {
             eastern: EasternClock::EMPTY,
             first_time: None,
             last_time: i64::MIN,
+            prev_time: i64::MIN,
             wake_at: i64::MIN,
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
@@ -1080,10 +1095,24 @@ impl Analyzer {
     /// Only the latest time is kept per frame; the rest waits for `wake_at`.
     #[inline(always)]
     fn advance_time(&mut self, t: i64) {
+        if t < self.prev_time.saturating_sub(STEP_BACK_NS) {
+            self.stepped_back(t);
+        }
+        self.prev_time = t;
         self.last_time = self.last_time.max(t);
         if t >= self.wake_at {
             self.advance_time_slow(t);
         }
+    }
+
+    /// A frame at `t`, more than [`STEP_BACK_NS`] before the latest time: counted.
+    #[cold]
+    #[inline(never)]
+    fn stepped_back(&mut self, t: i64) {
+        let c = &mut self.counters;
+        c.time_steps_back += 1;
+        c.largest_step_back_ns = c.largest_step_back_ns.max(self.prev_time.abs_diff(t));
+        c.first_step_back_frame.get_or_insert(self.last_frame);
     }
 
     #[inline(never)]

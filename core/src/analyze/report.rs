@@ -429,8 +429,10 @@ impl Report {
                 None => ("", m.name.clone()),
             };
             if m.negative > 0 {
+                let or_back =
+                    if self.counters.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" };
                 notes.push(format!(
-                    "{full}: {} of {} samples negative (the clocks of the two ends disagree)",
+                    "{full}: {} of {} samples negative (the clocks of the two ends disagree{or_back})",
                     m.negative, m.count
                 ));
             }
@@ -511,7 +513,8 @@ impl Report {
                 0 => String::new(),
                 n => format!(
                     " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree, \
-                     or the trigger's earlier copy came on a feed not analysed)"
+                     or the trigger's earlier copy came on a feed not analysed{})",
+                    if c.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" }
                 ),
             },
             c.unmatched_orders,
@@ -655,6 +658,17 @@ impl Report {
         }
         for w in &self.input.warnings {
             let _ = writeln!(o, "input: {w}");
+        }
+        if c.time_steps_back > 0 {
+            let _ = writeln!(
+                o,
+                "time: {} frames are timed more than 1ms before the frame before them (the capture's clock stepped \
+                 back, or frames were recorded far out of order; the largest step {}, first at frame {}): a latency \
+                 across a step is wrong by it",
+                c.time_steps_back,
+                format_ns(i64::try_from(c.largest_step_back_ns).unwrap_or(i64::MAX)),
+                c.first_step_back_frame.unwrap_or(0)
+            );
         }
         if c.capture_drops > 0 {
             let _ = writeln!(
