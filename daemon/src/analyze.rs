@@ -382,6 +382,13 @@ pub struct HlogSink {
     buf: Vec<u8>,
 }
 
+/// `ns` in whole milliseconds, to the nearest (the log's times have three decimals, as Java's writer
+/// prints them with `%.3f`: truncated, an interval ending a whole second after a start 0.1 ms past
+/// one was placed 1 ms early).
+fn round_ms(ns: i64) -> i64 {
+    ns.saturating_add(500_000).div_euclid(1_000_000)
+}
+
 impl HlogSink {
     /// Creates the log file `p`.
     pub fn create(p: &Path) -> Result<HlogSink> {
@@ -391,8 +398,8 @@ impl HlogSink {
 
     /// The log's header, its StartTime at `start_ns`.
     fn header(&mut self, start_ns: i64) -> Result<()> {
-        let secs = start_ns.div_euclid(1_000_000_000);
-        let ms = start_ns.rem_euclid(1_000_000_000) / 1_000_000;
+        let ms = round_ms(start_ns);
+        let (secs, ms) = (ms.div_euclid(1_000), ms.rem_euclid(1_000));
         writeln!(self.out, "{HLOG_HEADER}")?;
         writeln!(self.out, "#[StartTime: {secs}.{ms:03} (seconds since epoch)]")?;
         writeln!(
@@ -423,7 +430,8 @@ impl HlogSink {
         };
         self.buf.clear();
         self.serializer.serialize(i.latency.histogram(), &mut self.buf).context("cannot compress a histogram")?;
-        let rel_ms = (i.start_ns - start_ns) / 1_000_000;
+        let rel_ms = round_ms(i.start_ns.saturating_sub(start_ns));
+        let len_ms = round_ms(i.len_ns);
         // The maximum of what the histogram holds (its non-negative samples): an interval of negative
         // samples only has an empty histogram, and its maximum is 0, not a negative value beside it.
         let max_ns = if i.latency.histogram().is_empty() { 0 } else { i.latency.summary().max_ns.max(0) };
@@ -434,8 +442,8 @@ impl HlogSink {
             i.metric,
             rel_ms / 1000,
             rel_ms % 1000,
-            i.len_ns / 1_000_000_000,
-            (i.len_ns % 1_000_000_000) / 1_000_000,
+            len_ms / 1000,
+            len_ms % 1000,
             max_ms,
             BASE64.encode(&self.buf)
         )?;

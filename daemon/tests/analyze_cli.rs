@@ -231,25 +231,27 @@ fn record_times(bytes: &[u8]) -> Vec<i64> {
 
 #[test]
 fn the_interval_log_covers_the_capture_and_no_more() {
-    // The capture starts 250 ms into a second (every frame 250 ms earlier than synth's whole-second
-    // start): the first interval covers 750 ms of it, the last one ends at the last frame, and no
-    // line claims a whole second it does not cover. exchange_to_capture is then all negative: its
-    // lines' maxima are 0 (the histogram holds no sample), not a negative value.
+    // The capture starts 750.100170 ms into a second (every frame 249.899830 ms earlier than synth's
+    // whole-second start): the first interval covers 249.9 ms of it, the last one ends at the last
+    // frame, and no line claims a whole second it does not cover. Times are rounded to the nearest ms
+    // (as Java's writer prints them), so the intervals after the first start at 0.250, 1.250, ...
+    // (truncated, 0.249: a reader put each second's boundary 1 ms early). exchange_to_capture is then
+    // all negative: its lines' maxima are 0 (the histogram holds no sample), not a negative value.
     let dir = tmpdir("hlog");
     let cap = dir.join("c.pcap");
     assert!(
         wirestamp(&["synth", "--pcap", "-n", "100000", "--gap-ns", "40000", cap.to_str().unwrap()]).status.success()
     );
     let moved = dir.join("moved.pcap");
-    shifted(&cap, 250_000_000, &moved);
+    shifted(&cap, 249_899_830, &moved);
     let times = record_times(&std::fs::read(&moved).unwrap());
     let (first, last) = (*times.iter().min().unwrap(), *times.iter().max().unwrap());
-    assert_eq!(first % 1_000_000_000, 750_000_000);
+    assert_eq!(first % 1_000_000_000, 750_100_170);
     let hlog = dir.join("run.hlog");
     let out = wirestamp(&["analyze", "-q", "--hlog", hlog.to_str().unwrap(), moved.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&hlog).unwrap();
-    let start_ms = first / 1_000_000;
+    let start_ms = (first + 500_000) / 1_000_000;
     assert!(text.starts_with(&format!(
         "#[Histogram log format version 1.3]\n#[StartTime: {}.{:03} (seconds since epoch)]\n",
         start_ms / 1000,
@@ -258,7 +260,10 @@ fn the_interval_log_covers_the_capture_and_no_more() {
     // Interval starts and lengths in ms, relative to the first frame: 0 for 250 ms, then whole
     // seconds from 250 ms on, the last to the last frame.
     let last_start = last - last.rem_euclid(1_000_000_000);
-    let ms = |ns: i64| format!("{}.{:03}", ns / 1_000_000_000, ns % 1_000_000_000 / 1_000_000);
+    let ms = |ns: i64| {
+        let ms = (ns + 500_000) / 1_000_000;
+        format!("{}.{:03}", ms / 1000, ms % 1000)
+    };
     for metric in ["tick_to_trade", "exchange_to_capture"] {
         let lines: Vec<Vec<&str>> =
             text.lines().filter(|l| l.starts_with(&format!("Tag={metric},"))).map(|l| l.split(',').collect()).collect();
@@ -266,7 +271,7 @@ fn the_interval_log_covers_the_capture_and_no_more() {
         assert!(n >= 3, "{metric}: {n} intervals");
         assert_eq!((lines[0][1], lines[0][2]), ("0.000", "0.250"), "{metric}");
         for (k, l) in lines.iter().enumerate().take(n - 1).skip(1) {
-            assert_eq!((l[1], l[2]), (ms(250_000_000 + (k as i64 - 1) * 1_000_000_000).as_str(), "1.000"), "{metric}");
+            assert_eq!((l[1], l[2]), (format!("{}.250", k - 1).as_str(), "1.000"), "{metric}");
         }
         assert_eq!(
             (lines[n - 1][1], lines[n - 1][2]),
