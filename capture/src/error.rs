@@ -31,8 +31,8 @@ pub enum ReadErrorKind {
     TooShort(usize),
     /// The first bytes match no known capture format.
     #[error(
-        "unknown file format (first bytes {0:02x?}): expected pcap (a1b2c3d4/a1b23c4d/a1b2cd34), \
-         pcapng (0a0d0d0a) or ERF records, optionally gzip/zstd compressed"
+        "unknown file format (first bytes, hex: {}): expected pcap (a1b2c3d4/a1b23c4d/a1b2cd34), \
+         pcapng (0a0d0d0a) or ERF records, optionally gzip/zstd compressed", hex(.0)
     )]
     UnknownFormat(Vec<u8>),
     /// The file header is cut short.
@@ -152,4 +152,9 @@ impl fmt::Display for ReadWarning {
             ),
         }
     }
+}
+
+/// Bytes as hex pairs with spaces (`74 68 69 73`): a list of numbers read as decimal.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
 }

@@ -298,14 +298,28 @@ impl PcapngParser {
         let link = LinkType::from_u16(u16_at(b, 8, swap));
         let snaplen = u32_at(b, 12, swap);
         let (mut name, mut description, mut res, mut fcs_len, mut offset) = (None, None, TsResolution::Dec(6), None, 0);
+        let mut tsresol_len = None;
         for_each_option(&b[16..b.len() - 4], swap, "IDB", |code, v| match (code, v.len()) {
             (2, _) => name = Some(text(v)),
             (3, _) => description = Some(text(v)),
-            (9, 1..) => res = TsResolution::from_pcapng(v[0]),
+            (9, 1) => res = TsResolution::from_pcapng(v[0]),
+            (9, n) => tsresol_len = Some(n),
             (13, 1..) => fcs_len = Some(v[0]),
             (14, 8) => offset = u64_at(v, 0, swap) as i64,
             _ => {}
         })?;
+        // The unit of every timestamp of the interface: guessing it (tshark takes the default µs, a
+        // reader of the first byte takes that) could put the times 1,000 or 10^6 times off. libpcap
+        // refuses such a file too.
+        if let Some(n) = tsresol_len {
+            return Err(bad(
+                "IDB",
+                format!(
+                    "option if_tsresol has {n} bytes where the format has 1: the interface's timestamp unit is \
+                     unknown (rewrite the file with a correct option, e.g. editcap)"
+                ),
+            ));
+        }
         let row = ifaces.len() as u32;
         ifaces.push(Interface {
             id: row,

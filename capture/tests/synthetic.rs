@@ -18,6 +18,24 @@ fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
     p
 }
 
+/// An if_tsresol option of 2 bytes (the format gives 1): the interface's time unit is unknown, so the
+/// file is refused at its IDB, as libpcap refuses it (the first byte read as the unit put times 1,000
+/// times off tshark's, which takes the default µs), the message naming the option and a fix.
+#[test]
+fn an_if_tsresol_of_the_wrong_length_is_refused() {
+    let ng = Ng { be: false };
+    let mut f = ng.shb();
+    f.extend(ng.idb(1, 0, &[ng.opt(9, &[9, 0])]));
+    f.extend(ng.epb(0, 1_000, &eth_frame(1), 60, &[]));
+    let path = write("tsresol-len2.pcapng", &f);
+    let mut r = CaptureReader::open(&path).unwrap();
+    let e = r.next_frame().expect_err("refused");
+    assert!(
+        e.to_string().contains("malformed pcapng IDB block: option if_tsresol has 2 bytes where the format has 1"),
+        "{e}"
+    );
+}
+
 /// Timestamps in units of 2^-30 s with if_tsoffset = -10 s. Rule (ours and tshark's): the exact
 /// value units * 10^9 / 2^30 ns is rounded toward negative infinity; the offset is whole seconds,
 /// so adding it after rounding gives the same as rounding the total.
@@ -452,7 +470,11 @@ fn unknown_format_names_the_file() {
     let e = CaptureReader::from_reader("notes.txt".into(), Box::new(std::io::Cursor::new(b"hello, world\n".to_vec())))
         .err()
         .unwrap();
-    assert!(e.to_string().starts_with("notes.txt: at byte 0 (record 0): unknown file format"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("notes.txt: at byte 0 (record 0): unknown file format (first bytes, hex: 68 65 6c 6c"),
+        "{e}"
+    );
     let e = CaptureReader::from_reader("empty".into(), Box::new(std::io::Cursor::new(Vec::new()))).err().unwrap();
     assert!(e.to_string().contains("file too short to identify (0 bytes)"), "{e}");
 }

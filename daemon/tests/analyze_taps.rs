@@ -120,7 +120,7 @@ fn the_report_says_what_each_taps_trailers_gave() {
     let line = format!(
         "tap trailers in {} (--trailer auto): 10 of {n} frames stamped (metamako 10), 0 keyframes (0 with their tick \
          frequency off nominal: nominal used), 0 keyframes refused, 0 candidate stamps refused, 0 counter frames \
-         before the first keyframe, 0 with their keyframe too old, 3 frames captured short (a trailer at their end \
+         before the first keyframe, 0 with their keyframe too old, 3 frames captured short (a trailer at their end, if any, \
          unreadable); stamps flagged: 0 stale keyframe, 0 unsynced, 0 degraded, 0 extended",
         cap.display()
     );

@@ -297,7 +297,7 @@ impl InputTrailers {
         format!(
             "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes \
              refused, {} candidate stamps refused, {} counter frames before the first keyframe, {} with their \
-             keyframe too old, {} frames captured short (a trailer at their end unreadable); stamps flagged: {} \
+             keyframe too old, {} frames captured short (a trailer at their end, if any, unreadable); stamps flagged: {} \
              stale keyframe, {} unsynced, {} degraded, {} extended",
             self.file,
             self.mode.name(),
