@@ -670,3 +670,65 @@ fn a_regex_that_fits_no_token_shows_one() {
     assert!(!text.contains("no order's token gave a sequence"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Feeds and sessions given wrong (the commonest mistakes with `--md` and `--orders`) get a note that
+/// says what the traffic shows and what to try, in the JSON (`notes`) and under the table; a run
+/// given right has none. On a synth capture: feeds to 233.54.12.111:26477 and .112:26478, orders
+/// from 10.1.0.2:40001 to the exchange at 10.1.0.1:8003, OUCH 5.0.
+#[test]
+fn flows_given_wrong_are_noted_with_what_to_try() {
+    let dir = tmpdir("flow-notes");
+    let cap = support::synth_pcap(&dir, "s.pcap", 2_000);
+    let notes = |args: &[&str]| -> Vec<String> {
+        let r = support::analyze_json(args, &cap);
+        let notes: Vec<String> =
+            r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect();
+        let text = support::analyze_text(args, &cap);
+        for n in &notes {
+            assert!(text.lines().any(|l| l == format!("note: {n}")), "{text}");
+        }
+        notes
+    };
+    let right = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", "tcp:10.1.0.1:8003"];
+    assert_eq!(notes(&right), Vec::<String>::new());
+    let has = |args: &[&str], parts: &[&str]| {
+        let n = notes(args);
+        assert!(n.iter().any(|n| parts.iter().all(|p| n.contains(p))), "{args:?}: {n:?}");
+    };
+    // The wrong group: the groups MoldUDP64 went to.
+    has(
+        &["--md", "udp:233.54.12.199:26477", "--orders", "tcp:10.1.0.1:8003"],
+        &[
+            "feed udp:233.54.12.199:26477: no datagram to it; datagrams that look like MoldUDP64 went to ",
+            "udp:233.54.12.111:26477 (",
+            "udp:233.54.12.112:26478 (",
+        ],
+    );
+    // A feed given on the order port.
+    has(
+        &["--md", "udp:10.1.0.1:8003"],
+        &[
+            "feed udp:10.1.0.1:8003: no datagram to it; ",
+            " TCP segments went to it (a feed is UDP: an order session is --orders tcp:...)",
+        ],
+    );
+    // The wrong port for the session.
+    has(
+        &["--orders", "tcp:10.1.0.1:9999"],
+        &[
+            "orders tcp:10.1.0.1:9999@ouch50: no TCP segment to or from this end; segments that look like SoupBinTCP went to ",
+            "tcp:10.1.0.1:8003 (",
+        ],
+    );
+    // The client's end given as the exchange's.
+    has(
+        &["--orders", "tcp:10.1.0.2:40001"],
+        &["connection 10.1.0.1:8003>10.1.0.2:40001: ", "the exchange may be the other end, --orders tcp:10.1.0.1:8003"],
+    );
+    // The other OUCH version.
+    has(
+        &["--orders", "tcp:10.1.0.1:8003@ouch42"],
+        &["malformed as OUCH 4.2 are well-formed in the other version: is the session @ouch50?"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

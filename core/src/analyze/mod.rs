@@ -442,6 +442,9 @@ struct Parked {
     snd: Option<i64>,
 }
 
+/// Flows in no feed or session given that look like one, noted at most ([`Analyzer::unclaimed`]).
+const UNCLAIMED_MAX: usize = 16;
+
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
 const ORDER_SYMBOLS_MAX: usize = 1 << 20;
 
@@ -818,6 +821,13 @@ pub struct Analyzer {
     /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
     order_symbols: FxHashMap<(usize, OrderId), Symbol>,
     order_symbols_fifo: VecDeque<(usize, OrderId)>,
+    /// When flows are given (no detection): frames in no feed or session that look like one, by kind
+    /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
+    /// with the wrong group, host or port). At most [`UNCLAIMED_MAX`] flows.
+    unclaimed: FxHashMap<(bool, IpAddr, u16), u64>,
+    /// Given feeds that TCP segments went to, and given sessions' ends that UDP datagrams went to
+    /// (`true`: a session), with how many: a spec of the wrong kind.
+    wrong_kind: FxHashMap<(bool, usize), u64>,
     /// tick_to_trade slot per symbol (with `by_symbol`).
     symbol_slots: FxHashMap<Symbol, usize>,
     /// Requests awaiting their response, by connection and order id.
@@ -903,6 +913,8 @@ impl Analyzer {
             last_by_symbol,
             hold_from: i64::MAX,
             order_symbols: FxHashMap::default(),
+            unclaimed: FxHashMap::default(),
+            wrong_kind: FxHashMap::default(),
             order_symbols_fifo: VecDeque::new(),
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
@@ -1049,6 +1061,37 @@ impl Analyzer {
             self.used(ts_source, quality);
         } else {
             self.counters.other_frames += 1;
+            if !self.detect {
+                self.unclaimed_frame(ip.dst, d.transport, payload);
+            }
+        }
+    }
+
+    /// A frame in no feed or session given: noted when it looks like one, or goes where a spec of the
+    /// other kind points ([`Analyzer::unclaimed`], [`Analyzer::wrong_kind`]).
+    #[cold]
+    #[inline(never)]
+    fn unclaimed_frame(&mut self, dst: IpAddr, transport: Transport, payload: &[u8]) {
+        let (tcp, dport) = match transport {
+            Transport::Udp { dport, .. } => (false, dport),
+            Transport::Tcp { dport, .. } => (true, dport),
+            Transport::None => return,
+        };
+        let wrong = if tcp {
+            self.feeds.iter().position(|f| f.spec.matches(dst, dport)).map(|i| (false, i))
+        } else {
+            self.sessions
+                .iter()
+                .position(|s| s.spec.port == dport && s.spec.host.is_none_or(|h| h == dst))
+                .map(|i| (true, i))
+        };
+        if let Some(k) = wrong {
+            *self.wrong_kind.entry(k).or_default() += 1;
+        }
+        let looks = if tcp { looks_like_soupbin(payload) } else { looks_like_mold(payload) };
+        let key = (tcp, dst, dport);
+        if looks && (self.unclaimed.len() < UNCLAIMED_MAX || self.unclaimed.contains_key(&key)) {
+            *self.unclaimed.entry(key).or_default() += 1;
         }
     }
 

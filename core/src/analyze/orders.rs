@@ -57,6 +57,12 @@ pub struct StreamCounters {
     pub truncated_tail_bytes: u64,
     /// Index of the first frame where something was wrong, if any.
     pub first_bad_frame: Option<u64>,
+    /// SoupBinTCP packets of a type only the other end sends (Sequenced Data, Login Accepted, server
+    /// heartbeats... toward the exchange): the session's exchange end may be the other one.
+    pub other_ends_packets: u64,
+    /// Malformed OUCH messages that are well-formed in the other version (4.2 for 5.0, or back): the
+    /// session's version may be the other one.
+    pub other_version_fits: u64,
 }
 
 /// One direction of one connection.
@@ -243,6 +249,20 @@ impl Framing {
             *next_packet = end;
             counters.soup_packets += 1;
             let ty = pkt.packet_type();
+            let others = match dir {
+                OrderDir::Inbound => matches!(
+                    ty,
+                    PacketType::SequencedData
+                        | PacketType::LoginAccepted
+                        | PacketType::LoginRejected
+                        | PacketType::ServerHeartbeat
+                        | PacketType::EndOfSession
+                ),
+                OrderDir::Outbound => {
+                    matches!(ty, PacketType::LoginRequest | PacketType::ClientHeartbeat | PacketType::LogoutRequest)
+                }
+            };
+            counters.other_ends_packets += u64::from(others);
             let carries = match dir {
                 OrderDir::Inbound => ty == PacketType::UnsequencedData,
                 OrderDir::Outbound => ty == PacketType::SequencedData || ty == PacketType::UnsequencedData,
@@ -273,6 +293,12 @@ impl Framing {
                 Err(_) => {
                     counters.ouch_malformed += 1;
                     counters.first_bad_frame.get_or_insert(first.index);
+                    let other = match proto {
+                        Some(OrderProto::Ouch50) => ouch42::summarize(dir, pkt.payload()),
+                        Some(OrderProto::Ouch42) => ouch5::summarize(dir, pkt.payload()),
+                        None => Ok(None),
+                    };
+                    counters.other_version_fits += u64::from(matches!(other, Ok(Some(_))));
                 }
             }
         });

@@ -1,5 +1,6 @@
 //! The report model (what `--json` prints) and its terminal rendering.
 
+use super::flows::OrderProto;
 use super::orders::StreamCounters;
 use super::{Analyzer, Counters, METRICS, Metric};
 use crate::reasm::ReasmStats;
@@ -8,6 +9,7 @@ use crate::trailer::{TrailerKind, TrailerMode, TrailerStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::net::IpAddr;
 
 /// One metric's figures (or one dimension's).
 #[derive(Debug, Clone, Serialize)]
@@ -224,6 +226,8 @@ pub struct Report {
     /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
     /// that reads them; the figures cover the frames before).
     pub input: InputStatus,
+    /// What looks like a mistake in the feeds and sessions given, with what to try ([`flow_notes`]).
+    pub notes: Vec<String>,
 }
 
 /// How reading the inputs ended ([`Report::input`]).
@@ -406,7 +410,74 @@ pub(super) fn build(a: &Analyzer) -> Report {
         tx_given: a.cfg.tx_events,
         first_unreadable_token: a.first_unreadable_token.clone(),
         input: InputStatus { complete: true, ..InputStatus::default() },
+        notes: flow_notes(a),
     }
+}
+
+/// The notes on flows given that look mistaken: a feed or session that saw no traffic (and what
+/// traffic there was that looks like one), a spec of the wrong kind, a session given by its client's
+/// end, or of the other OUCH version.
+fn flow_notes(a: &Analyzer) -> Vec<String> {
+    let mut notes = Vec::new();
+    let unclaimed = |tcp: bool| {
+        let mut v: Vec<(&IpAddr, &u16, &u64)> =
+            a.unclaimed.iter().filter(|((t, ..), _)| *t == tcp).map(|((_, ip, port), n)| (ip, port, n)).collect();
+        v.sort_by(|x, y| y.2.cmp(x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+        let kind = if tcp { "tcp" } else { "udp" };
+        v.iter().map(|(ip, port, n)| format!("{kind}:{}:{port} ({n})", super::fmt_ip(**ip))).collect::<Vec<_>>()
+    };
+    for (i, f) in a.feeds.iter().enumerate().filter(|(_, f)| !f.detected && f.frames == 0) {
+        let mut n = format!("feed {}: no datagram to it", f.spec);
+        if let Some(k) = a.wrong_kind.get(&(false, i)) {
+            n += &format!("; {k} TCP segments went to it (a feed is UDP: an order session is --orders tcp:...)");
+        }
+        let seen = unclaimed(false);
+        if !seen.is_empty() {
+            n += &format!("; datagrams that look like MoldUDP64 went to {}", seen.join(", "));
+        }
+        notes.push(n);
+    }
+    for (i, s) in a.sessions.iter().enumerate().filter(|(_, s)| !s.detected) {
+        if a.conn_list.iter().any(|c| c.session == i) {
+            continue;
+        }
+        let mut n = format!("orders {}: no TCP segment to or from this end", s.spec);
+        if let Some(k) = a.wrong_kind.get(&(true, i)) {
+            n += &format!("; {k} UDP datagrams went to it (a session is TCP: a feed is --md udp:...)");
+        }
+        let seen = unclaimed(true);
+        if !seen.is_empty() {
+            n += &format!("; segments that look like SoupBinTCP went to {}", seen.join(", "));
+        }
+        notes.push(n);
+    }
+    for c in &a.conn_list {
+        let (to, from) = (c.to_exchange.counters(), c.from_exchange.counters());
+        let others = to.other_ends_packets + from.other_ends_packets;
+        if others > 0 {
+            notes.push(format!(
+                "connection {}: {others} SoupBinTCP packets of a type only the other end sends (Sequenced Data or \
+                 Login Accepted toward the end given as the exchange's, Login Request or client heartbeats from it): \
+                 the exchange may be the other end, --orders tcp:{}:{}",
+                c.label,
+                super::fmt_ip(c.key.0),
+                c.key.1
+            ));
+        }
+        let fits = to.other_version_fits + from.other_version_fits;
+        if let Some(p) = c.to_exchange.proto().filter(|_| fits > 0) {
+            let (given, other) = match p {
+                OrderProto::Ouch50 => ("OUCH 5.0", "ouch42"),
+                OrderProto::Ouch42 => ("OUCH 4.2", "ouch50"),
+            };
+            notes.push(format!(
+                "connection {}: {fits} messages malformed as {given} are well-formed in the other version: is the \
+                 session @{other}?",
+                c.label
+            ));
+        }
+    }
+    notes
 }
 
 impl Report {
@@ -650,6 +721,9 @@ impl Report {
                 r.file,
                 format_ns(r.record_resolution_ns as i64)
             );
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "note: {n}");
         }
         // What went wrong reading the inputs, in the report too (stderr has it as well): a saved report
         // must not pass for one of whole captures.
