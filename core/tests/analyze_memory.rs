@@ -8,23 +8,34 @@
 mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::cell::Cell;
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer};
 use wirestamp_core::dissect::{Transport, dissect};
 use wirestamp_core::{ClockQuality, Frame, TsSource};
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+// Per thread: the tests of this file run in parallel, each on its own thread, and each frees what
+// it allocates on that thread.
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
 
 struct Counting;
 
 fn grew(n: usize) {
-    let live = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(live, Relaxed);
+    let live = LIVE.with(|l| {
+        l.set(l.get() + n as isize);
+        l.get()
+    });
+    PEAK.with(|p| p.set(p.get().max(live)));
 }
 
-// SAFETY: every call is forwarded unchanged to the system allocator; the only addition is two atomic
-// counters, which never allocate.
+fn shrank(n: usize) {
+    LIVE.with(|l| l.set(l.get() - n as isize));
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the only addition is two
+// thread-local counters with const initialisation, which never allocate.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         grew(layout.size());
@@ -37,12 +48,12 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        shrank(layout.size());
         // SAFETY: `ptr` came from `System.alloc` with this layout.
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_sub(layout.size(), Relaxed);
+        shrank(layout.size());
         grew(new_size);
         // SAFETY: same contract as the caller's.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -73,8 +84,8 @@ fn a_thousand_feeds_cost_what_their_values_need() {
         }
     }
     assert_eq!(frames.len(), 2 * 2_036, "elk_nasdaq's MoldUDP64 packets (data README)");
-    let before = LIVE.load(Relaxed);
-    PEAK.store(before, Relaxed);
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
     let mut a = Analyzer::new(AnalyzeConfig::default());
     for (i, (t, data)) in frames.iter().enumerate() {
         let f = Frame::record(data, *t, pcap.link);
@@ -85,10 +96,46 @@ fn a_thousand_feeds_cost_what_their_values_need() {
     }
     a.finish();
     let report = a.report();
-    let peak = PEAK.load(Relaxed) - before;
+    let peak = (PEAK.with(Cell::get) - before) as usize;
     assert_eq!(report.feeds.len(), 2 * usize::from(PORTS));
     let rows = |name: &str| report.metrics.iter().find(|m| m.name == name).map_or(0, |m| m.dims.len());
     // First copies come on A (exchange_to_capture rows), later ones on B (feed_ab_delay rows).
     assert_eq!((rows("exchange_to_capture"), rows("feed_ab_delay")), (500, 500));
     assert!(peak < 250 << 20, "peak heap {} MB for 1,000 feeds", peak >> 20);
+}
+
+/// Detection takes at most 1,024 feeds: elk_nasdaq's packets spread over 1,100 ports (in turn, so
+/// ports 0..1,099 appear in that order), feeds are detected for the first 1,024, and the frames to
+/// the other 76 are counted as not analysed, with a note.
+#[test]
+fn detection_stops_at_1024_feeds() {
+    const PORTS: usize = 1_100;
+    let pcap = support::read_pcap(&wirestamp_testdata::data_file("pcap_market/elk_nasdaq.pcap"));
+    let mut frames = Vec::new();
+    for r in &pcap.records {
+        let d = dissect(&r.data, pcap.link);
+        let Transport::Udp { dport: 26477, .. } = d.transport else { continue };
+        let port = 20_000 + (frames.len() % PORTS) as u16;
+        let mut data = r.data.clone();
+        data[d.payload_offset - 6..d.payload_offset - 4].copy_from_slice(&port.to_be_bytes());
+        frames.push((r.ts_ns, data));
+    }
+    let beyond = (0..frames.len()).filter(|i| i % PORTS >= 1_024).count() as u64;
+    let mut a = Analyzer::new(AnalyzeConfig::default());
+    for (i, (t, data)) in frames.iter().enumerate() {
+        let f = Frame::record(data, *t, pcap.link);
+        if !a.frame_fast(i as u64, &f, |_| {}) {
+            let d = dissect(data, pcap.link);
+            a.frame(i as u64, *t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
+        }
+    }
+    a.finish();
+    let r = a.report();
+    assert_eq!(r.feeds.len(), 1_024);
+    assert_eq!(r.counters.feeds_not_detected_frames, beyond);
+    assert!(
+        r.notes.iter().any(|n| n.contains(&format!("{beyond} more frames that look like MoldUDP64"))),
+        "{:?}",
+        r.notes
+    );
 }

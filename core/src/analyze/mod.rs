@@ -367,6 +367,9 @@ pub struct Counters {
     pub largest_step_back_ns: u64,
     /// The first of those frames (0-based over all inputs).
     pub first_step_back_frame: Option<u64>,
+    /// Frames that look like MoldUDP64 on flows not analysed because [`MAX_DETECTED_FEEDS`] feeds were
+    /// detected already.
+    pub feeds_not_detected_frames: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -441,6 +444,10 @@ struct Parked {
     msg: OrderMsg,
     snd: Option<i64>,
 }
+
+/// Feeds detected at most: each costs its histograms and state (about 140 KB), and noise that looks
+/// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
+pub const MAX_DETECTED_FEEDS: usize = 1_024;
 
 /// Flows in no feed or session given that look like one, noted at most ([`Analyzer::unclaimed`]).
 const UNCLAIMED_MAX: usize = 16;
@@ -1243,6 +1250,10 @@ impl Analyzer {
             return known;
         }
         if self.detect && looks_like_mold(payload) {
+            if self.feeds.len() >= MAX_DETECTED_FEEDS {
+                self.counters.feeds_not_detected_frames += 1;
+                return None;
+            }
             let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
             self.feeds.push(FeedState::new(spec, true));
             return Some(self.feeds.len() - 1);

@@ -419,6 +419,14 @@ pub(super) fn build(a: &Analyzer) -> Report {
 /// end, or of the other OUCH version.
 fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
+    if a.counters.feeds_not_detected_frames > 0 {
+        notes.push(format!(
+            "{} feeds were detected, the most analysed from detection: {} more frames that look like MoldUDP64 \
+             went to other flows and were not analysed (give the feeds with --md)",
+            super::MAX_DETECTED_FEEDS,
+            a.counters.feeds_not_detected_frames
+        ));
+    }
     let unclaimed = |tcp: bool| {
         let mut v: Vec<(&IpAddr, &u16, &u64)> =
             a.unclaimed.iter().filter(|((t, ..), _)| *t == tcp).map(|((_, ip, port), n)| (ip, port, n)).collect();
