@@ -601,3 +601,35 @@ fn a_replace_is_matched_by_its_orders_symbol() {
     assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(3 * US), Some(3 * US)));
     assert!(dims(t2t).contains(&("symbol:AAPL", 3)), "{:?}", dims(t2t));
 }
+
+/// An invalid Replace is answered by a Canceled of the order it would replace (OUCH 5.0 §2.2, case 2):
+/// order 1 is accepted after 1 ms; its Replace by order 2, 2 ms in, is answered 3 ms later by order
+/// 1's Canceled. Both requests are answered (the Replace was unacknowledged, and the Canceled
+/// unmatched).
+#[test]
+fn an_invalid_replace_is_answered_by_its_orders_canceled() {
+    let mut replace = Vec::new();
+    ouch::replace_order(&mut replace, 1, &support::aapl_order(2));
+    let mut canceled = Vec::new();
+    ouch::canceled(&mut canceled, 0, 1, 100, b'U');
+    let [replace, canceled] = [(b'U', replace), (b'S', canceled)].map(|(ty, m)| {
+        let mut p = Vec::new();
+        soup::packet(&mut p, ty, &m);
+        p
+    });
+    let a1 = accepted(1);
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + MS, segment(false, 1, 51, 0x18, &a1)),
+        (T0 + 2 * MS, segment(true, 51, 1 + a1.len() as u32, 0x18, &replace)),
+        (T0 + 5 * MS, segment(false, 1 + a1.len() as u32, 51 + replace.len() as u32, 0x18, &canceled)),
+    ];
+    let r = analyze_frames("replace-invalid", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [2, 2, 0, 0]);
+    assert_eq!(r["counters"]["unsolicited_cancels"], 0);
+    let o2a = metric(&r, "order_to_ack");
+    assert_eq!(
+        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
+        (Some(2), Some(MS), Some(3 * MS))
+    );
+}

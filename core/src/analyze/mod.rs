@@ -828,6 +828,11 @@ pub struct Analyzer {
     /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
     order_symbols: FxHashMap<(usize, OrderId), Symbol>,
     order_symbols_fifo: VecDeque<(usize, OrderId)>,
+    /// Replace requests by connection and the order they replace: the new order's id. An invalid
+    /// Replace is answered by a Canceled of the order it would replace (OUCH 5.0 §2.2), which pairs
+    /// with the Replace through this. Bounded like [`Analyzer::order_symbols`].
+    replaced_by: FxHashMap<(usize, OrderId), OrderId>,
+    replaced_by_fifo: VecDeque<(usize, OrderId)>,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
     /// with the wrong group, host or port). At most [`UNCLAIMED_MAX`] flows.
@@ -920,6 +925,8 @@ impl Analyzer {
             last_by_symbol,
             hold_from: i64::MAX,
             order_symbols: FxHashMap::default(),
+            replaced_by: FxHashMap::default(),
+            replaced_by_fifo: VecDeque::new(),
             unclaimed: FxHashMap::default(),
             wrong_kind: FxHashMap::default(),
             order_symbols_fifo: VecDeque::new(),
@@ -1467,6 +1474,16 @@ impl Analyzer {
                 } else {
                     self.correlate(ci, &m, snd, None);
                 }
+                if let (b'U', Some(id), Some(orig)) = (s.msg_type, s.id, s.orig_id)
+                    && self.replaced_by.insert((ci, orig), id).is_none()
+                {
+                    self.replaced_by_fifo.push_back((ci, orig));
+                    if self.replaced_by_fifo.len() > ORDER_SYMBOLS_MAX
+                        && let Some(old) = self.replaced_by_fifo.pop_front()
+                    {
+                        self.replaced_by.remove(&old);
+                    }
+                }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
                     match self.pending.entry((ci, id)) {
@@ -1500,8 +1517,19 @@ impl Analyzer {
                     return;
                 }
                 let Some(id) = s.id else { return };
-                // The oldest request of the id: the exchange answers an order's requests in order.
-                match self.answer_oldest(ci, id) {
+                // A Replaced ends its Replace's entry (the order it replaced is gone).
+                if s.msg_type == b'U'
+                    && let Some(orig) = s.orig_id
+                {
+                    self.replaced_by.remove(&(ci, orig));
+                }
+                // The oldest request of the id: the exchange answers an order's requests in order. A
+                // Canceled with none may answer a Replace of that order that was invalid.
+                let answered = self.answer_oldest(ci, id).or_else(|| {
+                    let new = (s.msg_type == b'C').then(|| self.replaced_by.remove(&(ci, id))).flatten()?;
+                    self.answer_oldest(ci, new)
+                });
+                match answered {
                     Some(t) => {
                         self.counters.acked += 1;
                         let slot = self.conn_slot(ci, O2A);
