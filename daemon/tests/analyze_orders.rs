@@ -277,6 +277,37 @@ fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
     }
 }
 
+/// A connection reset by the client (RST), then a new one on the same ports whose SYN the capture
+/// missed, its first sequence behind or ahead of the old stream's: its orders are read as a new
+/// stream's (they were dropped as retransmissions, or put after a hole of a billion bytes). Data
+/// that continues the stream after a reset is its own.
+#[test]
+fn after_a_reset_data_that_does_not_continue_the_stream_is_a_new_connections() {
+    for (name, isn2) in [("behind", 5_000u32), ("ahead", 1_000_100_000)] {
+        let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
+        for n in 1..=3u32 {
+            frames.push((T0 + i64::from(n) * MS, segment(true, 100_001 + 50 * (n - 1), 1, 0x18, &order(n))));
+        }
+        frames.push((T0 + 10 * MS, segment(true, 100_151, 1, 0x14, &[])));
+        for n in 4..=6u32 {
+            let seq = isn2.wrapping_add(1 + 50 * (n - 4));
+            frames.push((T0 + 20 * MS + i64::from(n) * MS, segment(true, seq, 1, 0x18, &order(n))));
+        }
+        let r = analyze_frames(name, &frames, &["--orders", ORDERS]);
+        assert_eq!(fates(&r)[0], 6, "{name}");
+        let inbound = &r["connections"][0]["to_exchange"];
+        let tcp = ["retransmitted_segments", "holes"].map(|k| inbound["tcp"][k].as_u64());
+        assert_eq!(tcp, [Some(0), Some(0)], "{name}: {inbound}");
+    }
+    // The same with the stream continuing after the reset: one stream, no restart.
+    let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
+    frames.push((T0 + MS, segment(true, 100_001, 1, 0x18, &order(1))));
+    frames.push((T0 + 2 * MS, segment(false, 1, 100_051, 0x14, &[])));
+    frames.push((T0 + 3 * MS, segment(true, 100_051, 1, 0x18, &order(2))));
+    let r = analyze_frames("continues", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r)[0], 2);
+}
+
 /// A damaged segment whose flags read SYN and FIN, with data, at a sequence far from the stream's is
 /// not a new connection (taking it for one would throw away the orders after it as retransmissions).
 #[test]

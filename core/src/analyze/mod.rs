@@ -280,6 +280,8 @@ struct Conn {
     to_exchange: OrderStream,
     from_exchange: OrderStream,
     frames: u64,
+    /// A segment with RST was seen since the connection began: it was aborted.
+    reset: bool,
 }
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
@@ -289,6 +291,7 @@ struct Segment<'a> {
     seq: u32,
     syn: bool,
     fin: bool,
+    rst: bool,
     /// The acknowledgement number, when the ACK flag is set.
     ack: Option<u32>,
     payload: &'a [u8],
@@ -1062,7 +1065,8 @@ impl Analyzer {
                         let syn = flags & crate::wire::tcp::flags::SYN != 0;
                         let fin = flags & crate::wire::tcp::flags::FIN != 0;
                         let ack = (flags & crate::wire::tcp::flags::ACK != 0).then_some(ack);
-                        let seg = Segment { seq, syn, fin, ack, payload };
+                        let rst = flags & crate::wire::tcp::flags::RST != 0;
+                        let seg = Segment { seq, syn, fin, rst, ack, payload };
                         self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
                         true
                     }
@@ -1379,6 +1383,7 @@ impl Analyzer {
                     to_exchange: OrderStream::new(OrderDir::Inbound, proto),
                     from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
+                    reset: false,
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
                 self.conn_list.len() - 1
@@ -1392,12 +1397,23 @@ impl Analyzer {
         } else {
             (&mut conn.from_exchange, &mut conn.to_exchange)
         };
-        if seg.syn && !seg.fin && seg.payload.is_empty() && this.is_new_connection(seg.seq) {
+        let new_connection = if seg.syn {
             // A new connection on the same addresses and ports (a client reconnecting from a fixed
             // port): the old one ends here, both ways, as at the capture's end. A SYN with data or
             // a FIN is not taken for one (a damaged segment: it would throw the stream off).
+            !seg.fin && seg.payload.is_empty() && this.is_new_connection(seg.seq)
+        } else {
+            // After a reset, data that does not continue the stream is a new connection's whose SYN
+            // the capture missed (an aborted connection sends no more data of its own).
+            conn.reset && !seg.payload.is_empty() && !this.continues_at(seg.seq)
+        };
+        if new_connection {
             this.restart(frame.index, &mut |m| msgs.push(m));
             other.restart(frame.index, &mut |m| msgs.push(m));
+            conn.reset = false;
+        }
+        if seg.rst {
+            conn.reset = true;
         }
         // The ACK first: data of the other direction waiting behind a range the capture missed is
         // released by it, and this segment may carry the responses to those orders.

@@ -164,6 +164,12 @@ impl OrderStream {
         self.fr.proto = Some(proto);
     }
 
+    /// Whether a segment at `seq` continues the stream (starts at the next byte it expects; any when no
+    /// segment came yet).
+    pub fn continues_at(&self, seq: u32) -> bool {
+        self.reasm.seq_at(self.reasm.next_offset()).is_none_or(|s| s == seq)
+    }
+
     /// Whether a SYN at `seq` opens another connection than the one this stream carries (a client
     /// reconnecting from the same port), not a retransmission of the stream's own SYN.
     pub fn is_new_connection(&self, seq: u32) -> bool {

@@ -226,7 +226,7 @@ pub struct Report {
     /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
     /// that reads them; the figures cover the frames before).
     pub input: InputStatus,
-    /// What looks like a mistake in the feeds and sessions given, with what to try ([`flow_notes`]).
+    /// What looks like a mistake in the feeds and sessions given, with what to try.
     pub notes: Vec<String>,
 }
 
