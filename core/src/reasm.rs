@@ -237,12 +237,15 @@ impl<M: Copy> Reassembler<M> {
 
     /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]).
     fn release_acked(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        let mut released = false;
         while self.next_off < self.acked_to {
             let Some((&p, _)) = self.pending.first_key_value() else { break };
             self.hole_to(p.min(self.acked_to), sink);
             self.drain_pending(sink);
+            released = true;
         }
-        if self.pending.is_empty() && self.acked_to <= self.next_off {
+        // What stays missing gets its own wait (from the next tick), not the released range's.
+        if released || (self.pending.is_empty() && self.acked_to <= self.next_off) {
             self.gap_since = None;
         }
     }

@@ -389,6 +389,14 @@ fn round_ms(ns: i64) -> i64 {
     ns.saturating_add(500_000).div_euclid(1_000_000)
 }
 
+/// An interval's start relative to the log's StartTime (`log_start_ns`) and its length, in ms: both
+/// ends rounded as absolute times, then subtracted, as the reader adds them back to the StartTime (a
+/// log starting on a half millisecond put every boundary 1 ms late when the difference was rounded).
+fn hlog_span(log_start_ns: i64, start_ns: i64, len_ns: i64) -> (i64, i64) {
+    let start_ms = round_ms(start_ns);
+    (start_ms - round_ms(log_start_ns), round_ms(start_ns.saturating_add(len_ns)) - start_ms)
+}
+
 impl HlogSink {
     /// Creates the log file `p`.
     pub fn create(p: &Path) -> Result<HlogSink> {
@@ -430,8 +438,7 @@ impl HlogSink {
         };
         self.buf.clear();
         self.serializer.serialize(i.latency.histogram(), &mut self.buf).context("cannot compress a histogram")?;
-        let rel_ms = round_ms(i.start_ns.saturating_sub(start_ns));
-        let len_ms = round_ms(i.len_ns);
+        let (rel_ms, len_ms) = hlog_span(start_ns, i.start_ns, i.len_ns);
         // The maximum of what the histogram holds (its non-negative samples): an interval of negative
         // samples only has an empty histogram, and its maximum is 0, not a negative value beside it.
         let max_ns = if i.latency.histogram().is_empty() { 0 } else { i.latency.summary().max_ns.max(0) };
@@ -538,4 +545,26 @@ fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
         return Err(format!("seq_first {first} is after seq_last {seq_last}: not a write's byte range"));
     }
     Ok(Some(TxEvent { time_ns, kind, local, remote, seq_first, seq_last }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reader adds each interval's start to the StartTime: the sum must be the boundary rounded.
+    /// A log starting at 0.7505 s (StartTime 0.751, half up) has its second interval at 1.000 s: start
+    /// 0.249, not 0.250 (which read back as 1.001 s). Boundaries of whole seconds read back whole.
+    #[test]
+    fn interval_times_add_back_to_their_boundaries() {
+        const MS: i64 = 1_000_000;
+        let log_start = 750 * MS + MS / 2;
+        assert_eq!(round_ms(log_start), 751);
+        assert_eq!(hlog_span(log_start, log_start, 1_000 * MS - log_start), (0, 249));
+        assert_eq!(hlog_span(log_start, 1_000 * MS, 1_000 * MS), (249, 1_000));
+        assert_eq!(hlog_span(log_start, 2_000 * MS, 123 * MS + 400_000), (1_249, 123));
+        for k in 1..5i64 {
+            let (rel, len) = hlog_span(log_start, k * 1_000 * MS, 1_000 * MS);
+            assert_eq!((round_ms(log_start) + rel, len), (k * 1_000, 1_000));
+        }
+    }
 }

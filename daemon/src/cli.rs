@@ -199,8 +199,8 @@ pub struct AnalyzeArgs {
     pub tick_retention: String,
 
     /// How long a request (Enter, Replace, Cancel, Modify) waits for the exchange's response before it
-    /// is counted as unacknowledged (e.g. 10s, 500ms). A response after that pairs with nothing and
-    /// is counted as unmatched.
+    /// is counted as unacknowledged (e.g. 10s, 500ms). A response after that pairs with nothing: it is
+    /// counted as unmatched (an Order Canceled as one the exchange sent unasked).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub ack_timeout: String,
 

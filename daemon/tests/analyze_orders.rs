@@ -278,12 +278,13 @@ fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
 }
 
 /// A connection reset by the client (RST), then a new one on the same ports whose SYN the capture
-/// missed, its first sequence behind or ahead of the old stream's: its orders are read as a new
-/// stream's (they were dropped as retransmissions, or put after a hole of a billion bytes). Data
-/// that continues the stream after a reset is its own.
+/// missed, its first sequence far behind or ahead of the old stream's (a new connection's is random
+/// over 2^32): its orders are read as a new stream's (they were dropped as retransmissions, or put
+/// after a hole of a billion bytes). Data near the stream after a reset is its own: continuing it,
+/// or a retransmission of what the reset cut (which must not be read twice).
 #[test]
 fn after_a_reset_data_that_does_not_continue_the_stream_is_a_new_connections() {
-    for (name, isn2) in [("behind", 5_000u32), ("ahead", 1_000_100_000)] {
+    for (name, isn2) in [("behind", 100_000u32.wrapping_sub(1 << 30)), ("ahead", 1_000_100_000)] {
         let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
         for n in 1..=3u32 {
             frames.push((T0 + i64::from(n) * MS, segment(true, 100_001 + 50 * (n - 1), 1, 0x18, &order(n))));
@@ -306,6 +307,15 @@ fn after_a_reset_data_that_does_not_continue_the_stream_is_a_new_connections() {
     frames.push((T0 + 3 * MS, segment(true, 100_051, 1, 0x18, &order(2))));
     let r = analyze_frames("continues", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r)[0], 2);
+    // The exchange resets after acknowledging order 1 only; the client retransmits order 2.
+    let mut frames = vec![(T0, segment(true, 100_000, 0, 0x02, &[]))];
+    frames.push((T0 + MS, segment(true, 100_001, 1, 0x18, &order(1))));
+    frames.push((T0 + 2 * MS, segment(true, 100_051, 1, 0x18, &order(2))));
+    frames.push((T0 + 3 * MS, segment(false, 1, 100_051, 0x14, &[])));
+    frames.push((T0 + 4 * MS, segment(true, 100_051, 1, 0x18, &order(2))));
+    let r = analyze_frames("retransmitted", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r)[0], 2);
+    assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["retransmitted_segments"], 1);
 }
 
 /// A damaged segment whose flags read SYN and FIN, with data, at a sequence far from the stream's is

@@ -149,6 +149,8 @@ pub struct Arbiter {
     /// The earliest time an order still to be correlated may have ([`Arbiter::hold`]): ticks are kept
     /// from `retain_ns` before it, not only before the latest packet (`i64::MAX`: none held).
     hold_from: i64,
+    /// How far back a hold reaches at most, from the packet's time ([`Arbiter::hold`]).
+    hold_max_ns: i64,
     /// For the packet being taken, while ticks are held: the time before which a copy's first copy
     /// (or a sequence found missing) lies outside the window, which without the hold would have left
     /// the ring: such a copy is too late to arbitrate, as it would have been (`i64::MIN`: none held).
@@ -169,6 +171,7 @@ impl Arbiter {
             retain_ns,
             max_slots: max_slots.max(1),
             hold_from: i64::MAX,
+            hold_max_ns: i64::MAX,
             stale_before: i64::MIN,
             stale: 0,
             resets: 0,
@@ -209,19 +212,22 @@ impl Arbiter {
     #[inline(never)]
     fn packet_held(&mut self, session: SessionRef, time_ns: i64) {
         let window = time_ns.saturating_sub(self.retain_ns);
-        self.stale_before = if self.hold_from < time_ns { window } else { i64::MIN };
+        let hold = self.hold_from.max(time_ns.saturating_sub(self.hold_max_ns));
+        self.stale_before = if hold < time_ns { window } else { i64::MIN };
         let Some((_, s)) = self.sessions.get_mut(session.0) else { return };
-        let horizon = window.min(self.hold_from.saturating_sub(self.retain_ns));
+        let horizon = window.min(hold.saturating_sub(self.retain_ns));
         while s.len > 0 && s.at(0).time_ns < horizon {
             s.pop_front();
         }
     }
 
-    /// Orders to come may start as early as `from` (capture time; `i64::MAX`: none held): the ticks
-    /// they may match, from `--tick-retention` before it, stay. A copy is still judged against the
-    /// window from its own packet's time.
-    pub fn hold(&mut self, from: i64) {
+    /// Orders to come may start as early as `from` (capture time; `i64::MAX`: none held), but no
+    /// earlier than `max_ns` before the latest packet: the ticks they may match, from
+    /// `--tick-retention` before that, stay. A copy is still judged against the window from its own
+    /// packet's time.
+    pub fn hold(&mut self, from: i64, max_ns: i64) {
         self.hold_from = from;
+        self.hold_max_ns = max_ns;
         if from == i64::MAX {
             self.stale_before = i64::MIN;
         }
@@ -318,13 +324,14 @@ impl Arbiter {
         self.sessions.iter().all(|(_, s)| s.base.checked_add(s.len as u64).is_some_and(|end| seq >= end))
     }
 
-    /// The tick with sequence `seq` in whichever session has it: `Ok(None)` when none does,
-    /// `Err(n)` when `n > 1` sessions do (ambiguous).
-    pub fn find(&self, seq: u64) -> Result<Option<(Session, Tick)>, usize> {
+    /// The tick with sequence `seq`, first copied at `not_before` or later, in whichever session has
+    /// it: `Ok(None)` when none does, `Err(n)` when `n > 1` sessions do (ambiguous). (Older ticks may
+    /// be held for another order: they must not make this one ambiguous.)
+    pub fn find(&self, seq: u64, not_before: i64) -> Result<Option<(Session, Tick)>, usize> {
         let mut found = None;
         let mut n = 0;
         for &(session, _) in self.sessions.iter() {
-            if let Some(t) = self.get(session, seq) {
+            if let Some(t) = self.get(session, seq).filter(|t| t.time_ns >= not_before) {
                 n += 1;
                 found = Some((session, t));
             }
@@ -524,10 +531,30 @@ mod tests {
         assert_eq!(a.get(S, 10), Some(Tick { time_ns: 1_000, feed: 0, locate: 5 }));
         assert_eq!(a.get(S, 11).unwrap().feed, 1);
         assert_eq!(a.get(S, 12), None);
-        assert_eq!(a.find(11), Ok(Some((S, Tick { time_ns: 2_000, feed: 1, locate: 5 }))));
+        assert_eq!(a.find(11, i64::MIN), Ok(Some((S, Tick { time_ns: 2_000, feed: 1, locate: 5 }))));
         let other = Session(*b"SESSION002");
         a.observe(other, 11, 0, 0, 3_000);
-        assert_eq!(a.find(11), Err(2));
+        assert_eq!(a.find(11, i64::MIN), Err(2));
+        // Only ticks first copied at or after `not_before` count: an older one (kept for an order held
+        // elsewhere) neither matches nor makes the match ambiguous.
+        assert_eq!(a.find(11, 2_500).map(|f| f.map(|(s, t)| (s, t.time_ns))), Ok(Some((other, 3_000))));
+        assert_eq!(a.find(11, 3_001), Ok(None));
+    }
+
+    /// A hold that nothing ends (an order's stream went quiet holding bytes) reaches back at most
+    /// `max_ns` from the latest packet: the ring keeps that and the window, not every tick since.
+    #[test]
+    fn a_hold_reaches_back_at_most_its_bound() {
+        const MS: i64 = 1_000_000;
+        let mut a = Arbiter::new(100 * MS, 1 << 22);
+        a.hold(0, 1_000 * MS);
+        // 10 s of ticks, one per ms.
+        for k in 0..10_000u64 {
+            a.observe(S, k, 0, 0, k as i64 * MS);
+        }
+        // From 9.999 s - 1 s (the bound) - 100 ms (the window): 1,100 ticks (a few more at the edges).
+        let kept = a.retained(S);
+        assert!((1_100..=1_102).contains(&kept), "{kept}");
     }
 
     #[test]
@@ -580,7 +607,7 @@ mod tests {
     #[test]
     fn ticks_are_held_for_an_order_yet_copies_keep_their_window() {
         let mut a = Arbiter::new(1_000, 1 << 16);
-        a.hold(500);
+        a.hold(500, i64::MAX);
         // Sequence 0 at 0 and 2 at 100 on feed 0 (1 found missing at 100), then 3 at 5 us.
         assert_eq!(a.observe(S, 0, 0, 0, 0), Arrival::First);
         assert_eq!(a.observe(S, 2, 0, 0, 100), Arrival::First);
@@ -598,7 +625,7 @@ mod tests {
         assert_eq!(a.observe_in(r, 3, 1, 0, 5_050), Arrival::Later { delay_ns: 50, first_feed: 0 });
         assert_eq!(a.stale, 3);
         // The hold ends: the next packet's window lets 0..=2 go.
-        a.hold(i64::MAX);
+        a.hold(i64::MAX, i64::MAX);
         a.packet(S, 4, 5_100);
         assert_eq!((a.get(S, 0), a.get(S, 2)), (None, None));
         assert!(a.get(S, 3).is_some());

@@ -7,6 +7,7 @@
 //! [`report::Report`].
 
 pub mod arbiter;
+mod bounded;
 mod fast;
 pub use fast::{PlainUdp, plain_udp, udp_shape};
 pub mod flows;
@@ -24,6 +25,7 @@ use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
 use arbiter::{Arbiter, Arrival, Ring, SessionRef};
+use bounded::BoundedMap;
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
 use std::collections::hash_map::Entry;
@@ -417,13 +419,14 @@ impl SymHistory {
         None
     }
 
-    /// [`SymHistory::push`]'s last step while an order is held.
+    /// [`SymHistory::push`]'s last step while an order is held (at most [`HOLD_MAX_NS`] back).
     #[cold]
     #[inline(never)]
     fn push_held(&mut self, tick: SymTick, hold_from: i64) -> Option<SymTick> {
+        let hold = hold_from.max(tick.0.saturating_sub(HOLD_MAX_NS));
         let left = std::mem::replace(&mut self.ticks[self.newest], tick);
         let next = self.ticks[(self.newest + 1) % SYMBOL_HISTORY].0;
-        (left.3 > 0 && next > hold_from).then_some(left)
+        (left.3 > 0 && next > hold).then_some(left)
     }
 
     /// The newest tick at or before `t`.
@@ -447,6 +450,11 @@ struct Parked {
     msg: OrderMsg,
     snd: Option<i64>,
 }
+
+/// How far back an order byte held by reassembly keeps ticks: the gap timeout, after which a missing
+/// range is given up (a packet begun whose stream then went quiet is not waited for longer; its order,
+/// should it complete, may find its trigger gone).
+const HOLD_MAX_NS: i64 = orders::GAP_TIMEOUT_NS;
 
 /// Feeds detected at most: each costs its histograms and state (about 140 KB), and noise that looks
 /// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
@@ -510,29 +518,36 @@ impl SymbolTicks {
             && let Some(h) = self.histories.get_mut(i as usize)
         {
             if let Some(left) = h.push(t, session, seq, feed, self.hold_from) {
-                self.keep(i, left);
+                self.keep(i, left, t);
             }
             return;
         }
         let i = self.find(locate, symbol);
         if let Some(left) = self.histories[i as usize].push(t, session, seq, feed, self.hold_from) {
-            self.keep(i, left);
+            self.keep(i, left, t);
         }
     }
 
-    /// A tick that left history `i` while an order that may match it is held.
+    /// A tick that left history `i`, pushed out at `now`, while an order that may match it is held.
     #[cold]
     #[inline(never)]
-    fn keep(&mut self, i: u32, tick: SymTick) {
-        if tick.0 >= self.hold_from.saturating_sub(self.window_ns) {
+    fn keep(&mut self, i: u32, tick: SymTick, now: i64) {
+        let hold = self.hold_from.max(now.saturating_sub(HOLD_MAX_NS));
+        if tick.0 >= hold.saturating_sub(self.window_ns) {
             self.older.entry(i).or_default().push_back(tick);
         }
     }
 
-    /// Sets [`SymbolTicks::hold_from`], and forgets the ticks kept that no order held can match any more:
-    /// those followed by a tick at or before it.
+    /// Sets [`SymbolTicks::hold_from`], and forgets the ticks kept that no order held can match any more
+    /// ([`SymbolTicks::prune`]).
     fn hold(&mut self, from: i64) {
         self.hold_from = from;
+        self.prune(from);
+    }
+
+    /// Forgets the kept ticks no order starting at `from` or later can match: those followed by a tick
+    /// at or before it (all of them when `from` is `i64::MAX`).
+    fn prune(&mut self, from: i64) {
         if self.older.is_empty() {
             return;
         }
@@ -829,13 +844,11 @@ pub struct Analyzer {
     /// refers to it (a Replace carries no symbol: it keeps its order's). Kept only when a symbol is
     /// read (the symbol rule, `by_symbol`); an order replaced leaves it, and beyond
     /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
-    order_symbols: FxHashMap<(usize, OrderId), Symbol>,
-    order_symbols_fifo: VecDeque<(usize, OrderId)>,
+    order_symbols: BoundedMap<(usize, OrderId), Symbol>,
     /// Replace requests by connection and the order they replace: the new order's id. An invalid
     /// Replace is answered by a Canceled of the order it would replace (OUCH 5.0 §2.2), which pairs
     /// with the Replace through this. Bounded like [`Analyzer::order_symbols`].
-    replaced_by: FxHashMap<(usize, OrderId), OrderId>,
-    replaced_by_fifo: VecDeque<(usize, OrderId)>,
+    replaced_by: BoundedMap<(usize, OrderId), OrderId>,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
     /// with the wrong group, host or port). At most [`UNCLAIMED_MAX`] flows.
@@ -927,12 +940,10 @@ impl Analyzer {
             arbiter,
             last_by_symbol,
             hold_from: i64::MAX,
-            order_symbols: FxHashMap::default(),
-            replaced_by: FxHashMap::default(),
-            replaced_by_fifo: VecDeque::new(),
+            order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
+            replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),
             unclaimed: FxHashMap::default(),
             wrong_kind: FxHashMap::default(),
-            order_symbols_fifo: VecDeque::new(),
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
             pending_order: VecDeque::new(),
@@ -1179,6 +1190,11 @@ impl Analyzer {
     #[inline(never)]
     fn advance_time_slow(&mut self, t: i64) {
         self.first_time.get_or_insert(t);
+        // A hold no segment ends (its stream went quiet) reaches back at most HOLD_MAX_NS: the ticks
+        // kept for it are let go as time passes, not only when a segment comes.
+        if self.hold_from != i64::MAX {
+            self.last_by_symbol.prune(self.hold_from.max(t.saturating_sub(HOLD_MAX_NS)));
+        }
         // Before the interval can close: they belong to the packet before this frame.
         if !self.ab_elsewhere.is_empty() {
             self.record_ab_elsewhere();
@@ -1403,9 +1419,9 @@ impl Analyzer {
             // a FIN is not taken for one (a damaged segment: it would throw the stream off).
             !seg.fin && seg.payload.is_empty() && this.is_new_connection(seg.seq)
         } else {
-            // After a reset, data that does not continue the stream is a new connection's whose SYN
-            // the capture missed (an aborted connection sends no more data of its own).
-            conn.reset && !seg.payload.is_empty() && !this.continues_at(seg.seq)
+            // After a reset, data far from the stream is a new connection's whose SYN the capture
+            // missed (near it: a retransmission, or a segment after a loss).
+            conn.reset && !seg.payload.is_empty() && this.far_from(seg.seq)
         };
         if new_connection {
             this.restart(frame.index, &mut |m| msgs.push(m));
@@ -1445,8 +1461,12 @@ impl Analyzer {
         let from = self.conn_list.iter().filter_map(|c| c.to_exchange.oldest_held()).min().unwrap_or(i64::MAX);
         if from != self.hold_from {
             self.hold_from = from;
-            self.arbiter.hold(from);
-            self.last_by_symbol.hold(from);
+            // Only what the rule reads: the arbiter's ticks under the token rule, the symbol
+            // histories under the symbol rule.
+            match self.cfg.matching {
+                MatchRule::Token { .. } => self.arbiter.hold(from, HOLD_MAX_NS),
+                MatchRule::Symbol { .. } => self.last_by_symbol.hold(from),
+            }
         }
     }
 
@@ -1490,15 +1510,8 @@ impl Analyzer {
                 } else {
                     self.correlate(ci, &m, snd, None);
                 }
-                if let (b'U', Some(id), Some(orig)) = (s.msg_type, s.id, s.orig_id)
-                    && self.replaced_by.insert((ci, orig), id).is_none()
-                {
-                    self.replaced_by_fifo.push_back((ci, orig));
-                    if self.replaced_by_fifo.len() > ORDER_SYMBOLS_MAX
-                        && let Some(old) = self.replaced_by_fifo.pop_front()
-                    {
-                        self.replaced_by.remove(&old);
-                    }
+                if let (b'U', Some(id), Some(orig)) = (s.msg_type, s.id, s.orig_id) {
+                    self.replaced_by.insert((ci, orig), id);
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
@@ -1565,17 +1578,10 @@ impl Analyzer {
         match s.dir {
             OrderDir::Inbound if s.msg_type == b'O' || replace => {
                 if replace && s.symbol.is_none() {
-                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(ci, o)).copied());
+                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(ci, o)));
                 }
                 let Some(sym) = s.symbol else { return };
-                if self.order_symbols.insert((ci, id), sym).is_none() {
-                    self.order_symbols_fifo.push_back((ci, id));
-                    if self.order_symbols_fifo.len() > ORDER_SYMBOLS_MAX
-                        && let Some(old) = self.order_symbols_fifo.pop_front()
-                    {
-                        self.order_symbols.remove(&old);
-                    }
-                }
+                self.order_symbols.insert((ci, id), sym);
             }
             // Replaced: the order it replaced is gone (its entry leaves the map; the queue forgets it
             // when it reaches the front).
@@ -1619,10 +1625,10 @@ impl Analyzer {
                     }
                     return;
                 };
-                match self.arbiter.find(seq) {
-                    // A trigger older than the retention is no match, whether or not newer ticks have
-                    // pushed it out of the arbiter yet (that depends on the feed's traffic after it).
-                    Ok(Some((_, tick))) if t.saturating_sub(tick.time_ns) > self.cfg.tick_retain_ns => None,
+                // A trigger older than the retention is no match, whether or not newer ticks have pushed
+                // it out of the arbiter yet (that depends on the feed's traffic after it, and on orders
+                // held by reassembly): nor does it make the order ambiguous.
+                match self.arbiter.find(seq, t.saturating_sub(self.cfg.tick_retain_ns)) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
                     Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.ahead_of_all(seq) => {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 /// How long a missing range may wait for a retransmission before it is a hole (TCP retransmits within
 /// its timeout, 200 ms at least on Linux; a segment the capture missed never comes back). An ACK from the
 /// other direction beyond the range ends the wait once bytes after the range were captured.
-const GAP_TIMEOUT_NS: i64 = 1_000_000_000;
+pub(super) const GAP_TIMEOUT_NS: i64 = 1_000_000_000;
 
 /// A frame, as far as timing is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -164,10 +164,13 @@ impl OrderStream {
         self.fr.proto = Some(proto);
     }
 
-    /// Whether a segment at `seq` continues the stream (starts at the next byte it expects; any when no
-    /// segment came yet).
-    pub fn continues_at(&self, seq: u32) -> bool {
-        self.reasm.seq_at(self.reasm.next_offset()).is_none_or(|s| s == seq)
+    /// Whether `seq` lies far from the stream (more than 16 MiB either way from the next byte it
+    /// expects; never before the first segment): not a retransmission nor a segment after a loss, but
+    /// another connection's (its first sequence is random over 2^32).
+    pub fn far_from(&self, seq: u32) -> bool {
+        self.reasm
+            .seq_at(self.reasm.next_offset())
+            .is_some_and(|s| (seq.wrapping_sub(s) as i32).unsigned_abs() > 1 << 24)
     }
 
     /// Whether a SYN at `seq` opens another connection than the one this stream carries (a client

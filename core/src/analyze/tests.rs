@@ -153,6 +153,32 @@ fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
     }
 }
 
+/// A hold that nothing ends (an order's stream went quiet holding bytes) keeps ticks at most
+/// `HOLD_MAX_NS` back (and the window before that): pruned as time passes (`advance_time_slow` does
+/// it at least once a second), a symbol's kept ticks stay within about two seconds' worth, not every
+/// tick since the hold began (10,000 here).
+#[test]
+fn a_hold_keeps_ticks_at_most_its_bound_back() {
+    const MS: i64 = 1_000_000;
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new(1_000 * MS);
+    ticks.hold(0);
+    let mut most = 0;
+    for n in 1..=10_000u64 {
+        let t = n as i64 * MS;
+        ticks.push(7, aapl, t, s, n, 0);
+        if n % 1_000 == 0 {
+            ticks.prune(0i64.max(t - HOLD_MAX_NS));
+        }
+        most = most.max(ticks.older.get(&0).map_or(0, |q| q.len()));
+    }
+    // Kept from the window before the hold's bound (now - 2 s) on; after a prune, from the newest
+    // tick at or before the bound (now - 1 s).
+    assert!((1_990..=2_000).contains(&most), "{most}");
+    let kept = ticks.older.get(&0).map_or(0, |q| q.len());
+    assert!((995..=1_000).contains(&kept), "{kept}");
+}
+
 /// Times at the ends of the i64 range (a pcapng whose `if_tsoffset` takes its stamps beyond the
 /// range is read as saturated, with a warning): the analysis neither panics (overflow checks are on
 /// in tests) nor loses a frame; intervals start on multiples of their length, but the first, clamped

@@ -207,6 +207,26 @@ fn bytes_acknowledged_before_they_are_captured_are_delivered() {
     assert_eq!((r.stats().holes, r.stats().retransmitted_segments), (0, 0));
 }
 
+/// A range released by an ACK (a hole once bytes after it came) leaves the bytes still missing after it
+/// their own wait: acknowledged up to 6, bytes from 8 come at t=1,400 and make 2..6 a hole; 6..8
+/// waits the full 500 from then, not from t=1,000 when the first range began to wait.
+#[test]
+fn what_stays_missing_after_an_acked_hole_waits_anew() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
+    {
+        let mut sink = recorder(&mut out);
+        r.acked(6, &mut sink);
+        r.tick(1_000, 500, &mut sink);
+        r.push(8, false, b"ij", 2, &mut sink);
+        r.tick(1_400, 500, &mut sink);
+        r.tick(1_800, 500, &mut sink);
+    }
+    assert_eq!(out[1..], [Out::Hole(2, 4)]);
+    r.tick(2_000, 500, &mut recorder(&mut out));
+    assert_eq!(out[2..], [Out::Hole(6, 2), Out::Data(8, b"ij".to_vec(), 2)]);
+}
+
 /// Acknowledged bytes that never come, with nothing captured after them: a hole after the gap
 /// timeout, or at the end.
 #[test]
