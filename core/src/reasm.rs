@@ -77,6 +77,9 @@ pub struct Reassembler<M> {
     /// Stream offset up to which the peer acknowledged the stream ([`Reassembler::acked`]): bytes
     /// before it not yet seen were sent, and become a hole once bytes after them are captured.
     acked_to: u64,
+    /// Out-of-order segments stored and taken out of `pending` so far (see [`Reassembler::pending_changes`]).
+    pending_in: u64,
+    pending_out: u64,
     stats: ReasmStats,
 }
 
@@ -98,6 +101,8 @@ impl<M: Copy> Reassembler<M> {
             gap_since: None,
             fin_seq: None,
             acked_to: 0,
+            pending_in: 0,
+            pending_out: 0,
             stats: ReasmStats::default(),
         }
     }
@@ -113,6 +118,12 @@ impl<M: Copy> Reassembler<M> {
     /// Counters so far.
     pub fn stats(&self) -> &ReasmStats {
         &self.stats
+    }
+
+    /// How many out-of-order pieces were stored, and how many taken out, so far: a caller that keeps
+    /// something about the pending ones (their oldest time) knows when to look again.
+    pub fn pending_changes(&self) -> (u64, u64) {
+        (self.pending_in, self.pending_out)
     }
 
     /// The metadata of the out-of-order segments waiting for the bytes before them.
@@ -338,6 +349,7 @@ impl<M: Copy> Reassembler<M> {
             let bytes = payload[(a - start) as usize..(b - start) as usize].to_vec();
             self.pending_bytes += bytes.len();
             self.pending.insert(a, (bytes, meta));
+            self.pending_in += 1;
         }
     }
 
@@ -349,6 +361,7 @@ impl<M: Copy> Reassembler<M> {
                 break;
             }
             let (bytes, meta) = entry.remove();
+            self.pending_out += 1;
             self.pending_bytes -= bytes.len();
             let end = off + bytes.len() as u64;
             if end <= self.next_off {

@@ -70,6 +70,10 @@ pub struct StreamCounters {
 pub struct OrderStream {
     reasm: Reassembler<FrameRef>,
     fr: Framing,
+    /// The earliest capture time among the reassembler's pending segments, and the pending changes
+    /// it was worked out at ([`Reassembler::pending_changes`]): a scan of them per segment was
+    /// quadratic while a long gap filled the buffer.
+    oldest_pending: (Option<i64>, (u64, u64)),
 }
 
 /// Framing state: split from the reassembler so its callback can drive it.
@@ -94,6 +98,7 @@ impl OrderStream {
     /// the version its first Enter Order shows.
     pub fn new(dir: OrderDir, proto: Option<OrderProto>) -> Self {
         OrderStream {
+            oldest_pending: (None, (0, 0)),
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
@@ -136,13 +141,14 @@ impl OrderStream {
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        self.note_pending(frame.time_ns);
     }
 
     /// The earliest capture time of a byte this stream holds that is not yet part of a message it gave
     /// out: a packet begun but not ended, or segments waiting behind a gap. A message still to come
     /// starts no earlier (or in a frame not yet captured). `None` when it holds none.
     pub fn oldest_held(&self) -> Option<i64> {
-        let pending = self.reasm.pending_metas().map(|m| m.time_ns).min();
+        let pending = self.oldest_pending.0;
         let fr = &self.fr;
         let begun = (fr.framer.pending() > 0 && !fr.resync)
             .then(|| fr.pieces.iter().find(|(s, e, _)| *s <= fr.next_packet && fr.next_packet < *e))
@@ -152,6 +158,21 @@ impl OrderStream {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Updates [`OrderStream::oldest_pending`] after the reassembler took a frame at `t` (a segment,
+    /// an ACK, the end): pieces only stored since are this frame's; after any taken out, a scan.
+    fn note_pending(&mut self, t: i64) {
+        let changes = self.reasm.pending_changes();
+        let (oldest, seen) = self.oldest_pending;
+        let now = if changes == seen {
+            oldest
+        } else if changes.1 == seen.1 {
+            Some(oldest.map_or(t, |o| o.min(t)))
+        } else {
+            self.reasm.pending_metas().map(|m| m.time_ns).min()
+        };
+        self.oldest_pending = (now, changes);
     }
 
     /// The OUCH version, once known (see [`OrderStream::new`]).
@@ -184,6 +205,7 @@ impl OrderStream {
     pub fn restart(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
         self.finish(last_frame, out);
         self.reasm.restart();
+        self.oldest_pending = (None, (0, 0));
         let fr = &mut self.fr;
         fr.framer.reset();
         fr.pieces.clear();
@@ -205,6 +227,7 @@ impl OrderStream {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index),
         });
+        self.note_pending(frame.time_ns);
     }
 
     /// Declares the end of the stream (capture end or FIN): pending out-of-order data is delivered
@@ -215,6 +238,7 @@ impl OrderStream {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(last_frame),
         });
+        self.note_pending(i64::MAX);
         let tail = self.fr.framer.pending() as u64;
         if tail > 0 {
             self.fr.counters.truncated_tail_bytes += tail;
@@ -347,4 +371,41 @@ pub(super) fn ouch_version(msg: &[u8]) -> Option<OrderProto> {
         }
     }
     (msg.len() == 49).then_some(OrderProto::Ouch42)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One SoupBinTCP Unsequenced Data packet of `n` payload bytes (`n + 3` in all).
+    fn packet(n: usize) -> Vec<u8> {
+        let mut p = ((n + 1) as u16).to_be_bytes().to_vec();
+        p.push(b'U');
+        p.extend(std::iter::repeat_n(b'x', n));
+        p
+    }
+
+    /// The earliest byte held: segments behind a gap (by the time of the earliest, whatever their
+    /// order), then, once the gap fills, none; a packet begun is held by its first byte's frame.
+    #[test]
+    fn the_oldest_held_byte_follows_stores_and_drains() {
+        let mut s = OrderStream::new(OrderDir::Inbound, Some(OrderProto::Ouch50));
+        let (a, b, c) = (packet(10), packet(10), packet(10));
+        let f = |index: u64, time_ns: i64| FrameRef { index, time_ns };
+        let mut out = |_m: OrderMsg| {};
+        s.segment(0, true, &[], f(0, 0), &mut out);
+        assert_eq!(s.oldest_held(), None);
+        // b and c arrive before a, c first.
+        s.segment(27, false, &c, f(1, 30), &mut out);
+        s.segment(14, false, &b, f(2, 40), &mut out);
+        assert_eq!(s.oldest_held(), Some(30));
+        // a fills the gap: everything is delivered.
+        s.segment(1, false, &a, f(3, 50), &mut out);
+        assert_eq!(s.oldest_held(), None);
+        // Half a packet: held from its frame.
+        s.segment(40, false, &a[..5], f(4, 60), &mut out);
+        assert_eq!(s.oldest_held(), Some(60));
+        s.segment(45, false, &a[5..], f(5, 70), &mut out);
+        assert_eq!(s.oldest_held(), None);
+    }
 }
