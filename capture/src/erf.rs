@@ -275,9 +275,7 @@ impl ErfParser {
         buf.consume(rlen);
         Ok(Step::Frame(f))
     }
-}
 
-impl ErfParser {
     /// Puts ERF interface `port`'s losses so far into row `i` of the interface table, as the card's
     /// drops (pcapng's `isb_ifdrop`: packets the interface dropped).
     fn record_losses(&self, ifaces: &mut [Interface], i: u32, port: usize) {

@@ -9,9 +9,10 @@ mod support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use wirestamp_core::analyze::report::Report;
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer};
 use wirestamp_core::dissect::{Transport, dissect};
-use wirestamp_core::{ClockQuality, Frame, TsSource};
+use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 // Per thread: the tests of this file run in parallel, each on its own thread, and each frees what
 // it allocates on that thread.
@@ -63,39 +64,56 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-#[test]
-fn a_thousand_feeds_cost_what_their_values_need() {
-    const PORTS: u16 = 500;
+/// elk_nasdaq's MoldUDP64 packets (real NASDAQ ITCH), each given by `copies(k)` (k: the packet's
+/// number) as copies of (last byte of the destination address, destination port, ns later), with
+/// the capture's link type.
+fn elk_feed_copies(copies: impl Fn(usize) -> Vec<(u8, u16, i64)>) -> (Vec<(i64, Vec<u8>)>, LinkType) {
     let pcap = support::read_pcap(&wirestamp_testdata::data_file("pcap_market/elk_nasdaq.pcap"));
-    // Each MoldUDP64 packet to port 20000 + k % 500 of group A, and 1 us later to the same port of
-    // group B: 1,000 feeds, each with first copies (exchange_to_capture) and later ones (feed_ab_delay).
     let mut frames = Vec::new();
+    let mut k = 0;
     for r in &pcap.records {
         let d = dissect(&r.data, pcap.link);
         let (Some(ip), Transport::Udp { dport: 26477, .. }) = (d.ip, d.transport) else { continue };
         assert!(ip.dst.is_ipv4(), "elk_nasdaq's feed is IPv4");
-        let port = 20_000 + (frames.len() / 2) as u16 % PORTS;
-        for (group_last, delay) in [(1u8, 0), (2u8, 1_000)] {
+        for (addr_last, port, later) in copies(k) {
             let mut data = r.data.clone();
-            // Destination address (last byte) and port; the UDP checksum is not checked.
-            data[d.l3_offset + 19] = group_last;
+            // The UDP checksum is not checked.
+            data[d.l3_offset + 19] = addr_last;
             data[d.payload_offset - 6..d.payload_offset - 4].copy_from_slice(&port.to_be_bytes());
-            frames.push((r.ts_ns + delay, data));
+            frames.push((r.ts_ns + later, data));
         }
+        k += 1;
     }
-    assert_eq!(frames.len(), 2 * 2_036, "elk_nasdaq's MoldUDP64 packets (data README)");
-    let before = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(before));
+    assert_eq!(k, 2_036, "elk_nasdaq's MoldUDP64 packets (data README)");
+    (frames, pcap.link)
+}
+
+/// The report of `frames` analysed as `analyze` takes them (the fast path, else the general one).
+fn analyze(frames: &[(i64, Vec<u8>)], link: LinkType) -> Report {
     let mut a = Analyzer::new(AnalyzeConfig::default());
     for (i, (t, data)) in frames.iter().enumerate() {
-        let f = Frame::record(data, *t, pcap.link);
+        let f = Frame::record(data, *t, link);
         if !a.frame_fast(i as u64, &f, |_| {}) {
-            let d = dissect(data, pcap.link);
+            let d = dissect(data, link);
             a.frame(i as u64, *t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
         }
     }
     a.finish();
-    let report = a.report();
+    a.report()
+}
+
+#[test]
+fn a_thousand_feeds_cost_what_their_values_need() {
+    const PORTS: u16 = 500;
+    // Each packet to port 20000 + k % 500 of group A (.1), and 1 us later to the same port of group B
+    // (.2): 1,000 feeds, each with first copies (exchange_to_capture) or later ones (feed_ab_delay).
+    let (frames, link) = elk_feed_copies(|k| {
+        let port = 20_000 + k as u16 % PORTS;
+        vec![(1, port, 0), (2, port, 1_000)]
+    });
+    let before = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(before));
+    let report = analyze(&frames, link);
     let peak = (PEAK.with(Cell::get) - before) as usize;
     assert_eq!(report.feeds.len(), 2 * usize::from(PORTS));
     let rows = |name: &str| report.metrics.iter().find(|m| m.name == name).map_or(0, |m| m.dims.len());
@@ -110,27 +128,10 @@ fn a_thousand_feeds_cost_what_their_values_need() {
 #[test]
 fn detection_stops_at_1024_feeds() {
     const PORTS: usize = 1_100;
-    let pcap = support::read_pcap(&wirestamp_testdata::data_file("pcap_market/elk_nasdaq.pcap"));
-    let mut frames = Vec::new();
-    for r in &pcap.records {
-        let d = dissect(&r.data, pcap.link);
-        let Transport::Udp { dport: 26477, .. } = d.transport else { continue };
-        let port = 20_000 + (frames.len() % PORTS) as u16;
-        let mut data = r.data.clone();
-        data[d.payload_offset - 6..d.payload_offset - 4].copy_from_slice(&port.to_be_bytes());
-        frames.push((r.ts_ns, data));
-    }
+    // One group (.111) for all.
+    let (frames, link) = elk_feed_copies(|k| vec![(111, 20_000 + (k % PORTS) as u16, 0)]);
     let beyond = (0..frames.len()).filter(|i| i % PORTS >= 1_024).count() as u64;
-    let mut a = Analyzer::new(AnalyzeConfig::default());
-    for (i, (t, data)) in frames.iter().enumerate() {
-        let f = Frame::record(data, *t, pcap.link);
-        if !a.frame_fast(i as u64, &f, |_| {}) {
-            let d = dissect(data, pcap.link);
-            a.frame(i as u64, *t, &f, &d, TsSource::PcapRecord, ClockQuality::default());
-        }
-    }
-    a.finish();
-    let r = a.report();
+    let r = analyze(&frames, link);
     assert_eq!(r.feeds.len(), 1_024);
     assert_eq!(r.counters.feeds_not_detected_frames, beyond);
     assert!(

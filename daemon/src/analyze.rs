@@ -82,20 +82,8 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
             _ => bail!("{what}: the breakdowns are `symbol` (feed and session are always shown)"),
         }
     }
-    let tick_retain_ns =
-        wirestamp_core::analyze::parse_duration_ns(&args.tick_retention).filter(|ns| *ns > 0).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--tick-retention {}: not a duration above 0 with its unit (ns, us, ms, s; e.g. 1s, 500ms)",
-                args.tick_retention
-            )
-        })?;
-    let ack_timeout_ns =
-        wirestamp_core::analyze::parse_duration_ns(&args.ack_timeout).filter(|ns| *ns > 0).ok_or_else(|| {
-            anyhow::anyhow!(
-                "--ack-timeout {}: not a duration above 0 with its unit (ns, us, ms, s; e.g. 10s, 500ms)",
-                args.ack_timeout
-            )
-        })?;
+    let tick_retain_ns = positive_duration("--tick-retention", &args.tick_retention, "1s")?;
+    let ack_timeout_ns = positive_duration("--ack-timeout", &args.ack_timeout, "10s")?;
     let tx_events = !args.tx_events.is_empty();
     let keep_pairs = args.pairs.is_some();
     Ok(AnalyzeConfig {
@@ -108,6 +96,14 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         keep_pairs,
         fast_path: !args.no_fast_path,
         ..AnalyzeConfig::default()
+    })
+}
+
+/// The value of duration option `flag` in ns, above 0, or an error saying what is expected (`example`
+/// is a typical value).
+fn positive_duration(flag: &str, value: &str, example: &str) -> Result<i64> {
+    wirestamp_core::analyze::parse_duration_ns(value).filter(|ns| *ns > 0).ok_or_else(|| {
+        anyhow::anyhow!("{flag} {value}: not a duration above 0 with its unit (ns, us, ms, s; e.g. {example}, 500ms)")
     })
 }
 

@@ -86,7 +86,13 @@ fn a_duration_needs_its_unit() {
     // symbol window of nothing.
     let dir = tmpdir("durations");
     let cap = small_capture(&dir);
-    for args in [&["--tick-retention", "1"][..], &["--match", "symbol:1"], &["--match", "symbol:0ns"]] {
+    for args in [
+        &["--tick-retention", "1"][..],
+        &["--ack-timeout", "10"],
+        &["--ack-timeout", "0s"],
+        &["--match", "symbol:1"],
+        &["--match", "symbol:0ns"],
+    ] {
         let out = wirestamp(&[&["analyze", "-q"][..], args, &[&cap]].concat());
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);

@@ -17,6 +17,31 @@ fn fates(r: &Value) -> [u64; 4] {
     ["orders", "acked", "unacked", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
 }
 
+/// A metric's count, minimum and maximum.
+fn count_min_max(m: &Value) -> (Option<u64>, Option<i64>, Option<i64>) {
+    (m["count"].as_u64(), m["min_ns"].as_i64(), m["max_ns"].as_i64())
+}
+
+/// One SoupBinTCP packet of type `ty` holding `msg`.
+fn soup_packet(ty: u8, msg: &[u8]) -> Vec<u8> {
+    let mut p = Vec::new();
+    soup::packet(&mut p, ty, msg);
+    p
+}
+
+/// An order session's frames from a script of (ms after T0, to the exchange, bytes): each direction's
+/// sequence numbers run on from 1, and each segment acknowledges all the other direction sent before.
+fn conversation(script: &[(i64, bool, Vec<u8>)]) -> Vec<(i64, Vec<u8>)> {
+    let (mut inbound, mut outbound) = (1u32, 1u32);
+    let mut frames = Vec::new();
+    for (ms, to_exchange, bytes) in script {
+        let (seq, ack) = if *to_exchange { (inbound, outbound) } else { (outbound, inbound) };
+        frames.push((T0 + ms * MS, segment(*to_exchange, seq, ack, 0x18, bytes)));
+        *(if *to_exchange { &mut inbound } else { &mut outbound }) += bytes.len() as u32;
+    }
+    frames
+}
+
 /// Order 2 (client bytes 51..101) was not captured; order 3 waits behind it until the exchange's
 /// ACK of 151 shows the range was sent. The frame carrying that ACK also carries the Accepted of all
 /// three: order 3's is paired (the ACK releases it first), order 2's has no order.
@@ -31,10 +56,7 @@ fn responses_in_the_frame_whose_ack_releases_their_orders_are_paired() {
     let r = analyze_frames("released", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r), [2, 2, 0, 1]);
     let o2a = metric(&r, "order_to_ack");
-    assert_eq!(
-        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
-        (Some(2), Some(MS), Some(3 * MS))
-    );
+    assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
 }
 
 /// The exchange's ACK of each order captured 10 us before the order (the two directions on two taps
@@ -61,10 +83,7 @@ fn an_ack_captured_before_the_bytes_it_acknowledges_loses_nothing() {
     let lost = ["holes", "hole_bytes", "retransmitted_segments"].map(|k| inbound["tcp"][k].as_u64());
     assert_eq!(lost, [Some(0), Some(0), Some(0)], "{inbound}");
     let o2a = metric(&r, "order_to_ack");
-    assert_eq!(
-        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
-        (Some(3), Some(10 * US), Some(10 * US))
-    );
+    assert_eq!(count_min_max(o2a), (Some(3), Some(10 * US), Some(10 * US)));
 }
 
 /// The answers to a Cancel, and the cancels nobody asked for (OUCH 5.0 §3.4, §3.9, §3.10): order 5's
@@ -74,25 +93,20 @@ fn an_ack_captured_before_the_bytes_it_acknowledges_loses_nothing() {
 /// counted apart, not as unmatched responses.
 #[test]
 fn cancel_pending_and_reject_answer_a_cancel_and_unasked_cancels_are_no_pairing_failure() {
-    let soup_of = |ty: u8, m: Vec<u8>| {
-        let mut p = Vec::new();
-        soup::packet(&mut p, ty, &m);
-        p
-    };
     let cancel = |n: u32| {
         let mut m = Vec::new();
         ouch::cancel_order(&mut m, n, 0);
-        soup_of(b'U', m)
+        soup_packet(b'U', &m)
     };
     let answer = |ty: u8, n: u32| {
         let mut m = Vec::new();
         ouch::cancel_answer(&mut m, ty, 0, n);
-        soup_of(b'S', m)
+        soup_packet(b'S', &m)
     };
     let canceled = |n: u32, reason: u8| {
         let mut m = Vec::new();
         ouch::canceled(&mut m, 0, n, 100, reason);
-        soup_of(b'S', m)
+        soup_packet(b'S', &m)
     };
     // (ms, to the exchange, bytes)
     let script = [
@@ -109,21 +123,11 @@ fn cancel_pending_and_reject_answer_a_cancel_and_unasked_cancels_are_no_pairing_
         (11, false, accepted(7)),
         (12, false, canceled(7, b'I')),
     ];
-    let (mut inbound, mut outbound) = (1u32, 1u32);
-    let mut frames = Vec::new();
-    for (ms, to_exchange, bytes) in script {
-        let (seq, ack) = if to_exchange { (inbound, outbound) } else { (outbound, inbound) };
-        frames.push((T0 + ms * MS, segment(to_exchange, seq, ack, 0x18, &bytes)));
-        *(if to_exchange { &mut inbound } else { &mut outbound }) += bytes.len() as u32;
-    }
-    let r = analyze_frames("cancel-answers", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("cancel-answers", &conversation(&script), &["--orders", ORDERS]);
     assert_eq!(fates(&r), [5, 5, 0, 0]);
     assert_eq!(r["counters"]["unsolicited_cancels"], 2);
     let o2a = metric(&r, "order_to_ack");
-    assert_eq!(
-        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
-        (Some(5), Some(MS), Some(2 * MS))
-    );
+    assert_eq!(count_min_max(o2a), (Some(5), Some(MS), Some(2 * MS)));
 }
 
 /// `--ack-timeout`: an Accepted 11 s after its order is past the default 10 s (the order unacknowledged,
@@ -179,10 +183,7 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
     let r = analyze_frames("cancel", &frames, &["--orders", ORDERS]);
     assert_eq!(fates(&r), [2, 2, 0, 0]);
     let o2a = metric(&r, "order_to_ack");
-    assert_eq!(
-        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
-        (Some(2), Some(3 * MS), Some(4 * MS))
-    );
+    assert_eq!(count_min_max(o2a), (Some(2), Some(3 * MS), Some(4 * MS)));
 }
 
 /// OUCH 4.2 Enter Order (49 bytes) with `token`, in a SoupBinTCP Unsequenced Data packet.
@@ -542,9 +543,7 @@ fn order_for(n: u32, seq: u64) -> Vec<u8> {
     ord.cl_ord_id = format!("T{seq:013}");
     let mut m = Vec::new();
     ouch::enter_order(&mut m, &ord);
-    let mut p = Vec::new();
-    soup::packet(&mut p, b'U', &m);
-    p
+    soup_packet(b'U', &m)
 }
 
 /// A MoldUDP64 packet of feed 233.54.12.111:26477 carrying one AAPL Add Order, sequence `seq`.
@@ -602,11 +601,7 @@ fn orders_held_behind_a_hole_find_their_triggers() {
         let c = &r["counters"];
         assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()), [4, 4, 0].map(Some), "{rule}");
         let t2t = metric(&r, "tick_to_trade");
-        assert_eq!(
-            (t2t["count"].as_u64(), t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()),
-            (Some(4), Some(2 * US), Some(2 * US)),
-            "{rule}"
-        );
+        assert_eq!(count_min_max(t2t), (Some(4), Some(2 * US), Some(2 * US)), "{rule}");
         assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule}");
     }
 }
@@ -621,9 +616,7 @@ fn a_replace_is_matched_by_its_orders_symbol() {
     let replace = |orig: u32, n: u32| {
         let mut m = Vec::new();
         ouch::replace_order(&mut m, orig, &support::aapl_order(n));
-        let mut p = Vec::new();
-        soup::packet(&mut p, b'U', &m);
-        p
+        soup_packet(b'U', &m)
     };
     let requests = [order(1), replace(1, 2), replace(2, 3)];
     let mut frames = vec![(T0 - MS, segment(true, 0, 0, 0x02, &[]))];
@@ -649,28 +642,18 @@ fn a_replace_is_matched_by_its_orders_symbol() {
 /// unmatched).
 #[test]
 fn an_invalid_replace_is_answered_by_its_orders_canceled() {
-    let mut replace = Vec::new();
+    let (mut replace, mut canceled) = (Vec::new(), Vec::new());
     ouch::replace_order(&mut replace, 1, &support::aapl_order(2));
-    let mut canceled = Vec::new();
     ouch::canceled(&mut canceled, 0, 1, 100, b'U');
-    let [replace, canceled] = [(b'U', replace), (b'S', canceled)].map(|(ty, m)| {
-        let mut p = Vec::new();
-        soup::packet(&mut p, ty, &m);
-        p
-    });
-    let a1 = accepted(1);
-    let frames = vec![
-        (T0, segment(true, 1, 1, 0x18, &order(1))),
-        (T0 + MS, segment(false, 1, 51, 0x18, &a1)),
-        (T0 + 2 * MS, segment(true, 51, 1 + a1.len() as u32, 0x18, &replace)),
-        (T0 + 5 * MS, segment(false, 1 + a1.len() as u32, 51 + replace.len() as u32, 0x18, &canceled)),
+    let script = [
+        (0, true, order(1)),
+        (1, false, accepted(1)),
+        (2, true, soup_packet(b'U', &replace)),
+        (5, false, soup_packet(b'S', &canceled)),
     ];
-    let r = analyze_frames("replace-invalid", &frames, &["--orders", ORDERS]);
+    let r = analyze_frames("replace-invalid", &conversation(&script), &["--orders", ORDERS]);
     assert_eq!(fates(&r), [2, 2, 0, 0]);
     assert_eq!(r["counters"]["unsolicited_cancels"], 0);
     let o2a = metric(&r, "order_to_ack");
-    assert_eq!(
-        (o2a["count"].as_u64(), o2a["min_ns"].as_i64(), o2a["max_ns"].as_i64()),
-        (Some(2), Some(MS), Some(3 * MS))
-    );
+    assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
 }

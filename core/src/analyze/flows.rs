@@ -146,13 +146,18 @@ impl OrderSpec {
     /// Whether a segment between `src:sport` and `dst:dport` belongs to this session, and if so
     /// whether it goes to the exchange (`Some(true)`) or comes from it (`Some(false)`).
     pub fn direction(&self, src: IpAddr, sport: u16, dst: IpAddr, dport: u16) -> Option<bool> {
-        if dport == self.port && self.host.is_none_or(|h| h == dst) {
+        if self.is_exchange_end(dst, dport) {
             Some(true)
-        } else if sport == self.port && self.host.is_none_or(|h| h == src) {
+        } else if self.is_exchange_end(src, sport) {
             Some(false)
         } else {
             None
         }
+    }
+
+    /// Whether `addr:port` is this session's exchange end.
+    pub fn is_exchange_end(&self, addr: IpAddr, port: u16) -> bool {
+        port == self.port && self.host.is_none_or(|h| h == addr)
     }
 }
 

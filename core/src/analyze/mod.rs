@@ -1109,10 +1109,7 @@ impl Analyzer {
         let wrong = if tcp {
             self.feeds.iter().position(|f| f.spec.matches(dst, dport)).map(|i| (false, i))
         } else {
-            self.sessions
-                .iter()
-                .position(|s| s.spec.port == dport && s.spec.host.is_none_or(|h| h == dst))
-                .map(|i| (true, i))
+            self.sessions.iter().position(|s| s.spec.is_exchange_end(dst, dport)).map(|i| (true, i))
         };
         if let Some(k) = wrong {
             *self.wrong_kind.entry(k).or_default() += 1;

@@ -427,37 +427,40 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.counters.feeds_not_detected_frames
         ));
     }
-    let unclaimed = |tcp: bool| {
-        let mut v: Vec<(&IpAddr, &u16, &u64)> =
+    // A feed (`tcp` false) or session (true) given that no traffic went to: what went to it of the other
+    // kind, and where traffic that looks like it went.
+    let no_traffic = |tcp: bool, i: usize, head: String| {
+        let (other, of_kind, looks) = if tcp {
+            ("UDP datagrams", "a session is TCP: a feed is --md udp:...", "segments that look like SoupBinTCP")
+        } else {
+            (
+                "TCP segments",
+                "a feed is UDP: an order session is --orders tcp:...",
+                "datagrams that look like MoldUDP64",
+            )
+        };
+        let mut n = head;
+        if let Some(k) = a.wrong_kind.get(&(tcp, i)) {
+            n += &format!("; {k} {other} went to it ({of_kind})");
+        }
+        let mut seen: Vec<(&IpAddr, &u16, &u64)> =
             a.unclaimed.iter().filter(|((t, ..), _)| *t == tcp).map(|((_, ip, port), n)| (ip, port, n)).collect();
-        v.sort_by(|x, y| y.2.cmp(x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
-        let kind = if tcp { "tcp" } else { "udp" };
-        v.iter().map(|(ip, port, n)| format!("{kind}:{}:{port} ({n})", super::fmt_ip(**ip))).collect::<Vec<_>>()
+        if !seen.is_empty() {
+            seen.sort_by(|x, y| y.2.cmp(x.2).then((x.0, x.1).cmp(&(y.0, y.1))));
+            let kind = if tcp { "tcp" } else { "udp" };
+            let flows: Vec<String> =
+                seen.iter().map(|(ip, port, k)| format!("{kind}:{}:{port} ({k})", super::fmt_ip(**ip))).collect();
+            n += &format!("; {looks} went to {}", flows.join(", "));
+        }
+        n
     };
     for (i, f) in a.feeds.iter().enumerate().filter(|(_, f)| !f.detected && f.frames == 0) {
-        let mut n = format!("feed {}: no datagram to it", f.spec);
-        if let Some(k) = a.wrong_kind.get(&(false, i)) {
-            n += &format!("; {k} TCP segments went to it (a feed is UDP: an order session is --orders tcp:...)");
-        }
-        let seen = unclaimed(false);
-        if !seen.is_empty() {
-            n += &format!("; datagrams that look like MoldUDP64 went to {}", seen.join(", "));
-        }
-        notes.push(n);
+        notes.push(no_traffic(false, i, format!("feed {}: no datagram to it", f.spec)));
     }
     for (i, s) in a.sessions.iter().enumerate().filter(|(_, s)| !s.detected) {
-        if a.conn_list.iter().any(|c| c.session == i) {
-            continue;
+        if !a.conn_list.iter().any(|c| c.session == i) {
+            notes.push(no_traffic(true, i, format!("orders {}: no TCP segment to or from this end", s.spec)));
         }
-        let mut n = format!("orders {}: no TCP segment to or from this end", s.spec);
-        if let Some(k) = a.wrong_kind.get(&(true, i)) {
-            n += &format!("; {k} UDP datagrams went to it (a session is TCP: a feed is --md udp:...)");
-        }
-        let seen = unclaimed(true);
-        if !seen.is_empty() {
-            n += &format!("; segments that look like SoupBinTCP went to {}", seen.join(", "));
-        }
-        notes.push(n);
     }
     for c in &a.conn_list {
         let (to, from) = (c.to_exchange.counters(), c.from_exchange.counters());
