@@ -7,8 +7,8 @@ use wirestamp_lab::encode::soup;
 mod support;
 
 use support::{
-    T0, aapl_add, accepted, analyze_frames, analyze_json, exchange_ack, exchange_tcp, mold_packet, order, tcp, tmpdir,
-    udp, write_pcap,
+    T0, aapl_add, accepted, analyze_frames, analyze_json, exchange_ack, exchange_tcp, mold_packet, order, segment, tcp,
+    tmpdir, udp, write_pcap,
 };
 
 #[test]
@@ -267,4 +267,79 @@ fn stamps_beyond_the_range_saturate_the_latencies() {
     assert_eq!((r["counters"]["matched"].as_u64(), r["counters"]["unmatched_orders"].as_u64()), (Some(1), Some(1)));
     assert_eq!(support::metric(&r, "tick_to_trade")["max_ns"], 0);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The client's SYN (frame 0), then `segments` in order, 1 us apart.
+fn after_syn(segments: &[Vec<u8>]) -> Vec<(i64, Vec<u8>)> {
+    let mut frames = vec![(T0, segment(true, 0, 0, 0x02, &[]))];
+    let mut seq = 1u32;
+    for bytes in segments {
+        frames.push((T0 + frames.len() as i64 * 1_000, tcp(seq, bytes)));
+        seq += bytes.len() as u32;
+    }
+    frames
+}
+
+/// A SoupBinTCP length damaged in transit or by the capture loses its own packet, not the orders
+/// after it. Each damaged packet below provably ends where its OUCH message (an Enter Order, 50 bytes
+/// as a packet) ends: the bytes after it are whole packets, or its segment ends there.
+/// - segment 0: orders 1, 2, 3, order 2's length raised to 1,024: 3 follows;
+/// - segment 1: order 4 alone, its length raised to 8,192: segment 2 (order 5) starts a packet;
+/// - segment 3: orders 6 and 7, order 6's length lowered to 20: 7 follows;
+/// - segment 4: order 8 with an unknown packet type ('u'); segment 5 (order 9) starts a packet.
+///
+/// Orders 1, 3, 5, 7 and 9 are read; the four damaged packets (50 bytes each) are framing errors.
+/// Before, order 2's length swallowed orders 3 to 9 (one order read).
+#[test]
+fn a_damaged_soupbintcp_length_loses_only_its_own_packet() {
+    let with_len = |n: u32, len: u16| {
+        let mut o = order(n);
+        o[..2].copy_from_slice(&len.to_be_bytes());
+        o
+    };
+    let mut bad_type = order(8);
+    bad_type[2] = b'u';
+    let segments = [
+        [order(1), with_len(2, 1_024), order(3)].concat(),
+        with_len(4, 8_192),
+        order(5),
+        [with_len(6, 20), order(7)].concat(),
+        bad_type,
+        order(9),
+    ];
+    let frames = after_syn(&segments);
+    let r = analyze_frames("damaged-length", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
+    let s = &r["connections"][0]["to_exchange"];
+    let got = ["ouch_messages", "ouch_malformed", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
+        .map(|k| s[k].as_u64().unwrap());
+    assert_eq!(got, [5, 0, 4, 200, 0], "{s}");
+    assert_eq!(s["first_bad_frame"], 1);
+    assert_eq!(r["counters"]["orders"], 5);
+}
+
+/// What the damaged-length check must not touch: a Debug packet of any length, split over segments;
+/// an order split inside its fixed part, and one split right after it; an Unsequenced Data packet of
+/// a type OUCH 5.0 does not know, longer than any OUCH message. All are framed by their lengths.
+#[test]
+fn long_and_split_packets_are_not_taken_for_damaged_ones() {
+    let mut debug = Vec::new();
+    soup::packet(&mut debug, b'+', &[b'd'; 3_000]);
+    let mut unknown = Vec::new();
+    soup::packet(&mut unknown, b'U', &[b'#'; 700]);
+    let (o2, o3) = (order(2), order(3));
+    let segments = [
+        [order(1).as_slice(), &debug[..1_000]].concat(),
+        debug[1_000..2_000].to_vec(),
+        [&debug[2_000..], &o2[..20]].concat(),
+        [&o2[20..], &o3[..49]].concat(),
+        [&o3[49..], &unknown[..400]].concat(),
+        [&unknown[400..], order(4).as_slice()].concat(),
+    ];
+    let frames = after_syn(&segments);
+    let r = analyze_frames("long-split", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
+    let s = &r["connections"][0]["to_exchange"];
+    let got = ["soup_packets", "ouch_messages", "ouch_unknown", "framing_errors", "resync_skipped_bytes"]
+        .map(|k| s[k].as_u64().unwrap());
+    assert_eq!(got, [6, 4, 1, 0, 0], "{s}");
+    assert_eq!(s["first_bad_frame"], serde_json::Value::Null);
 }

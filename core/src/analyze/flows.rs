@@ -188,11 +188,19 @@ pub fn looks_like_mold(payload: &[u8]) -> bool {
 
 /// Recognises SoupBinTCP by its framing: packets with known type bytes tiling the segment exactly.
 pub fn looks_like_soupbin(payload: &[u8]) -> bool {
+    soupbin_chain(payload, usize::MAX)
+}
+
+/// Whether `payload` begins with `limit` whole SoupBinTCP packets of known types, or is fewer such
+/// packets to its last byte (one at least). The bound keeps a caller that asks at every packet of a
+/// segment linear in the segment.
+pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
     if payload.len() < 3 {
         return false;
     }
     let mut off = 0;
-    while off < payload.len() {
+    let mut packets = 0;
+    while off < payload.len() && packets < limit {
         if off + 3 > payload.len() {
             return false;
         }
@@ -202,8 +210,9 @@ pub fn looks_like_soupbin(payload: &[u8]) -> bool {
             return false;
         }
         off += 2 + len;
+        packets += 1;
     }
-    off == payload.len()
+    off <= payload.len() && (off == payload.len() || packets == limit)
 }
 
 #[cfg(test)]
@@ -266,5 +275,20 @@ mod tests {
         assert!(looks_like_soupbin(&soup));
         assert!(!looks_like_soupbin(&soup[..7]));
         assert!(!looks_like_soupbin(&[0, 3, b'x', 1, 2]));
+    }
+
+    /// A chain of packets to the end is SoupBinTCP whatever the bound; a longer one passes the bound
+    /// once that many whole packets are read; a cut or unknown packet within the bound fails.
+    #[test]
+    fn a_bounded_chain_reads_that_many_packets() {
+        let hb = [0u8, 1, b'H'];
+        let three = hb.repeat(3);
+        assert!(soupbin_chain(&three, 3) && soupbin_chain(&three, 9) && looks_like_soupbin(&three));
+        let cut = [hb.repeat(2), vec![0, 5, b'U']].concat();
+        assert!(soupbin_chain(&cut, 2));
+        assert!(!soupbin_chain(&cut, 3) && !looks_like_soupbin(&cut));
+        let unknown = [hb.to_vec(), vec![0, 1, b'x']].concat();
+        assert!(soupbin_chain(&unknown, 1) && !soupbin_chain(&unknown, 2));
+        assert!(!soupbin_chain(&[0, 1], 1));
     }
 }

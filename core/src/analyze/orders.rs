@@ -5,10 +5,11 @@
 //! cannot know where the next packet starts, so it waits for a boundary it can prove: the start of a
 //! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets.
 
-use super::flows::{OrderProto, looks_like_soupbin};
-use crate::proto::soupbin::{Framer, PacketType};
+use super::flows::{OrderProto, looks_like_soupbin, soupbin_chain};
+use crate::proto::soupbin::{FrameError, Framer, Judgement, PacketType};
 use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
 use crate::reasm::{Piece, Reassembler};
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// How long a missing range may wait for a retransmission before it is a hole (TCP retransmits within
@@ -263,11 +264,23 @@ impl Framing {
         self.bad(frame);
     }
 
-    fn data(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+    fn data(&mut self, mut offset: u64, mut data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        // A loop, not a recursion: each misframed packet with a proven boundary after it starts a new
+        // round, and hostile bytes may hold thousands of them.
+        loop {
+            let Some(resume) = self.data_from(offset, data, meta, out) else { return };
+            data = &data[(resume - offset) as usize..];
+            offset = resume;
+        }
+    }
+
+    /// Frames `data` (at stream `offset`). `Some(at)`: a damaged packet header stopped the framer and
+    /// the next packet provably starts at stream offset `at`, inside `data`: framing resumes there.
+    fn data_from(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) -> Option<u64> {
         if self.resync {
             if !looks_like_soupbin(data) {
                 self.counters.resync_skipped_bytes += data.len() as u64;
-                return;
+                return None;
             }
             self.resync = false;
             self.framer.reset();
@@ -276,70 +289,95 @@ impl Framing {
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
         let Self { framer, pieces, next_packet, counters, dir, proto, .. } = self;
         let dir = *dir;
-        let result = framer.feed(data, |pkt| {
-            let start = *next_packet;
-            let end = start + pkt.total_len() as u64;
-            *next_packet = end;
-            counters.soup_packets += 1;
-            let ty = pkt.packet_type();
-            let others = match dir {
-                OrderDir::Inbound => matches!(
-                    ty,
-                    PacketType::SequencedData
-                        | PacketType::LoginAccepted
-                        | PacketType::LoginRejected
-                        | PacketType::ServerHeartbeat
-                        | PacketType::EndOfSession
-                ),
-                OrderDir::Outbound => {
-                    matches!(ty, PacketType::LoginRequest | PacketType::ClientHeartbeat | PacketType::LogoutRequest)
+        // Shared by the judge and the packets' decoding, which learns it from the first Enter Order.
+        let version = Cell::new(*proto);
+        let result = framer.feed_judged(
+            data,
+            |head| judge(dir, version.get(), head),
+            |pkt| {
+                let start = *next_packet;
+                let end = start + pkt.total_len() as u64;
+                *next_packet = end;
+                counters.soup_packets += 1;
+                let ty = pkt.packet_type();
+                let others = match dir {
+                    OrderDir::Inbound => matches!(
+                        ty,
+                        PacketType::SequencedData
+                            | PacketType::LoginAccepted
+                            | PacketType::LoginRejected
+                            | PacketType::ServerHeartbeat
+                            | PacketType::EndOfSession
+                    ),
+                    OrderDir::Outbound => {
+                        matches!(ty, PacketType::LoginRequest | PacketType::ClientHeartbeat | PacketType::LogoutRequest)
+                    }
+                };
+                counters.other_ends_packets += u64::from(others);
+                let carries = match dir {
+                    OrderDir::Inbound => ty == PacketType::UnsequencedData,
+                    OrderDir::Outbound => ty == PacketType::SequencedData || ty == PacketType::UnsequencedData,
+                };
+                if !carries {
+                    return;
                 }
-            };
-            counters.other_ends_packets += u64::from(others);
-            let carries = match dir {
-                OrderDir::Inbound => ty == PacketType::UnsequencedData,
-                OrderDir::Outbound => ty == PacketType::SequencedData || ty == PacketType::UnsequencedData,
-            };
-            if !carries {
-                return;
-            }
-            let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
-            let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
-            if proto.is_none() && ty == PacketType::UnsequencedData {
-                *proto = ouch_version(pkt.payload());
-            }
-            let decoded: Result<Option<OrderSummary>, ProtoError> = match proto {
-                Some(OrderProto::Ouch50) => ouch5::summarize(dir, pkt.payload()),
-                Some(OrderProto::Ouch42) => ouch42::summarize(dir, pkt.payload()),
-                // Before an Enter Order shows the version (a capture started mid-session): 5.0, the
-                // current one, unless the message is malformed as 5.0 and well-formed as 4.2 (the
-                // lengths differ for most types).
-                None => ouch5::summarize(dir, pkt.payload())
-                    .or_else(|e| ouch42::summarize(dir, pkt.payload()).map_err(|_| e)),
-            };
-            match decoded {
-                Ok(Some(summary)) => {
-                    counters.ouch_messages += 1;
-                    out(OrderMsg { summary, first, last, end });
+                let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
+                let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
+                if version.get().is_none() && ty == PacketType::UnsequencedData {
+                    version.set(ouch_version(pkt.payload()));
                 }
-                Ok(None) => counters.ouch_unknown += 1,
-                Err(_) => {
-                    counters.ouch_malformed += 1;
-                    counters.first_bad_frame.get_or_insert(first.index);
-                    let other = match proto {
-                        Some(OrderProto::Ouch50) => ouch42::summarize(dir, pkt.payload()),
-                        Some(OrderProto::Ouch42) => ouch5::summarize(dir, pkt.payload()),
-                        None => Ok(None),
-                    };
-                    counters.other_version_fits += u64::from(matches!(other, Ok(Some(_))));
+                let decoded: Result<Option<OrderSummary>, ProtoError> = match version.get() {
+                    Some(OrderProto::Ouch50) => ouch5::summarize(dir, pkt.payload()),
+                    Some(OrderProto::Ouch42) => ouch42::summarize(dir, pkt.payload()),
+                    // Before an Enter Order shows the version (a capture started mid-session): 5.0, the
+                    // current one, unless the message is malformed as 5.0 and well-formed as 4.2 (the
+                    // lengths differ for most types).
+                    None => ouch5::summarize(dir, pkt.payload())
+                        .or_else(|e| ouch42::summarize(dir, pkt.payload()).map_err(|_| e)),
+                };
+                match decoded {
+                    Ok(Some(summary)) => {
+                        counters.ouch_messages += 1;
+                        out(OrderMsg { summary, first, last, end });
+                    }
+                    Ok(None) => counters.ouch_unknown += 1,
+                    Err(_) => {
+                        counters.ouch_malformed += 1;
+                        counters.first_bad_frame.get_or_insert(first.index);
+                        let other = match version.get() {
+                            Some(OrderProto::Ouch50) => ouch42::summarize(dir, pkt.payload()),
+                            Some(OrderProto::Ouch42) => ouch5::summarize(dir, pkt.payload()),
+                            None => Ok(None),
+                        };
+                        counters.other_version_fits += u64::from(matches!(other, Ok(Some(_))));
+                    }
                 }
-            }
-        });
-        if result.is_err() {
+            },
+        );
+        *proto = version.get();
+        if let Err(e) = result {
+            // The damaged packet starts at `next_packet`, in this piece or (begun) in an earlier one.
+            let start = self.next_packet;
+            let at = self.pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map_or(meta.index, |p| p.2.index);
             self.counters.framing_errors += 1;
-            self.bad(meta.index);
-            self.hole(meta.index);
-            return;
+            self.bad(at);
+            let end = offset + data.len() as u64;
+            let resume = match e {
+                FrameError::Misframed { resume: Some(n), .. } => {
+                    Some(start + n as u64).filter(|&r| r > offset && r < end)
+                }
+                _ => None,
+            };
+            // What is dropped: the damaged packet's bytes up to the boundary proven, or to the end of
+            // this piece while the stream waits for a boundary it can prove.
+            self.counters.resync_skipped_bytes += resume.unwrap_or(end) - start;
+            self.framer.reset();
+            self.pieces.clear();
+            match resume {
+                Some(r) => self.next_packet = r,
+                None => self.resync = true,
+            }
+            return resume;
         }
         // Pieces wholly before the next packet start are no longer needed, except the one holding a
         // packet in progress.
@@ -350,6 +388,59 @@ impl Framing {
             }
             self.pieces.pop_front();
         }
+        None
+    }
+}
+
+/// Whole packets after a damaged one that prove where it ends, when the segment goes on further: the
+/// judge sees every packet of a segment, and a bound keeps it linear in the segment.
+const PROOF_PACKETS: usize = 16;
+
+/// What a SoupBinTCP packet of stream direction `dir` starting `head` (3 bytes at least: its bytes
+/// up to the last one received) can be, by its type byte and what it holds:
+/// - a type byte SoupBinTCP does not have is a damaged header;
+/// - a packet of a type whose length is known (every control packet but Debug; an OUCH message of a
+///   type `proto` knows) and whose length field says otherwise is damaged, when the packet provably
+///   ends where its type says: the bytes after that end tile as SoupBinTCP packets to the last byte
+///   received, or there are none (the segment ended there). Then the next packet starts there.
+///
+/// The tiling is looked at for [`PROOF_PACKETS`] packets at most.
+///
+/// A damaged length otherwise swallows every packet up to where it points (or ends early, and the
+/// next header, read from the message's middle, is caught here). A packet of the wrong length
+/// without that proof is framed by its length, and its message counted as malformed.
+fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Judgement {
+    let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
+    let msg = &head[3..];
+    // Whole packet lengths by type (SoupBinTCP 4.1 §2; Login Request: 4.0's, and 4.1's with its
+    // Heartbeat Timeout).
+    let by_type = match head[2] {
+        b'A' => [Some(33), None],
+        b'J' => [Some(4), None],
+        b'H' | b'Z' | b'R' | b'O' => [Some(3), None],
+        b'L' => [Some(49), Some(54)],
+        b'+' => return Judgement::Plausible,
+        b'U' | b'S' => {
+            let len = match (proto, dir) {
+                (None, _) => None,
+                (Some(OrderProto::Ouch50), OrderDir::Inbound) => ouch5::Inbound::len_at(msg),
+                (Some(OrderProto::Ouch50), OrderDir::Outbound) => ouch5::Outbound::len_at(msg),
+                (Some(OrderProto::Ouch42), OrderDir::Inbound) => ouch42::Inbound::len_at(msg),
+                (Some(OrderProto::Ouch42), OrderDir::Outbound) => ouch42::Outbound::len_at(msg),
+            };
+            [len.map(|n| n + 3), None]
+        }
+        _ => return Judgement::Misframed { resume: None },
+    };
+    if by_type.contains(&Some(declared)) {
+        return Judgement::Plausible;
+    }
+    let proven = |end: usize| {
+        (end < head.len() && soupbin_chain(&head[end..], PROOF_PACKETS)) || (end == head.len() && end != declared)
+    };
+    match by_type.into_iter().flatten().find(|&end| proven(end)) {
+        Some(end) => Judgement::Misframed { resume: Some(end) },
+        None => Judgement::Plausible,
     }
 }
 
@@ -407,5 +498,66 @@ mod tests {
         assert_eq!(s.oldest_held(), Some(60));
         s.segment(45, false, &a[5..], f(5, 70), &mut out);
         assert_eq!(s.oldest_held(), None);
+    }
+
+    /// An OUCH 5.0 Enter Order with no appendage (47 bytes), in a SoupBinTCP packet (50 bytes).
+    fn enter50() -> Vec<u8> {
+        let mut m = vec![b'O'];
+        m.extend_from_slice(&[b'0'; 44]);
+        m.extend_from_slice(&[0, 0]);
+        let mut p = 48u16.to_be_bytes().to_vec();
+        p.push(b'U');
+        p.extend(m);
+        p
+    }
+
+    fn with_len(mut p: Vec<u8>, len: u16) -> Vec<u8> {
+        p[..2].copy_from_slice(&len.to_be_bytes());
+        p
+    }
+
+    /// Packet lengths by type (SoupBinTCP 4.1 §2.2-2.3; OUCH 5.0 §2.1: Enter Order is 47 bytes plus
+    /// its appendage), each case's verdict by hand.
+    #[test]
+    fn the_judge_knows_lengths_by_type_and_wants_proof_of_a_damaged_one() {
+        use Judgement::{Misframed, Plausible};
+        let (inb, out) = (OrderDir::Inbound, OrderDir::Outbound);
+        let v50 = Some(OrderProto::Ouch50);
+        let heartbeat = [0u8, 1, b'H'];
+        let h = |lead: &[u8], tail: &[u8]| [lead, tail].concat();
+        let cases: Vec<(OrderDir, Option<OrderProto>, Vec<u8>, Judgement)> = vec![
+            // Right lengths.
+            (out, v50, heartbeat.to_vec(), Plausible),
+            (inb, v50, h(&[0, 47, b'L'], &[b' '; 47]), Plausible),
+            (inb, v50, h(&[0, 52, b'L'], &[b' '; 52]), Plausible),
+            (inb, v50, enter50(), Plausible),
+            // Debug: any length.
+            (inb, v50, h(&[0, 200, b'+'], b"text"), Plausible),
+            // No such type.
+            (inb, v50, vec![0, 1, b'u'], Misframed { resume: None }),
+            // A heartbeat whose length says 5 bytes: a heartbeat follows its 3 (proof), or nothing does;
+            // bytes that are no packet prove nothing.
+            (out, v50, h(&[0, 3, b'H'], &heartbeat), Misframed { resume: Some(3) }),
+            (out, v50, vec![0, 3, b'H'], Misframed { resume: Some(3) }),
+            (out, v50, h(&[0, 3, b'H', 0, 0], &[0, 0]), Plausible),
+            // An order whose length says 1,024: its 50 bytes, then a heartbeat; or the segment ends at
+            // 50; a segment ending elsewhere proves nothing; and neither does an unknown version.
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat), Misframed { resume: Some(50) }),
+            (inb, v50, with_len(enter50(), 1_024), Misframed { resume: Some(50) }),
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), Plausible),
+            (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), Plausible),
+            (inb, None, with_len(enter50(), 1_024), Plausible),
+            // An order whose length says 20: its 50 bytes hold it, a heartbeat follows.
+            (inb, v50, h(&with_len(enter50(), 20), &heartbeat), Misframed { resume: Some(50) }),
+            // Its fixed part not all there yet: nothing to go by.
+            (inb, v50, with_len(enter50(), 1_024)[..40].to_vec(), Plausible),
+            // A type OUCH 5.0 does not know.
+            (inb, v50, h(&[0, 200, b'U', b'#'], &heartbeat), Plausible),
+            // 4.2's Enter Order is 49 bytes: the same packet under 4.2 is one byte short of it.
+            (inb, Some(OrderProto::Ouch42), h(&enter50(), &heartbeat), Plausible),
+        ];
+        for (i, (dir, proto, head, want)) in cases.into_iter().enumerate() {
+            assert_eq!(judge(dir, proto, &head), want, "case {i}");
+        }
     }
 }

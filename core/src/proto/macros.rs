@@ -341,6 +341,18 @@ macro_rules! ouch_direction {
         }
 
         impl<'a> $enum<'a> {
+            /// The length its type gives a message that starts `head` (its fixed length, plus the
+            /// appendage it announces), once `head` holds its fixed part; `None` before that, and
+            /// for a type this decoder does not know.
+            pub fn len_at(head: &[u8]) -> Option<usize> {
+                let &t = head.first()?;
+                match $ty::from(t) {
+                    $( $ty::$variant => (head.len() >= $variant::<&[u8]>::LEN)
+                        .then(|| $variant::new_unchecked(head).spec_len()), )+
+                    $ty::Unknown(_) => None,
+                }
+            }
+
             /// The message type.
             pub fn message_type(&self) -> $ty {
                 match self {

@@ -291,6 +291,27 @@ pub enum FrameError {
         /// The bound.
         max: usize,
     },
+    /// The judge of [`Framer::feed_judged`] found a packet's header wrong.
+    #[error("SoupBinTCP packet at stream byte {offset} cannot be what its header says (a damaged length or type)")]
+    Misframed {
+        /// Stream offset of the packet.
+        offset: u64,
+        /// Bytes from its start to a packet boundary the judge proved, if any.
+        resume: Option<usize>,
+    },
+}
+
+/// What a judge ([`Framer::feed_judged`]) says of a packet from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judgement {
+    /// Nothing against it: frame it by its length.
+    Plausible,
+    /// Its header cannot be right (a damaged length or type byte): the stream lost sync at it.
+    Misframed {
+        /// Bytes from the packet's start to a later packet boundary the judge can prove from what
+        /// it was shown, if any.
+        resume: Option<usize>,
+    },
 }
 
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
@@ -323,7 +344,21 @@ impl Framer {
     /// Returns the number of packets completed, or the error that stopped the framer.
     pub fn feed<F: FnMut(Packet<&[u8]>)>(
         &mut self,
+        chunk: &[u8],
+        on_packet: F,
+    ) -> core::result::Result<usize, FrameError> {
+        self.feed_judged(chunk, |_| Judgement::Plausible, on_packet)
+    }
+
+    /// [`Framer::feed`], with `judge` shown each packet before it is framed by its length: the bytes
+    /// fed from its start (3 at least) to the chunk's end, or for a packet begun in an earlier chunk
+    /// to its declared end at most; shown again with more while the packet waits for the next chunk. A packet judged
+    /// [`Judgement::Misframed`] stops the framer ([`FrameError::Misframed`]): a stream whose length
+    /// field was damaged would otherwise swallow every packet up to where that length points.
+    pub fn feed_judged<F: FnMut(Packet<&[u8]>)>(
+        &mut self,
         mut chunk: &[u8],
+        mut judge: impl FnMut(&[u8]) -> Judgement,
         mut on_packet: F,
     ) -> core::result::Result<usize, FrameError> {
         if let Some(e) = self.failed {
@@ -343,6 +378,10 @@ impl Framer {
             let take = (total - self.pending.len()).min(chunk.len());
             self.pending.extend_from_slice(&chunk[..take]);
             chunk = &chunk[take..];
+            if self.pending.len() >= HEADER_LEN {
+                let verdict = judge(&self.pending);
+                self.check_verdict(verdict)?;
+            }
             if self.pending.len() < total {
                 return Ok(0);
             }
@@ -354,6 +393,10 @@ impl Framer {
         }
         while chunk.len() >= 2 {
             let total = self.check_total(read::u16(chunk, 0))?;
+            if chunk.len() >= HEADER_LEN {
+                let verdict = judge(chunk);
+                self.check_verdict(verdict)?;
+            }
             if chunk.len() < total {
                 break;
             }
@@ -366,6 +409,13 @@ impl Framer {
         // What is left is shorter than its packet, which check_total bounded by max_packet.
         self.pending.extend_from_slice(chunk);
         Ok(n)
+    }
+
+    fn check_verdict(&mut self, verdict: Judgement) -> core::result::Result<(), FrameError> {
+        let Judgement::Misframed { resume } = verdict else { return Ok(()) };
+        let err = FrameError::Misframed { offset: self.offset, resume };
+        self.failed = Some(err);
+        Err(err)
     }
 
     fn check_total(&mut self, length: u16) -> core::result::Result<usize, FrameError> {
@@ -568,5 +618,42 @@ mod tests {
         assert_eq!(f.pending(), 1);
         assert_eq!(f.feed(&[0], |_| n += 1), Err(FrameError::ZeroLength { offset: 8 }));
         assert_eq!(n, 2);
+    }
+
+    /// The judge sees each packet from its start to the chunk's end (the whole rest of a chunk, so
+    /// the packets after it too); a packet waiting for more is shown again with what came, up to its
+    /// declared end. Its verdict stops the framer at the packet's stream offset, as any framing error.
+    #[test]
+    fn framer_judged_packets() {
+        let mut f = Framer::default();
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        let mut n = 0;
+        // R (3 bytes), then U of 5 bytes split 4 + 1, then a chunk with its last byte and an H.
+        let chunks: [&[u8]; 2] = [&[0, 1, b'R', 0, 3, b'U', 7], &[8, 0, 1, b'H']];
+        for c in chunks {
+            let r = f.feed_judged(
+                c,
+                |head| {
+                    seen.push(head.to_vec());
+                    Judgement::Plausible
+                },
+                |_| n += 1,
+            );
+            assert!(r.is_ok());
+        }
+        let want: [&[u8]; 4] = [&[0, 1, b'R', 0, 3, b'U', 7], &[0, 3, b'U', 7], &[0, 3, b'U', 7, 8], &[0, 1, b'H']];
+        assert_eq!(seen, want);
+        assert_eq!(n, 3);
+        // Misframed at the second packet: no packet from it on, the framer failed until reset.
+        let mut f = Framer::default();
+        let mut n = 0;
+        let verdict = |head: &[u8]| {
+            if head[2] == b'U' { Judgement::Misframed { resume: Some(4) } } else { Judgement::Plausible }
+        };
+        let err = FrameError::Misframed { offset: 3, resume: Some(4) };
+        assert_eq!(f.feed_judged(&[0, 1, b'R', 0, 9, b'U', 0, 1, b'R'], verdict, |_| n += 1), Err(err));
+        assert_eq!((n, f.failed()), (1, Some(err)));
+        f.reset();
+        assert_eq!(f.feed_judged(&[0, 1, b'R'], verdict, |_| n += 1), Ok(1));
     }
 }
