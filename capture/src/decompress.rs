@@ -1,5 +1,5 @@
 //! Transparent decompression: gzip (RFC 1952, members concatenated as `gzip` writes them) and
-//! Zstandard (RFC 8878), recognised by their magic bytes, never by the file name.
+//! Zstandard (RFC 8878, frames likewise), recognised by their magic bytes, never by the file name.
 //!
 //! ```text
 //! gzip: 1f 8b ...        zstd: 28 b5 2f fd ...
@@ -20,19 +20,65 @@ pub enum Compression {
     Zstd,
 }
 
-/// Bytes found after the end of a compressed stream (not another gzip member), which were ignored:
-/// shared between the decompressor, which counts them, and the reader, which reports them.
+/// Bytes found after the end of a compressed stream (not another gzip member or zstd frame), which
+/// were ignored: shared between the decompressor, which counts them, and the reader, which reports them.
 pub(crate) type Trailing = Arc<AtomicU64>;
 
-/// gzip members one after another (as `gzip -d` reads them). After the last member, bytes that do not
-/// begin another one (trailing garbage, zero padding from a tape or a block device) are counted in
-/// `trailing` and ignored, as `gzip -d` ignores them with a warning, instead of failing the read.
-struct GzipMembers {
-    member: Option<flate2::bufread::GzDecoder<BufReader<Box<dyn Read + Send>>>>,
+/// The compressed bytes, buffered so that what follows a member can be looked at.
+type Source = BufReader<Box<dyn Read + Send>>;
+
+/// One member of a compressed file: a gzip member, a zstd frame.
+trait Member: Read + Sized {
+    /// A decoder of the member that `src` begins.
+    fn open(src: Source) -> io::Result<Self>;
+    /// The bytes after the member, once it has been read to its end.
+    fn into_source(self) -> Source;
+    /// Whether bytes beginning with `head` begin another member: its magic, or a prefix of it when
+    /// that is all the buffer holds (the decoder then reads on, and reports a cut file).
+    fn begins(head: &[u8]) -> bool;
+}
+
+impl Member for flate2::bufread::GzDecoder<Source> {
+    fn open(src: Source) -> io::Result<Self> {
+        Ok(flate2::bufread::GzDecoder::new(src))
+    }
+    fn into_source(self) -> Source {
+        self.into_inner()
+    }
+    fn begins(head: &[u8]) -> bool {
+        head.starts_with(&GZIP_MAGIC) || head == &GZIP_MAGIC[..1]
+    }
+}
+
+impl Member for zstd::stream::read::Decoder<'static, Source> {
+    fn open(src: Source) -> io::Result<Self> {
+        Ok(zstd::stream::read::Decoder::with_buffer(src)?.single_frame())
+    }
+    fn into_source(self) -> Source {
+        self.finish()
+    }
+    fn begins(head: &[u8]) -> bool {
+        // A frame, or a skippable frame (magic 0x184D2A50-5F, RFC 8878 §3.1.2), little-endian.
+        let skippable = |h: &[u8]| h.first().is_some_and(|b| b & 0xf0 == 0x50) && SKIPPABLE_TAIL.starts_with(&h[1..]);
+        let n = head.len().min(4);
+        ZSTD_MAGIC.starts_with(&head[..n]) || skippable(&head[..n])
+    }
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+const SKIPPABLE_TAIL: [u8; 3] = [0x2a, 0x4d, 0x18];
+
+/// A compressed file's members one after another (as `gzip -d` reads gzip members; zstd frames
+/// likewise). After the last member, bytes that do not begin another one (trailing garbage, zero
+/// padding from a tape or a block device) are counted in `trailing` and ignored, as `gzip -d` ignores
+/// them with a warning, instead of failing the read.
+struct Members<M> {
+    member: Option<M>,
     trailing: Trailing,
 }
 
-impl Read for GzipMembers {
+impl<M: Member> Read for Members<M> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
             let Some(member) = self.member.as_mut() else { return Ok(0) };
@@ -41,13 +87,13 @@ impl Read for GzipMembers {
                 return Ok(n);
             }
             // The member ended: another one, the end, or bytes that are neither.
-            let mut rest = self.member.take().map(|m| m.into_inner()).expect("a member");
+            let mut rest = self.member.take().map(M::into_source).expect("a member");
             let head = rest.fill_buf()?;
             if head.is_empty() {
                 return Ok(0);
             }
-            if head.starts_with(&[0x1f, 0x8b]) || head == [0x1f] {
-                self.member = Some(flate2::bufread::GzDecoder::new(rest));
+            if M::begins(head) {
+                self.member = Some(M::open(rest)?);
                 continue;
             }
             let ignored = io::copy(&mut rest, &mut io::sink())?;
@@ -57,8 +103,15 @@ impl Read for GzipMembers {
     }
 }
 
-/// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The counter
-/// (gzip only) says how many bytes after the compressed stream were ignored.
+/// `src` read member by member, with the counter of the bytes after them.
+fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Trailing)> {
+    let trailing = Trailing::default();
+    let member = M::open(BufReader::with_capacity(64 << 10, src))?;
+    Ok((Box::new(Members { member: Some(member), trailing: trailing.clone() }), trailing))
+}
+
+/// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The counter says
+/// how many bytes after the compressed stream were ignored.
 pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Compression, Option<Trailing>)> {
     let mut head = [0u8; 4];
     let mut n = 0;
@@ -72,13 +125,12 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
     }
     let head = &head[..n];
     let rejoined: Box<dyn Read + Send> = Box::new(Cursor::new(head.to_vec()).chain(src));
-    if head.starts_with(&[0x1f, 0x8b]) {
-        let trailing = Trailing::default();
-        let member = flate2::bufread::GzDecoder::new(BufReader::with_capacity(64 << 10, rejoined));
-        let r = GzipMembers { member: Some(member), trailing: trailing.clone() };
-        Ok((Box::new(r), Compression::Gzip, Some(trailing)))
-    } else if head == [0x28, 0xb5, 0x2f, 0xfd] {
-        Ok((Box::new(zstd::stream::read::Decoder::new(rejoined)?), Compression::Zstd, None))
+    if head.starts_with(&GZIP_MAGIC) {
+        let (r, trailing) = members::<flate2::bufread::GzDecoder<Source>>(rejoined)?;
+        Ok((r, Compression::Gzip, Some(trailing)))
+    } else if head == ZSTD_MAGIC {
+        let (r, trailing) = members::<zstd::stream::read::Decoder<'static, Source>>(rejoined)?;
+        Ok((r, Compression::Zstd, Some(trailing)))
     } else {
         Ok((rejoined, Compression::None, None))
     }

@@ -4,6 +4,7 @@
 //! in the middle of a record is not an error but a [`ReadWarning`]: real captures are often copied
 //! while still being written, and the frames before the cut are fine.
 
+use crate::Compression;
 use std::fmt;
 
 /// A malformed or unreadable input, with where it went wrong.
@@ -109,11 +110,13 @@ pub enum WarningKind {
     },
     /// The compressed stream ended early (gzip/zstd said "unexpected end of file").
     CompressedStreamCut,
-    /// `bytes` after the end of the gzip stream that do not begin another member (garbage, zero
-    /// padding): ignored, as `gzip -d` ignores them.
+    /// `bytes` after the end of the compressed stream that do not begin another member or frame
+    /// (garbage, zero padding): ignored, as `gzip -d` ignores them.
     TrailingData {
         /// Bytes ignored.
         bytes: u64,
+        /// The stream's compression.
+        compression: Compression,
     },
 }
 
@@ -144,12 +147,20 @@ impl fmt::Display for ReadWarning {
                 "at byte {} (record {}): compressed stream ends early (file cut short)",
                 self.offset, self.frame_index
             ),
-            WarningKind::TrailingData { bytes } => write!(
-                f,
-                "after the gzip stream's end (byte {} of the capture, record {}): {bytes} bytes that are not \
-                 gzip, ignored (as gzip -d ignores them): the capture itself was read whole",
-                self.offset, self.frame_index
-            ),
+            WarningKind::TrailingData { bytes, compression } => {
+                let name = match compression {
+                    Compression::Zstd => "zstd",
+                    _ => "gzip",
+                };
+                write!(
+                    f,
+                    "after the {name} stream's end (byte {} of the capture, record {}): {bytes} bytes that are \
+                     not {name}, ignored{}: the compressed stream before them ended whole",
+                    self.offset,
+                    self.frame_index,
+                    if compression == Compression::Gzip { " (as gzip -d ignores them)" } else { "" }
+                )
+            }
         }
     }
 }

@@ -307,7 +307,7 @@ impl CaptureReader {
         }
         let ignored = self.trailing.as_ref().map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
         if ignored > 0 {
-            let kind = WarningKind::TrailingData { bytes: ignored };
+            let kind = WarningKind::TrailingData { bytes: ignored, compression: self.format.compression };
             self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
         }
         None

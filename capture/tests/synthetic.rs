@@ -436,31 +436,48 @@ fn cut_gzip_stream_is_a_warning() {
 /// gzip header", or "file cut short", before).
 #[test]
 fn gzip_members_and_bytes_after_the_stream() {
-    let mut f = pcap_header(0xa1b2_c3d4, 1);
-    for i in 0..200u32 {
-        f.extend(pcap_record(i, 0, &eth_frame(i as u8), 60));
-    }
     let gz = |b: &[u8]| {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         std::io::Write::write_all(&mut e, b).unwrap();
         e.finish().unwrap()
     };
-    let two_members = [gz(&f[..5_000]), gz(&f[5_000..])].concat();
+    members_and_bytes_after_them("gzip", gz, &[]);
+}
+
+/// zstd as gzip: frames one after another (`zstd -d` reads them so), a skippable frame among them
+/// (RFC 8878 §3.1.2: magic 0x184D2A5?, a 4-byte length, that many bytes), and bytes after the last.
+#[test]
+fn zstd_frames_and_bytes_after_the_stream() {
+    let zst = |b: &[u8]| zstd::encode_all(b, 3).unwrap();
+    let skippable = [&[0x53, 0x2a, 0x4d, 0x18, 5, 0, 0, 0][..], b"notes"].concat();
+    members_and_bytes_after_them("zstd", zst, &skippable);
+}
+
+/// 200 frames in a pcap compressed in two members by `compress`, `between` the two: read whole, with
+/// no warning; with a tail of garbage or zeros after them, read whole too, the tail's bytes ignored
+/// with a warning naming `name`.
+fn members_and_bytes_after_them(name: &str, compress: impl Fn(&[u8]) -> Vec<u8>, between: &[u8]) {
+    let mut f = pcap_header(0xa1b2_c3d4, 1);
+    for i in 0..200u32 {
+        f.extend(pcap_record(i, 0, &eth_frame(i as u8), 60));
+    }
+    let two_members = [compress(&f[..5_000]), between.to_vec(), compress(&f[5_000..])].concat();
     for (tail, ignored) in [(&b""[..], 0u64), (&b"garbage"[..], 7), (&[0u8; 512][..], 512)] {
         let bytes = [&two_members[..], tail].concat();
-        let mut r = CaptureReader::from_reader("m.pcap.gz".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
+        let mut r = CaptureReader::from_reader("m.pcap.z".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
         let mut n = 0;
         while r.next_frame().unwrap().is_some() {
             n += 1;
         }
-        assert_eq!(n, 200, "tail of {ignored}");
+        assert_eq!(n, 200, "{name}, tail of {ignored}");
         let warnings: Vec<String> = r.warnings().iter().map(|w| w.to_string()).collect();
         if ignored == 0 {
             assert!(warnings.is_empty(), "{warnings:?}");
         } else {
-            assert_eq!(r.warnings()[0].kind, WarningKind::TrailingData { bytes: ignored });
+            let compression = if name == "zstd" { Compression::Zstd } else { Compression::Gzip };
+            assert_eq!(r.warnings()[0].kind, WarningKind::TrailingData { bytes: ignored, compression });
             assert_eq!(warnings.len(), 1);
-            assert!(warnings[0].contains(&format!("{ignored} bytes that are not gzip, ignored")), "{warnings:?}");
+            assert!(warnings[0].contains(&format!("{ignored} bytes that are not {name}, ignored")), "{warnings:?}");
         }
     }
 }
