@@ -17,7 +17,7 @@ use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
 use crate::buffer::{ChunkBuffer, MAX_RECORD};
 use crate::erf;
 use crate::error::ReadErrorKind;
-use crate::interface::{ContainerKind, Interface, TsResolution};
+use crate::interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 use crate::raw::{RawFrame, Step, pcap_fcs_len, sll_direction, u16_at, u32_at};
 use crate::reader::ReadStats;
 
@@ -63,6 +63,9 @@ pub(crate) struct PcapParser {
     fcs_len: Option<u8>,
     /// Link type needs per-frame work (SLL direction, ERF unwrapping).
     special: bool,
+    /// LINKTYPE_ERF: packets the records' loss counters say the card lost, summed (kept as the
+    /// interface's drops, as for a native ERF file).
+    erf_lost: u64,
 }
 
 /// Size of the file header.
@@ -123,6 +126,7 @@ impl PcapParser {
             link,
             fcs_len,
             special: matches!(link, LinkType::LinuxSll | LinkType::LinuxSll2 | LinkType::Erf),
+            erf_lost: 0,
         };
         Ok((parser, iface))
     }
@@ -166,7 +170,12 @@ impl PcapParser {
     /// `timestamp_invalid_*.pcap`) is kept as is (it carries into the seconds, so the order of
     /// the file's timestamps is preserved), flagged `RECORD_ERROR` and counted.
     #[inline(always)]
-    pub(crate) fn next(&mut self, buf: &mut ChunkBuffer, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
+    pub(crate) fn next(
+        &mut self,
+        buf: &mut ChunkBuffer,
+        stats: &mut ReadStats,
+        ifaces: &mut [Interface],
+    ) -> Result<Step, ReadErrorKind> {
         let a = buf.avail();
         if let Some(h) = a.first_chunk::<16>() {
             let caplen = u32_at(h, 8, self.swap) as usize;
@@ -193,17 +202,22 @@ impl PcapParser {
                 buf.consume(self.hdr_len + caplen);
                 buf.prefetch_ahead();
                 if self.special {
-                    return self.special_frame(buf, f);
+                    return self.special_frame(buf, f, ifaces);
                 }
                 return Ok(Step::Frame(f));
             }
         }
-        self.refill(buf, stats)
+        self.refill(buf, stats, ifaces)
     }
 
     /// Slow path: the record is not wholly in the buffer.
     #[cold]
-    fn refill(&mut self, buf: &mut ChunkBuffer, stats: &mut ReadStats) -> Result<Step, ReadErrorKind> {
+    fn refill(
+        &mut self,
+        buf: &mut ChunkBuffer,
+        stats: &mut ReadStats,
+        ifaces: &mut [Interface],
+    ) -> Result<Step, ReadErrorKind> {
         if !buf.fill(self.hdr_len)? {
             let have = buf.avail().len() as u64;
             return Ok(if have == 0 { Step::Eof } else { Step::Cut { needed: self.hdr_len as u64, have } });
@@ -217,25 +231,38 @@ impl PcapParser {
             return Ok(Step::Cut { needed: needed as u64, have: buf.avail().len() as u64 });
         }
         // The whole record is now in the buffer: the fast path takes it.
-        self.next(buf, stats)
+        self.next(buf, stats, ifaces)
     }
 
-    /// SLL direction, ERF unwrapping.
-    fn special_frame(&self, buf: &ChunkBuffer, mut f: RawFrame) -> Result<Step, ReadErrorKind> {
+    /// SLL direction, ERF unwrapping (and the ERF record's loss counter, into the interface's drops).
+    fn special_frame(
+        &mut self,
+        buf: &ChunkBuffer,
+        mut f: RawFrame,
+        ifaces: &mut [Interface],
+    ) -> Result<Step, ReadErrorKind> {
         let data = buf.bytes().get(f.start..f.start + f.len as usize).unwrap_or_default();
         if self.link == LinkType::Erf {
-            return unwrap_erf(data, f);
+            let (step, lost) = unwrap_erf(data, f)?;
+            if lost != 0 {
+                self.erf_lost = self.erf_lost.saturating_add(u64::from(lost));
+                if let Some(iface) = ifaces.first_mut() {
+                    iface.recorded = Some(RecordedStats { ifdrop: Some(self.erf_lost), ..RecordedStats::default() });
+                }
+            }
+            return Ok(step);
         }
         f.direction = sll_direction(self.link, data);
         Ok(Step::Frame(f))
     }
 }
 
-/// Replaces a LINKTYPE_ERF frame by the ERF payload, with the ERF timestamp and wire length.
-pub(crate) fn unwrap_erf(data: &[u8], mut f: RawFrame) -> Result<Step, ReadErrorKind> {
+/// Replaces a LINKTYPE_ERF frame by the ERF payload, with the ERF timestamp and wire length; and the
+/// packets the record's loss counter says the card lost before it.
+pub(crate) fn unwrap_erf(data: &[u8], mut f: RawFrame) -> Result<(Step, u16), ReadErrorKind> {
     let rec = erf::parse(data).map_err(ReadErrorKind::BadErf)?;
     let Some(link) = rec.link else {
-        return Ok(Step::Skipped(erf::skip_name(rec.rtype)));
+        return Ok((Step::Skipped(erf::skip_name(rec.rtype)), rec.lost));
     };
     f.start += rec.payload_off;
     f.len = rec.payload_len as u32;
@@ -245,5 +272,5 @@ pub(crate) fn unwrap_erf(data: &[u8], mut f: RawFrame) -> Result<Step, ReadError
     f.link = link;
     f.quality |= rec.quality;
     f.fcs_len = (link == LinkType::Ethernet).then_some(4);
-    Ok(Step::Frame(f))
+    Ok((Step::Frame(f), rec.lost))
 }

@@ -468,7 +468,9 @@ fn apply_flags(f: &mut RawFrame, flags: u32) {
 fn special_frame(buf: &ChunkBuffer, mut f: RawFrame) -> Result<Step, ReadErrorKind> {
     let data = buf.bytes().get(f.start..f.start + f.len as usize).unwrap_or_default();
     if f.link == LinkType::Erf {
-        return unwrap_erf(data, f);
+        // The loss counter is not counted here: the interface statistics (ISB) may count the same
+        // losses.
+        return unwrap_erf(data, f).map(|(step, _)| step);
     }
     if f.direction == Direction::Unknown {
         f.direction = sll_direction(f.link, data);

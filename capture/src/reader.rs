@@ -259,7 +259,7 @@ impl CaptureReader {
         }
         loop {
             let step = match &mut self.parser {
-                Parser::Pcap(p) => p.next(&mut self.buf, &mut self.stats),
+                Parser::Pcap(p) => p.next(&mut self.buf, &mut self.stats, &mut self.interfaces),
                 Parser::Pcapng(p) => p.next(&mut self.buf, &mut self.interfaces, &mut self.stats, self.input),
                 Parser::Erf(p) => p.next(&mut self.buf, &mut self.interfaces, self.input),
             };

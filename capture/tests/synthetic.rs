@@ -256,6 +256,37 @@ fn erf_loss_counters_are_the_interfaces_drops() {
     assert_eq!(drops, [(0, Some(8)), (1, None), (3, Some(65_535))]);
 }
 
+/// The same records in a pcap of LINKTYPE_ERF (197, as `tcpdump -y ERF` writes them from a DAG card):
+/// their loss counters, colour records' excepted, are the pcap interface's drops: 5 + 3 + 65,535.
+#[test]
+fn erf_loss_counters_in_a_pcap_are_its_interfaces_drops() {
+    let ts = |s: u64| s << 32;
+    let lost = |mut r: Vec<u8>, n: u16| {
+        r[12..14].copy_from_slice(&n.to_be_bytes());
+        r
+    };
+    let records = [
+        lost(erf_record(ts(1_600_000_000), 2, 0x00, &[], true, &eth_frame(1), 64), 5),
+        lost(erf_record(ts(1_600_000_001), 11, 0x01, &[], true, &eth_frame(2), 64), 0x1234),
+        lost(erf_record(ts(1_600_000_002), 48, 0x00, &[], false, &[0u8; 24], 0), 3),
+        lost(erf_record(ts(1_600_000_003), 2, 0x03, &[], true, &eth_frame(3), 64), 65_535),
+        erf_record(ts(1_600_000_004), 2, 0x00, &[], true, &eth_frame(4), 64),
+    ];
+    let mut f = pcap_header(0xa1b2_c3d4, 197);
+    for (i, r) in records.iter().enumerate() {
+        f.extend(pcap_record(i as u32, 0, r, r.len() as u32));
+    }
+    let path = write("lctr-in.pcap", &f);
+    let mut rd = CaptureReader::open(&path).unwrap();
+    let mut frames = 0;
+    while rd.next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!(frames, 4);
+    let drops: Vec<Option<u64>> = rd.interfaces().iter().map(|i| i.recorded.and_then(|r| r.ifdrop)).collect();
+    assert_eq!(drops, [Some(65_543)]);
+}
+
 /// A reader that hands out 1 to 7 bytes per call: records straddle every possible refill point.
 struct Dribble(std::io::Cursor<Vec<u8>>, usize);
 impl Read for Dribble {

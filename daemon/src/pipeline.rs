@@ -10,7 +10,7 @@ use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::{InputResolution, InputTrailers};
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
-use wirestamp_core::{ClockQuality, Frame, TsSource};
+use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 /// One frame with what the front of the pipeline learnt about it.
 pub struct Stamped<'a> {
@@ -396,8 +396,8 @@ impl Pipeline {
             out.extend(input.warnings().iter().map(|w| format!("{}: {w}", input.name())));
             for i in input.interfaces() {
                 if let Some(r) = i.recorded.filter(|r| r.drops() > 0) {
-                    let source = match i.container {
-                        ContainerKind::Erf => "ERF loss counters",
+                    let source = match (i.container, i.link) {
+                        (ContainerKind::Erf, _) | (_, LinkType::Erf) => "ERF loss counters",
                         _ => "pcapng interface statistics",
                     };
                     out.push(format!(

@@ -403,6 +403,7 @@ fn bad_arguments_are_clear_errors() {
 
 /// An ERF file's loss counters (header offset 12: packets the card lost before the record) are the
 /// capture's drops: in the counters and a warning naming the interface and where the figure comes from.
+/// So are those of ERF records in a LINKTYPE_ERF pcap.
 #[test]
 fn erf_loss_counters_are_reported() {
     let dir = tmpdir("erf-lctr");
@@ -432,6 +433,26 @@ fn erf_loss_counters_are_reported() {
         );
         assert!(err.contains(&want), "{err}");
     }
+    // The same records in a LINKTYPE_ERF pcap (`tcpdump -y ERF`): one interface, 7 + 2 lost.
+    let wrapped = dir.join("lost.pcap");
+    let mut pcap = [0xa1b2_c3d4u32.to_le_bytes(), [2, 0, 4, 0], [0; 4], [0; 4], 65_535u32.to_le_bytes()].concat();
+    pcap.extend(197u32.to_le_bytes());
+    for (i, r) in
+        [record(1_796_049_000, 0, 0), record(1_796_049_001, 0, 7), record(1_796_049_002, 1, 2)].iter().enumerate()
+    {
+        for w in [1_796_049_000 + i as u32, 0, r.len() as u32, r.len() as u32] {
+            pcap.extend(w.to_le_bytes());
+        }
+        pcap.extend(r);
+    }
+    std::fs::write(&wrapped, pcap).unwrap();
+    let out = wirestamp(&["analyze", "-q", "--json", wrapped.to_str().unwrap()]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counters"]["capture_drops"], 9);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let want = "interface #0 records 9 packets lost while capturing (9 by the interface, 0 by the operating system; \
+                ERF loss counters)";
+    assert!(err.contains(want), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
