@@ -491,21 +491,60 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     notes
 }
 
+/// Width of the table's name column; longer names are cut to it, with a `~`.
+const NAME_WIDTH: usize = 44;
+
+/// A row's name in the table: indented, control characters escaped (a symbol's bytes are the feed's),
+/// cut to [`NAME_WIDTH`] characters.
+fn table_name(indent: &str, name: &str) -> String {
+    let mut out: String = indent.to_owned();
+    for c in name.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if out.chars().count() > NAME_WIDTH {
+        out = out.chars().take(NAME_WIDTH - 1).collect();
+        out.push('~');
+    }
+    out
+}
+
+/// The table's rows, names left-aligned, figures right-aligned; each column as wide as its widest
+/// cell, no narrower than the usual widths (the exact extremes of garbage timestamps, and the counts of
+/// a day's capture, are wider: they widen their column instead of shifting their row).
+fn lay_out(cells: &[[String; 10]]) -> String {
+    let mut widths = [NAME_WIDTH, 8, 11, 11, 11, 11, 11, 11, 11, 11];
+    for r in cells {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut o = String::new();
+    for r in cells {
+        let _ = write!(o, "{:<w$}", r[0], w = widths[0]);
+        for (cell, w) in r[1..].iter().zip(&widths[1..]) {
+            let _ = write!(o, " {cell:>w$}");
+        }
+        o.push('\n');
+    }
+    o
+}
+
 impl Report {
     /// The terminal table: every metric with its percentiles and, beside them, the counters that
     /// qualify them. Percentiles with fewer than 100 samples beyond them carry a `*`.
     pub fn render(&self) -> String {
         let mut o = String::new();
         let c = &self.counters;
-        let _ = writeln!(
-            o,
-            "{:<44} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
-            "metric", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"
-        );
+        let header = ["metric", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"];
+        let mut cells: Vec<[String; 10]> = vec![header.map(str::to_owned)];
         let mut any_unstable = false;
         // Samples that qualify a row's figures, said under the table.
         let mut notes = Vec::new();
-        let mut row = |o: &mut String, parent: Option<&str>, m: &MetricReport| {
+        let mut row = |parent: Option<&str>, m: &MetricReport| {
             let (indent, full) = match parent {
                 Some(p) => ("  ", format!("{p} {}", m.name)),
                 None => ("", m.name.clone()),
@@ -532,16 +571,9 @@ impl Report {
                 }
                 Some(v) => format_ns(v),
             };
-            let mut name = format!("{indent}{}", m.name);
-            if name.len() > 44 {
-                name.truncate(43);
-                name.push('~');
-            }
-            let _ = writeln!(
-                o,
-                "{:<44} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
-                name,
-                m.count,
+            cells.push([
+                table_name(indent, &m.name),
+                m.count.to_string(),
                 f(m.min_ns, ""),
                 f(m.p50_ns, "p50"),
                 f(m.p90_ns, "p90"),
@@ -549,19 +581,20 @@ impl Report {
                 f(m.p99_9_ns, "p99.9"),
                 f(m.p99_99_ns, "p99.99"),
                 f(m.max_ns, ""),
-                f(m.mean_ns, "")
-            );
+                f(m.mean_ns, ""),
+            ]);
         };
         for m in &self.metrics {
             // The TX-event metrics only when TX events were given (the table is unchanged otherwise).
             if !self.tx_given && matches!(m.name.as_str(), "tick_to_snd" | "snd_to_wire") {
                 continue;
             }
-            row(&mut o, None, m);
+            row(None, m);
             for d in &m.dims {
-                row(&mut o, Some(&m.name), d);
+                row(Some(&m.name), d);
             }
         }
+        o.push_str(&lay_out(&cells));
         if any_unstable {
             let _ = writeln!(o, "* fewer than 100 samples beyond this percentile: not stable");
         }
@@ -765,5 +798,41 @@ impl Report {
             );
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A count of a billion samples and a maximum of 30 years are wider than their columns: the
+    /// columns widen, every row alike. A name with a newline (a symbol's bytes) stays on its row,
+    /// escaped; a long one is cut, with a `~`.
+    #[test]
+    fn wide_cells_widen_their_column_and_names_stay_on_their_row() {
+        let row = |name: &str, count: &str, max: &str| {
+            let mut r: [String; 10] = std::array::from_fn(|_| "1ns".to_owned());
+            r[0] = name.to_owned();
+            r[1] = count.to_owned();
+            r[8] = max.to_owned();
+            r
+        };
+        let cells = [row("a", "1000000000", "946080000.000s"), row(&table_name("  ", "symbol:A\nB"), "7", "1ns")];
+        let ones = |n: usize| vec!["1ns"; n].iter().map(|c| format!(" {c:>11}")).collect::<String>();
+        let want = format!(
+            "{:<44} 1000000000{} 946080000.000s {:>11}\n{:<44} {:>10}{} {:>14} {:>11}\n",
+            "a",
+            ones(6),
+            "1ns",
+            "  symbol:A\\nB",
+            "7",
+            ones(6),
+            "1ns",
+            "1ns"
+        );
+        assert_eq!(lay_out(&cells), want);
+        let long = "x".repeat(50);
+        assert_eq!(table_name("", &long), format!("{}~", "x".repeat(43)));
+        assert_eq!(table_name("  ", "é".repeat(50).as_str()).chars().count(), 44);
     }
 }
