@@ -191,6 +191,18 @@ pub fn looks_like_soupbin(payload: &[u8]) -> bool {
     soupbin_chain(payload, usize::MAX)
 }
 
+/// Whether a TCP segment provably starts at a SoupBinTCP packet boundary: packets of known types
+/// tile it exactly, or it begins with [`STRADDLE_PROOF`] of them (a segment cut from a longer write,
+/// ending inside a packet: in a busy session every segment may). The packets that follow are judged
+/// as they are framed.
+pub fn starts_soupbin(payload: &[u8]) -> bool {
+    soupbin_chain(payload, STRADDLE_PROOF)
+}
+
+/// Whole packets that prove a segment ending inside a packet starts at a boundary (a chance
+/// chain of four headers of known types whose lengths land on one another is rare enough).
+pub const STRADDLE_PROOF: usize = 4;
+
 /// Whether `payload` begins with `limit` whole SoupBinTCP packets of known types, or is fewer such
 /// packets to its last byte (one at least). The bound keeps a caller that asks at every packet of a
 /// segment linear in the segment.

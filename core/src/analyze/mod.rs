@@ -26,7 +26,7 @@ use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
 use arbiter::{Arbiter, Arrival, Ring, SessionRef};
 use bounded::BoundedMap;
-use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, looks_like_soupbin};
+use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, starts_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -1114,7 +1114,7 @@ impl Analyzer {
         if let Some(k) = wrong {
             *self.wrong_kind.entry(k).or_default() += 1;
         }
-        let looks = if tcp { looks_like_soupbin(payload) } else { looks_like_mold(payload) };
+        let looks = if tcp { starts_soupbin(payload) } else { looks_like_mold(payload) };
         let key = (tcp, dst, dport);
         if looks && (self.unclaimed.len() < UNCLAIMED_MAX || self.unclaimed.contains_key(&key)) {
             *self.unclaimed.entry(key).or_default() += 1;
@@ -1320,7 +1320,7 @@ impl Analyzer {
                 return Some((i, to));
             }
         }
-        if !self.detect || !looks_like_soupbin(payload) {
+        if !self.detect || !starts_soupbin(payload) {
             return None;
         }
         // Which end is the exchange: clients send Login Request, heartbeats, Logout; Unsequenced Data

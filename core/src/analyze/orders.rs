@@ -3,9 +3,10 @@
 //! Each OUCH message comes out with the frame that carried its first byte (its wire time, STAC's
 //! start-of-frame) and the frame that carried its last byte. After a hole in the stream the framer
 //! cannot know where the next packet starts, so it waits for a boundary it can prove: the start of a
-//! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets.
+//! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets, or begin with four
+//! ([`super::flows::starts_soupbin`]).
 
-use super::flows::{OrderProto, looks_like_soupbin, soupbin_chain};
+use super::flows::{OrderProto, soupbin_chain, starts_soupbin};
 use crate::proto::soupbin::{FrameError, Framer, Judgement, PacketType};
 use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
 use crate::reasm::{Piece, Reassembler};
@@ -278,7 +279,7 @@ impl Framing {
     /// the next packet provably starts at stream offset `at`, inside `data`: framing resumes there.
     fn data_from(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) -> Option<u64> {
         if self.resync {
-            if !looks_like_soupbin(data) {
+            if !starts_soupbin(data) {
                 self.counters.resync_skipped_bytes += data.len() as u64;
                 return None;
             }
