@@ -3,6 +3,7 @@
 //! matched pair equals the ground truth.
 
 use crate::cli::{AnalyzeArgs, SynthArgs};
+use crate::output::say;
 use anyhow::{Context, Result, ensure};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,7 +24,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
     let capture = dir.join("market.pcapng");
     let truth = dir.join("market.pcapng.truth.csv");
     let pairs = dir.join("pairs.csv");
-    println!("== wirestamp synth: a market with known tick-to-trade latencies");
+    say(format_args!("== wirestamp synth: a market with known tick-to-trade latencies"))?;
     crate::synth::run(&SynthArgs {
         output: capture.clone(),
         truth: Some(truth.clone()),
@@ -39,7 +40,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         no_feed_b: false,
     })?;
     let rule = r"token:T(\d+)";
-    println!("\n== wirestamp analyze --match '{rule}' {}", capture.display());
+    say(format_args!("\n== wirestamp analyze --match '{rule}' {}", capture.display()))?;
     crate::analyze::run(&AnalyzeArgs {
         files: vec![capture.clone()],
         md: Vec::new(),
@@ -75,10 +76,13 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
     let want = read(&truth, 0, 6)?;
     let got = read(&pairs, 1, 8)?;
     ensure!(got == want, "the measured pairs differ from the ground truth ({} vs {})", got.len(), want.len());
-    println!("\n== check: all {} measured tick-to-trade pairs equal the ground truth, to the nanosecond", got.len());
+    say(format_args!(
+        "\n== check: all {} measured tick-to-trade pairs equal the ground truth, to the nanosecond",
+        got.len()
+    ))?;
     match keep {
-        Some(d) => println!("files kept in {}: market.pcapng, its truth, pairs.csv, run.hlog", d.display()),
-        None => println!("(run with --keep DIR to keep the capture, truth, pairs and interval log)"),
+        Some(d) => say(format_args!("files kept in {}: market.pcapng, its truth, pairs.csv, run.hlog", d.display()))?,
+        None => say(format_args!("(run with --keep DIR to keep the capture, truth, pairs and interval log)"))?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,22 +8,29 @@ use std::path::Path;
 /// replaced when empty or when it begins so (an earlier run's output): anything else is refused,
 /// because `--pairs tapA.pcap tapB.pcap` (the file name forgotten) would otherwise destroy a capture.
 pub fn create_output(p: &Path, flag: &str, first_line: &str) -> Result<std::fs::File> {
-    use std::io::Read;
     refuse_stdout(p, flag)?;
-    // Regular files only: `/dev/stdout` or a FIFO must not be read.
-    if std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0) {
-        let mut head = Vec::new();
-        let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
-        if read.is_err() || head != first_line.as_bytes() {
-            bail!(
-                "{flag} {}: the file exists and is not an earlier {flag} output: refusing to overwrite it \
-                 (was the file name after {flag} forgotten, so that a capture took its place?); \
-                 remove it or choose another name",
-                p.display()
-            );
-        }
+    if kept_file(p) && !begins_with(p, first_line) {
+        bail!(
+            "{flag} {}: the file exists and is not an earlier {flag} output: refusing to overwrite it \
+             (was the file name after {flag} forgotten, so that a capture took its place?); \
+             remove it or choose another name",
+            p.display()
+        );
     }
     std::fs::File::create(p).with_context(|| format!("{flag} {}: cannot create it", p.display()))
+}
+
+/// Whether `p` is a regular file with something in it (`/dev/stdout` or a FIFO must not be read).
+pub fn kept_file(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > 0)
+}
+
+/// Whether the file `p` begins with `first_line`.
+pub fn begins_with(p: &Path, first_line: &str) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
+    read.is_ok() && head == first_line.as_bytes()
 }
 
 /// Whether `a` and `b` name the same file: the same path, or the same file through symbolic or hard
@@ -60,4 +67,11 @@ pub fn refuse_stdout(p: &Path, flag: &str) -> Result<()> {
         bail!("{flag} -: outputs are written to a named file (standard output holds the report); give a file name");
     }
     Ok(())
+}
+
+/// `println!` that hands back the write's error instead of panicking: a closed pipe (`wirestamp synth f
+/// | head -1`) then ends the command quietly in `main`, as for `analyze` and `frames`.
+pub fn say(line: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+    use std::io::Write;
+    writeln!(std::io::stdout(), "{line}")
 }

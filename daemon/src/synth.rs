@@ -1,7 +1,7 @@
 //! `wirestamp synth`: writes a synthetic capture and its ground truth (see `wirestamp-lab`).
 
 use crate::cli::SynthArgs;
-use crate::output::{create_output, distinct, refuse_stdout};
+use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say};
 use crate::progress::ProgressLine;
 use anyhow::{Context, Result, ensure};
 use std::io::Write;
@@ -59,6 +59,15 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     // name took the place of --truth's): checked, and the file made, before anything is written.
     refuse_stdout(&args.output, "the capture")?;
     distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
+    // A capture is replaced only when it is an earlier synth's, known by its truth beside it: a real
+    // capture given by mistake (`synth tap.pcap`) is refused.
+    ensure!(
+        !kept_file(&args.output) || begins_with(&truth_path, TRUTH_HEADER),
+        "{}: the file exists and is no earlier synth capture (its truth, {}, is not beside it): refusing to \
+         overwrite it; remove it or choose another name",
+        args.output.display(),
+        truth_path.display()
+    );
     let truth_file = create_output(&truth_path, "--truth", TRUTH_HEADER)?;
     let mut line = ProgressLine::new(false);
     let written = synth_with_progress(&cfg, &args.output, &mut |done| {
@@ -72,7 +81,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     let mut f = std::io::BufWriter::new(truth_file);
     write_truth(&truth, &mut f)?;
     f.flush()?;
-    println!(
+    say(format_args!(
         "wrote {}: {} frames ({} market-data packets with {} ITCH messages, seq {}..{} of session {}, {} heartbeats, {} noise; {} orders in {} segments)",
         args.output.display(),
         sum.frames,
@@ -85,8 +94,8 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         sum.noise,
         sum.orders,
         sum.order_segments
-    );
-    println!("wrote {}: {} tick-to-trade pairs", truth_path.display(), truth.len());
+    ))?;
+    say(format_args!("wrote {}: {} tick-to-trade pairs", truth_path.display(), truth.len()))?;
     // The truth holds what was written; these say where it departs from the distribution asked for.
     if sum.clamped_latencies > 0 {
         eprintln!(
@@ -96,11 +105,11 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     }
     if sum.delayed_orders > 0 {
         // By design (a single-threaded strategy sends in order), but it shapes the distribution: said.
-        println!(
+        say(format_args!(
             "{} orders went out later than their drawn latency, queued behind an earlier one (a stall, or orders \
              due less than 100 ns apart); the truth has their actual times",
             sum.delayed_orders
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

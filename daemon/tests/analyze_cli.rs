@@ -54,6 +54,20 @@ fn an_output_file_never_replaces_a_capture() {
 fn a_closed_pipe_ends_the_output_quietly_and_a_full_disk_is_an_error() {
     let dir = tmpdir("pipe");
     let cap = small_capture(&dir);
+    // synth and demo too (they panicked: "failed printing to stdout").
+    let again = dir.join("again.pcapng").to_str().unwrap().to_owned();
+    for args in [&["synth", "-n", "100", &again][..], &["demo", "-n", "200"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
     for args in [&["analyze", "--json"][..], &["analyze", "-q"][..]] {
         // The reading end is closed before the report is written: EPIPE on the first write.
         let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
@@ -582,7 +596,8 @@ fn synth_shows_progress_on_a_terminal_when_a_run_takes_more_than_a_second() {
 }
 
 /// Every output the commands write is checked before anything is written: `frames -o` and
-/// `synth --truth` never replace a capture (the input itself included), `--pairs` and `--hlog` never
+/// `synth --truth` never replace a capture (the input itself included), nor `synth` a capture
+/// without its truth beside it, `--pairs` and `--hlog` never
 /// share a file, and a capture given twice is refused (each frame would be its own duplicate). An
 /// earlier output of the same kind may be replaced. Each refusal exits 1 and leaves the files as
 /// they were.
@@ -605,6 +620,13 @@ fn outputs_never_replace_a_capture_or_each_other() {
     let other = dir.join("other.pcapng");
     refused(&["synth", "-n", "5", "--truth", &cap, &s(&other)], "--truth");
     assert!(!other.exists(), "the capture was written before --truth was refused");
+    // synth over a capture that is no earlier synth's (no truth beside it); over its own, it goes.
+    let real = dir.join("real.pcapng");
+    std::fs::copy(&cap, &real).unwrap();
+    let out = wirestamp(&["synth", "-n", "5", &s(&real)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is no earlier synth capture (its truth,"));
+    assert_eq!(std::fs::read(&real).unwrap(), before, "synth replaced a capture");
     let x = s(&dir.join("x.out"));
     refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
     let same = format!("{}/./small.pcapng", dir.display());
