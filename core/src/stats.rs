@@ -101,7 +101,7 @@ impl Latency {
             record_clamped(self.neg_hist.get_or_insert_with(|| Box::new(histogram())), v, 1);
             return;
         }
-        record_clamped(&mut self.hist, v.max(1), 1);
+        record_clamped(&mut self.hist, v, 1);
     }
 
     /// Empties the metric, keeping its allocation (grown to the largest value it held).
@@ -287,8 +287,7 @@ impl Tally {
         if ns as u64 > MAX_TRACKABLE_NS {
             return self.record_other(ns);
         }
-        // 0 goes to the bucket of 1, like Latency's `max(1)` (exchange_to_capture has many zeros).
-        let c = count_at(&mut self.counts, bucket_index((ns as u64).max(1)));
+        let c = count_at(&mut self.counts, bucket_index(ns as u64));
         if *c == u32::MAX {
             return self.spilled(ns);
         }
@@ -308,7 +307,7 @@ impl Tally {
     #[inline(always)]
     pub fn record_n(&mut self, ns: i64, n: u16) {
         if ns as u64 <= MAX_TRACKABLE_NS && n > 0 {
-            let c = count_at(&mut self.counts, bucket_index((ns as u64).max(1)));
+            let c = count_at(&mut self.counts, bucket_index(ns as u64));
             // `record` fills a bucket up to u32::MAX exactly, then spills: one at a time past that.
             if let Some(v) = c.checked_add(u32::from(n)) {
                 *c = v;
@@ -369,13 +368,11 @@ impl Tally {
         self.n + self.spill.as_ref().map_or(0, |s| s.count())
     }
 
-    /// The buckets of `counts` that may hold counts: those of `min..=max`, or of 1..=max when some
+    /// The buckets of `counts` that may hold counts: those of `min..=max`, or of 0..=max when some
     /// values are negative (an interval's values span a few of the 33 K, and the close visits only
     /// them). `None` when no value is positive or 0.
     fn used(&self) -> Option<std::ops::RangeInclusive<usize>> {
-        // 0 is counted in the bucket of 1 (see `record`): both ends.
-        (self.n > 0 && self.max >= 0)
-            .then(|| bucket_index(self.min.max(1) as u64)..=bucket_index(self.max.max(1) as u64))
+        (self.n > 0 && self.max >= 0).then(|| bucket_index(self.min.max(0) as u64)..=bucket_index(self.max as u64))
     }
 
     /// The buckets of `neg` that may hold counts: magnitudes 1..=-min. `None` when no value is negative.
@@ -467,6 +464,28 @@ mod tests {
         }
     }
 
+    /// 0 ns is a latency of its own, not 1 ns: a µs capture stamps many A/B copies in one µs. 60 zeros
+    /// and 40 samples of 5 µs: p50 is 0 and the histogram holds 60 at 0; the same through a Tally.
+    #[test]
+    fn zero_is_its_own_value() {
+        let values: Vec<i64> = [vec![0; 60], vec![5_000; 40]].concat();
+        let mut direct = Latency::new();
+        let mut t = Tally::default();
+        for &v in &values {
+            direct.record(v);
+            t.record(v);
+        }
+        let mut via = Latency::new();
+        via.absorb(&mut t);
+        for l in [&direct, &via] {
+            assert_eq!(l.histogram().count_at(0), 60);
+            assert_eq!(l.histogram().count_at(1), 0);
+            let s = l.summary();
+            let p: Vec<(&str, i64)> = s.percentiles.iter().map(|p| (p.label, p.value_ns)).collect();
+            assert_eq!(p, [("p50", 0), ("p90", 5_000), ("p99", 5_000), ("p99.9", 5_000), ("p99.99", 5_000)]);
+        }
+    }
+
     #[test]
     fn a_tally_clears_every_bucket_it_used() {
         // Absorbing visits and clears only the buckets of min..=max: each interval must start empty,
@@ -475,7 +494,7 @@ mod tests {
             &[0, 1, 1_000, 1_100, 2_047, 2_048, 40_000],
             &[1_000_000, 1_000_001, 5_000_000],
             &[0, 7, 2_048, 1 << 40],
-            // Only zeros (counted in the bucket of 1), then a 1 there.
+            // Only zeros, then a 1 beside them.
             &[0, 0],
             &[1],
         ];
@@ -542,7 +561,7 @@ mod tests {
                 for short in [None, Some(0), Some(1), Some(6), Some(299)] {
                     let (mut once, mut each) = (Tally::default(), Tally::default());
                     if let Some(short) = short {
-                        let b = bucket_index((v.max(1) as u64).min(MAX_TRACKABLE_NS));
+                        let b = bucket_index((v.max(0) as u64).min(MAX_TRACKABLE_NS));
                         *count_at(&mut once.counts, b) = u32::MAX - short;
                         *count_at(&mut each.counts, b) = u32::MAX - short;
                     }

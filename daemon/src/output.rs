@@ -33,19 +33,43 @@ pub fn begins_with(p: &Path, first_line: &str) -> bool {
     read.is_ok() && head == first_line.as_bytes()
 }
 
-/// Whether `a` and `b` name the same file: the same path, or the same file through symbolic or hard
-/// links (one device and inode).
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    a == b
-        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-        || matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if (x.dev(), x.ino()) == (y.dev(), y.ino()))
+/// What a path names: the file's device and inode when it exists (through symbolic and hard links
+/// alike), else the path through its resolved directory: an output not made yet, which `x.csv` and
+/// `./x.csv` both name.
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum FileId {
+    Inode(u64, u64),
+    Path(std::path::PathBuf),
 }
 
-/// The first two of `paths` (by index) that name the same file.
+fn file_id(p: &Path) -> FileId {
+    use std::os::unix::fs::MetadataExt;
+    if let Ok(m) = std::fs::metadata(p) {
+        return FileId::Inode(m.dev(), m.ino());
+    }
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    match (dir.canonicalize(), p.file_name()) {
+        (Ok(d), Some(name)) => FileId::Path(d.join(name)),
+        _ => FileId::Path(p.to_path_buf()),
+    }
+}
+
+/// Whether `a` and `b` name the same file (see [`FileId`]).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    file_id(a) == file_id(b)
+}
+
+/// The first two of `paths` (by index) that name the same file. One look at each: a day of
+/// one-second captures is 86,400 files.
 pub fn same_pair<P: AsRef<Path>>(paths: &[P]) -> Option<(usize, usize)> {
-    (0..paths.len())
-        .find_map(|i| (i + 1..paths.len()).find(|&j| same_file(paths[i].as_ref(), paths[j].as_ref())).map(|j| (i, j)))
+    let mut seen = std::collections::HashMap::with_capacity(paths.len());
+    for (j, p) in paths.iter().enumerate() {
+        match seen.entry(file_id(p.as_ref())) {
+            std::collections::hash_map::Entry::Occupied(i) => return Some((*i.get(), j)),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(j),
+        };
+    }
+    None
 }
 
 /// Refuses two of `paths` (flag, path) that name the same file: one output written over another, or

@@ -629,6 +629,15 @@ fn outputs_never_replace_a_capture_or_each_other() {
     assert_eq!(std::fs::read(&real).unwrap(), before, "synth replaced a capture");
     let x = s(&dir.join("x.out"));
     refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
+    // Two spellings of one file not made yet (each output clobbered the other).
+    let in_dir = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_wirestamp")).current_dir(&dir).args(args).output();
+    let out = in_dir(&["analyze", "-q", "--pairs", "y.csv", "--hlog", "./y.csv", &cap]).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pairs and --hlog name the same file, ./y.csv"));
+    let out = in_dir(&["synth", "-n", "5", "--truth", "./sx.pcapng", "sx.pcapng"]).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the capture and --truth name the same file"));
+    assert!(!dir.join("y.csv").exists() && !dir.join("sx.pcapng").exists());
     let same = format!("{}/./small.pcapng", dir.display());
     refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
     let hard = dir.join("hard-link.pcapng");
