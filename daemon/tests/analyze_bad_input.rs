@@ -104,15 +104,17 @@ fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
 }
 
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
-/// segment that provably starts a SoupBinTCP packet, and counts the bytes it had to skip.
+/// proven packet boundary (a segment's start, or inside a segment where packets of their types' lengths
+/// follow to its end), and counts the bytes it had to skip.
 #[test]
 fn tcp_holes_resynchronise_at_a_provable_boundary() {
     let dir = tmpdir("holes");
     let path = dir.join("holes.pcap");
     // Segments: [o1] [o2] [o3: lost] [o4's first 20 bytes] [o4's rest + o5] [o6] [o7's first 30 bytes:
     // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets and the
-    // next segment starts mid-packet: neither proves a boundary, so both are skipped; o6 proves one. After
-    // the second hole, o7's rest is skipped and o8 resynchronises.
+    // next segment starts mid-packet: o4's bytes are skipped, and o5, an order of its type's length to
+    // the segment's end, proves a boundary. After the second hole, o7's rest is skipped and o8
+    // resynchronises.
     let o4 = order(4);
     let o7 = order(7);
     let mut seg5 = o4[20..].to_vec();
@@ -147,11 +149,11 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
     let s = &r["connections"][0]["to_exchange"];
     assert_eq!(s["tcp"]["holes"], 2);
     assert_eq!(s["tcp"]["hole_bytes"], lost_bytes);
-    let skipped = 20 + (o4.len() - 20) + order(5).len() + (o7.len() - 30);
+    let skipped = 20 + (o4.len() - 20) + (o7.len() - 30);
     assert_eq!(s["resync_skipped_bytes"], skipped as u64);
-    // Orders 1, 2, 6 and 8 decoded; 3 and 7 lost in the holes, 4 and 5 skipped while resynchronising.
-    assert_eq!(s["ouch_messages"], 4);
-    assert_eq!(r["counters"]["orders"], 4);
+    // Orders 1, 2, 5, 6 and 8 decoded; 3 and 7 lost in the holes, 4 skipped while resynchronising.
+    assert_eq!(s["ouch_messages"], 5);
+    assert_eq!(r["counters"]["orders"], 5);
     // Frames: o1 0, ack 1, o2 2, ack 3, (o3 lost) ack 4, o4's first part 5. The exchange's ACK of o3
     // shows the range was sent; the bytes after it, captured, show the capture missed it.
     assert_eq!(s["first_bad_frame"], 5, "the segment after the ACKed range revealed the first hole");
@@ -342,4 +344,39 @@ fn long_and_split_packets_are_not_taken_for_damaged_ones() {
         .map(|k| s[k].as_u64().unwrap());
     assert_eq!(got, [6, 4, 1, 0, 0], "{s}");
     assert_eq!(s["first_bad_frame"], serde_json::Value::Null);
+}
+
+/// A busy session: 120 orders in 1,448-byte segments (TCP cuts them anywhere), order k's length raised
+/// to 1,024 or its type byte damaged, for every k of the first three segments' 87 (their ends fall at
+/// every place in a packet). Each time only order k is lost: 119 read, one framing error, its 50
+/// bytes skipped. Where the proof of its end runs into the next segment, the packet waits for it.
+#[test]
+fn in_a_busy_session_a_damaged_header_loses_only_its_own_packet() {
+    let dir = tmpdir("busy-damage");
+    let path = dir.join("busy.pcap");
+    for k in 1..=87u32 {
+        for damage in ["length", "type"] {
+            let stream: Vec<u8> = (1..=120)
+                .flat_map(|n| {
+                    let mut o = order(n);
+                    if n == k {
+                        match damage {
+                            "length" => o[..2].copy_from_slice(&1_024u16.to_be_bytes()),
+                            _ => o[2] = b'u',
+                        }
+                    }
+                    o
+                })
+                .collect();
+            let segments: Vec<Vec<u8>> = stream.chunks(1_448).map(<[u8]>::to_vec).collect();
+            write_pcap(&path, &after_syn(&segments));
+            let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &path);
+            let s = &r["connections"][0]["to_exchange"];
+            let got =
+                ["ouch_messages", "framing_errors", "resync_skipped_bytes", "ouch_malformed", "truncated_tail_bytes"]
+                    .map(|k| s[k].as_u64().unwrap());
+            assert_eq!(got, [119, 1, 50, 0, 0], "order {k}, {damage}: {s}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

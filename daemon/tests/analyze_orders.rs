@@ -661,10 +661,13 @@ fn an_invalid_replace_is_answered_by_its_orders_canceled() {
 /// A busy session whose writes TCP cut anywhere: no segment holds whole packets only. The capture
 /// starts 20 bytes into order 1 (no SYN) and ends 30 bytes into order 61; the segments cover stream
 /// bytes 20..500, 500..1230, 1230..1960, 1960..2690 and 2690..3030 (orders are 50 bytes: only 500
-/// starts a packet, and its segment holds 14 whole ones, then 30 bytes of the 15th). The stream starts
-/// at 500: orders 11 to 60 are read, the 480 bytes before skipped, order 61's 30 cut at the end. A
-/// session detected from the traffic starts at the same segment. Before, neither found a boundary:
-/// every byte was skipped, and no session was detected.
+/// starts a packet, and its segment holds 14 whole ones, then 30 bytes of the 15th).
+/// - Given: the stream starts at 50, inside the first segment, where orders of their type's length
+///   follow to its end: orders 2 to 60 are read, 30 bytes skipped, order 61's 30 cut at the end.
+/// - Detected from the traffic: the session starts at the segment that begins with whole packets,
+///   500: orders 11 to 60.
+///
+/// Before, neither found a boundary: every byte was skipped, and no session was detected.
 #[test]
 fn a_session_whose_segments_all_end_inside_a_packet_is_read() {
     let stream: Vec<u8> = (1..=61).flat_map(order).collect();
@@ -680,8 +683,8 @@ fn a_session_whose_segments_all_end_inside_a_packet_is_read() {
         let got = ["ouch_messages", "resync_skipped_bytes", "truncated_tail_bytes", "framing_errors"]
             .map(|k| s[k].as_u64().unwrap());
         // Detected, the session begins at the segment that proved a boundary: nothing before it is its.
-        let skipped = if args.is_empty() { 0 } else { 480 };
-        assert_eq!(got, [50, skipped, 30, 0], "{name}: {s}");
-        assert_eq!(r["counters"]["orders"], 50, "{name}");
+        let (orders, skipped) = if args.is_empty() { (50, 0) } else { (59, 30) };
+        assert_eq!(got, [orders, skipped, 30, 0], "{name}: {s}");
+        assert_eq!(r["counters"]["orders"], orders, "{name}");
     }
 }

@@ -186,11 +186,6 @@ pub fn looks_like_mold(payload: &[u8]) -> bool {
     off == payload.len()
 }
 
-/// Recognises SoupBinTCP by its framing: packets with known type bytes tiling the segment exactly.
-pub fn looks_like_soupbin(payload: &[u8]) -> bool {
-    soupbin_chain(payload, usize::MAX)
-}
-
 /// Whether a TCP segment provably starts at a SoupBinTCP packet boundary: packets of known types
 /// tile it exactly, or it begins with [`STRADDLE_PROOF`] of them (a segment cut from a longer write,
 /// ending inside a packet: in a busy session every segment may). The packets that follow are judged
@@ -202,6 +197,11 @@ pub fn starts_soupbin(payload: &[u8]) -> bool {
 /// Whole packets that prove a segment ending inside a packet starts at a boundary (a chance
 /// chain of four headers of known types whose lengths land on one another is rare enough).
 pub const STRADDLE_PROOF: usize = 4;
+
+/// Whether `t` is a SoupBinTCP packet type (4.1 §2: either side's).
+pub fn is_soupbin_type(t: u8) -> bool {
+    matches!(t, b'+' | b'A' | b'J' | b'S' | b'H' | b'Z' | b'L' | b'U' | b'R' | b'O')
+}
 
 /// Whether `payload` begins with `limit` whole SoupBinTCP packets of known types, or is fewer such
 /// packets to its last byte (one at least). The bound keeps a caller that asks at every packet of a
@@ -217,8 +217,7 @@ pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
             return false;
         }
         let len = u16::from_be_bytes([payload[off], payload[off + 1]]) as usize;
-        if len == 0 || !matches!(payload[off + 2], b'+' | b'A' | b'J' | b'S' | b'H' | b'Z' | b'L' | b'U' | b'R' | b'O')
-        {
+        if len == 0 || !is_soupbin_type(payload[off + 2]) {
             return false;
         }
         off += 2 + len;
@@ -230,6 +229,11 @@ pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Packets of known types tiling `b` exactly.
+    fn tiles(b: &[u8]) -> bool {
+        soupbin_chain(b, usize::MAX)
+    }
 
     #[test]
     fn parse_specs() {
@@ -284,9 +288,9 @@ mod tests {
         assert!(!looks_like_mold(&hb), "a heartbeat alone does not prove a feed");
         assert!(!looks_like_mold(&[0u8; 40]));
         let soup = [0, 3, b'U', 1, 2, 0, 1, b'R'];
-        assert!(looks_like_soupbin(&soup));
-        assert!(!looks_like_soupbin(&soup[..7]));
-        assert!(!looks_like_soupbin(&[0, 3, b'x', 1, 2]));
+        assert!(tiles(&soup));
+        assert!(!tiles(&soup[..7]));
+        assert!(!tiles(&[0, 3, b'x', 1, 2]));
     }
 
     /// A chain of packets to the end is SoupBinTCP whatever the bound; a longer one passes the bound
@@ -295,10 +299,10 @@ mod tests {
     fn a_bounded_chain_reads_that_many_packets() {
         let hb = [0u8, 1, b'H'];
         let three = hb.repeat(3);
-        assert!(soupbin_chain(&three, 3) && soupbin_chain(&three, 9) && looks_like_soupbin(&three));
+        assert!(soupbin_chain(&three, 3) && soupbin_chain(&three, 9) && tiles(&three));
         let cut = [hb.repeat(2), vec![0, 5, b'U']].concat();
         assert!(soupbin_chain(&cut, 2));
-        assert!(!soupbin_chain(&cut, 3) && !looks_like_soupbin(&cut));
+        assert!(!soupbin_chain(&cut, 3) && !tiles(&cut));
         let unknown = [hb.to_vec(), vec![0, 1, b'x']].concat();
         assert!(soupbin_chain(&unknown, 1) && !soupbin_chain(&unknown, 2));
         assert!(!soupbin_chain(&[0, 1], 1));

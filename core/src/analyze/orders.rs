@@ -6,8 +6,8 @@
 //! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets, or begin with four
 //! ([`super::flows::starts_soupbin`]).
 
-use super::flows::{OrderProto, soupbin_chain, starts_soupbin};
-use crate::proto::soupbin::{FrameError, Framer, Judgement, PacketType};
+use super::flows::{OrderProto, STRADDLE_PROOF, is_soupbin_type, starts_soupbin};
+use crate::proto::soupbin::{Framed, Framer, Judgement, PacketType};
 use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
 use crate::reasm::{Piece, Reassembler};
 use std::cell::Cell;
@@ -51,9 +51,12 @@ pub struct StreamCounters {
     pub ouch_unknown: u64,
     /// OUCH messages shorter than their type requires (or otherwise malformed).
     pub ouch_malformed: u64,
-    /// Times the framer lost sync (zero or oversized length) and had to resynchronise.
+    /// SoupBinTCP packet headers that cannot be right (a length of 0, a type byte SoupBinTCP lacks, a
+    /// length its type contradicts where that is proven): each a loss of sync, resumed at a proven
+    /// boundary.
     pub framing_errors: u64,
-    /// Bytes skipped while waiting for a provable packet boundary.
+    /// Bytes not framed: skipped while waiting for a provable packet boundary (after a hole, a start
+    /// without SYN, a damaged header), the damaged packets' own included.
     pub resync_skipped_bytes: u64,
     /// Bytes of an incomplete packet at the end of the stream.
     pub truncated_tail_bytes: u64,
@@ -266,7 +269,7 @@ impl Framing {
     }
 
     fn data(&mut self, mut offset: u64, mut data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        // A loop, not a recursion: each misframed packet with a proven boundary after it starts a new
+        // A loop, not a recursion: each damaged header with a boundary proven after it starts a new
         // round, and hostile bytes may hold thousands of them.
         loop {
             let Some(resume) = self.data_from(offset, data, meta, out) else { return };
@@ -275,14 +278,26 @@ impl Framing {
         }
     }
 
-    /// Frames `data` (at stream `offset`). `Some(at)`: a damaged packet header stopped the framer and
-    /// the next packet provably starts at stream offset `at`, inside `data`: framing resumes there.
-    fn data_from(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) -> Option<u64> {
+    /// Frames `data` (at stream `offset`). `Some(at)`: a damaged packet header stopped the framer, no
+    /// end of it proven, and the next packet provably starts at stream offset `at` inside `data`:
+    /// framing resumes there.
+    fn data_from(
+        &mut self,
+        mut offset: u64,
+        mut data: &[u8],
+        meta: FrameRef,
+        out: &mut impl FnMut(OrderMsg),
+    ) -> Option<u64> {
         if self.resync {
-            if !starts_soupbin(data) {
+            // The segment's start, or a boundary proven inside it.
+            let k = if starts_soupbin(data) { Some(0) } else { boundary_in(self.dir, self.proto, data, 1) };
+            let Some(k) = k else {
                 self.counters.resync_skipped_bytes += data.len() as u64;
                 return None;
-            }
+            };
+            self.counters.resync_skipped_bytes += k as u64;
+            data = &data[k..];
+            offset += k as u64;
             self.resync = false;
             self.framer.reset();
             self.next_packet = offset;
@@ -295,7 +310,20 @@ impl Framing {
         let result = framer.feed_judged(
             data,
             |head| judge(dir, version.get(), head),
-            |pkt| {
+            |framed| {
+                let pkt = match framed {
+                    Framed::Packet(pkt) => pkt,
+                    Framed::Skipped(n) => {
+                        // A damaged packet, skipped to the end its judge proved.
+                        let start = *next_packet;
+                        let at = pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map(|p| p.2.index);
+                        counters.framing_errors += 1;
+                        counters.first_bad_frame.get_or_insert(at.unwrap_or(meta.index));
+                        counters.resync_skipped_bytes += n as u64;
+                        *next_packet += n as u64;
+                        return;
+                    }
+                };
                 let start = *next_packet;
                 let end = start + pkt.total_len() as u64;
                 *next_packet = end;
@@ -356,21 +384,16 @@ impl Framing {
             },
         );
         *proto = version.get();
-        if let Err(e) = result {
-            // The damaged packet starts at `next_packet`, in this piece or (begun) in an earlier one.
+        if result.is_err() {
+            // The packet that stopped the framer starts at `next_packet`, in this piece or (begun) in
+            // an earlier one; the stream resumes at a boundary proven further in this piece, or waits.
             let start = self.next_packet;
             let at = self.pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map_or(meta.index, |p| p.2.index);
             self.counters.framing_errors += 1;
             self.bad(at);
+            let from = (start + 1).saturating_sub(offset) as usize;
+            let resume = boundary_in(self.dir, self.proto, data, from).map(|k| offset + k as u64);
             let end = offset + data.len() as u64;
-            let resume = match e {
-                FrameError::Misframed { resume: Some(n), .. } => {
-                    Some(start + n as u64).filter(|&r| r > offset && r < end)
-                }
-                _ => None,
-            };
-            // What is dropped: the damaged packet's bytes up to the boundary proven, or to the end of
-            // this piece while the stream waits for a boundary it can prove.
             self.counters.resync_skipped_bytes += resume.unwrap_or(end) - start;
             self.framer.reset();
             self.pieces.clear();
@@ -393,35 +416,23 @@ impl Framing {
     }
 }
 
-/// Whole packets after a damaged one that prove where it ends, when the segment goes on further: the
-/// judge sees every packet of a segment, and a bound keeps it linear in the segment.
-const PROOF_PACKETS: usize = 16;
+/// Whole packets a byte offset must begin, each of the length its type gives it, to be a boundary
+/// proven inside a segment ([`boundary_in`]); or fewer of them to the segment's end.
+const EXACT_PROOF: usize = 4;
 
-/// What a SoupBinTCP packet of stream direction `dir` starting `head` (3 bytes at least: its bytes
-/// up to the last one received) can be, by its type byte and what it holds:
-/// - a type byte SoupBinTCP does not have is a damaged header;
-/// - a packet of a type whose length is known (every control packet but Debug; an OUCH message of a
-///   type `proto` knows) and whose length field says otherwise is damaged, when the packet provably
-///   ends where its type says: the bytes after that end tile as SoupBinTCP packets to the last byte
-///   received, or there are none (the segment ended there). Then the next packet starts there.
-///
-/// The tiling is looked at for [`PROOF_PACKETS`] packets at most.
-///
-/// A damaged length otherwise swallows every packet up to where it points (or ends early, and the
-/// next header, read from the message's middle, is caught here). A packet of the wrong length
-/// without that proof is framed by its length, and its message counted as malformed.
-fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Judgement {
-    let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
-    let msg = &head[3..];
-    // Whole packet lengths by type (SoupBinTCP 4.1 §2; Login Request: 4.0's, and 4.1's with its
-    // Heartbeat Timeout).
-    let by_type = match head[2] {
+/// The whole-packet lengths a SoupBinTCP packet starting `head` (3 bytes at least) may have by its
+/// type (SoupBinTCP 4.1 §2; Login Request: 4.0's, and 4.1's with its Heartbeat Timeout; data: the
+/// OUCH message's, by its type, once `head` holds its fixed part and the version is known). `None`
+/// for a type byte SoupBinTCP does not have; no length for Debug, or an OUCH message not known.
+fn type_lens(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Option<[Option<usize>; 2]> {
+    Some(match head[2] {
         b'A' => [Some(33), None],
         b'J' => [Some(4), None],
         b'H' | b'Z' | b'R' | b'O' => [Some(3), None],
         b'L' => [Some(49), Some(54)],
-        b'+' => return Judgement::Plausible,
+        b'+' => [None, None],
         b'U' | b'S' => {
+            let msg = &head[3..];
             let len = match (proto, dir) {
                 (None, _) => None,
                 (Some(OrderProto::Ouch50), OrderDir::Inbound) => ouch5::Inbound::len_at(msg),
@@ -431,18 +442,97 @@ fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Judgement {
             };
             [len.map(|n| n + 3), None]
         }
-        _ => return Judgement::Misframed { resume: None },
-    };
-    if by_type.contains(&Some(declared)) {
+        _ => return None,
+    })
+}
+
+/// What a SoupBinTCP packet of stream direction `dir` starting `head` (3 bytes at least: its bytes
+/// up to the last one received) can be, by its type byte and what it holds. An end is proven where
+/// SoupBinTCP packets follow it ([`starts_soupbin`]) or where the bytes received end.
+/// - A packet whose length is its type's, or whose own end is proven, is framed by its length (its
+///   message, if of the wrong length, is counted malformed).
+/// - Otherwise, a type byte SoupBinTCP does not have, or a length other than its type's where the
+///   type's end is proven, is a damaged header: the stream resumes at the proven end (a damaged
+///   type byte: the packet's own end; a damaged length: its type's).
+/// - Where the packets after such an end are cut by the bytes received, the packet waits for more.
+/// - A type byte SoupBinTCP lacks with no end proven stops the framer: the stream waits for a
+///   boundary it can prove. Any other packet is framed by its length.
+///
+/// A damaged length otherwise swallows every packet up to where it points (or ends early, and the
+/// next header, read from the message's middle, is caught here).
+fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Judgement {
+    let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
+    let lens = type_lens(dir, proto, head);
+    if lens.is_some_and(|l| l.contains(&Some(declared))) {
         return Judgement::Plausible;
     }
-    let proven = |end: usize| {
-        (end < head.len() && soupbin_chain(&head[end..], PROOF_PACKETS)) || (end == head.len() && end != declared)
+    let proven = |end: usize| end == head.len() || (end < head.len() && starts_soupbin(&head[end..]));
+    // Packets after `end` so far, cut by the bytes received: more bytes may prove it.
+    let may_prove = |end: usize| end < head.len() && open_chain(&head[end..]);
+    let Some(lens) = lens else {
+        return if proven(declared) {
+            Judgement::Misframed { resume: Some(declared) }
+        } else if may_prove(declared) {
+            Judgement::Wait
+        } else {
+            Judgement::Misframed { resume: None }
+        };
     };
-    match by_type.into_iter().flatten().find(|&end| proven(end)) {
-        Some(end) => Judgement::Misframed { resume: Some(end) },
-        None => Judgement::Plausible,
+    if proven(declared) {
+        return Judgement::Plausible;
     }
+    let mut ends = lens.into_iter().flatten();
+    if let Some(end) = ends.clone().find(|&end| proven(end)) {
+        return Judgement::Misframed { resume: Some(end) };
+    }
+    if ends.any(may_prove) { Judgement::Wait } else { Judgement::Plausible }
+}
+
+/// Whether `b` holds SoupBinTCP packet headers of known types chained to its end, the last packet
+/// (or its header) cut there, within [`STRADDLE_PROOF`] packets: what more bytes may make a proof.
+fn open_chain(b: &[u8]) -> bool {
+    let mut off = 0;
+    for _ in 0..STRADDLE_PROOF {
+        let Some(h) = b.get(off..off + 3) else {
+            // A header cut short: open unless its length is there and 0.
+            let rest = &b[off.min(b.len())..];
+            return !rest.is_empty() && (rest.len() < 2 || rest[..2] != [0, 0]);
+        };
+        let len = usize::from(u16::from_be_bytes([h[0], h[1]]));
+        if len == 0 || !is_soupbin_type(h[2]) {
+            return false;
+        }
+        off += 2 + len;
+        if off >= b.len() {
+            return off > b.len();
+        }
+    }
+    false
+}
+
+/// Whether `b` begins with [`EXACT_PROOF`] whole packets each of the length its type gives it, or
+/// is fewer such packets to its end.
+fn exact_chain(dir: OrderDir, proto: Option<OrderProto>, b: &[u8]) -> bool {
+    let mut off = 0;
+    for _ in 0..EXACT_PROOF {
+        if off == b.len() {
+            return off > 0;
+        }
+        let Some(head) = b.get(off..).filter(|h| h.len() >= 3) else { return false };
+        let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
+        let exact = type_lens(dir, proto, head).is_some_and(|l| l.contains(&Some(declared)));
+        if !exact || declared > head.len() {
+            return false;
+        }
+        off += declared;
+    }
+    true
+}
+
+/// The first offset of `data` from `from` on where a packet boundary is proven ([`exact_chain`]):
+/// after a hole or a damaged header in a busy session, where segments seldom start a packet.
+fn boundary_in(dir: OrderDir, proto: Option<OrderProto>, data: &[u8], from: usize) -> Option<usize> {
+    (from..data.len()).find(|&k| exact_chain(dir, proto, &data[k..]))
 }
 
 /// The OUCH version an Enter Order `msg` shows by its length: 4.2's is 49 bytes, 5.0's 47 plus its
@@ -521,44 +611,75 @@ mod tests {
     /// its appendage), each case's verdict by hand.
     #[test]
     fn the_judge_knows_lengths_by_type_and_wants_proof_of_a_damaged_one() {
-        use Judgement::{Misframed, Plausible};
+        use Judgement::{Misframed, Plausible, Wait};
         let (inb, out) = (OrderDir::Inbound, OrderDir::Outbound);
         let v50 = Some(OrderProto::Ouch50);
         let heartbeat = [0u8, 1, b'H'];
         let h = |lead: &[u8], tail: &[u8]| [lead, tail].concat();
+        let mut appendage_50 = enter50();
+        appendage_50[48..50].copy_from_slice(&50u16.to_be_bytes());
         let cases: Vec<(OrderDir, Option<OrderProto>, Vec<u8>, Judgement)> = vec![
-            // Right lengths.
+            // 0-3: right lengths.
             (out, v50, heartbeat.to_vec(), Plausible),
             (inb, v50, h(&[0, 47, b'L'], &[b' '; 47]), Plausible),
             (inb, v50, h(&[0, 52, b'L'], &[b' '; 52]), Plausible),
             (inb, v50, enter50(), Plausible),
-            // Debug: any length.
+            // 4: Debug: any length.
             (inb, v50, h(&[0, 200, b'+'], b"text"), Plausible),
-            // No such type.
-            (inb, v50, vec![0, 1, b'u'], Misframed { resume: None }),
-            // A heartbeat whose length says 5 bytes: a heartbeat follows its 3 (proof), or nothing does;
-            // bytes that are no packet prove nothing.
+            // 5-7: no such type: skipped to its own end where proven (the bytes end there, or a packet
+            // follows); else the stream waits for a boundary.
+            (inb, v50, vec![0, 1, b'u'], Misframed { resume: Some(3) }),
+            (inb, v50, h(&[0, 1, b'u'], &heartbeat), Misframed { resume: Some(3) }),
+            (inb, v50, vec![0, 1, b'u', 0, 0], Misframed { resume: None }),
+            // 8: packets after its end so far, the last cut: more bytes may prove it.
+            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], Wait),
+            // 9-11: a heartbeat whose length says 5 bytes: a heartbeat follows its 3 (proof), or nothing
+            // does; bytes that are no packet prove nothing.
             (out, v50, h(&[0, 3, b'H'], &heartbeat), Misframed { resume: Some(3) }),
             (out, v50, vec![0, 3, b'H'], Misframed { resume: Some(3) }),
             (out, v50, h(&[0, 3, b'H', 0, 0], &[0, 0]), Plausible),
-            // An order whose length says 1,024: its 50 bytes, then a heartbeat; or the segment ends at
-            // 50; a segment ending elsewhere proves nothing; and neither does an unknown version.
+            // 12-17: an order whose length says 1,024: its 50 bytes, then a heartbeat; or the segment
+            // ends at 50; a header cut after 50 waits for more; bytes that are no packet prove nothing;
+            // and neither does an unknown version.
             (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat), Misframed { resume: Some(50) }),
             (inb, v50, with_len(enter50(), 1_024), Misframed { resume: Some(50) }),
-            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), Plausible),
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), Wait),
+            (inb, v50, h(&with_len(enter50(), 1_024), &[0, 0]), Plausible),
             (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), Plausible),
             (inb, None, with_len(enter50(), 1_024), Plausible),
-            // An order whose length says 20: its 50 bytes hold it, a heartbeat follows.
+            // 18: an order whose length says 20: its 50 bytes hold it, a heartbeat follows.
             (inb, v50, h(&with_len(enter50(), 20), &heartbeat), Misframed { resume: Some(50) }),
-            // Its fixed part not all there yet: nothing to go by.
+            // 19: its fixed part not all there yet: nothing to go by.
             (inb, v50, with_len(enter50(), 1_024)[..40].to_vec(), Plausible),
-            // A type OUCH 5.0 does not know.
+            // 20: a type OUCH 5.0 does not know.
             (inb, v50, h(&[0, 200, b'U', b'#'], &heartbeat), Plausible),
-            // 4.2's Enter Order is 49 bytes: the same packet under 4.2 is one byte short of it.
+            // 21-22: the packet's own end proven: framed by its length, its message counted malformed
+            // (4.2's Enter Order is 49 bytes, one more than this one; an appendage length damaged to 50).
             (inb, Some(OrderProto::Ouch42), h(&enter50(), &heartbeat), Plausible),
+            (inb, v50, h(&appendage_50, &heartbeat.repeat(20)), Plausible),
         ];
         for (i, (dir, proto, head, want)) in cases.into_iter().enumerate() {
             assert_eq!(judge(dir, proto, &head), want, "case {i}");
         }
+    }
+
+    /// A boundary inside a segment is a chain of packets each of its type's length: four, or fewer to
+    /// the end. Found after bytes that are no packet; not in a chain holding a packet of another
+    /// length, nor where the version is unknown (an OUCH message's length is then unknown).
+    #[test]
+    fn a_boundary_inside_a_segment_is_a_chain_of_exact_lengths() {
+        let (inb, v50) = (OrderDir::Inbound, Some(OrderProto::Ouch50));
+        let orders = enter50().repeat(4);
+        let tail = [&b"xyz"[..], &orders].concat();
+        assert_eq!(boundary_in(inb, v50, &tail, 0), Some(3));
+        assert_eq!(boundary_in(inb, v50, &[&b"xyz"[..], &enter50()].concat(), 1), Some(3));
+        assert_eq!(boundary_in(inb, None, &tail, 0), None);
+        // A chain through a packet of another length is none: the order after it, alone to the end, is.
+        let wrong = [&b"xyz"[..], &enter50(), &with_len(enter50(), 49), &enter50()].concat();
+        assert_eq!(boundary_in(inb, v50, &wrong, 0), Some(103));
+        // Heartbeats are exact too (the chain's fourth ends inside the data: whole packets only).
+        let hb = [&b"\x07"[..], &[0, 1, b'R'].repeat(3), &[0, 1]].concat();
+        assert_eq!(boundary_in(inb, v50, &hb, 0), None);
+        assert!(exact_chain(inb, v50, &[0, 1, b'R'].repeat(3)));
     }
 }

@@ -291,13 +291,11 @@ pub enum FrameError {
         /// The bound.
         max: usize,
     },
-    /// The judge of [`Framer::feed_judged`] found a packet's header wrong.
+    /// The judge of [`Framer::feed_judged`] found a packet's header wrong, and no boundary after it.
     #[error("SoupBinTCP packet at stream byte {offset} cannot be what its header says (a damaged length or type)")]
     Misframed {
         /// Stream offset of the packet.
         offset: u64,
-        /// Bytes from its start to a packet boundary the judge proved, if any.
-        resume: Option<usize>,
     },
 }
 
@@ -306,12 +304,23 @@ pub enum FrameError {
 pub enum Judgement {
     /// Nothing against it: frame it by its length.
     Plausible,
+    /// Undecided until more bytes come: the packet waits for the next chunk, even if whole.
+    Wait,
     /// Its header cannot be right (a damaged length or type byte): the stream lost sync at it.
     Misframed {
         /// Bytes from the packet's start to a later packet boundary the judge can prove from what
         /// it was shown, if any.
         resume: Option<usize>,
     },
+}
+
+/// What [`Framer::feed_judged`] hands out, in stream order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framed<'a> {
+    /// A packet.
+    Packet(Packet<&'a [u8]>),
+    /// This many bytes of a packet judged misframed, up to the boundary its judge proved.
+    Skipped(usize),
 }
 
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
@@ -345,77 +354,95 @@ impl Framer {
     pub fn feed<F: FnMut(Packet<&[u8]>)>(
         &mut self,
         chunk: &[u8],
-        on_packet: F,
+        mut on_packet: F,
     ) -> core::result::Result<usize, FrameError> {
-        self.feed_judged(chunk, |_| Judgement::Plausible, on_packet)
+        self.feed_judged(
+            chunk,
+            |_| Judgement::Plausible,
+            |f| {
+                if let Framed::Packet(p) = f {
+                    on_packet(p)
+                }
+            },
+        )
     }
 
     /// [`Framer::feed`], with `judge` shown each packet before it is framed by its length: the bytes
-    /// fed from its start (3 at least) to the chunk's end, or for a packet begun in an earlier chunk
-    /// to its declared end at most; shown again with more while the packet waits for the next chunk. A packet judged
-    /// [`Judgement::Misframed`] stops the framer ([`FrameError::Misframed`]): a stream whose length
-    /// field was damaged would otherwise swallow every packet up to where that length points.
-    pub fn feed_judged<F: FnMut(Packet<&[u8]>)>(
+    /// from its start (3 at least) to the last byte fed, so the packets after it too; shown again
+    /// with more while it waits for the next chunk. A packet judged [`Judgement::Misframed`] with a
+    /// proven end is skipped to it ([`Framed::Skipped`]); without one, it stops the framer
+    /// ([`FrameError::Misframed`]). A stream whose length field was damaged would otherwise swallow
+    /// every packet up to where that length points.
+    pub fn feed_judged(
         &mut self,
-        mut chunk: &[u8],
+        chunk: &[u8],
         mut judge: impl FnMut(&[u8]) -> Judgement,
-        mut on_packet: F,
+        mut on: impl FnMut(Framed<'_>),
     ) -> core::result::Result<usize, FrameError> {
         if let Some(e) = self.failed {
             return Err(e);
         }
-        let mut n = 0;
-        if !self.pending.is_empty() {
-            if self.pending.len() < 2 {
-                let take = (2 - self.pending.len()).min(chunk.len());
-                self.pending.extend_from_slice(&chunk[..take]);
-                chunk = &chunk[take..];
-                if self.pending.len() < 2 {
-                    return Ok(0);
-                }
+        if self.pending.is_empty() {
+            let (result, used) = self.frame(chunk, &mut judge, &mut on);
+            if result.is_ok() {
+                // What is left is shorter than its packet (bounded by max_packet), or waits with the
+                // few packets its judge needs to see after it.
+                self.pending.extend_from_slice(&chunk[used..]);
             }
-            let total = self.check_total(read::u16(&self.pending, 0))?;
-            let take = (total - self.pending.len()).min(chunk.len());
-            self.pending.extend_from_slice(&chunk[..take]);
-            chunk = &chunk[take..];
-            if self.pending.len() >= HEADER_LEN {
-                let verdict = judge(&self.pending);
-                self.check_verdict(verdict)?;
-            }
-            if self.pending.len() < total {
-                return Ok(0);
-            }
-            on_packet(Packet::new_unchecked(&self.pending[..]));
-            self.offset += total as u64;
-            self.packets += 1;
-            n += 1;
-            self.pending.clear();
+            return result;
         }
-        while chunk.len() >= 2 {
-            let total = self.check_total(read::u16(chunk, 0))?;
-            if chunk.len() >= HEADER_LEN {
-                let verdict = judge(chunk);
-                self.check_verdict(verdict)?;
-            }
-            if chunk.len() < total {
-                break;
-            }
-            on_packet(Packet::new_unchecked(&chunk[..total]));
-            self.offset += total as u64;
-            self.packets += 1;
-            n += 1;
-            chunk = &chunk[total..];
+        // A packet begun in an earlier chunk: framed, and judged, with the bytes after it.
+        let mut joined = std::mem::take(&mut self.pending);
+        joined.extend_from_slice(chunk);
+        let (result, used) = self.frame(&joined, &mut judge, &mut on);
+        if result.is_ok() {
+            joined.drain(..used);
+            self.pending = joined;
         }
-        // What is left is shorter than its packet, which check_total bounded by max_packet.
-        self.pending.extend_from_slice(chunk);
-        Ok(n)
+        result
     }
 
-    fn check_verdict(&mut self, verdict: Judgement) -> core::result::Result<(), FrameError> {
-        let Judgement::Misframed { resume } = verdict else { return Ok(()) };
-        let err = FrameError::Misframed { offset: self.offset, resume };
-        self.failed = Some(err);
-        Err(err)
+    /// Frames the packets of `buf`; returns how many, and the bytes framed or skipped.
+    fn frame(
+        &mut self,
+        mut buf: &[u8],
+        judge: &mut impl FnMut(&[u8]) -> Judgement,
+        on: &mut impl FnMut(Framed<'_>),
+    ) -> (core::result::Result<usize, FrameError>, usize) {
+        let len = buf.len();
+        let mut n = 0;
+        while buf.len() >= 2 {
+            let total = match self.check_total(read::u16(buf, 0)) {
+                Ok(total) => total,
+                Err(e) => return (Err(e), len - buf.len()),
+            };
+            if buf.len() >= HEADER_LEN {
+                match judge(buf) {
+                    Judgement::Plausible => {}
+                    Judgement::Wait => break,
+                    Judgement::Misframed { resume: Some(k) } if (1..=buf.len()).contains(&k) => {
+                        on(Framed::Skipped(k));
+                        self.offset += k as u64;
+                        buf = &buf[k..];
+                        continue;
+                    }
+                    Judgement::Misframed { .. } => {
+                        let e = FrameError::Misframed { offset: self.offset };
+                        self.failed = Some(e);
+                        return (Err(e), len - buf.len());
+                    }
+                }
+            }
+            if buf.len() < total {
+                break;
+            }
+            on(Framed::Packet(Packet::new_unchecked(&buf[..total])));
+            self.offset += total as u64;
+            self.packets += 1;
+            n += 1;
+            buf = &buf[total..];
+        }
+        (Ok(n), len - buf.len())
     }
 
     fn check_total(&mut self, length: u16) -> core::result::Result<usize, FrameError> {
@@ -620,9 +647,9 @@ mod tests {
         assert_eq!(n, 2);
     }
 
-    /// The judge sees each packet from its start to the chunk's end (the whole rest of a chunk, so
-    /// the packets after it too); a packet waiting for more is shown again with what came, up to its
-    /// declared end. Its verdict stops the framer at the packet's stream offset, as any framing error.
+    /// The judge sees each packet from its start to the last byte fed (the packets after it too);
+    /// a packet waiting for more is shown again with what came. A misframed packet with a proven end
+    /// is skipped to it; without one, the framer stops at its stream offset until reset.
     #[test]
     fn framer_judged_packets() {
         let mut f = Framer::default();
@@ -631,29 +658,33 @@ mod tests {
         // R (3 bytes), then U of 5 bytes split 4 + 1, then a chunk with its last byte and an H.
         let chunks: [&[u8]; 2] = [&[0, 1, b'R', 0, 3, b'U', 7], &[8, 0, 1, b'H']];
         for c in chunks {
-            let r = f.feed_judged(
-                c,
-                |head| {
-                    seen.push(head.to_vec());
-                    Judgement::Plausible
-                },
-                |_| n += 1,
-            );
-            assert!(r.is_ok());
+            let judge = |head: &[u8]| {
+                seen.push(head.to_vec());
+                Judgement::Plausible
+            };
+            assert!(f.feed_judged(c, judge, |_| n += 1).is_ok());
         }
-        let want: [&[u8]; 4] = [&[0, 1, b'R', 0, 3, b'U', 7], &[0, 3, b'U', 7], &[0, 3, b'U', 7, 8], &[0, 1, b'H']];
+        let want: [&[u8]; 4] =
+            [&[0, 1, b'R', 0, 3, b'U', 7], &[0, 3, b'U', 7], &[0, 3, b'U', 7, 8, 0, 1, b'H'], &[0, 1, b'H']];
         assert_eq!(seen, want);
         assert_eq!(n, 3);
-        // Misframed at the second packet: no packet from it on, the framer failed until reset.
-        let mut f = Framer::default();
-        let mut n = 0;
-        let verdict = |head: &[u8]| {
-            if head[2] == b'U' { Judgement::Misframed { resume: Some(4) } } else { Judgement::Plausible }
+        // The U is misframed with its end 4 bytes on, proven: skipped, the R after it framed; a U with
+        // no end proven stops the framer.
+        let out = |resume| {
+            let mut f = Framer::default();
+            let mut got = Vec::new();
+            let verdict =
+                |head: &[u8]| if head[2] == b'U' { Judgement::Misframed { resume } } else { Judgement::Plausible };
+            let r = f.feed_judged(&[0, 1, b'R', 0, 9, b'U', 0, 0, 1, b'R'], verdict, |x| {
+                got.push(match x {
+                    Framed::Packet(p) => format!("packet {}", p.total_len()),
+                    Framed::Skipped(k) => format!("skipped {k}"),
+                })
+            });
+            (r, got, f.failed())
         };
-        let err = FrameError::Misframed { offset: 3, resume: Some(4) };
-        assert_eq!(f.feed_judged(&[0, 1, b'R', 0, 9, b'U', 0, 1, b'R'], verdict, |_| n += 1), Err(err));
-        assert_eq!((n, f.failed()), (1, Some(err)));
-        f.reset();
-        assert_eq!(f.feed_judged(&[0, 1, b'R'], verdict, |_| n += 1), Ok(1));
+        assert_eq!(out(Some(4)), (Ok(2), vec!["packet 3".into(), "skipped 4".into(), "packet 3".into()], None));
+        let err = FrameError::Misframed { offset: 3 };
+        assert_eq!(out(None), (Err(err), vec!["packet 3".to_owned()], Some(err)));
     }
 }
