@@ -2,7 +2,7 @@
 //! Zstandard (RFC 8878, frames likewise), recognised by their magic bytes, never by the file name.
 //!
 //! ```text
-//! gzip: 1f 8b ...        zstd: 28 b5 2f fd ...
+//! gzip: 1f 8b ...        zstd: 28 b5 2f fd ... (or a skippable frame: 5? 2a 4d 18 ...)
 //! ```
 
 use std::io::{self, BufRead, BufReader, Cursor, Read};
@@ -24,8 +24,53 @@ pub enum Compression {
 /// were ignored: shared between the decompressor, which counts them, and the reader, which reports them.
 pub(crate) type Trailing = Arc<AtomicU64>;
 
-/// The compressed bytes, buffered so that what follows a member can be looked at.
-type Source = BufReader<Box<dyn Read + Send>>;
+/// The compressed bytes, buffered so that what follows a member can be looked at: a buffered reader
+/// whose next bytes can be peeked at whatever its buffer's edge (a member's magic may straddle it).
+struct Source {
+    /// Bytes taken out of `inner` to be peeked at, read before it.
+    carry: Vec<u8>,
+    inner: BufReader<Box<dyn Read + Send>>,
+}
+
+impl Source {
+    /// Up to `n` next bytes, fewer only at the end of the input; nothing consumed.
+    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        while self.carry.len() < n {
+            let got = self.inner.fill_buf()?;
+            if got.is_empty() {
+                break;
+            }
+            let take = got.len().min(n - self.carry.len());
+            self.carry.extend_from_slice(&got[..take]);
+            self.inner.consume(take);
+        }
+        Ok(&self.carry[..n.min(self.carry.len())])
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let mut have = self.fill_buf()?;
+            have.read(out)?
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Source {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.carry.is_empty() { self.inner.fill_buf() } else { Ok(&self.carry) }
+    }
+    fn consume(&mut self, n: usize) {
+        if self.carry.is_empty() {
+            self.inner.consume(n);
+        } else {
+            self.carry.drain(..n.min(self.carry.len()));
+        }
+    }
+}
 
 /// One member of a compressed file: a gzip member, a zstd frame.
 trait Member: Read + Sized {
@@ -33,9 +78,9 @@ trait Member: Read + Sized {
     fn open(src: Source) -> io::Result<Self>;
     /// The bytes after the member, once it has been read to its end.
     fn into_source(self) -> Source;
-    /// Whether bytes beginning with `head` begin another member: its magic, or a prefix of it when
-    /// that is all the buffer holds (the decoder then reads on, and reports a cut file).
-    fn begins(head: &[u8]) -> bool;
+    /// Whether the 4 bytes `head` (fewer only at the input's end, then too few to be a member) begin
+    /// another member.
+    fn begins(head: &[u8; 4]) -> bool;
 }
 
 impl Member for flate2::bufread::GzDecoder<Source> {
@@ -45,8 +90,8 @@ impl Member for flate2::bufread::GzDecoder<Source> {
     fn into_source(self) -> Source {
         self.into_inner()
     }
-    fn begins(head: &[u8]) -> bool {
-        head.starts_with(&GZIP_MAGIC) || head == &GZIP_MAGIC[..1]
+    fn begins(head: &[u8; 4]) -> bool {
+        head.starts_with(&GZIP_MAGIC)
     }
 }
 
@@ -57,17 +102,20 @@ impl Member for zstd::stream::read::Decoder<'static, Source> {
     fn into_source(self) -> Source {
         self.finish()
     }
-    fn begins(head: &[u8]) -> bool {
-        // A frame, or a skippable frame (magic 0x184D2A50-5F, RFC 8878 §3.1.2), little-endian.
-        let skippable = |h: &[u8]| h.first().is_some_and(|b| b & 0xf0 == 0x50) && SKIPPABLE_TAIL.starts_with(&h[1..]);
-        let n = head.len().min(4);
-        ZSTD_MAGIC.starts_with(&head[..n]) || skippable(&head[..n])
+    fn begins(head: &[u8; 4]) -> bool {
+        is_zstd(head)
     }
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const SKIPPABLE_TAIL: [u8; 3] = [0x2a, 0x4d, 0x18];
+
+/// A zstd frame's magic, or a skippable frame's (0x184D2A50-5F, RFC 8878 §3.1.2; `pzstd` begins its
+/// files with one), little-endian.
+fn is_zstd(head: &[u8; 4]) -> bool {
+    *head == ZSTD_MAGIC || (head[0] & 0xf0 == 0x50 && head[1..] == SKIPPABLE_TAIL)
+}
 
 /// A compressed file's members one after another (as `gzip -d` reads gzip members; zstd frames
 /// likewise). After the last member, bytes that do not begin another one (trailing garbage, zero
@@ -88,11 +136,11 @@ impl<M: Member> Read for Members<M> {
             }
             // The member ended: another one, the end, or bytes that are neither.
             let mut rest = self.member.take().map(M::into_source).expect("a member");
-            let head = rest.fill_buf()?;
+            let head = rest.peek(4)?;
             if head.is_empty() {
                 return Ok(0);
             }
-            if M::begins(head) {
+            if head.first_chunk::<4>().is_some_and(M::begins) {
                 self.member = Some(M::open(rest)?);
                 continue;
             }
@@ -106,7 +154,7 @@ impl<M: Member> Read for Members<M> {
 /// `src` read member by member, with the counter of the bytes after them.
 fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Trailing)> {
     let trailing = Trailing::default();
-    let member = M::open(BufReader::with_capacity(64 << 10, src))?;
+    let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src) })?;
     Ok((Box::new(Members { member: Some(member), trailing: trailing.clone() }), trailing))
 }
 
@@ -128,7 +176,7 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
     if head.starts_with(&GZIP_MAGIC) {
         let (r, trailing) = members::<flate2::bufread::GzDecoder<Source>>(rejoined)?;
         Ok((r, Compression::Gzip, Some(trailing)))
-    } else if head == ZSTD_MAGIC {
+    } else if head.first_chunk::<4>().is_some_and(is_zstd) {
         let (r, trailing) = members::<zstd::stream::read::Decoder<'static, Source>>(rejoined)?;
         Ok((r, Compression::Zstd, Some(trailing)))
     } else {

@@ -287,6 +287,15 @@ fn erf_loss_counters_in_a_pcap_are_its_interfaces_drops() {
     assert_eq!(drops, [Some(65_543)]);
 }
 
+/// A reader that hands out one byte per call.
+struct OneByte(std::io::Cursor<Vec<u8>>);
+impl Read for OneByte {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = out.len().min(1);
+        self.0.read(&mut out[..n])
+    }
+}
+
 /// A reader that hands out 1 to 7 bytes per call: records straddle every possible refill point.
 struct Dribble(std::io::Cursor<Vec<u8>>, usize);
 impl Read for Dribble {
@@ -482,6 +491,13 @@ fn zstd_frames_and_bytes_after_the_stream() {
     let zst = |b: &[u8]| zstd::encode_all(b, 3).unwrap();
     let skippable = [&[0x53, 0x2a, 0x4d, 0x18, 5, 0, 0, 0][..], b"notes"].concat();
     members_and_bytes_after_them("zstd", zst, &skippable);
+    // A file that begins with a skippable frame (as pzstd writes them) is zstd too.
+    let mut f = pcap_header(0xa1b2_c3d4, 1);
+    f.extend(pcap_record(7, 0, &eth_frame(7), 60));
+    let bytes = [skippable, zst(&f)].concat();
+    let mut r = CaptureReader::from_reader("p.pcap.zst".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
+    assert!(r.next_frame().unwrap().is_some() && r.next_frame().unwrap().is_none());
+    assert!(r.warnings().is_empty());
 }
 
 /// 200 frames in a pcap compressed in two members by `compress`, `between` the two: read whole, with
@@ -493,9 +509,18 @@ fn members_and_bytes_after_them(name: &str, compress: impl Fn(&[u8]) -> Vec<u8>,
         f.extend(pcap_record(i, 0, &eth_frame(i as u8), 60));
     }
     let two_members = [compress(&f[..5_000]), between.to_vec(), compress(&f[5_000..])].concat();
-    for (tail, ignored) in [(&b""[..], 0u64), (&b"garbage"[..], 7), (&[0u8; 512][..], 512)] {
+    // Tails that begin like a magic number (gzip's 1f, zstd's 28 or a skippable frame's 5?), or are
+    // shorter than one; read byte by byte too, where a buffer's edge falls after every byte.
+    let tails: [(&[u8], u64); 6] =
+        [(b"", 0), (b"garbage", 7), (&[0u8; 512], 512), (b"\x1f(PQ garbage", 12), (b"(\xb5/", 3), (b"P", 1)];
+    for ((tail, ignored), one_byte) in tails.into_iter().flat_map(|t| [(t, false), (t, true)]) {
         let bytes = [&two_members[..], tail].concat();
-        let mut r = CaptureReader::from_reader("m.pcap.z".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
+        let src: Box<dyn Read + Send> = if one_byte {
+            Box::new(OneByte(std::io::Cursor::new(bytes)))
+        } else {
+            Box::new(std::io::Cursor::new(bytes))
+        };
+        let mut r = CaptureReader::from_reader("m.pcap.z".into(), src).unwrap();
         let mut n = 0;
         while r.next_frame().unwrap().is_some() {
             n += 1;

@@ -397,7 +397,7 @@ impl Pipeline {
             for i in input.interfaces() {
                 if let Some(r) = i.recorded.filter(|r| r.drops() > 0) {
                     let source = match (i.container, i.link) {
-                        (ContainerKind::Erf, _) | (_, LinkType::Erf) => "ERF loss counters",
+                        (ContainerKind::Erf, _) | (ContainerKind::Pcap, LinkType::Erf) => "ERF loss counters",
                         _ => "pcapng interface statistics",
                     };
                     out.push(format!(

@@ -495,21 +495,35 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
 const NAME_WIDTH: usize = 44;
 
 /// A row's name in the table: indented, control characters escaped (a symbol's bytes are the feed's),
-/// cut to [`NAME_WIDTH`] characters.
+/// cut to [`NAME_WIDTH`] characters (never inside an escape).
 fn table_name(indent: &str, name: &str) -> String {
-    let mut out: String = indent.to_owned();
-    for c in name.chars() {
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
+    let pieces: Vec<String> = indent.chars().chain(name.chars()).map(escaped_char).collect();
+    let width = |p: &[String]| p.iter().map(|x| x.chars().count()).sum::<usize>();
+    if width(&pieces) <= NAME_WIDTH {
+        return pieces.concat();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for p in &pieces {
+        let w = p.chars().count();
+        if used + w > NAME_WIDTH - 1 {
+            break;
         }
+        out.push_str(p);
+        used += w;
     }
-    if out.chars().count() > NAME_WIDTH {
-        out = out.chars().take(NAME_WIDTH - 1).collect();
-        out.push('~');
-    }
+    out.push('~');
     out
+}
+
+/// `c`, or its escape when it is a control character (which would act on the terminal).
+fn escaped_char(c: char) -> String {
+    if c.is_control() { c.escape_default().collect() } else { c.to_string() }
+}
+
+/// `name` with its control characters escaped, for the lines under the table.
+fn escaped(name: &str) -> String {
+    name.chars().map(escaped_char).collect()
 }
 
 /// The table's rows, names left-aligned, figures right-aligned; each column as wide as its widest
@@ -546,8 +560,8 @@ impl Report {
         let mut notes = Vec::new();
         let mut row = |parent: Option<&str>, m: &MetricReport| {
             let (indent, full) = match parent {
-                Some(p) => ("  ", format!("{p} {}", m.name)),
-                None => ("", m.name.clone()),
+                Some(p) => ("  ", escaped(&format!("{p} {}", m.name))),
+                None => ("", escaped(&m.name)),
             };
             if m.negative > 0 {
                 let or_back =
@@ -833,6 +847,9 @@ mod tests {
         assert_eq!(lay_out(&cells), want);
         let long = "x".repeat(50);
         assert_eq!(table_name("", &long), format!("{}~", "x".repeat(43)));
+        // An escape is never cut: one that would cross the width goes whole.
+        let esc = format!("{}\u{1b}yyyy", "x".repeat(40));
+        assert_eq!(table_name("", &esc), format!("{}~", "x".repeat(40)));
         assert_eq!(table_name("  ", "é".repeat(50).as_str()).chars().count(), 44);
     }
 }
