@@ -688,3 +688,89 @@ fn a_session_whose_segments_all_end_inside_a_packet_is_read() {
         assert_eq!(r["counters"]["orders"], orders, "{name}");
     }
 }
+
+/// A client that reconnects: connection 1 (port 40001) logs in as TRADR1 and enters order 1 (AAPL);
+/// connection 2 (port 40002) logs in as TRADR1 again and replaces order 1 by order 2. Under the
+/// symbol rule the Replace takes order 1's symbol: both matched, 3 us after their AAPL ticks. Had
+/// connection 2 logged in as another user, order 1 would not be its own: the Replace is unmatched,
+/// and under the token rule matched in a `symbol:(unknown)` row.
+#[test]
+fn a_client_that_reconnects_replaces_its_earlier_connections_orders() {
+    const US: i64 = 1_000;
+    let from = |port: u16, seq: u32, flags: u8, payload: &[u8]| {
+        let mut f = Vec::new();
+        wirestamp_lab::packet::ethernet(&mut f, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], None);
+        let h = wirestamp_lab::packet::TcpHdr { sport: port, dport: 8003, seq, ack: 1, flags };
+        wirestamp_lab::packet::ipv4_tcp(&mut f, [10, 1, 0, 2], [10, 1, 0, 1], h, 1, payload);
+        wirestamp_lab::packet::pad_min(&mut f);
+        f
+    };
+    let mut replace = Vec::new();
+    ouch::replace_order(&mut replace, 1, &support::aapl_order(2));
+    let replace = soup_packet(b'U', &replace);
+    for (second_user, matched) in [("TRADR1", 2), ("OTHER1", 1)] {
+        let login = |user: &str| soup_packet(b'L', &soup::login_request(user, "pw"));
+        let (login1, login2) = (login("TRADR1"), login(second_user));
+        let frames = vec![
+            (T0 - 2 * MS, from(40001, 0, 0x02, &[])),
+            (T0 - MS, from(40001, 1, 0x18, &login1)),
+            (T0, aapl_tick(1)),
+            (T0 + 3 * US, from(40001, 1 + login1.len() as u32, 0x18, &order(1))),
+            (T0 + MS, from(40002, 500, 0x02, &[])),
+            (T0 + 2 * MS, from(40002, 501, 0x18, &login2)),
+            (T0 + 3 * MS, aapl_tick(2)),
+            (T0 + 3 * MS + 3 * US, from(40002, 501 + login2.len() as u32, 0x18, &replace)),
+        ];
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol"];
+        let r = analyze_frames(&format!("reconnect-{second_user}"), &frames, &args);
+        let c = &r["counters"];
+        let got = ["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64().unwrap());
+        assert_eq!(got, [2, matched, 2 - matched], "{second_user}");
+        assert!(dims(metric(&r, "tick_to_trade")).contains(&("symbol:AAPL", matched)), "{second_user}");
+        // Under the token rule both are matched; a Replace whose order's symbol is not known has a
+        // row of its own, so that the rows add up.
+        let token =
+            ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol", "--match", r"token:T(\d+)"];
+        let r = analyze_frames(&format!("reconnect-token-{second_user}"), &frames, &token);
+        assert_eq!(r["counters"]["matched"], 2);
+        let rows: Vec<(&str, u64)> =
+            dims(metric(&r, "tick_to_trade")).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
+        let want: Vec<(&str, u64)> =
+            if matched == 2 { vec![("symbol:AAPL", 2)] } else { vec![("symbol:(unknown)", 1), ("symbol:AAPL", 1)] };
+        assert_eq!(rows, want, "{second_user}");
+    }
+}
+
+/// `--by symbol` gives 1,024 symbols a row each; orders of further symbols share `symbol:(others)`,
+/// said in a note (each row is a histogram: a day of every listed symbol took gigabytes). 1,026 orders
+/// of 1,026 symbols, each matched by its token: 1,024 rows of 1, and 2 in the shared row.
+#[test]
+fn symbol_rows_stop_at_1024_and_the_rest_share_one() {
+    let mut frames = vec![(T0 - MS, segment(true, 0, 0, 0x02, &[]))];
+    let mut seq = 1u32;
+    for n in 1..=1_026u32 {
+        let t = T0 + i64::from(n) * MS;
+        frames.push((t, aapl_tick(u64::from(n))));
+        let mut o = support::aapl_order(n);
+        o.symbol = format!("S{n}");
+        let mut m = Vec::new();
+        ouch::enter_order(&mut m, &o);
+        let p = soup_packet(b'U', &m);
+        frames.push((t + 1_000, segment(true, seq, 1, 0x18, &p)));
+        seq += p.len() as u32;
+    }
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol", "--match", r"token:T(\d+)"];
+    let r = analyze_frames("symbol-rows", &frames, &args);
+    assert_eq!(r["counters"]["matched"], 1_026);
+    let rows: Vec<(&str, u64)> =
+        dims(metric(&r, "tick_to_trade")).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
+    assert_eq!(rows.len(), 1_025);
+    assert!(rows.contains(&("symbol:(others)", 2)) && rows.contains(&("symbol:S1024", 1)));
+    assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), 1_026);
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes
+            .contains(&"--by symbol: 1024 symbols have a row each; 2 orders of further symbols are in symbol:(others)"),
+        "{notes:?}"
+    );
+}

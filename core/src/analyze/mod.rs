@@ -288,6 +288,16 @@ struct Conn {
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
 
+/// Whose orders a connection acts on, for what is remembered of them (symbols, Replace links): an
+/// account, known by its SoupBinTCP login (session, client host, username), whose connections share
+/// them (a client that reconnects replaces and cancels its earlier connection's orders); without a
+/// login captured, the connection alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Owner {
+    Login(usize, IpAddr, [u8; 6]),
+    Conn(usize),
+}
+
 /// The TCP fields an order stream needs.
 struct Segment<'a> {
     seq: u32,
@@ -462,6 +472,16 @@ pub const MAX_DETECTED_FEEDS: usize = 1_024;
 
 /// Flows in no feed or session given that look like one, noted at most ([`Analyzer::unclaimed`]).
 const UNCLAIMED_MAX: usize = 16;
+
+/// The `--by symbol` row of orders whose symbol is not known (no symbol has parentheses).
+const UNKNOWN_SYMBOL: &str = "symbol:(unknown)";
+
+/// Symbols given a `--by symbol` row of their own, at most; orders of any further ones share
+/// [`OTHER_SYMBOLS`].
+pub const MAX_SYMBOL_ROWS: usize = 1_024;
+
+/// The `--by symbol` row shared by the symbols beyond the first [`MAX_SYMBOL_ROWS`].
+const OTHER_SYMBOLS: &str = "symbol:(others)";
 
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
 const ORDER_SYMBOLS_MAX: usize = 1 << 20;
@@ -844,11 +864,11 @@ pub struct Analyzer {
     /// refers to it (a Replace carries no symbol: it keeps its order's). Kept only when a symbol is
     /// read (the symbol rule, `by_symbol`); an order replaced leaves it, and beyond
     /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
-    order_symbols: BoundedMap<(usize, OrderId), Symbol>,
+    order_symbols: BoundedMap<(Owner, OrderId), Symbol>,
     /// Replace requests by connection and the order they replace: the new order's id. An invalid
     /// Replace is answered by a Canceled of the order it would replace (OUCH 5.0 §2.2), which pairs
     /// with the Replace through this. Bounded like [`Analyzer::order_symbols`].
-    replaced_by: BoundedMap<(usize, OrderId), OrderId>,
+    replaced_by: BoundedMap<(Owner, OrderId), OrderId>,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
     /// with the wrong group, host or port). At most [`UNCLAIMED_MAX`] flows.
@@ -1484,8 +1504,9 @@ impl Analyzer {
     }
 
     fn order_msg(&mut self, ci: usize, mut m: OrderMsg) {
+        let owner = self.owner(ci);
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol {
-            self.order_symbol(ci, &mut m.summary);
+            self.order_symbol(owner, &mut m.summary);
         }
         let s = m.summary;
         match s.dir {
@@ -1508,7 +1529,7 @@ impl Analyzer {
                     self.correlate(ci, &m, snd, None);
                 }
                 if let (b'U', Some(id), Some(orig)) = (s.msg_type, s.id, s.orig_id) {
-                    self.replaced_by.insert((ci, orig), id);
+                    self.replaced_by.insert((owner, orig), id);
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
@@ -1547,12 +1568,12 @@ impl Analyzer {
                 if s.msg_type == b'U'
                     && let Some(orig) = s.orig_id
                 {
-                    self.replaced_by.remove(&(ci, orig));
+                    self.replaced_by.remove(&(owner, orig));
                 }
                 // The oldest request of the id: the exchange answers an order's requests in order. A
                 // Canceled with none may answer a Replace of that order that was invalid.
                 let answered = self.answer_oldest(ci, id).or_else(|| {
-                    let new = (s.msg_type == b'C').then(|| self.replaced_by.remove(&(ci, id))).flatten()?;
+                    let new = (s.msg_type == b'C').then(|| self.replaced_by.remove(&(owner, id))).flatten()?;
                     self.answer_oldest(ci, new)
                 });
                 match answered {
@@ -1568,23 +1589,32 @@ impl Analyzer {
         }
     }
 
-    /// Keeps the symbol of an order entered or replaced on connection `ci` ([`Analyzer::order_symbols`]),
-    /// and gives a Replace request its order's.
-    fn order_symbol(&mut self, ci: usize, s: &mut OrderSummary) {
+    /// Whose orders connection `ci` acts on ([`Owner`]).
+    fn owner(&self, ci: usize) -> Owner {
+        let c = &self.conn_list[ci];
+        match c.to_exchange.login_user() {
+            Some(user) => Owner::Login(c.session, c.key.0, user),
+            None => Owner::Conn(ci),
+        }
+    }
+
+    /// Keeps the symbol of an order entered or replaced by `owner` ([`Analyzer::order_symbols`]), and
+    /// gives a Replace request its order's.
+    fn order_symbol(&mut self, owner: Owner, s: &mut OrderSummary) {
         let (Some(id), replace) = (s.id, s.msg_type == b'U') else { return };
         match s.dir {
             OrderDir::Inbound if s.msg_type == b'O' || replace => {
                 if replace && s.symbol.is_none() {
-                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(ci, o)));
+                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(owner, o)));
                 }
                 let Some(sym) = s.symbol else { return };
-                self.order_symbols.insert((ci, id), sym);
+                self.order_symbols.insert((owner, id), sym);
             }
             // Replaced: the order it replaced is gone (its entry leaves the map; the queue forgets it
             // when it reaches the front).
             OrderDir::Outbound if replace => {
                 if let Some(orig) = s.orig_id {
-                    self.order_symbols.remove(&(ci, orig));
+                    self.order_symbols.remove(&(owner, orig));
                 }
             }
             _ => {}
@@ -1678,11 +1708,23 @@ impl Analyzer {
         };
         let mut dims = [feed_slot, self.conn_slot(ci, T2T), 0];
         let mut n = 2;
-        if self.cfg.by_symbol
-            && let Some(sym) = s.symbol
-        {
+        if self.cfg.by_symbol {
             let metric = &mut self.metrics[T2T];
-            dims[2] = *self.symbol_slots.entry(sym).or_insert_with(|| metric.slot(format!("symbol:{sym}")));
+            // An order whose symbol is not known (a Replace of an order entered before the capture)
+            // has a row of its own, so that the rows add up to the metric.
+            // Beyond MAX_SYMBOL_ROWS symbols, the others share a row: each row is a histogram of up to
+            // ~100 KB, and a day's capture may hold every listed symbol.
+            let rows = self.symbol_slots.len();
+            dims[2] = match s.symbol {
+                Some(sym) => match self.symbol_slots.get(&sym) {
+                    Some(&slot) => slot,
+                    None if rows < MAX_SYMBOL_ROWS => {
+                        *self.symbol_slots.entry(sym).or_insert_with(|| metric.slot(format!("symbol:{sym}")))
+                    }
+                    None => metric.slot(OTHER_SYMBOLS.to_owned()),
+                },
+                None => metric.slot(UNKNOWN_SYMBOL.to_owned()),
+            };
             n = 3;
         }
         self.record(T2T, latency, &dims[..n]);

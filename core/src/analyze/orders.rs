@@ -96,6 +96,8 @@ struct Framing {
     /// Waiting for a provable packet boundary (after a hole, or from a start without SYN).
     resync: bool,
     counters: StreamCounters,
+    /// The username of the last Login Request seen (client to exchange).
+    login_user: Option<[u8; 6]>,
 }
 
 impl OrderStream {
@@ -113,8 +115,14 @@ impl OrderStream {
                 next_packet: 0,
                 resync: false,
                 counters: StreamCounters::default(),
+                login_user: None,
             },
         }
+    }
+
+    /// The username of the last SoupBinTCP Login Request this stream carried, if any.
+    pub fn login_user(&self) -> Option<[u8; 6]> {
+        self.fr.login_user
     }
 
     /// Counters so far.
@@ -303,7 +311,7 @@ impl Framing {
             self.next_packet = offset;
         }
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
-        let Self { framer, pieces, next_packet, counters, dir, proto, .. } = self;
+        let Self { framer, pieces, next_packet, counters, dir, proto, login_user, .. } = self;
         let dir = *dir;
         // Shared by the judge and the packets' decoding, which learns it from the first Enter Order.
         let version = Cell::new(*proto);
@@ -343,6 +351,10 @@ impl Framing {
                     }
                 };
                 counters.other_ends_packets += u64::from(others);
+                if dir == OrderDir::Inbound && ty == PacketType::LoginRequest {
+                    // SoupBinTCP 4.1 §2.3.1: Username, 6 alphanumerics, right after the type byte.
+                    *login_user = pkt.payload().first_chunk::<6>().copied().or(*login_user);
+                }
                 let carries = match dir {
                     OrderDir::Inbound => ty == PacketType::UnsequencedData,
                     OrderDir::Outbound => ty == PacketType::SequencedData || ty == PacketType::UnsequencedData,

@@ -427,6 +427,16 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.counters.feeds_not_detected_frames
         ));
     }
+    if a.symbol_slots.len() >= super::MAX_SYMBOL_ROWS
+        && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::OTHER_SYMBOLS)
+    {
+        notes.push(format!(
+            "--by symbol: {} symbols have a row each; {} orders of further symbols are in {}",
+            super::MAX_SYMBOL_ROWS,
+            others.1.count(),
+            super::OTHER_SYMBOLS
+        ));
+    }
     // A feed (`tcp` false) or session (true) given that no traffic went to: what went to it of the other
     // kind, and where traffic that looks like it went.
     let no_traffic = |tcp: bool, i: usize, head: String| {
