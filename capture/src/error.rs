@@ -9,7 +9,6 @@ use std::fmt;
 
 /// A malformed or unreadable input, with where it went wrong.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: at byte {offset} (record {frame_index}): {kind}")]
 pub struct ReadError {
     /// The input's name (its path, or the name given to `from_reader`).
     pub path: String,
@@ -21,9 +20,22 @@ pub struct ReadError {
     pub kind: ReadErrorKind,
 }
 
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            // Nothing was read: no place in the file to name.
+            ReadErrorKind::Open(e) => write!(f, "{}: cannot open it: {e}", self.path),
+            kind => write!(f, "{}: at byte {} (record {}): {kind}", self.path, self.offset, self.frame_index),
+        }
+    }
+}
+
 /// What was wrong with an input.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadErrorKind {
+    /// The file could not be opened.
+    #[error("cannot open it: {0}")]
+    Open(std::io::Error),
     /// The OS or the decompressor failed.
     #[error("read failed: {0}")]
     Io(#[from] std::io::Error),

@@ -112,7 +112,7 @@ impl CaptureReader {
         let name = path.display().to_string();
         match File::open(path) {
             Ok(f) => CaptureReader::from_reader(name, Box::new(f)),
-            Err(e) => Err(ReadError { path: name, offset: 0, frame_index: 0, kind: ReadErrorKind::Io(e) }),
+            Err(e) => Err(ReadError { path: name, offset: 0, frame_index: 0, kind: ReadErrorKind::Open(e) }),
         }
     }
 

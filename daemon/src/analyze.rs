@@ -62,11 +62,21 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
                 (_, true) => bail!("{what}: a market-data feed is udp:GROUP:PORT"),
                 (_, false) => bail!("{what}: an order session is tcp:HOST:PORT"),
             }
-            if !flows.contains(&f) {
-                flows.push(f);
+            // One exchange end given twice with two OUCH versions: the first would win silently, and
+            // the other be noted as without traffic.
+            if let FlowSpec::Orders(o) = &f
+                && let Some((_, was)) = flows.iter().find(|(g, _)| {
+                    matches!(g, FlowSpec::Orders(p) if (p.host, p.port) == (o.host, o.port) && p.proto != o.proto)
+                })
+            {
+                bail!("{what}: this exchange end was already given with another OUCH version ({was}): give it once");
+            }
+            if !flows.iter().any(|(g, _)| *g == f) {
+                flows.push((f, what));
             }
         }
     }
+    let flows: Vec<FlowSpec> = flows.into_iter().map(|(f, _)| f).collect();
     // Errors name where the value came from: the command line's flag, or the file's key.
     let (rule, rule_from) = match (&args.matching, &file.matching) {
         (Some(r), _) => (r.as_str(), format!("--match {r}")),

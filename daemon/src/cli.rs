@@ -251,8 +251,8 @@ pub struct SynthArgs {
     /// Probability that an order stalls (0 to 1).
     #[arg(long, default_value_t = 0.002, value_name = "P", allow_negative_numbers = true)]
     pub stall_prob: f64,
-    /// Typical stall, ns (each drawn uniformly between half and 1.5 times this; 0 to 8 ms, so that
-    /// a stall stays within the 12.5 ms limit of --median-ns).
+    /// Typical stall, ns (each drawn uniformly between half and 1.5 times this; 0 to 8,333,333, so
+    /// that a stall stays within the 12.5 ms limit of --median-ns).
     #[arg(long, default_value_t = 250_000.0, value_name = "NS", allow_negative_numbers = true)]
     pub stall_ns: f64,
     /// Mean gap between market-data packets outside bursts, ns (1 to 100,000: each gap is drawn

@@ -27,7 +27,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
     say(format_args!("== wirestamp synth: a market with known tick-to-trade latencies"))?;
     crate::synth::run(&SynthArgs {
         output: capture.clone(),
-        truth: Some(truth.clone()),
+        truth: None, // beside the capture: `truth`
         packets,
         seed: 1,
         pcap: false,

@@ -44,6 +44,8 @@ enum FileId {
 
 fn file_id(p: &Path) -> FileId {
     use std::os::unix::fs::MetadataExt;
+    // `-`, standard input: the file it reads, when redirected from one (`analyze f.pcap - < f.pcap`).
+    let p = if p.as_os_str() == wirestamp_capture::STDIN { Path::new("/dev/stdin") } else { p };
     if let Ok(m) = std::fs::metadata(p) {
         return FileId::Inode(m.dev(), m.ino());
     }

@@ -68,7 +68,19 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         args.output.display(),
         truth_path.display()
     );
-    let truth_file = create_output(&truth_path, "--truth", TRUTH_HEADER)?;
+    let truth_file = if args.truth.is_some() {
+        create_output(&truth_path, "--truth", TRUTH_HEADER)?
+    } else {
+        // Named as the user knows it: the file synth names after the capture, not a flag not given.
+        ensure!(
+            !kept_file(&truth_path) || begins_with(&truth_path, TRUTH_HEADER),
+            "{}: the truth synth writes beside the capture exists there and is no earlier truth: refusing to \
+             overwrite it; remove it, or give --truth",
+            truth_path.display()
+        );
+        std::fs::File::create(&truth_path)
+            .with_context(|| format!("cannot create {} (the capture's truth)", truth_path.display()))?
+    };
     let mut line = ProgressLine::new(false);
     let written = synth_with_progress(&cfg, &args.output, &mut |done| {
         if line.due().is_some() {

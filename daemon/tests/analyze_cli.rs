@@ -364,6 +364,14 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     // An address without its transport says so (it said "missing :PORT").
     let err = String::from_utf8(run(&["--md", "233.54.12.111:26477"]).stderr).unwrap();
     assert!(err.contains("`233.54.12.111:` is not udp: or tcp: (missing the udp:/tcp: prefix?)"), "{err}");
+    // One exchange end with two OUCH versions is refused, naming both places (the first won silently).
+    std::fs::write(&conf, "orders = [\"tcp:10.1.0.1:8003@ouch50\"]\n").unwrap();
+    let err = String::from_utf8(run(&["--config", c, "--orders", "tcp:10.1.0.1:8003@ouch42"]).stderr).unwrap();
+    let want = format!(
+        "wirestamp: error: --orders tcp:10.1.0.1:8003@ouch42: this exchange end was already given with another \
+         OUCH version ({c}: orders = \"tcp:10.1.0.1:8003@ouch50\"): give it once"
+    );
+    assert!(err.starts_with(&want), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -644,6 +652,20 @@ fn outputs_never_replace_a_capture_or_each_other() {
     std::fs::hard_link(&cap, &hard).unwrap();
     refused(&["analyze", "-q", &cap, &s(&hard)], "are the same file: give each capture once");
     refused(&["frames", "-q", &s(&hard), &cap], "are the same file: give each capture once");
+    // Standard input redirected from a capture also given by name.
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["analyze", "-q", &cap, "-"])
+        .stdin(std::fs::File::open(&cap).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("and - are the same file: give each capture once"));
+    // A truth synth names itself is named so, not as a --truth never given.
+    let out = wirestamp(&["synth", "-n", "5", "/nonexistent/dir/x.pcapng"]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("wirestamp: error: cannot create /nonexistent/dir/x.pcapng.truth.csv (the capture's truth)")
+    );
     refused(&["analyze", "-q", "--pairs", &s(&hard), &cap], "--pairs");
     // `-` is standard input for captures; no output makes a file named `-`.
     for args in [
