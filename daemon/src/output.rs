@@ -56,7 +56,8 @@ fn file_id(p: &Path) -> FileId {
     }
 }
 
-/// Whether `a` and `b` name the same file (see [`FileId`]).
+/// Whether `a` and `b` name the same file: one device and inode, or for files not made yet one
+/// resolved directory and name.
 pub fn same_file(a: &Path, b: &Path) -> bool {
     file_id(a) == file_id(b)
 }

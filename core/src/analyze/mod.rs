@@ -477,7 +477,7 @@ const UNCLAIMED_MAX: usize = 16;
 const UNKNOWN_SYMBOL: &str = "symbol:(unknown)";
 
 /// Symbols given a `--by symbol` row of their own, at most; orders of any further ones share
-/// [`OTHER_SYMBOLS`].
+/// `symbol:(others)`.
 pub const MAX_SYMBOL_ROWS: usize = 1_024;
 
 /// The `--by symbol` row shared by the symbols beyond the first [`MAX_SYMBOL_ROWS`].
