@@ -49,10 +49,18 @@ fn file_id(p: &Path) -> FileId {
     if let Ok(m) = std::fs::metadata(p) {
         return FileId::Inode(m.dev(), m.ino());
     }
+    // A symbolic link to a file not made yet names its target (a chain of them, 8 deep at most).
+    let mut p = p.to_path_buf();
+    for _ in 0..8 {
+        match std::fs::read_link(&p) {
+            Ok(target) => p = p.parent().unwrap_or(Path::new(".")).join(target),
+            Err(_) => break,
+        }
+    }
     let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     match (dir.canonicalize(), p.file_name()) {
         (Ok(d), Some(name)) => FileId::Path(d.join(name)),
-        _ => FileId::Path(p.to_path_buf()),
+        _ => FileId::Path(p.clone()),
     }
 }
 

@@ -104,17 +104,16 @@ fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
 }
 
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
-/// proven packet boundary (a segment's start, or inside a segment where packets of their types' lengths
-/// follow to its end), and counts the bytes it had to skip.
+/// proven packet boundary (a segment's start, or a place in the bytes since the hole where packets of
+/// their types' lengths follow), and counts the bytes it had to skip.
 #[test]
 fn tcp_holes_resynchronise_at_a_provable_boundary() {
     let dir = tmpdir("holes");
     let path = dir.join("holes.pcap");
     // Segments: [o1] [o2] [o3: lost] [o4's first 20 bytes] [o4's rest + o5] [o6] [o7's first 30 bytes:
-    // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets and the
-    // next segment starts mid-packet: o4's bytes are skipped, and o5, an order of its type's length to
-    // the segment's end, proves a boundary. After the second hole, o7's rest is skipped and o8
-    // resynchronises.
+    // lost] [o7's rest] [o8]. After the first hole, o4's first part is not a whole chain of packets; with
+    // the next segment, o4 and o5 are two orders of their type's length to its end: a boundary, at o4's
+    // start. After the second hole, o7's rest is skipped and o8 resynchronises.
     let o4 = order(4);
     let o7 = order(7);
     let mut seg5 = o4[20..].to_vec();
@@ -149,11 +148,10 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
     let s = &r["connections"][0]["to_exchange"];
     assert_eq!(s["tcp"]["holes"], 2);
     assert_eq!(s["tcp"]["hole_bytes"], lost_bytes);
-    let skipped = 20 + (o4.len() - 20) + (o7.len() - 30);
-    assert_eq!(s["resync_skipped_bytes"], skipped as u64);
-    // Orders 1, 2, 5, 6 and 8 decoded; 3 and 7 lost in the holes, 4 skipped while resynchronising.
-    assert_eq!(s["ouch_messages"], 5);
-    assert_eq!(r["counters"]["orders"], 5);
+    assert_eq!(s["resync_skipped_bytes"], (o7.len() - 30) as u64);
+    // Orders 1, 2, 4, 5, 6 and 8 decoded; 3 and 7 lost in the holes.
+    assert_eq!(s["ouch_messages"], 6);
+    assert_eq!(r["counters"]["orders"], 6);
     // Frames: o1 0, ack 1, o2 2, ack 3, (o3 lost) ack 4, o4's first part 5. The exchange's ACK of o3
     // shows the range was sent; the bytes after it, captured, show the capture missed it.
     assert_eq!(s["first_bad_frame"], 5, "the segment after the ACKed range revealed the first hole");
@@ -348,13 +346,15 @@ fn long_and_split_packets_are_not_taken_for_damaged_ones() {
 
 /// A busy session: 120 orders in 1,448-byte segments (TCP cuts them anywhere), order k's length raised
 /// to 1,024 or its type byte damaged, for every k of the first three segments' 87 (their ends fall at
-/// every place in a packet). Each time only order k is lost: 119 read, one framing error, its 50
-/// bytes skipped. Where the proof of its end runs into the next segment, the packet waits for it.
+/// every place in a packet); and in 300- and 20-byte segments (a slow link, tiny writes), for the first
+/// 30. Each time only order k is lost: 119 read, one framing error, its 50 bytes skipped. Where the
+/// proof of its end runs into later segments, the packet waits for them.
 #[test]
 fn in_a_busy_session_a_damaged_header_loses_only_its_own_packet() {
     let dir = tmpdir("busy-damage");
     let path = dir.join("busy.pcap");
-    for k in 1..=87u32 {
+    let runs = (1..=87u32).map(|k| (k, 1_448)).chain((1..=30).flat_map(|k| [(k, 300), (k, 20)]));
+    for (k, size) in runs {
         for damage in ["length", "type"] {
             let stream: Vec<u8> = (1..=120)
                 .flat_map(|n| {
@@ -368,15 +368,47 @@ fn in_a_busy_session_a_damaged_header_loses_only_its_own_packet() {
                     o
                 })
                 .collect();
-            let segments: Vec<Vec<u8>> = stream.chunks(1_448).map(<[u8]>::to_vec).collect();
+            let segments: Vec<Vec<u8>> = stream.chunks(size).map(<[u8]>::to_vec).collect();
             write_pcap(&path, &after_syn(&segments));
             let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &path);
             let s = &r["connections"][0]["to_exchange"];
             let got =
                 ["ouch_messages", "framing_errors", "resync_skipped_bytes", "ouch_malformed", "truncated_tail_bytes"]
                     .map(|k| s[k].as_u64().unwrap());
-            assert_eq!(got, [119, 1, 50, 0, 0], "order {k}, {damage}: {s}");
+            assert_eq!(got, [119, 1, 50, 0, 0], "order {k}, {damage}, {size}-byte segments: {s}");
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What waits for more bytes is judged as at the end when none come, and bytes after a hole are searched
+/// across segments. Orders of 50 bytes:
+/// - order 5's type byte damaged, the capture ending 2 orders and 20 bytes after it: 6 orders read, one
+///   framing error (its 50 bytes), the 20 bytes cut at the end;
+/// - 40 orders in 20-byte segments, the 4th segment (stream bytes 60..80) missing: no segment after the
+///   hole holds a whole order, but the bytes after it do: 39 read (all but order 2), 30 skipped (order
+///   2's 10 bytes before the hole and 20 after).
+#[test]
+fn what_waits_is_judged_at_the_end_and_a_hole_resynchronises_across_segments() {
+    let orders = |n: u32| (1..=n).flat_map(order).collect::<Vec<u8>>();
+    let mut damaged = orders(8);
+    damaged[4 * 50 + 2] = b'u';
+    damaged.truncate(8 * 50 - 30);
+    let frames = after_syn(&[damaged]);
+    let r = analyze_frames("wait-at-end", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
+    let s = &r["connections"][0]["to_exchange"];
+    let got = ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
+        .map(|k| s[k].as_u64().unwrap());
+    assert_eq!(got, [6, 1, 50, 20], "{s}");
+    // 20-byte segments, the 4th (stream bytes 60..80) missing.
+    let stream = orders(40);
+    let mut frames = vec![(T0, segment(true, 0, 0, 0x02, &[]))];
+    for (i, chunk) in stream.chunks(20).enumerate().filter(|(i, _)| *i != 3) {
+        frames.push((T0 + (i as i64 + 1) * 1_000, tcp(1 + 20 * i as u32, chunk)));
+    }
+    let r = analyze_frames("hole-tiny", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
+    let s = &r["connections"][0]["to_exchange"];
+    let got = ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
+        .map(|k| s[k].as_u64().unwrap());
+    assert_eq!(got, [39, 0, 30, 0], "{s}");
 }

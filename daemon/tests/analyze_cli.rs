@@ -646,6 +646,12 @@ fn outputs_never_replace_a_capture_or_each_other() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the capture and --truth name the same file"));
     assert!(!dir.join("y.csv").exists() && !dir.join("sx.pcapng").exists());
+    // A symbolic link to a file not made yet names it.
+    std::os::unix::fs::symlink("z.csv", dir.join("z-link.hlog")).unwrap();
+    let out = in_dir(&["analyze", "-q", "--pairs", "z.csv", "--hlog", "z-link.hlog", &cap]).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pairs and --hlog name the same file"));
+    assert!(!dir.join("z.csv").exists());
     let same = format!("{}/./small.pcapng", dir.display());
     refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
     let hard = dir.join("hard-link.pcapng");

@@ -289,12 +289,12 @@ struct Conn {
 type ConnKey = (IpAddr, u16, IpAddr, u16);
 
 /// Whose orders a connection acts on, for what is remembered of them (symbols, Replace links): an
-/// account, known by its SoupBinTCP login (session, client host, username), whose connections share
-/// them (a client that reconnects replaces and cancels its earlier connection's orders); without a
-/// login captured, the connection alone.
+/// account, known by its SoupBinTCP login (session, client and exchange hosts, username), whose
+/// connections share them (a client that reconnects replaces and cancels its earlier connection's
+/// orders); without a login captured, the connection alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Owner {
-    Login(usize, IpAddr, [u8; 6]),
+    Login(usize, IpAddr, IpAddr, [u8; 6]),
     Conn(usize),
 }
 
@@ -1593,7 +1593,7 @@ impl Analyzer {
     fn owner(&self, ci: usize) -> Owner {
         let c = &self.conn_list[ci];
         match c.to_exchange.login_user() {
-            Some(user) => Owner::Login(c.session, c.key.0, user),
+            Some(user) => Owner::Login(c.session, c.key.0, c.key.2, user),
             None => Owner::Conn(ci),
         }
     }

@@ -98,6 +98,10 @@ struct Framing {
     counters: StreamCounters,
     /// The username of the last Login Request seen (client to exchange).
     login_user: Option<[u8; 6]>,
+    /// While resynchronising: the bytes received since the last place known to start no boundary
+    /// (stream offset `window_at`), searched for one as segments come ([`Framing::scan_window`]).
+    window: Vec<u8>,
+    window_at: u64,
 }
 
 impl OrderStream {
@@ -116,6 +120,8 @@ impl OrderStream {
                 resync: false,
                 counters: StreamCounters::default(),
                 login_user: None,
+                window: Vec::new(),
+                window_at: 0,
             },
         }
     }
@@ -150,7 +156,7 @@ impl OrderStream {
         let fr = &mut self.fr;
         let mut sink = |p: Piece<'_, FrameRef>| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
@@ -163,9 +169,11 @@ impl OrderStream {
     pub fn oldest_held(&self) -> Option<i64> {
         let pending = self.oldest_pending.0;
         let fr = &self.fr;
-        let begun = (fr.framer.pending() > 0 && !fr.resync)
-            .then(|| fr.pieces.iter().find(|(s, e, _)| *s <= fr.next_packet && fr.next_packet < *e))
-            .flatten()
+        // A packet begun, or bytes held while resynchronising (a boundary found in them frames them).
+        let from = if fr.resync { (!fr.window.is_empty()).then_some(fr.window_at) } else { Some(fr.next_packet) };
+        let begun = from
+            .filter(|_| fr.framer.pending() > 0 || fr.resync)
+            .and_then(|at| fr.pieces.iter().find(|(s, e, _)| *s <= at && at < *e))
             .map(|p| p.2.time_ns);
         match (pending, begun) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -224,6 +232,7 @@ impl OrderStream {
         fr.pieces.clear();
         fr.next_packet = 0;
         fr.resync = false;
+        fr.window.clear();
     }
 
     /// This direction sent a FIN after `payload_len` bytes at `seq`.
@@ -238,7 +247,7 @@ impl OrderStream {
         let fr = &mut self.fr;
         self.reasm.acked(ack, &mut |p| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
         });
         self.note_pending(frame.time_ns);
     }
@@ -249,8 +258,10 @@ impl OrderStream {
         let fr = &mut self.fr;
         self.reasm.finish(&mut |p| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(last_frame),
+            Piece::Hole { .. } => fr.hole(last_frame, out),
         });
+        // What waits for more bytes is judged as at the end: none will come.
+        self.fr.flush(FrameRef { index: last_frame, time_ns: i64::MAX }, out);
         self.note_pending(i64::MAX);
         let tail = self.fr.framer.pending() as u64;
         if tail > 0 {
@@ -269,55 +280,104 @@ impl Framing {
         self.counters.first_bad_frame.get_or_insert(frame);
     }
 
-    fn hole(&mut self, frame: u64) {
+    /// A hole in the stream at frame `frame`: what the framer holds is framed as at the stream's end
+    /// (what stays, a packet cut by the hole, is lost, counted), and the stream resynchronises after.
+    fn hole(&mut self, frame: u64, out: &mut impl FnMut(OrderMsg)) {
+        self.flush(FrameRef { index: frame, time_ns: i64::MAX }, out);
+        self.counters.resync_skipped_bytes += self.framer.pending() as u64;
         self.framer.reset();
         self.pieces.clear();
         self.resync = true;
         self.bad(frame);
     }
 
-    fn data(&mut self, mut offset: u64, mut data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        // A loop, not a recursion: each damaged header with a boundary proven after it starts a new
-        // round, and hostile bytes may hold thousands of them.
-        loop {
-            let Some(resume) = self.data_from(offset, data, meta, out) else { return };
-            data = &data[(resume - offset) as usize..];
-            offset = resume;
+    /// Frames what is held as at the stream's end: packets waiting for more bytes are judged without
+    /// them, and what holds no boundary while resynchronising is skipped.
+    fn flush(&mut self, meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let stopped = !self.resync && self.framer.pending() > 0 && !self.run(&[], true, meta, out);
+        if stopped || self.resync {
+            self.resync_loop(true, meta, out);
+        }
+        if self.resync {
+            self.counters.resync_skipped_bytes += self.window.len() as u64;
+            self.window.clear();
         }
     }
 
-    /// Frames `data` (at stream `offset`). `Some(at)`: a damaged packet header stopped the framer, no
-    /// end of it proven, and the next packet provably starts at stream offset `at` inside `data`:
-    /// framing resumes there.
-    fn data_from(
-        &mut self,
-        mut offset: u64,
-        mut data: &[u8],
-        meta: FrameRef,
-        out: &mut impl FnMut(OrderMsg),
-    ) -> Option<u64> {
-        if self.resync {
-            // The segment's start, or a boundary proven inside it.
-            let k = if starts_soupbin(data) { Some(0) } else { boundary_in(self.dir, self.proto, data, 1) };
-            let Some(k) = k else {
-                self.counters.resync_skipped_bytes += data.len() as u64;
-                return None;
-            };
-            self.counters.resync_skipped_bytes += k as u64;
-            data = &data[k..];
-            offset += k as u64;
+    fn data(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        self.pieces.push_back((offset, offset + data.len() as u64, meta));
+        if self.resync && self.window.is_empty() && starts_soupbin(data) {
+            // A segment that starts with whole packets starts one.
             self.resync = false;
             self.framer.reset();
             self.next_packet = offset;
         }
-        self.pieces.push_back((offset, offset + data.len() as u64, meta));
+        if !self.resync {
+            if self.run(data, false, meta, out) {
+                return;
+            }
+        } else {
+            if self.window.is_empty() {
+                self.window_at = offset;
+            }
+            self.window.extend_from_slice(data);
+        }
+        self.resync_loop(false, meta, out);
+    }
+
+    /// Resynchronising: frames from each boundary found in the window until none is left (a damaged
+    /// header after one puts the bytes after it back in the window). A loop, not a recursion: hostile
+    /// bytes may hold thousands of damaged headers.
+    fn resync_loop(&mut self, at_end: bool, meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        while let Some(k) = self.scan_window(at_end) {
+            let bytes = self.window.split_off(k);
+            self.counters.resync_skipped_bytes += k as u64;
+            self.window.clear();
+            self.resync = false;
+            self.framer.reset();
+            self.next_packet = self.window_at + k as u64;
+            if self.run(&bytes, at_end, meta, out) {
+                return;
+            }
+        }
+    }
+
+    /// The first place in the window where a packet boundary is proven ([`exact_chain`]), if any.
+    /// Otherwise the bytes before the first place that more bytes may still prove are dropped (counted):
+    /// none of them starts a boundary.
+    fn scan_window(&mut self, at_end: bool) -> Option<usize> {
+        let mut open = None;
+        for k in 0..self.window.len() {
+            match exact_chain(self.dir, self.proto, &self.window[k..], at_end) {
+                Some(true) => return Some(k),
+                None if !at_end => {
+                    open.get_or_insert(k);
+                }
+                _ => {}
+            }
+        }
+        let keep_from = open.unwrap_or(self.window.len());
+        self.counters.resync_skipped_bytes += keep_from as u64;
+        self.window.drain(..keep_from);
+        self.window_at += keep_from as u64;
+        // The frames of bytes gone are no longer needed.
+        while self.pieces.front().is_some_and(|&(_, end, _)| end <= self.window_at) {
+            self.pieces.pop_front();
+        }
+        None
+    }
+
+    /// Frames `data` (following what the framer holds; nothing more to come when `at_end`). Returns
+    /// whether it went through: otherwise a damaged header with no end proven stopped it, and the bytes
+    /// after its first are in the window, to resynchronise on.
+    fn run(&mut self, data: &[u8], at_end: bool, meta: FrameRef, out: &mut impl FnMut(OrderMsg)) -> bool {
         let Self { framer, pieces, next_packet, counters, dir, proto, login_user, .. } = self;
         let dir = *dir;
         // Shared by the judge and the packets' decoding, which learns it from the first Enter Order.
         let version = Cell::new(*proto);
         let result = framer.feed_judged(
             data,
-            |head| judge(dir, version.get(), head),
+            |head| judge(dir, version.get(), head, at_end),
             |framed| {
                 let pkt = match framed {
                     Framed::Packet(pkt) => pkt,
@@ -351,8 +411,9 @@ impl Framing {
                     }
                 };
                 counters.other_ends_packets += u64::from(others);
-                if dir == OrderDir::Inbound && ty == PacketType::LoginRequest {
-                    // SoupBinTCP 4.1 §2.3.1: Username, 6 alphanumerics, right after the type byte.
+                if dir == OrderDir::Inbound && ty == PacketType::LoginRequest && matches!(pkt.total_len(), 49 | 54) {
+                    // SoupBinTCP 4.1 §2.3.1: Username, 6 alphanumerics, right after the type byte (from a
+                    // Login Request of its length only: a damaged header read as one is not a login).
                     *login_user = pkt.payload().first_chunk::<6>().copied().or(*login_user);
                 }
                 let carries = match dir {
@@ -397,23 +458,19 @@ impl Framing {
         );
         *proto = version.get();
         if result.is_err() {
-            // The packet that stopped the framer starts at `next_packet`, in this piece or (begun) in
-            // an earlier one; the stream resumes at a boundary proven further in this piece, or waits.
+            // The packet that stopped the framer starts at `next_packet`; the framer holds it and what
+            // follows. Its first byte is dropped, the rest searched for a boundary.
             let start = self.next_packet;
             let at = self.pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map_or(meta.index, |p| p.2.index);
             self.counters.framing_errors += 1;
             self.bad(at);
-            let from = (start + 1).saturating_sub(offset) as usize;
-            let resume = boundary_in(self.dir, self.proto, data, from).map(|k| offset + k as u64);
-            let end = offset + data.len() as u64;
-            self.counters.resync_skipped_bytes += resume.unwrap_or(end) - start;
+            let rest = self.framer.take_pending();
             self.framer.reset();
-            self.pieces.clear();
-            match resume {
-                Some(r) => self.next_packet = r,
-                None => self.resync = true,
-            }
-            return resume;
+            self.counters.resync_skipped_bytes += rest.len().min(1) as u64;
+            self.window = rest.get(1..).unwrap_or_default().to_vec();
+            self.window_at = start + 1;
+            self.resync = true;
+            return false;
         }
         // Pieces wholly before the next packet start are no longer needed, except the one holding a
         // packet in progress.
@@ -424,80 +481,118 @@ impl Framing {
             }
             self.pieces.pop_front();
         }
-        None
+        true
     }
 }
 
 /// Whole packets a byte offset must begin, each of the length its type gives it, to be a boundary
-/// proven inside a segment ([`boundary_in`]); or fewer of them to the segment's end.
+/// proven inside a segment ([`exact_chain`]).
 const EXACT_PROOF: usize = 4;
 
-/// The whole-packet lengths a SoupBinTCP packet starting `head` (3 bytes at least) may have by its
-/// type (SoupBinTCP 4.1 §2; Login Request: 4.0's, and 4.1's with its Heartbeat Timeout; data: the
-/// OUCH message's, by its type, once `head` holds its fixed part and the version is known). `None`
-/// for a type byte SoupBinTCP does not have; no length for Debug, or an OUCH message not known.
-fn type_lens(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Option<[Option<usize>; 2]> {
-    Some(match head[2] {
-        b'A' => [Some(33), None],
-        b'J' => [Some(4), None],
-        b'H' | b'Z' | b'R' | b'O' => [Some(3), None],
-        b'L' => [Some(49), Some(54)],
-        b'+' => [None, None],
+/// What a packet's type says of its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lens {
+    /// A type byte SoupBinTCP does not have.
+    NoSuchType,
+    /// Any length: Debug, or an OUCH message of a type or version not known.
+    Free,
+    /// The whole-packet lengths it may have; `control`: a control packet, never of another length.
+    Fixed { ends: [Option<usize>; 2], control: bool },
+    /// An OUCH message whose fixed part has not all come yet.
+    NeedMore,
+}
+
+/// What the type of a SoupBinTCP packet starting `head` (3 bytes at least) says of its length
+/// (SoupBinTCP 4.1 §2; Login Request: 4.0's, and 4.1's with its Heartbeat Timeout; data: the OUCH
+/// message's by its type, once `head` holds its fixed part and the version is known).
+fn type_lens(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Lens {
+    let control = |ends| Lens::Fixed { ends, control: true };
+    match head[2] {
+        b'A' => control([Some(33), None]),
+        b'J' => control([Some(4), None]),
+        b'H' | b'Z' | b'R' | b'O' => control([Some(3), None]),
+        b'L' => control([Some(49), Some(54)]),
+        b'+' => Lens::Free,
         b'U' | b'S' => {
+            let Some(proto) = proto else { return Lens::Free };
             let msg = &head[3..];
-            let len = match (proto, dir) {
-                (None, _) => None,
-                (Some(OrderProto::Ouch50), OrderDir::Inbound) => ouch5::Inbound::len_at(msg),
-                (Some(OrderProto::Ouch50), OrderDir::Outbound) => ouch5::Outbound::len_at(msg),
-                (Some(OrderProto::Ouch42), OrderDir::Inbound) => ouch42::Inbound::len_at(msg),
-                (Some(OrderProto::Ouch42), OrderDir::Outbound) => ouch42::Outbound::len_at(msg),
+            let (len, fixed): (_, fn(u8) -> Option<usize>) = match (proto, dir) {
+                (OrderProto::Ouch50, OrderDir::Inbound) => (ouch5::Inbound::len_at(msg), ouch5::Inbound::fixed_len),
+                (OrderProto::Ouch50, OrderDir::Outbound) => (ouch5::Outbound::len_at(msg), ouch5::Outbound::fixed_len),
+                (OrderProto::Ouch42, OrderDir::Inbound) => (ouch42::Inbound::len_at(msg), ouch42::Inbound::fixed_len),
+                (OrderProto::Ouch42, OrderDir::Outbound) => {
+                    (ouch42::Outbound::len_at(msg), ouch42::Outbound::fixed_len)
+                }
             };
-            [len.map(|n| n + 3), None]
+            match (len, msg.first()) {
+                (Some(n), _) => Lens::Fixed { ends: [Some(n + 3), None], control: false },
+                (None, None) => Lens::NeedMore,
+                (None, Some(&t)) if fixed(t).is_some() => Lens::NeedMore,
+                (None, Some(_)) => Lens::Free,
+            }
         }
-        _ => return None,
-    })
+        _ => Lens::NoSuchType,
+    }
 }
 
 /// What a SoupBinTCP packet of stream direction `dir` starting `head` (3 bytes at least: its bytes
-/// up to the last one received) can be, by its type byte and what it holds. An end is proven where
-/// SoupBinTCP packets follow it ([`starts_soupbin`]) or where the bytes received end.
-/// - A packet whose length is its type's, or whose own end is proven, is framed by its length (its
-///   message, if of the wrong length, is counted malformed).
-/// - Otherwise, a type byte SoupBinTCP does not have, or a length other than its type's where the
-///   type's end is proven, is a damaged header: the stream resumes at the proven end (a damaged
-///   type byte: the packet's own end; a damaged length: its type's).
-/// - Where the packets after such an end are cut by the bytes received, the packet waits for more.
-/// - A type byte SoupBinTCP lacks with no end proven stops the framer: the stream waits for a
-///   boundary it can prove. Any other packet is framed by its length.
+/// up to the last one received; `at_end`: no more will come) can be, by its type byte and what it
+/// holds. An end is proven by whole packets of known types after it ([`starts_soupbin`]), less surely
+/// by the bytes received ending there.
+/// - A packet whose length is its type's, or whose own end is proven by packets after it, is framed
+///   by its length (its message, if of the wrong length, is counted malformed).
+/// - A length other than its type's where packets after the type's end prove it: a damaged length,
+///   skipped to that end. A type byte SoupBinTCP lacks: skipped to its own end, where proven.
+/// - Where more bytes may decide (the ends not received yet, or packets after them cut by the bytes'
+///   end), the packet waits for them.
+/// - Then the bytes' end: at the packet's own end, it is framed; at its type's, skipped there.
+/// - Otherwise a type byte SoupBinTCP lacks, or a control packet of another length (never
+///   legitimate), stops the framer: the stream looks for a boundary it can prove. Any other packet is
+///   framed by its length.
 ///
 /// A damaged length otherwise swallows every packet up to where it points (or ends early, and the
 /// next header, read from the message's middle, is caught here).
-fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Judgement {
+fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8], at_end: bool) -> Judgement {
     let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
     let lens = type_lens(dir, proto, head);
-    if lens.is_some_and(|l| l.contains(&Some(declared))) {
-        return Judgement::Plausible;
-    }
-    let proven = |end: usize| end == head.len() || (end < head.len() && starts_soupbin(&head[end..]));
-    // Packets after `end` so far, cut by the bytes received: more bytes may prove it.
-    let may_prove = |end: usize| end < head.len() && open_chain(&head[end..]);
-    let Some(lens) = lens else {
-        return if proven(declared) {
+    let ends = match lens {
+        Lens::Fixed { ends, .. } if ends.contains(&Some(declared)) => return Judgement::Plausible,
+        Lens::Fixed { ends, .. } => ends,
+        Lens::Free => return Judgement::Plausible,
+        Lens::NeedMore => return if at_end { Judgement::Plausible } else { Judgement::Wait },
+        Lens::NoSuchType => [None, None],
+    };
+    let mut ends = ends.into_iter().flatten();
+    // At the stream's end, packets after `end` cut by it prove it as well as whole ones.
+    let chained =
+        |end: usize| end < head.len() && (starts_soupbin(&head[end..]) || (at_end && open_chain(&head[end..])));
+    let undecided = |end: usize| !at_end && (end > head.len() || (end < head.len() && open_chain(&head[end..])));
+    if lens == Lens::NoSuchType {
+        return if chained(declared) || declared == head.len() {
             Judgement::Misframed { resume: Some(declared) }
-        } else if may_prove(declared) {
+        } else if undecided(declared) {
             Judgement::Wait
         } else {
             Judgement::Misframed { resume: None }
         };
-    };
-    if proven(declared) {
+    }
+    if chained(declared) {
         return Judgement::Plausible;
     }
-    let mut ends = lens.into_iter().flatten();
-    if let Some(end) = ends.clone().find(|&end| proven(end)) {
+    if let Some(end) = ends.clone().find(|&e| chained(e)) {
         return Judgement::Misframed { resume: Some(end) };
     }
-    if ends.any(may_prove) { Judgement::Wait } else { Judgement::Plausible }
+    if ends.clone().any(undecided) {
+        return Judgement::Wait;
+    }
+    let control = matches!(lens, Lens::Fixed { control: true, .. });
+    if declared == head.len() && !control {
+        return Judgement::Plausible;
+    }
+    if let Some(end) = ends.find(|&e| e == head.len()) {
+        return Judgement::Misframed { resume: Some(end) };
+    }
+    if control { Judgement::Misframed { resume: None } } else { Judgement::Plausible }
 }
 
 /// Whether `b` holds SoupBinTCP packet headers of known types chained to its end, the last packet
@@ -522,29 +617,43 @@ fn open_chain(b: &[u8]) -> bool {
     false
 }
 
-/// Whether `b` begins with [`EXACT_PROOF`] whole packets each of the length its type gives it, or
-/// is fewer such packets to its end.
-fn exact_chain(dir: OrderDir, proto: Option<OrderProto>, b: &[u8]) -> bool {
-    let mut off = 0;
-    for _ in 0..EXACT_PROOF {
-        if off == b.len() {
-            return off > 0;
+/// Whether a packet boundary is proven at the start of `b`: [`EXACT_PROOF`] whole packets each of the
+/// length its type gives it, or fewer to its end when they are two at least or hold an OUCH message.
+/// `None`: more bytes may tell (the packets so far are such, the next one cut). With `at_end` (no more
+/// bytes will come), a packet cut by the end counts as the end.
+fn exact_chain(dir: OrderDir, proto: Option<OrderProto>, b: &[u8], at_end: bool) -> Option<bool> {
+    let (mut off, mut packets, mut data) = (0, 0, false);
+    let cut = |packets: usize, data: bool| {
+        if packets >= 2 || data {
+            Some(true)
+        } else if at_end {
+            Some(false)
+        } else {
+            None
         }
-        let Some(head) = b.get(off..).filter(|h| h.len() >= 3) else { return false };
+    };
+    while packets < EXACT_PROOF {
+        let head = &b[off..];
+        if head.is_empty() {
+            return cut(packets, data);
+        }
+        let open = if at_end { cut(packets, data) } else { None };
+        if head.len() < 3 {
+            return open;
+        }
         let declared = 2 + usize::from(u16::from_be_bytes([head[0], head[1]]));
-        let exact = type_lens(dir, proto, head).is_some_and(|l| l.contains(&Some(declared)));
-        if !exact || declared > head.len() {
-            return false;
+        match type_lens(dir, proto, head) {
+            Lens::Fixed { ends, control } if ends.contains(&Some(declared)) => data |= !control,
+            Lens::NeedMore => return open,
+            _ => return Some(false),
+        }
+        if declared > head.len() {
+            return open;
         }
         off += declared;
+        packets += 1;
     }
-    true
-}
-
-/// The first offset of `data` from `from` on where a packet boundary is proven ([`exact_chain`]):
-/// after a hole or a damaged header in a busy session, where segments seldom start a packet.
-fn boundary_in(dir: OrderDir, proto: Option<OrderProto>, data: &[u8], from: usize) -> Option<usize> {
-    (from..data.len()).find(|&k| exact_chain(dir, proto, &data[k..]))
+    Some(true)
 }
 
 /// The OUCH version an Enter Order `msg` shows by its length: 4.2's is 49 bytes, 5.0's 47 plus its
@@ -630,68 +739,75 @@ mod tests {
         let h = |lead: &[u8], tail: &[u8]| [lead, tail].concat();
         let mut appendage_50 = enter50();
         appendage_50[48..50].copy_from_slice(&50u16.to_be_bytes());
-        let cases: Vec<(OrderDir, Option<OrderProto>, Vec<u8>, Judgement)> = vec![
+        let (more, end) = (false, true);
+        type Case = (OrderDir, Option<OrderProto>, Vec<u8>, bool, Judgement);
+        let cases: Vec<Case> = vec![
             // 0-3: right lengths.
-            (out, v50, heartbeat.to_vec(), Plausible),
-            (inb, v50, h(&[0, 47, b'L'], &[b' '; 47]), Plausible),
-            (inb, v50, h(&[0, 52, b'L'], &[b' '; 52]), Plausible),
-            (inb, v50, enter50(), Plausible),
+            (out, v50, heartbeat.to_vec(), more, Plausible),
+            (inb, v50, h(&[0, 47, b'L'], &[b' '; 47]), more, Plausible),
+            (inb, v50, h(&[0, 52, b'L'], &[b' '; 52]), more, Plausible),
+            (inb, v50, enter50(), more, Plausible),
             // 4: Debug: any length.
-            (inb, v50, h(&[0, 200, b'+'], b"text"), Plausible),
-            // 5-7: no such type: skipped to its own end where proven (the bytes end there, or a packet
-            // follows); else the stream waits for a boundary.
-            (inb, v50, vec![0, 1, b'u'], Misframed { resume: Some(3) }),
-            (inb, v50, h(&[0, 1, b'u'], &heartbeat), Misframed { resume: Some(3) }),
-            (inb, v50, vec![0, 1, b'u', 0, 0], Misframed { resume: None }),
-            // 8: packets after its end so far, the last cut: more bytes may prove it.
-            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], Wait),
-            // 9-11: a heartbeat whose length says 5 bytes: a heartbeat follows its 3 (proof), or nothing
-            // does; bytes that are no packet prove nothing.
-            (out, v50, h(&[0, 3, b'H'], &heartbeat), Misframed { resume: Some(3) }),
-            (out, v50, vec![0, 3, b'H'], Misframed { resume: Some(3) }),
-            (out, v50, h(&[0, 3, b'H', 0, 0], &[0, 0]), Plausible),
-            // 12-17: an order whose length says 1,024: its 50 bytes, then a heartbeat; or the segment
-            // ends at 50; a header cut after 50 waits for more; bytes that are no packet prove nothing;
-            // and neither does an unknown version.
-            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat), Misframed { resume: Some(50) }),
-            (inb, v50, with_len(enter50(), 1_024), Misframed { resume: Some(50) }),
-            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), Wait),
-            (inb, v50, h(&with_len(enter50(), 1_024), &[0, 0]), Plausible),
-            (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), Plausible),
-            (inb, None, with_len(enter50(), 1_024), Plausible),
+            (inb, v50, h(&[0, 200, b'+'], b"text"), more, Plausible),
+            // 5-8: no such type: skipped to its own end where proven (a packet follows, or the bytes end
+            // there); waits while packets after it are cut by the bytes' end; else stops the framer.
+            (inb, v50, vec![0, 1, b'u'], more, Misframed { resume: Some(3) }),
+            (inb, v50, h(&[0, 1, b'u'], &heartbeat), more, Misframed { resume: Some(3) }),
+            (inb, v50, vec![0, 1, b'u', 0, 0], more, Misframed { resume: None }),
+            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], more, Wait),
+            // 9-11: a heartbeat whose length says 5 bytes: a heartbeat follows its 3 (proof), or the
+            // bytes end there; bytes that are no packet: a control packet of another length stops it.
+            (out, v50, h(&[0, 3, b'H'], &heartbeat), more, Misframed { resume: Some(3) }),
+            (out, v50, vec![0, 3, b'H'], more, Misframed { resume: Some(3) }),
+            (out, v50, h(&[0, 3, b'H', 0, 0], &[0, 0]), more, Misframed { resume: None }),
+            // 12-15: an order whose length says 1,024: its 50 bytes, then a heartbeat; or the bytes end
+            // at 50; a header cut after 50 waits for more; bytes that are no packet prove nothing.
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat), more, Misframed { resume: Some(50) }),
+            (inb, v50, with_len(enter50(), 1_024), more, Misframed { resume: Some(50) }),
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), more, Wait),
+            (inb, v50, h(&with_len(enter50(), 1_024), &[0, 0]), more, Plausible),
+            // 16-17: its fixed part not all there yet: waits for it; nor with the version unknown.
+            (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), more, Wait),
+            (inb, None, with_len(enter50(), 1_024), more, Plausible),
             // 18: an order whose length says 20: its 50 bytes hold it, a heartbeat follows.
-            (inb, v50, h(&with_len(enter50(), 20), &heartbeat), Misframed { resume: Some(50) }),
-            // 19: its fixed part not all there yet: nothing to go by.
-            (inb, v50, with_len(enter50(), 1_024)[..40].to_vec(), Plausible),
-            // 20: a type OUCH 5.0 does not know.
-            (inb, v50, h(&[0, 200, b'U', b'#'], &heartbeat), Plausible),
-            // 21-22: the packet's own end proven: framed by its length, its message counted malformed
-            // (4.2's Enter Order is 49 bytes, one more than this one; an appendage length damaged to 50).
-            (inb, Some(OrderProto::Ouch42), h(&enter50(), &heartbeat), Plausible),
-            (inb, v50, h(&appendage_50, &heartbeat.repeat(20)), Plausible),
+            (inb, v50, h(&with_len(enter50(), 20), &heartbeat), more, Misframed { resume: Some(50) }),
+            // 19: a type OUCH 5.0 does not know.
+            (inb, v50, h(&[0, 200, b'U', b'#'], &heartbeat), more, Plausible),
+            // 20-21: the packet's own end proven by a packet after it: framed by its length, its message
+            // counted malformed (4.2's Enter Order is 49 bytes, one more than this one; an appendage
+            // length damaged to 50).
+            (inb, Some(OrderProto::Ouch42), h(&enter50(), &heartbeat), more, Plausible),
+            (inb, v50, h(&appendage_50, &heartbeat.repeat(20)), more, Plausible),
+            // 22-24: at the stream's end nothing waits, and a packet cut by the end proves as a whole one.
+            (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), end, Plausible),
+            (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), end, Misframed { resume: Some(50) }),
+            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], end, Misframed { resume: None }),
         ];
-        for (i, (dir, proto, head, want)) in cases.into_iter().enumerate() {
-            assert_eq!(judge(dir, proto, &head), want, "case {i}");
+        for (i, (dir, proto, head, at_end, want)) in cases.into_iter().enumerate() {
+            assert_eq!(judge(dir, proto, &head, at_end), want, "case {i}");
         }
     }
 
     /// A boundary inside a segment is a chain of packets each of its type's length: four, or fewer to
-    /// the end. Found after bytes that are no packet; not in a chain holding a packet of another
-    /// length, nor where the version is unknown (an OUCH message's length is then unknown).
+    /// the end when two at least or one holding an OUCH message (a lone 3-byte heartbeat look-alike
+    /// proves nothing). Undecided while the chain so far is such and the next packet is cut.
     #[test]
-    fn a_boundary_inside_a_segment_is_a_chain_of_exact_lengths() {
+    fn a_boundary_is_a_chain_of_exact_lengths() {
         let (inb, v50) = (OrderDir::Inbound, Some(OrderProto::Ouch50));
-        let orders = enter50().repeat(4);
-        let tail = [&b"xyz"[..], &orders].concat();
-        assert_eq!(boundary_in(inb, v50, &tail, 0), Some(3));
-        assert_eq!(boundary_in(inb, v50, &[&b"xyz"[..], &enter50()].concat(), 1), Some(3));
-        assert_eq!(boundary_in(inb, None, &tail, 0), None);
-        // A chain through a packet of another length is none: the order after it, alone to the end, is.
-        let wrong = [&b"xyz"[..], &enter50(), &with_len(enter50(), 49), &enter50()].concat();
-        assert_eq!(boundary_in(inb, v50, &wrong, 0), Some(103));
-        // Heartbeats are exact too (the chain's fourth ends inside the data: whole packets only).
-        let hb = [&b"\x07"[..], &[0, 1, b'R'].repeat(3), &[0, 1]].concat();
-        assert_eq!(boundary_in(inb, v50, &hb, 0), None);
-        assert!(exact_chain(inb, v50, &[0, 1, b'R'].repeat(3)));
+        let hb = [0u8, 1, b'R'];
+        let cases: Vec<(Option<OrderProto>, Vec<u8>, Option<bool>)> = vec![
+            (v50, enter50().repeat(4), Some(true)),
+            (v50, enter50(), Some(true)),
+            (v50, hb.repeat(2), Some(true)),
+            (v50, hb.to_vec(), None),
+            (v50, [&hb[..], &enter50()[..30]].concat(), None),
+            (v50, enter50()[..30].to_vec(), None),
+            (v50, [enter50(), with_len(enter50(), 49)].concat(), Some(false)),
+            (v50, b"xyz".to_vec(), Some(false)),
+            (None, enter50(), Some(false)),
+        ];
+        for (i, (proto, b, want)) in cases.into_iter().enumerate() {
+            assert_eq!(exact_chain(inb, proto, &b, false), want, "case {i}");
+        }
     }
 }

@@ -341,6 +341,15 @@ macro_rules! ouch_direction {
         }
 
         impl<'a> $enum<'a> {
+            /// The fixed length of messages of type byte `t`; `None` for a type this decoder does not
+            /// know.
+            pub fn fixed_len(t: u8) -> Option<usize> {
+                match $ty::from(t) {
+                    $( $ty::$variant => Some($variant::<&[u8]>::LEN), )+
+                    $ty::Unknown(_) => None,
+                }
+            }
+
             /// The length its type gives a message that starts `head` (its fixed length, plus the
             /// appendage it announces), once `head` holds its fixed part; `None` before that, and
             /// for a type this decoder does not know.

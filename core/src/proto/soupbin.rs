@@ -326,7 +326,8 @@ pub enum Framed<'a> {
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
 ///
 /// Complete packets inside a chunk are handed out without copying; only a packet split across
-/// chunks is copied into an internal buffer, which never holds more than `max_packet` bytes.
+/// chunks is copied into an internal buffer, which holds at most `max_packet` bytes; with a judge
+/// ([`Framer::feed_judged`]) that waits, also the few packets it looks at after one (each bounded so).
 #[derive(Debug, Clone)]
 pub struct Framer {
     pending: Vec<u8>,
@@ -384,21 +385,18 @@ impl Framer {
         }
         if self.pending.is_empty() {
             let (result, used) = self.frame(chunk, &mut judge, &mut on);
-            if result.is_ok() {
-                // What is left is shorter than its packet (bounded by max_packet), or waits with the
-                // few packets its judge needs to see after it.
-                self.pending.extend_from_slice(&chunk[used..]);
-            }
+            // What is left: a packet shorter than its length (bounded by max_packet), or one waiting
+            // with the few packets its judge needs after it; after an error, from the packet that
+            // stopped the framer ([`Framer::take_pending`]).
+            self.pending.extend_from_slice(&chunk[used..]);
             return result;
         }
         // A packet begun in an earlier chunk: framed, and judged, with the bytes after it.
         let mut joined = std::mem::take(&mut self.pending);
         joined.extend_from_slice(chunk);
         let (result, used) = self.frame(&joined, &mut judge, &mut on);
-        if result.is_ok() {
-            joined.drain(..used);
-            self.pending = joined;
-        }
+        joined.drain(..used);
+        self.pending = joined;
         result
     }
 
@@ -464,6 +462,14 @@ impl Framer {
         self.offset += self.pending.len() as u64;
         self.pending.clear();
         self.failed = None;
+    }
+
+    /// Takes the bytes held (a packet split across chunks, one waiting for its judge, or after an
+    /// error the bytes from the packet that stopped the framer), as [`Framer::reset`] drops them.
+    pub fn take_pending(&mut self) -> Vec<u8> {
+        self.offset += self.pending.len() as u64;
+        self.failed = None;
+        std::mem::take(&mut self.pending)
     }
 
     /// Bytes held for a packet split across chunks.
@@ -637,13 +643,16 @@ mod tests {
         let mut f = Framer::new(10);
         let mut n = 0;
         assert_eq!(f.feed(&[0, 3, b'U', 1, 2], |_| n += 1), Ok(1));
-        // 9 + 2 = 11 bytes > 10: refused before buffering anything.
+        // 9 + 2 = 11 bytes > 10: refused; the bytes from it are held for the caller (`take_pending`),
+        // and dropped by a reset, which counts them in the stream offset.
         assert_eq!(f.feed(&[0, 9, b'U'], |_| n += 1), Err(FrameError::TooLong { offset: 5, len: 11, max: 10 }));
         assert_eq!(f.feed(&[0, 1, b'R'], |_| n += 1), Err(FrameError::TooLong { offset: 5, len: 11, max: 10 }));
+        assert_eq!(f.pending(), 3);
         f.reset();
         assert_eq!(f.feed(&[0, 1, b'R', 0], |_| n += 1), Ok(1));
         assert_eq!(f.pending(), 1);
-        assert_eq!(f.feed(&[0], |_| n += 1), Err(FrameError::ZeroLength { offset: 8 }));
+        assert_eq!(f.feed(&[0], |_| n += 1), Err(FrameError::ZeroLength { offset: 11 }));
+        assert_eq!(f.take_pending(), [0, 0]);
         assert_eq!(n, 2);
     }
 
