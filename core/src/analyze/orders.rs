@@ -778,10 +778,11 @@ mod tests {
             // length damaged to 50).
             (inb, Some(OrderProto::Ouch42), h(&enter50(), &heartbeat), more, Plausible),
             (inb, v50, h(&appendage_50, &heartbeat.repeat(20)), more, Plausible),
-            // 22-24: at the stream's end nothing waits, and a packet cut by the end proves as a whole one.
+            // 22-25: at the stream's end nothing waits, and a packet cut by the end proves as a whole one.
             (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), end, Plausible),
             (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), end, Misframed { resume: Some(50) }),
-            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], end, Misframed { resume: None }),
+            (inb, v50, vec![0, 1, b'u', 0, 5, b'U', 1], end, Misframed { resume: Some(3) }),
+            (inb, v50, vec![0, 1, b'u', 0, 0], end, Misframed { resume: None }),
         ];
         for (i, (dir, proto, head, at_end, want)) in cases.into_iter().enumerate() {
             assert_eq!(judge(dir, proto, &head, at_end), want, "case {i}");
