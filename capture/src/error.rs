@@ -16,6 +16,8 @@ pub struct ReadError {
     pub offset: u64,
     /// Number of records (frames and skipped records/blocks) read before it.
     pub frame_index: u64,
+    /// Number of packets (frames) read before it: tshark numbers the next one `packets + 1`.
+    pub packets: u64,
     /// What was wrong.
     pub kind: ReadErrorKind,
 }
@@ -25,7 +27,7 @@ impl fmt::Display for ReadError {
         match &self.kind {
             // Nothing was read: no place in the file to name.
             ReadErrorKind::Open(e) => write!(f, "{}: cannot open it: {e}", self.path),
-            kind => write!(f, "{}: at byte {} (record {}): {kind}", self.path, self.offset, self.frame_index),
+            kind => write!(f, "{}: {}: {kind}", self.path, place(self.offset, self.frame_index, self.packets)),
         }
     }
 }
@@ -105,8 +107,17 @@ pub struct ReadWarning {
     pub offset: u64,
     /// Number of records read before it.
     pub frame_index: u64,
+    /// Number of packets (frames) read before it.
+    pub packets: u64,
     /// What happened.
     pub kind: WarningKind,
+}
+
+/// Where in a file: its byte, the records before (pcapng counts its header and interface blocks
+/// too) and the packets before (what tshark numbers).
+fn place(offset: u64, records: u64, packets: u64) -> String {
+    let s = if packets == 1 { "" } else { "s" };
+    format!("at byte {offset} (record {records}, after {packets} packet{s})")
 }
 
 /// Kinds of [`ReadWarning`].
@@ -147,17 +158,16 @@ impl fmt::Display for ReadWarning {
         match self.kind {
             WarningKind::Truncated { needed, have } => write!(
                 f,
-                "at byte {} (record {}): file cut short inside a record: {} of {} bytes present, {} missing",
-                self.offset,
-                self.frame_index,
+                "{}: file cut short inside a record: {} of {} bytes present, {} missing",
+                place(self.offset, self.frame_index, self.packets),
                 have,
                 needed,
                 needed.saturating_sub(have)
             ),
             WarningKind::CompressedStreamCut => write!(
                 f,
-                "at byte {} (record {}): compressed stream ends early (file cut short)",
-                self.offset, self.frame_index
+                "{}: compressed stream ends early (file cut short)",
+                place(self.offset, self.frame_index, self.packets)
             ),
             WarningKind::TrailingData { bytes, compression } => {
                 let name = match compression {

@@ -112,13 +112,15 @@ impl CaptureReader {
         let name = path.display().to_string();
         match File::open(path) {
             Ok(f) => CaptureReader::from_reader(name, Box::new(f)),
-            Err(e) => Err(ReadError { path: name, offset: 0, frame_index: 0, kind: ReadErrorKind::Open(e) }),
+            Err(e) => {
+                Err(ReadError { path: name, offset: 0, frame_index: 0, packets: 0, kind: ReadErrorKind::Open(e) })
+            }
         }
     }
 
     /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
-        let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, kind };
+        let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
         let (src, compression, trailing) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
         let mut buf = ChunkBuffer::new(src);
         buf.fill(4).map_err(|e| err(ReadErrorKind::Io(e)))?;
@@ -291,6 +293,7 @@ impl CaptureReader {
                         path: self.name.clone(),
                         offset: self.buf.offset(),
                         frame_index: self.stats.records,
+                        packets: self.stats.frames,
                         kind,
                     });
                 }
@@ -303,12 +306,14 @@ impl CaptureReader {
         self.done = true;
         self.stats.bytes = self.buf.offset();
         if let Some(kind) = warning {
-            self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
+            let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
+            self.warnings.push(ReadWarning { offset, frame_index, packets, kind });
         }
         let ignored = self.trailing.as_ref().map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
         if ignored > 0 {
             let kind = WarningKind::TrailingData { bytes: ignored, compression: self.format.compression };
-            self.warnings.push(ReadWarning { offset: self.buf.offset(), frame_index: self.stats.records, kind });
+            let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
+            self.warnings.push(ReadWarning { offset, frame_index, packets, kind });
         }
         None
     }

@@ -355,7 +355,7 @@ fn large_records_and_length_bound() {
     assert_eq!(
         e.to_string(),
         format!(
-            "hostile.pcap: at byte {bad_at} (record 1): pcap record captured length 1073741824 exceeds the maximum of \
+            "hostile.pcap: at byte {bad_at} (record 1, after 1 packet): pcap record captured length 1073741824 exceeds the maximum of \
              268435456 bytes (corrupt length field?)"
         )
     );
@@ -387,8 +387,10 @@ fn pcapng_errors_and_cut_blocks() {
     f.extend(ng.epb(3, 2, &eth_frame(2), 60, &[]));
     let (n, e, _) = read(f);
     let e = e.unwrap();
-    assert_eq!((n, e.offset, e.frame_index), (1, at, 3));
+    assert_eq!((n, e.offset, e.frame_index, e.packets), (1, at, 3, 1));
     assert!(e.to_string().contains("interface 3 not defined in this section (1 IDBs)"), "{e}");
+    // The place counts records (SHB and IDB too) and the packets before, as tshark numbers them.
+    assert!(e.to_string().starts_with(&format!("t.pcapng: at byte {at} (record 3, after 1 packet): ")), "{e}");
     // Trailing length mismatch.
     let mut f = good.clone();
     let mut b = ng.epb(0, 2, &eth_frame(2), 60, &[]);
@@ -544,8 +546,9 @@ fn unknown_format_names_the_file() {
         .err()
         .unwrap();
     assert!(
-        e.to_string()
-            .starts_with("notes.txt: at byte 0 (record 0): unknown file format (first bytes, hex: 68 65 6c 6c"),
+        e.to_string().starts_with(
+            "notes.txt: at byte 0 (record 0, after 0 packets): unknown file format (first bytes, hex: 68 65 6c 6c"
+        ),
         "{e}"
     );
     let e = CaptureReader::from_reader("empty".into(), Box::new(std::io::Cursor::new(Vec::new()))).err().unwrap();

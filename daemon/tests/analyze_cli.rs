@@ -163,7 +163,14 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     assert_eq!(r["input"]["complete"], true);
     assert_eq!(r["counters"]["frames"], 500);
     let w = r["input"]["warnings"][0].as_str().unwrap();
-    assert!(w.starts_with(&format!("{}: at byte {} (record 500): file cut short", cut.display(), records[500])), "{w}");
+    assert!(
+        w.starts_with(&format!(
+            "{}: at byte {} (record 500, after 500 packets): file cut short",
+            cut.display(),
+            records[500]
+        )),
+        "{w}"
+    );
     // The table says so too: a report saved from standard output must not pass for a whole capture's.
     let text = |path: &Path| String::from_utf8(wirestamp(&["analyze", "-q", path.to_str().unwrap()]).stdout).unwrap();
     assert!(text(&cut).lines().any(|l| l == format!("input: {w}")), "{}", text(&cut));
@@ -179,7 +186,7 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     let stopped = r["input"]["stopped"].as_str().unwrap();
     assert!(
         stopped.starts_with(&format!(
-            "stopped after 100 frames: {}: at byte {} (record 100)",
+            "stopped after 100 frames: {}: at byte {} (record 100, after 100 packets)",
             bad.display(),
             records[100]
         )),
