@@ -774,3 +774,22 @@ fn symbol_rows_stop_at_1024_and_the_rest_share_one() {
         "{notes:?}"
     );
 }
+
+/// A session detected from the exchange's heartbeats, its version unknown, whose client stream the
+/// capture begins 7 bytes into order 1, cut anywhere at first (stream bytes 7..70, 70..130, 130..200),
+/// then one order per segment (orders 5 to 10). A boundary is proven by either version's lengths and
+/// across segments: orders 2 to 10 are read, order 1's 43 bytes skipped. Before, with the version
+/// unknown no order proved a boundary, and the bytes held kept a segment's start from proving one: 0.
+#[test]
+fn a_detected_session_begun_mid_packet_resynchronises_without_its_version() {
+    let stream: Vec<u8> = (1..=10).flat_map(order).collect();
+    let cuts = [7, 70, 130, 200, 250, 300, 350, 400, 450, 500];
+    let mut frames = vec![(T0, segment(false, 1, 1, 0x18, &[0, 1, b'H']))];
+    for (i, w) in cuts.windows(2).enumerate() {
+        frames.push((T0 + (i as i64 + 1) * MS, segment(true, 1_000 + w[0] as u32, 4, 0x18, &stream[w[0]..w[1]])));
+    }
+    let r = analyze_frames("midstart-unknown-version", &frames, &[]);
+    let s = &r["connections"][0]["to_exchange"];
+    let got = ["ouch_messages", "resync_skipped_bytes", "framing_errors"].map(|k| s[k].as_u64().unwrap());
+    assert_eq!(got, [9, 43, 0], "{s}");
+}

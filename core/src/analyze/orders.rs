@@ -102,6 +102,11 @@ struct Framing {
     /// (stream offset `window_at`), searched for one as segments come ([`Framing::scan_window`]).
     window: Vec<u8>,
     window_at: u64,
+    /// Places of the window that more bytes may still prove, in order, and how far it was looked at:
+    /// each place is looked at once more only while undecided (hostile bytes may keep one open for
+    /// 64 KiB, over thousands of segments).
+    open_at: Vec<usize>,
+    scanned_to: usize,
 }
 
 impl OrderStream {
@@ -122,6 +127,8 @@ impl OrderStream {
                 login_user: None,
                 window: Vec::new(),
                 window_at: 0,
+                open_at: Vec::new(),
+                scanned_to: 0,
             },
         }
     }
@@ -232,7 +239,7 @@ impl OrderStream {
         fr.pieces.clear();
         fr.next_packet = 0;
         fr.resync = false;
-        fr.window.clear();
+        fr.set_window(Vec::new(), 0);
     }
 
     /// This direction sent a FIN after `payload_len` bytes at `seq`.
@@ -296,22 +303,17 @@ impl Framing {
     fn flush(&mut self, meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let stopped = !self.resync && self.framer.pending() > 0 && !self.run(&[], true, meta, out);
         if stopped || self.resync {
-            self.resync_loop(true, meta, out);
+            self.resync_loop(true, None, meta, out);
         }
         if self.resync {
             self.counters.resync_skipped_bytes += self.window.len() as u64;
-            self.window.clear();
+            self.set_window(Vec::new(), 0);
         }
     }
 
     fn data(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
-        if self.resync && self.window.is_empty() && starts_soupbin(data) {
-            // A segment that starts with whole packets starts one.
-            self.resync = false;
-            self.framer.reset();
-            self.next_packet = offset;
-        }
+        let mut segment_start = None;
         if !self.resync {
             if self.run(data, false, meta, out) {
                 return;
@@ -320,46 +322,72 @@ impl Framing {
             if self.window.is_empty() {
                 self.window_at = offset;
             }
+            // This segment's start may prove a boundary as such (whole packets after it).
+            segment_start = Some(self.window.len());
             self.window.extend_from_slice(data);
         }
-        self.resync_loop(false, meta, out);
+        self.resync_loop(false, segment_start, meta, out);
+    }
+
+    /// Sets the window to `bytes`, at stream offset `at`, none of it looked at yet.
+    fn set_window(&mut self, bytes: Vec<u8>, at: u64) {
+        self.window = bytes;
+        self.window_at = at;
+        self.open_at.clear();
+        self.scanned_to = 0;
     }
 
     /// Resynchronising: frames from each boundary found in the window until none is left (a damaged
     /// header after one puts the bytes after it back in the window). A loop, not a recursion: hostile
     /// bytes may hold thousands of damaged headers.
-    fn resync_loop(&mut self, at_end: bool, meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        while let Some(k) = self.scan_window(at_end) {
+    fn resync_loop(
+        &mut self,
+        at_end: bool,
+        mut segment_start: Option<usize>,
+        meta: FrameRef,
+        out: &mut impl FnMut(OrderMsg),
+    ) {
+        while let Some(k) = self.scan_window(at_end, segment_start.take()) {
             let bytes = self.window.split_off(k);
             self.counters.resync_skipped_bytes += k as u64;
-            self.window.clear();
+            let at = self.window_at + k as u64;
+            self.set_window(Vec::new(), 0);
             self.resync = false;
             self.framer.reset();
-            self.next_packet = self.window_at + k as u64;
+            self.next_packet = at;
             if self.run(&bytes, at_end, meta, out) {
                 return;
             }
         }
     }
 
-    /// The first place in the window where a packet boundary is proven ([`exact_chain`]), if any.
-    /// Otherwise the bytes before the first place that more bytes may still prove are dropped (counted):
-    /// none of them starts a boundary.
-    fn scan_window(&mut self, at_end: bool) -> Option<usize> {
-        let mut open = None;
-        for k in 0..self.window.len() {
-            match exact_chain(self.dir, self.proto, &self.window[k..], at_end) {
+    /// The first place in the window where a packet boundary is proven ([`exact_chain`], or at
+    /// `segment_start`, a segment's start, [`starts_soupbin`]), if any. Otherwise the bytes before the
+    /// first place that more bytes may still prove are dropped (counted): none of them starts a
+    /// boundary. Places found undecided are looked at again, the others not.
+    fn scan_window(&mut self, at_end: bool, segment_start: Option<usize>) -> Option<usize> {
+        let (dir, proto) = (self.dir, self.proto);
+        let candidates = std::mem::take(&mut self.open_at).into_iter().chain(self.scanned_to..self.window.len());
+        let mut open = Vec::new();
+        for k in candidates {
+            let at = &self.window[k..];
+            let proven = if segment_start == Some(k) && starts_soupbin(at) {
+                Some(true)
+            } else {
+                exact_chain(dir, proto, at, at_end)
+            };
+            match proven {
                 Some(true) => return Some(k),
-                None if !at_end => {
-                    open.get_or_insert(k);
-                }
+                None if !at_end => open.push(k),
                 _ => {}
             }
         }
-        let keep_from = open.unwrap_or(self.window.len());
+        let keep_from = open.first().copied().unwrap_or(self.window.len());
         self.counters.resync_skipped_bytes += keep_from as u64;
         self.window.drain(..keep_from);
         self.window_at += keep_from as u64;
+        self.open_at = open.into_iter().map(|k| k - keep_from).collect();
+        self.scanned_to = self.window.len();
         // The frames of bytes gone are no longer needed.
         while self.pieces.front().is_some_and(|&(_, end, _)| end <= self.window_at) {
             self.pieces.pop_front();
@@ -467,8 +495,7 @@ impl Framing {
             let rest = self.framer.take_pending();
             self.framer.reset();
             self.counters.resync_skipped_bytes += rest.len().min(1) as u64;
-            self.window = rest.get(1..).unwrap_or_default().to_vec();
-            self.window_at = start + 1;
+            self.set_window(rest.get(1..).unwrap_or_default().to_vec(), start + 1);
             self.resync = true;
             return false;
         }
@@ -514,7 +541,20 @@ fn type_lens(dir: OrderDir, proto: Option<OrderProto>, head: &[u8]) -> Lens {
         b'L' => control([Some(49), Some(54)]),
         b'+' => Lens::Free,
         b'U' | b'S' => {
-            let Some(proto) = proto else { return Lens::Free };
+            let Some(proto) = proto else {
+                // Version not known yet: either one's lengths.
+                return match (
+                    type_lens(dir, Some(OrderProto::Ouch50), head),
+                    type_lens(dir, Some(OrderProto::Ouch42), head),
+                ) {
+                    (Lens::Fixed { ends: [a, _], .. }, Lens::Fixed { ends: [b, _], .. }) => {
+                        Lens::Fixed { ends: [a, b], control: false }
+                    }
+                    (fixed @ Lens::Fixed { .. }, _) | (_, fixed @ Lens::Fixed { .. }) => fixed,
+                    (Lens::NeedMore, _) | (_, Lens::NeedMore) => Lens::NeedMore,
+                    _ => Lens::Free,
+                };
+            };
             let msg = &head[3..];
             let (len, fixed): (_, fn(u8) -> Option<usize>) = match (proto, dir) {
                 (OrderProto::Ouch50, OrderDir::Inbound) => (ouch5::Inbound::len_at(msg), ouch5::Inbound::fixed_len),
@@ -766,9 +806,10 @@ mod tests {
             (inb, v50, with_len(enter50(), 1_024), more, Misframed { resume: Some(50) }),
             (inb, v50, h(&with_len(enter50(), 1_024), &heartbeat[..2]), more, Wait),
             (inb, v50, h(&with_len(enter50(), 1_024), &[0, 0]), more, Plausible),
-            // 16-17: its fixed part not all there yet: waits for it; nor with the version unknown.
+            // 16-17: its fixed part not all there yet: waits for it; with the version unknown, either
+            // version's length counts (5.0's here).
             (inb, v50, with_len(enter50(), 1_024)[..49].to_vec(), more, Wait),
-            (inb, None, with_len(enter50(), 1_024), more, Plausible),
+            (inb, None, with_len(enter50(), 1_024), more, Misframed { resume: Some(50) }),
             // 18: an order whose length says 20: its 50 bytes hold it, a heartbeat follows.
             (inb, v50, h(&with_len(enter50(), 20), &heartbeat), more, Misframed { resume: Some(50) }),
             // 19: a type OUCH 5.0 does not know.
@@ -791,7 +832,8 @@ mod tests {
 
     /// A boundary inside a segment is a chain of packets each of its type's length: four, or fewer to
     /// the end when two at least or one holding an OUCH message (a lone 3-byte heartbeat look-alike
-    /// proves nothing). Undecided while the chain so far is such and the next packet is cut.
+    /// proves nothing). Undecided while the chain so far is such and the next packet is cut. With the
+    /// version unknown, either version's lengths; a message type neither knows proves nothing.
     #[test]
     fn a_boundary_is_a_chain_of_exact_lengths() {
         let (inb, v50) = (OrderDir::Inbound, Some(OrderProto::Ouch50));
@@ -805,7 +847,8 @@ mod tests {
             (v50, enter50()[..30].to_vec(), None),
             (v50, [enter50(), with_len(enter50(), 49)].concat(), Some(false)),
             (v50, b"xyz".to_vec(), Some(false)),
-            (None, enter50(), Some(false)),
+            (None, enter50(), Some(true)),
+            (None, [&b"\x00\x02U#"[..], &b"\x00\x02U#"[..]].concat(), Some(false)),
         ];
         for (i, (proto, b, want)) in cases.into_iter().enumerate() {
             assert_eq!(exact_chain(inb, proto, &b, false), want, "case {i}");
