@@ -176,10 +176,9 @@ impl fmt::Display for ReadWarning {
                 };
                 write!(
                     f,
-                    "after the {name} stream's end (byte {} of the capture, record {}): {bytes} bytes that are \
-                     not {name}, ignored{}: the compressed stream before them ended whole",
-                    self.offset,
-                    self.frame_index,
+                    "after the {name} stream's end, {} of the capture: {bytes} bytes that are not {name}, \
+                     ignored{}: the compressed stream before them ended whole",
+                    place(self.offset, self.frame_index, self.packets),
                     if compression == Compression::Gzip { " (as gzip -d ignores them)" } else { "" }
                 )
             }

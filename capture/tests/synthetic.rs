@@ -228,23 +228,29 @@ fn erf_types_flags_and_extension_headers() {
     assert_eq!(rd.stats().skipped.get("erf META"), Some(&1));
 }
 
-/// ERF loss counters (`lctr`, header offset 12, packets the card lost since the previous record) are
-/// summed per ERF interface into its recorded drops (as libpcap's DAG reader sums them), a record
-/// without a frame (PAD) included; the colour types hold a colour there, not a count.
-#[test]
-fn erf_loss_counters_are_the_interfaces_drops() {
+/// ERF records with loss counters (header offset 12): port 0 lost 5, a colour record (type 11, whose
+/// field is a colour), a PAD record of port 0 that lost 3, port 3 lost 65,535, port 0 none.
+fn lctr_records() -> [Vec<u8>; 5] {
     let ts = |s: u64| s << 32;
     let lost = |mut r: Vec<u8>, n: u16| {
         r[12..14].copy_from_slice(&n.to_be_bytes());
         r
     };
-    let mut f = Vec::new();
-    f.extend(lost(erf_record(ts(1_600_000_000), 2, 0x00, &[], true, &eth_frame(1), 64), 5)); // port 0: 5
-    f.extend(lost(erf_record(ts(1_600_000_001), 11, 0x01, &[], true, &eth_frame(2), 64), 0x1234)); // colour
-    f.extend(lost(erf_record(ts(1_600_000_002), 48, 0x00, &[], false, &[0u8; 24], 0), 3)); // PAD, port 0: 3
-    f.extend(lost(erf_record(ts(1_600_000_003), 2, 0x03, &[], true, &eth_frame(3), 64), 65_535)); // port 3
-    f.extend(erf_record(ts(1_600_000_004), 2, 0x00, &[], true, &eth_frame(4), 64)); // port 0: none
-    let path = write("lctr.erf", &f);
+    [
+        lost(erf_record(ts(1_600_000_000), 2, 0x00, &[], true, &eth_frame(1), 64), 5),
+        lost(erf_record(ts(1_600_000_001), 11, 0x01, &[], true, &eth_frame(2), 64), 0x1234),
+        lost(erf_record(ts(1_600_000_002), 48, 0x00, &[], false, &[0u8; 24], 0), 3),
+        lost(erf_record(ts(1_600_000_003), 2, 0x03, &[], true, &eth_frame(3), 64), 65_535),
+        erf_record(ts(1_600_000_004), 2, 0x00, &[], true, &eth_frame(4), 64),
+    ]
+}
+
+/// ERF loss counters (`lctr`, header offset 12, packets the card lost since the previous record) are
+/// summed per ERF interface into its recorded drops (as libpcap's DAG reader sums them), a record
+/// without a frame (PAD) included; the colour types hold a colour there, not a count.
+#[test]
+fn erf_loss_counters_are_the_interfaces_drops() {
+    let path = write("lctr.erf", &lctr_records().concat());
     let mut rd = CaptureReader::open(&path).unwrap();
     let mut frames = 0;
     while rd.next_frame().unwrap().is_some() {
@@ -260,20 +266,8 @@ fn erf_loss_counters_are_the_interfaces_drops() {
 /// their loss counters, colour records' excepted, are the pcap interface's drops: 5 + 3 + 65,535.
 #[test]
 fn erf_loss_counters_in_a_pcap_are_its_interfaces_drops() {
-    let ts = |s: u64| s << 32;
-    let lost = |mut r: Vec<u8>, n: u16| {
-        r[12..14].copy_from_slice(&n.to_be_bytes());
-        r
-    };
-    let records = [
-        lost(erf_record(ts(1_600_000_000), 2, 0x00, &[], true, &eth_frame(1), 64), 5),
-        lost(erf_record(ts(1_600_000_001), 11, 0x01, &[], true, &eth_frame(2), 64), 0x1234),
-        lost(erf_record(ts(1_600_000_002), 48, 0x00, &[], false, &[0u8; 24], 0), 3),
-        lost(erf_record(ts(1_600_000_003), 2, 0x03, &[], true, &eth_frame(3), 64), 65_535),
-        erf_record(ts(1_600_000_004), 2, 0x00, &[], true, &eth_frame(4), 64),
-    ];
     let mut f = pcap_header(0xa1b2_c3d4, 197);
-    for (i, r) in records.iter().enumerate() {
+    for (i, r) in lctr_records().iter().enumerate() {
         f.extend(pcap_record(i as u32, 0, r, r.len() as u32));
     }
     let path = write("lctr-in.pcap", &f);

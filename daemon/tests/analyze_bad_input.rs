@@ -269,6 +269,11 @@ fn stamps_beyond_the_range_saturate_the_latencies() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The counters `keys` of a stream's report.
+fn counts<const N: usize>(s: &serde_json::Value, keys: [&str; N]) -> [u64; N] {
+    keys.map(|k| s[k].as_u64().unwrap())
+}
+
 /// The client's SYN (frame 0), then `segments` in order, 1 us apart.
 fn after_syn(segments: &[Vec<u8>]) -> Vec<(i64, Vec<u8>)> {
     let mut frames = vec![(T0, segment(true, 0, 0, 0x02, &[]))];
@@ -310,8 +315,10 @@ fn a_damaged_soupbintcp_length_loses_only_its_own_packet() {
     let frames = after_syn(&segments);
     let r = analyze_frames("damaged-length", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
     let s = &r["connections"][0]["to_exchange"];
-    let got = ["ouch_messages", "ouch_malformed", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
-        .map(|k| s[k].as_u64().unwrap());
+    let got = counts(
+        s,
+        ["ouch_messages", "ouch_malformed", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"],
+    );
     assert_eq!(got, [5, 0, 4, 200, 0], "{s}");
     assert_eq!(s["first_bad_frame"], 1);
     assert_eq!(r["counters"]["orders"], 5);
@@ -338,8 +345,7 @@ fn long_and_split_packets_are_not_taken_for_damaged_ones() {
     let frames = after_syn(&segments);
     let r = analyze_frames("long-split", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
     let s = &r["connections"][0]["to_exchange"];
-    let got = ["soup_packets", "ouch_messages", "ouch_unknown", "framing_errors", "resync_skipped_bytes"]
-        .map(|k| s[k].as_u64().unwrap());
+    let got = counts(s, ["soup_packets", "ouch_messages", "ouch_unknown", "framing_errors", "resync_skipped_bytes"]);
     assert_eq!(got, [6, 4, 1, 0, 0], "{s}");
     assert_eq!(s["first_bad_frame"], serde_json::Value::Null);
 }
@@ -397,8 +403,7 @@ fn what_waits_is_judged_at_the_end_and_a_hole_resynchronises_across_segments() {
     let frames = after_syn(&[damaged]);
     let r = analyze_frames("wait-at-end", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
     let s = &r["connections"][0]["to_exchange"];
-    let got = ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
-        .map(|k| s[k].as_u64().unwrap());
+    let got = counts(s, ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]);
     assert_eq!(got, [6, 1, 50, 20], "{s}");
     // 20-byte segments, the 4th (stream bytes 60..80) missing.
     let stream = orders(40);
@@ -408,7 +413,6 @@ fn what_waits_is_judged_at_the_end_and_a_hole_resynchronises_across_segments() {
     }
     let r = analyze_frames("hole-tiny", &frames, &["--orders", "tcp:10.1.0.1:8003@ouch50"]);
     let s = &r["connections"][0]["to_exchange"];
-    let got = ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]
-        .map(|k| s[k].as_u64().unwrap());
+    let got = counts(s, ["ouch_messages", "framing_errors", "resync_skipped_bytes", "truncated_tail_bytes"]);
     assert_eq!(got, [39, 0, 30, 0], "{s}");
 }

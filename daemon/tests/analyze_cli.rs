@@ -50,6 +50,18 @@ fn an_output_file_never_replaces_a_capture() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `wirestamp ARGS` with its standard output's reading end closed before it writes.
+fn closed_pipe(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn a_closed_pipe_ends_the_output_quietly_and_a_full_disk_is_an_error() {
     let dir = tmpdir("pipe");
@@ -57,28 +69,13 @@ fn a_closed_pipe_ends_the_output_quietly_and_a_full_disk_is_an_error() {
     // synth and demo too (they panicked: "failed printing to stdout").
     let again = dir.join("again.pcapng").to_str().unwrap().to_owned();
     for args in [&["synth", "-n", "100", &again][..], &["demo", "-n", "200"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+        let out = closed_pipe(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
     for args in [&["analyze", "--json"][..], &["analyze", "-q"][..]] {
         // The reading end is closed before the report is written: EPIPE on the first write.
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-            .args(args)
-            .arg(&cap)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+        let out = closed_pipe(&[args, &[cap.as_str()]].concat());
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         // A full disk is an error, said in one line, not a panic.

@@ -475,11 +475,7 @@ mod tests {
     /// enough for ticks to leave and copies to be stale.
     #[test]
     fn later_copies_is_what_observing_each_copy_would_say() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |m: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = super::super::tests::lcg(0x2545_F491_4F6C_DD1D);
         let (mut some, mut none) = (0, 0);
         for retain in [50, 100_000] {
             let mut a = Arbiter::new(retain, 64);

@@ -203,27 +203,53 @@ pub fn is_soupbin_type(t: u8) -> bool {
     matches!(t, b'+' | b'A' | b'J' | b'S' | b'H' | b'Z' | b'L' | b'U' | b'R' | b'O')
 }
 
-/// Whether `payload` begins with `limit` whole SoupBinTCP packets of known types, or is fewer such
-/// packets to its last byte (one at least). The bound keeps a caller that asks at every packet of a
-/// segment linear in the segment.
-pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
-    if payload.len() < 3 {
-        return false;
-    }
-    let mut off = 0;
-    let mut packets = 0;
-    while off < payload.len() && packets < limit {
-        if off + 3 > payload.len() {
-            return false;
+/// How a walk of SoupBinTCP packet headers ([`walk_chain`]) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChainEnd {
+    /// At the last byte, after whole packets.
+    Exact,
+    /// Inside a packet (or its header) whose header, as far as it goes, is right.
+    Cut,
+    /// At a header that cannot be right: length 0, or a type SoupBinTCP does not have.
+    Bad,
+    /// After `limit` whole packets, bytes left.
+    Limit,
+}
+
+/// Walks the SoupBinTCP packets of known types at the start of `b`, `limit` at most: how many whole
+/// ones, and how the walk ended. The bound keeps a caller that asks at every packet of a segment
+/// linear in the segment.
+pub fn walk_chain(b: &[u8], limit: usize) -> (usize, ChainEnd) {
+    let (mut off, mut whole) = (0, 0);
+    while whole < limit {
+        let rest = &b[off..];
+        let Some(h) = rest.first_chunk::<3>() else {
+            return match rest {
+                [] => (whole, ChainEnd::Exact),
+                [0, 0] => (whole, ChainEnd::Bad),
+                _ => (whole, ChainEnd::Cut),
+            };
+        };
+        let len = usize::from(u16::from_be_bytes([h[0], h[1]]));
+        if len == 0 || !is_soupbin_type(h[2]) {
+            return (whole, ChainEnd::Bad);
         }
-        let len = u16::from_be_bytes([payload[off], payload[off + 1]]) as usize;
-        if len == 0 || !is_soupbin_type(payload[off + 2]) {
-            return false;
+        if 2 + len > rest.len() {
+            return (whole, ChainEnd::Cut);
         }
         off += 2 + len;
-        packets += 1;
+        whole += 1;
     }
-    off <= payload.len() && (off == payload.len() || packets == limit)
+    (whole, if off == b.len() { ChainEnd::Exact } else { ChainEnd::Limit })
+}
+
+/// Whether `payload` begins with `limit` whole SoupBinTCP packets of known types, or is fewer such
+/// packets to its last byte (one at least).
+pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
+    match walk_chain(payload, limit) {
+        (whole, ChainEnd::Exact) => whole > 0,
+        (_, end) => end == ChainEnd::Limit,
+    }
 }
 
 #[cfg(test)]

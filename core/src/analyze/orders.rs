@@ -6,7 +6,7 @@
 //! later segment whose bytes are a whole chain of well-formed SoupBinTCP packets, or begin with four
 //! ([`super::flows::starts_soupbin`]).
 
-use super::flows::{OrderProto, STRADDLE_PROOF, is_soupbin_type, starts_soupbin};
+use super::flows::{ChainEnd, OrderProto, STRADDLE_PROOF, starts_soupbin, walk_chain};
 use crate::proto::soupbin::{Framed, Framer, Judgement, PacketType};
 use crate::proto::{OrderDir, OrderSummary, ProtoError, ouch5, ouch42};
 use crate::reasm::{Piece, Reassembler};
@@ -180,8 +180,8 @@ impl OrderStream {
         let from = if fr.resync { (!fr.window.is_empty()).then_some(fr.window_at) } else { Some(fr.next_packet) };
         let begun = from
             .filter(|_| fr.framer.pending() > 0 || fr.resync)
-            .and_then(|at| fr.pieces.iter().find(|(s, e, _)| *s <= at && at < *e))
-            .map(|p| p.2.time_ns);
+            .and_then(|at| piece_at(&fr.pieces, at))
+            .map(|f| f.time_ns);
         match (pending, begun) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -275,11 +275,16 @@ impl OrderStream {
             self.fr.counters.truncated_tail_bytes += tail;
             // The offending frame is the one holding the cut packet's length, where it starts.
             let start = self.fr.next_packet;
-            let at = self.fr.pieces.iter().find(|(s, e, _)| *s <= start && start < *e);
-            self.fr.bad(at.map_or(last_frame, |p| p.2.index));
+            let at = piece_at(&self.fr.pieces, start);
+            self.fr.bad(at.map_or(last_frame, |f| f.index));
             self.fr.framer.reset();
         }
     }
+}
+
+/// The frame that carried stream byte `at`, among the delivered `pieces` (start, end, frame).
+fn piece_at(pieces: &VecDeque<(u64, u64, FrameRef)>, at: u64) -> Option<FrameRef> {
+    pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2)
 }
 
 impl Framing {
@@ -412,9 +417,9 @@ impl Framing {
                     Framed::Skipped(n) => {
                         // A damaged packet, skipped to the end its judge proved.
                         let start = *next_packet;
-                        let at = pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map(|p| p.2.index);
+                        let at = piece_at(pieces, start).map_or(meta.index, |f| f.index);
                         counters.framing_errors += 1;
-                        counters.first_bad_frame.get_or_insert(at.unwrap_or(meta.index));
+                        counters.first_bad_frame.get_or_insert(at);
                         counters.resync_skipped_bytes += n as u64;
                         *next_packet += n as u64;
                         return;
@@ -451,8 +456,7 @@ impl Framing {
                 if !carries {
                     return;
                 }
-                let find = |at: u64| pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2);
-                let (Some(first), Some(last)) = (find(start), find(end - 1)) else { return };
+                let (Some(first), Some(last)) = (piece_at(pieces, start), piece_at(pieces, end - 1)) else { return };
                 if version.get().is_none() && ty == PacketType::UnsequencedData {
                     version.set(ouch_version(pkt.payload()));
                 }
@@ -489,13 +493,15 @@ impl Framing {
             // The packet that stopped the framer starts at `next_packet`; the framer holds it and what
             // follows. Its first byte is dropped, the rest searched for a boundary.
             let start = self.next_packet;
-            let at = self.pieces.iter().find(|(s, e, _)| *s <= start && start < *e).map_or(meta.index, |p| p.2.index);
+            let at = piece_at(&self.pieces, start).map_or(meta.index, |f| f.index);
             self.counters.framing_errors += 1;
             self.bad(at);
-            let rest = self.framer.take_pending();
+            let mut rest = self.framer.take_pending();
             self.framer.reset();
-            self.counters.resync_skipped_bytes += rest.len().min(1) as u64;
-            self.set_window(rest.get(1..).unwrap_or_default().to_vec(), start + 1);
+            let first = rest.len().min(1);
+            self.counters.resync_skipped_bytes += first as u64;
+            rest.drain(..first);
+            self.set_window(rest, start + 1);
             self.resync = true;
             return false;
         }
@@ -638,23 +644,7 @@ fn judge(dir: OrderDir, proto: Option<OrderProto>, head: &[u8], at_end: bool) ->
 /// Whether `b` holds SoupBinTCP packet headers of known types chained to its end, the last packet
 /// (or its header) cut there, within [`STRADDLE_PROOF`] packets: what more bytes may make a proof.
 fn open_chain(b: &[u8]) -> bool {
-    let mut off = 0;
-    for _ in 0..STRADDLE_PROOF {
-        let Some(h) = b.get(off..off + 3) else {
-            // A header cut short: open unless its length is there and 0.
-            let rest = &b[off.min(b.len())..];
-            return !rest.is_empty() && (rest.len() < 2 || rest[..2] != [0, 0]);
-        };
-        let len = usize::from(u16::from_be_bytes([h[0], h[1]]));
-        if len == 0 || !is_soupbin_type(h[2]) {
-            return false;
-        }
-        off += 2 + len;
-        if off >= b.len() {
-            return off > b.len();
-        }
-    }
-    false
+    walk_chain(b, STRADDLE_PROOF).1 == ChainEnd::Cut
 }
 
 /// Whether a packet boundary is proven at the start of `b`: [`EXACT_PROOF`] whole packets each of the
@@ -861,11 +851,7 @@ mod tests {
     /// order. Every order is read, nothing skipped, no framing error.
     #[test]
     fn legitimate_traffic_cut_anywhere_is_read_whole() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |m: u64| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut next = super::super::tests::lcg(0x9E37_79B9_7F4A_7C15);
         for run in 0..300 {
             let mut stream = Vec::new();
             let mut orders = 0;

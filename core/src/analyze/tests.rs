@@ -1,5 +1,14 @@
 use super::*;
 
+/// A fixed pseudo-random sequence (an LCG from `seed`): each call gives a value below `m`.
+pub(super) fn lcg(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |m| {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (x >> 33) % m
+    }
+}
+
 /// Ethernet (optionally with an 802.1Q tag) + IPv4 from 10.0.0.1 + UDP from port 12345 to
 /// `dst:dport`, carrying `payload`.
 pub(super) fn udp_frame(vlan: bool, dst: [u8; 4], dport: u16, payload: &[u8]) -> Vec<u8> {
