@@ -32,8 +32,9 @@ pub enum Command {
     /// inputs), direction (in/out/empty), ts_source (pcap, pcapng, erf, none, or the trailer's name),
     /// trailer, trailer_time_ns, device, port, src, dst, proto, sport, dport, payload_len (transport payload
     /// as the headers declare it, without padding or trailer), then record_time_ns (the container's own
-    /// time, always kept), quality (clock-quality flags), vlan (outer/inner ids), anomaly (first malformed
-    /// header: layer@offset: reason), input (index of the file on the command line).
+    /// time, always kept), quality (clock-quality flags), vlan (outer/inner ids), anomaly (the first
+    /// malformed header, as `LAYER header at byte OFFSET: REASON`), input (index of the file on the
+    /// command line). Absent values are empty in CSV and null in JSON.
     ///
     /// Examples:
     ///   wirestamp frames capture.pcapng

@@ -59,8 +59,10 @@ struct Row {
     dport: Option<u16>,
     payload_len: Option<usize>,
     record_time_ns: Option<i64>,
-    quality: String,
-    vlan: String,
+    /// Absent (null in JSON, as every absent value is) when no flag is set.
+    quality: Option<String>,
+    /// Absent when the frame has no tag.
+    vlan: Option<String>,
     anomaly: Option<String>,
     input: usize,
 }
@@ -72,8 +74,9 @@ impl Row {
         let (time_ns, ts_source) = (s.best_time(), s.ts_source());
         let direction = if f.direction == Direction::Unknown { d.link_direction } else { f.direction };
         let (sport, dport) = d.transport.ports().unzip();
-        let quality = s.quality();
-        let vlan = d.vlans[..(d.vlan_count as usize).min(2)].iter().map(u16::to_string).collect::<Vec<_>>().join("/");
+        let quality = Some(s.quality().names()).filter(|q| !q.is_empty());
+        let vlans = &d.vlans[..(d.vlan_count as usize).min(2)];
+        let vlan = (!vlans.is_empty()).then(|| vlans.iter().map(u16::to_string).collect::<Vec<_>>().join("/"));
         Row {
             index,
             time_ns,
@@ -93,7 +96,7 @@ impl Row {
             dport,
             payload_len: (!matches!(d.transport, Transport::None)).then_some(d.payload_len),
             record_time_ns: record_time,
-            quality: quality.names(),
+            quality,
             vlan,
             anomaly: d.anomaly.map(|a| a.to_string()),
             input: s.input,
@@ -125,8 +128,8 @@ impl Row {
             opt(&self.dport),
             opt(&self.payload_len),
             opt(&self.record_time_ns),
-            self.quality,
-            self.vlan,
+            opt(&self.quality),
+            opt(&self.vlan),
             csv_quote(self.anomaly.as_deref().unwrap_or("")),
             self.input,
         )

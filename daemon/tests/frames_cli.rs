@@ -93,3 +93,24 @@ fn json_lines_carry_the_same_fields() {
     assert_eq!(v["src"], "10.49.247.1");
     assert_eq!(v["payload_len"], 12);
 }
+
+/// JSON writes an absent value as null in every column, the string columns (quality, vlan) too,
+/// and a present one as in CSV. Expected values: the data README (elk_nasdaq's 11 HSRP frames are
+/// tagged with VLAN 3050, its MoldUDP64 frames untagged) and tcpdump's invalid-timestamp file
+/// (fractions of a second at or above one second: `record_error`).
+#[test]
+fn json_absent_values_are_null() {
+    let f = data_file("pcap_market/elk_nasdaq.pcap");
+    let (ok, out, err) = run(&["--format", "json", f.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tagged = rows.iter().filter(|v| v["vlan"] == "3050").count();
+    let untagged = rows.iter().filter(|v| v["vlan"].is_null()).count();
+    assert_eq!((tagged, untagged), (11, rows.len() - 11));
+    assert!(rows.iter().all(|v| v["quality"].is_null() && v["anomaly"].is_null() && v["trailer"].is_null()));
+
+    let f = data_file("tcpdump_tests/tests/timestamp_invalid_nano.pcap");
+    let (_, out, _) = run(&["--format", "json", f.to_str().unwrap()]);
+    let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(rows.iter().any(|v| v["quality"] == "record_error"), "{out}");
+}
