@@ -126,3 +126,47 @@ fn a_copy_stamped_before_the_first_seen_is_the_first_copy() {
     assert_eq!(ab_fig, (Some(1), Some(5_000), Some(5_000), Some(0)));
     assert_eq!(dims(ab), [("feed:udp:233.54.12.111:26477", 1)]);
 }
+
+/// The load the figures were measured under is reported beside them: the span, the mean rates, and
+/// the interval (a second of capture time, cut at the capture's ends) with the most ticks and the one
+/// with the most orders. The capture: a SYN at +0.5 s opens it; 1 tick in [0.5 s, 1 s), 3 in
+/// [1 s, 2 s), then 2 orders and 1 tick in [2 s, 2.25 s], the last frame. So 1.75 s, 5 ticks and 2
+/// orders: 2.86 ticks/s and 1.14 orders/s; the most ticks, 3, in the second from +0.5 s; the most
+/// orders, 2, in the last 250 ms, from +1.5 s.
+#[test]
+fn the_load_is_reported_beside_the_figures() {
+    const MS: i64 = 1_000_000;
+    let (o1, o2) = (support::order(1), support::order(2));
+    let frames = [
+        (T0 + 500 * MS, support::segment(true, 0, 0, 0x02, &[])),
+        tick(A, 1, T0 + 600 * MS),
+        tick(A, 2, T0 + 1_100 * MS),
+        tick(A, 3, T0 + 1_200 * MS),
+        tick(A, 4, T0 + 1_300 * MS),
+        (T0 + 2_100 * MS, support::tcp(1, &o1)),
+        (T0 + 2_200 * MS, support::tcp(1 + o1.len() as u32, &o2)),
+        tick(A, 5, T0 + 2_250 * MS),
+    ];
+    let flows = ["--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003"];
+    let dir = support::tmpdir("load");
+    let cap = dir.join("frames.pcap");
+    support::write_pcap(&cap, &frames);
+    let r = support::analyze_json(&flows, &cap);
+    let text = support::analyze_text(&flows, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let (c, load) = (&r["counters"], &r["load"]);
+    assert_eq!((c["ticks"].as_u64(), c["orders"].as_u64()), (Some(5), Some(2)));
+    assert_eq!(load["span_ns"], 1_750 * MS);
+    assert_eq!(load["ticks_per_s"].as_f64(), Some(5.0 / 1.75));
+    assert_eq!(load["orders_per_s"].as_f64(), Some(2.0 / 1.75));
+    let busiest = |k: &str| {
+        let b = &load[k];
+        (b["start_ns"].as_i64(), b["len_ns"].as_i64(), b["count"].as_u64())
+    };
+    assert_eq!(busiest("busiest_ticks"), (Some(T0 + 1_000 * MS), Some(1_000 * MS), Some(3)));
+    assert_eq!(busiest("busiest_orders"), (Some(T0 + 2_000 * MS), Some(250 * MS), Some(2)));
+    let line = "load: 1.750s of capture; on average 2.86 ticks/s and 1.14 orders/s; \
+                busiest interval: 3 ticks in 1.000s from +500.000ms, 2 orders in 250.000ms from +1.500s";
+    assert!(text.lines().any(|l| l == line), "{text}");
+}

@@ -922,6 +922,11 @@ pub struct Analyzer {
     wake_at: i64,
     last_frame: u64,
     scratch: Vec<OrderMsg>,
+    /// Ticks and orders counted when the open interval began, and the interval that counted the most
+    /// of each so far: the load behind the figures (measurement.md: a latency without its rate means
+    /// nothing).
+    load_marks: [u64; 2],
+    busiest: [Option<report::Busiest>; 2],
 }
 
 impl Analyzer {
@@ -989,6 +994,8 @@ impl Analyzer {
             plain_packets: 0,
             last_frame: 0,
             scratch: Vec::new(),
+            load_marks: [0; 2],
+            busiest: [None; 2],
         }
     }
 
@@ -1257,6 +1264,14 @@ impl Analyzer {
     fn close_interval(&mut self, start: i64, end: i64) {
         let start = start.max(self.first_time.unwrap_or(start));
         let len_ns = end.saturating_sub(start).max(0);
+        let counted = [self.counters.ticks, self.counters.orders];
+        for ((busiest, mark), now) in self.busiest.iter_mut().zip(self.load_marks).zip(counted) {
+            let count = now - mark;
+            if count > busiest.map_or(0, |b| b.count) {
+                *busiest = Some(report::Busiest { start_ns: start, len_ns, count });
+            }
+        }
+        self.load_marks = counted;
         // The feeds' single-dimension samples go to the interval and to their slots.
         for f in &mut self.feeds {
             for (k, metric) in [E2C, AB].into_iter().enumerate() {

@@ -208,6 +208,8 @@ pub struct Report {
     pub first_time_ns: Option<i64>,
     /// Last frame time used, ns.
     pub last_time_ns: Option<i64>,
+    /// The load the figures were measured under.
+    pub load: Load,
     /// Metrics, in the order of [`METRICS`].
     pub metrics: Vec<MetricReport>,
     /// Counters qualifying them.
@@ -228,6 +230,93 @@ pub struct Report {
     pub input: InputStatus,
     /// What looks like a mistake in the feeds and sessions given, with what to try.
     pub notes: Vec<String>,
+}
+
+/// The load behind the figures ([`Report::load`]): a latency figure means little without the rate it
+/// was measured at (measurement.md).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Load {
+    /// From the first frame time used to the last, ns (`null` before any).
+    pub span_ns: Option<i64>,
+    /// Ticks (first copies) per second of capture time over the span (`null` for a span of 0).
+    pub ticks_per_s: Option<f64>,
+    /// Orders (requests read: Enter, Replace, Cancel, Modify) per second over the span.
+    pub orders_per_s: Option<f64>,
+    /// The interval of the interval log (a second of capture time, cut at the capture's ends) that
+    /// counted the most ticks, and the one that counted the most orders (`null`: none counted).
+    pub busiest_ticks: Option<Busiest>,
+    pub busiest_orders: Option<Busiest>,
+}
+
+/// An interval and what it counted ([`Load`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Busiest {
+    /// Its start (ns since the epoch: the first frame's time for the first interval).
+    pub start_ns: i64,
+    /// Its length, ns (shorter than a second at the capture's ends).
+    pub len_ns: i64,
+    /// Ticks or orders counted in it (an order when its last byte was read).
+    pub count: u64,
+}
+
+impl Load {
+    fn new(a: &Analyzer) -> Load {
+        let span_ns = a.first_time.map(|f| a.last_time.saturating_sub(f));
+        let per_s = |n: u64| span_ns.filter(|s| *s > 0).map(|s| n as f64 * 1e9 / s as f64);
+        Load {
+            span_ns,
+            ticks_per_s: per_s(a.counters.ticks),
+            orders_per_s: per_s(a.counters.orders),
+            busiest_ticks: a.busiest[0],
+            busiest_orders: a.busiest[1],
+        }
+    }
+
+    /// The terminal's line: the span, the mean rates and the busiest intervals (their starts from
+    /// `first_ns`, the first frame time used).
+    fn line(&self, first_ns: i64) -> Option<String> {
+        let mut s = format!("load: {} of capture", format_ns(self.span_ns?));
+        if let (Some(ticks), Some(orders)) = (self.ticks_per_s, self.orders_per_s) {
+            s += &format!("; on average {} ticks/s and {} orders/s", rate(ticks), rate(orders));
+        }
+        let busiest: Vec<String> = [(self.busiest_ticks, "ticks"), (self.busiest_orders, "orders")]
+            .into_iter()
+            .filter_map(|(b, what)| {
+                let b = b?;
+                let from = match b.start_ns - first_ns {
+                    0 => "the start".to_owned(),
+                    d => format!("+{}", format_ns(d)),
+                };
+                Some(format!("{} {what} in {} from {from}", b.count, format_ns(b.len_ns)))
+            })
+            .collect();
+        if !busiest.is_empty() {
+            s += &format!("; busiest interval: {}", busiest.join(", "));
+        }
+        Some(s)
+    }
+}
+
+/// A rate for people: 3 significant digits, with k or M.
+fn rate(r: f64) -> String {
+    if r == 0.0 {
+        return "0".to_owned();
+    }
+    let (v, unit) = if r >= 1e6 {
+        (r / 1e6, "M")
+    } else if r >= 1e3 {
+        (r / 1e3, "k")
+    } else {
+        (r, "")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{unit}")
 }
 
 /// How reading the inputs ended ([`Report::input`]).
@@ -403,6 +492,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         matching: a.cfg.matching.name(),
         first_time_ns: a.first_time,
         last_time_ns: (a.last_time != i64::MIN).then_some(a.last_time),
+        load: Load::new(a),
         metrics,
         counters: a.counters(),
         feeds,
@@ -624,6 +714,9 @@ impl Report {
         }
         for n in notes {
             let _ = writeln!(o, "{n}");
+        }
+        if let Some(line) = self.load.line(self.first_time_ns.unwrap_or(0)) {
+            let _ = writeln!(o, "{line}");
         }
         if self.tx_given {
             let dropped = match c.tx_writes_dropped {
