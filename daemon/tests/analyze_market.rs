@@ -170,3 +170,70 @@ fn the_load_is_reported_beside_the_figures() {
                 busiest interval: 3 ticks in 1.000s from +500.000ms, 2 orders in 250.000ms from +1.500s";
     assert!(text.lines().any(|l| l == line), "{text}");
 }
+
+/// A capture taken during the day holds no Stock Directory: the symbol rule learns a locate's symbol
+/// from any message that names it (here an Add Order), so that a later Order Executed, which names
+/// only the locate, is the symbol's last message. Ticks: AAPL's Add on locate 1 at T0 (seq 1), an
+/// Execute on locate 1 at T0 + 100 ms (seq 2), a Delete on locate 2, never named, 1 µs later (seq 3);
+/// an AAPL order 5 µs after the Execute. Its trigger is seq 2, 5 µs before (it was the Add, 100 ms
+/// before), on the fast path and the general one alike.
+#[test]
+fn a_symbol_is_learnt_from_any_message_that_names_it() {
+    use wirestamp_lab::encode::itch;
+    const MS: i64 = 1_000_000;
+    let (mut exec, mut delete) = (Vec::new(), Vec::new());
+    itch::executed(&mut exec, 1, 8, 7, 100, 1);
+    itch::delete(&mut delete, 2, 9, 70);
+    let md = |seq, msg: &Vec<u8>, t| (t, udp(A.0, A.1, &mold_packet(b"SESSION001", seq, std::slice::from_ref(msg))));
+    let order = support::order(1);
+    let frames = [
+        (T0 - MS, support::segment(true, 0, 0, 0x02, &[])),
+        md(1, &aapl_add(), T0),
+        md(2, &exec, T0 + 100 * MS),
+        md(3, &delete, T0 + 100 * MS + 1_000),
+        (T0 + 100 * MS + 5_000, support::tcp(1, &order)),
+    ];
+    let flows = ["--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003", "--match", "symbol"];
+    for fast in [true, false] {
+        let args: Vec<&str> = flows.iter().copied().chain((!fast).then_some("--no-fast-path")).collect();
+        let r = analyze_frames("symbol-learnt", &frames, &args);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(5_000)), "fast path {fast}");
+    }
+}
+
+/// Locates are the session's, not a feed's: AAPL's Add (seq 1, locate 1) came on feed A only, and the
+/// Execute on locate 1 (seq 2) came first on feed B, 400 ns before A's copy. The AAPL order 5 µs after
+/// B's copy is triggered by it (it was the Add, 100 ms before: feed B had never seen locate 1 named).
+#[test]
+fn a_symbol_learnt_on_one_feed_names_the_ticks_another_feed_brings_first() {
+    use wirestamp_lab::encode::itch;
+    const MS: i64 = 1_000_000;
+    let mut exec = Vec::new();
+    itch::executed(&mut exec, 1, 8, 7, 100, 1);
+    let md = |feed: ([u8; 4], u16), seq, msg: &Vec<u8>, t| {
+        (t, udp(feed.0, feed.1, &mold_packet(b"SESSION001", seq, std::slice::from_ref(msg))))
+    };
+    let order = support::order(1);
+    let frames = [
+        (T0 - MS, support::segment(true, 0, 0, 0x02, &[])),
+        md(A, 1, &aapl_add(), T0),
+        md(B, 2, &exec, T0 + 100 * MS),
+        md(A, 2, &exec, T0 + 100 * MS + 400),
+        (T0 + 100 * MS + 5_000, support::tcp(1, &order)),
+    ];
+    let flows = [
+        ["--md", "udp:233.54.12.111:26477"],
+        ["--md", "udp:233.54.12.112:26478"],
+        ["--orders", "tcp:10.1.0.1:8003"],
+        ["--match", "symbol"],
+    ];
+    for fast in [true, false] {
+        let args: Vec<&str> = flows.iter().flatten().copied().chain((!fast).then_some("--no-fast-path")).collect();
+        let r = analyze_frames("symbol-across-feeds", &frames, &args);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(5_000)), "fast path {fast}");
+        let feeds: Vec<_> = dims(t2t).into_iter().filter(|d| d.0.starts_with("feed:")).collect();
+        assert_eq!(feeds, [("feed:udp:233.54.12.112:26478", 1)], "fast path {fast}");
+    }
+}

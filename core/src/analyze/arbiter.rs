@@ -136,6 +136,14 @@ impl SessionTicks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SessionRef(usize);
 
+impl SessionRef {
+    /// The session's place among the arbiter's sessions (0, 1, ... in order of first appearance), for
+    /// state kept beside them.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// Arbitration state for every session.
 #[derive(Debug, Clone)]
 pub struct Arbiter {

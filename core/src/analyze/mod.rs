@@ -19,6 +19,7 @@ pub mod tx;
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
 use crate::fxhash::FxHashMap;
+use crate::proto::itch::LocateMap;
 use crate::proto::market::{MessageKey, MoldItchDecoder};
 use crate::proto::moldudp64::{SeqTracker, Session};
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
@@ -704,6 +705,8 @@ struct Copies<'a> {
     metrics: &'a mut [Metric; METRICS.len()],
     counters: &'a mut Counters,
     last_by_symbol: &'a mut SymbolTicks,
+    /// The packet's session's locates ([`Analyzer::locates`]), under the symbol rule only.
+    locates: Option<&'a mut LocateMap>,
     track_symbols: bool,
     /// A/B delays that belong to another feed than the packet's ([`Copies::earlier_copy`]), recorded
     /// before the next frame: `wake_at` is set so that its time step takes the slow path, which does
@@ -735,7 +738,19 @@ impl<'a> Copies<'a> {
         t: i64,
     ) -> (Copies<'a>, &'a mut MoldItchDecoder) {
         let track_symbols = matches!(a.cfg.matching, MatchRule::Symbol { .. });
-        let Analyzer { feeds, arbiter, last_by_symbol, metrics, counters, eastern, ab_elsewhere, wake_at, seq, .. } = a;
+        let Analyzer {
+            feeds,
+            arbiter,
+            last_by_symbol,
+            locates,
+            metrics,
+            counters,
+            eastern,
+            ab_elsewhere,
+            wake_at,
+            seq,
+            ..
+        } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
         let (arb, repeats) = match arb {
             ArbSession::Started(r) => (r, None),
@@ -744,7 +759,15 @@ impl<'a> Copies<'a> {
                 (arbiter.packet(session, sequence, t), behind.then_some(&*seq))
             }
         };
+        // The map is the session's; only the symbol rule reads it.
+        let locates = track_symbols.then(|| {
+            if locates.len() <= arb.index() {
+                locates.resize_with(arb.index() + 1, LocateMap::default);
+            }
+            &mut locates[arb.index()]
+        });
         let copies = Copies {
+            locates,
             arb,
             ring: arbiter.ring(arb),
             feed: fi as u16,
@@ -772,8 +795,8 @@ impl<'a> Copies<'a> {
         match self.ring.observe(m.seq, self.feed, m.stock_locate, t) {
             Arrival::First => {
                 self.counters.ticks += 1;
-                if self.track_symbols
-                    && let Some(sym) = m.symbol
+                if let Some(locates) = self.locates.as_deref_mut()
+                    && let Some(sym) = locates.learn(m.stock_locate, m.symbol)
                 {
                     self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq, self.feed);
                 }
@@ -854,6 +877,11 @@ pub struct Analyzer {
     /// later ticks of its symbol; the match is the newest tick at or before its first byte.
     /// Kept only under the symbol rule, the only reader.
     last_by_symbol: SymbolTicks,
+    /// Each MoldUDP64 session's stock locates (by the arbiter's [`SessionRef::index`]), learnt under the
+    /// symbol rule from the first copies of the messages that name their stock, whichever feed brought
+    /// them: a feed that missed a Stock Directory or an Add Order still has its Executes and Deletes
+    /// named (the locates are the session's, not a feed's).
+    locates: Vec<LocateMap>,
     /// The earliest capture time of an order byte held by the order streams, not yet in an order
     /// given out (a packet begun, segments behind a gap: [`OrderStream::oldest_held`]); `i64::MAX`
     /// when none is. Ticks an order to come may match are kept from there on: the arbiter's
@@ -964,6 +992,7 @@ impl Analyzer {
             seq: SeqTracker::new(1024),
             arbiter,
             last_by_symbol,
+            locates: Vec::new(),
             hold_from: i64::MAX,
             order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
             replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),

@@ -705,8 +705,10 @@ impl ItchCounters {
     }
 }
 
-/// Stock locate code -> symbol, filled from Stock Directory ('R') messages. Locate codes are
-/// assigned per day from 1 (spec "Architecture"), so a dense table indexed by locate is fastest.
+/// Stock locate code -> symbol, learnt from every message that names its stock: Stock Directory ('R')
+/// at the start of the day, and Add Order, Trade and the others later, since a capture taken during
+/// the day holds no Stock Directory and an Order Executed or Delete names only the locate. Locate codes
+/// are assigned per day from 1 (spec "Architecture"), so a dense table indexed by locate is fastest.
 #[derive(Debug, Clone, Default)]
 pub struct LocateMap {
     symbols: Vec<Option<Symbol>>,
@@ -717,23 +719,48 @@ impl LocateMap {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Records `locate -> symbol` (the table grows to `locate + 1` entries at most 65,536).
+    /// Records `locate -> symbol` (the table grows to `locate + 1` entries at most 65,536). The first
+    /// reserves room for every locate, so that the map allocates once: untouched, the room costs
+    /// address space, not memory.
     pub fn insert(&mut self, locate: u16, symbol: Symbol) {
         let i = usize::from(locate);
         if i >= self.symbols.len() {
+            self.symbols.reserve_exact(usize::from(u16::MAX) + 1 - self.symbols.len());
             self.symbols.resize(i + 1, None);
         }
         self.symbols[i] = Some(symbol);
     }
-    /// The symbol for a locate code, if a Stock Directory message named it.
+    /// The symbol for a locate code, if a message named it.
     #[inline]
     pub fn get(&self, locate: u16) -> Option<Symbol> {
         self.symbols.get(usize::from(locate)).copied().flatten()
     }
-    /// Learns from a message: Stock Directory messages add their mapping; others are ignored.
+    /// The symbol of a message on `locate` that names `carried` (or none): the one it names, which the
+    /// map learns, else the one learnt. (One select and one store per message: whether a type names
+    /// its stock is as random as the type, so a branch would mispredict.)
+    #[inline(always)]
+    pub fn learn(&mut self, locate: u16, carried: Option<Symbol>) -> Option<Symbol> {
+        let i = usize::from(locate);
+        if i >= self.symbols.len() {
+            return self.learn_new(locate, carried);
+        }
+        let slot = &mut self.symbols[i];
+        let symbol = carried.or(*slot);
+        *slot = symbol;
+        symbol
+    }
+    /// [`LocateMap::learn`] beyond the table: it grows for a symbol named only.
+    #[cold]
+    fn learn_new(&mut self, locate: u16, carried: Option<Symbol>) -> Option<Symbol> {
+        if let Some(symbol) = carried {
+            self.insert(locate, symbol);
+        }
+        carried
+    }
+    /// Learns from a message that names its stock.
     pub fn observe(&mut self, m: &Message<'_>) {
-        if let Message::StockDirectory(d) = m {
-            self.insert(d.stock_locate(), d.stock());
+        if let (Some(h), Some(stock)) = (m.header(), m.stock()) {
+            self.insert(h.stock_locate, stock);
         }
     }
     /// Number of locate codes known.
@@ -1052,19 +1079,33 @@ mod tests {
         assert_eq!(c.last_error, Some(ProtoError::Truncated { what: "ITCH message", offset: 0, need: 1, have: 0 }));
     }
 
+    /// The examples put each message on a locate of its own: the 14 that name their stock (R, H, Y, L,
+    /// K, J, h, A, F, P, Q, I, N, O) name theirs; Executed (16) names none.
     #[test]
-    fn locate_map_from_stock_directory() {
+    fn locate_map_from_messages_naming_their_stock() {
         let ex = examples();
         let mut map = LocateMap::new();
         assert!(map.is_empty());
         for b in &ex {
             map.observe(&parse(b).unwrap());
         }
-        assert_eq!(map.len(), 1);
+        assert_eq!(map.len(), 14);
         assert_eq!(map.get(7), Some(Symbol::new("AAPL")));
-        assert_eq!(map.get(8), None);
+        assert_eq!(map.get(8), Some(Symbol::new("MSFT")));
+        assert_eq!(map.get(15), Some(Symbol::new("IBM")));
+        assert_eq!(map.get(16), None);
         assert_eq!(map.get(65_535), None);
         map.insert(65_535, Symbol::new("LAST"));
         assert_eq!(map.get(65_535).unwrap().as_str(), Some("LAST"));
+        // `learn`: a message naming its stock teaches it (a new one replaces the old: locates are the
+        // day's), one naming none gets what was learnt; past the table, nothing is made up.
+        let mut map = LocateMap::new();
+        assert_eq!(map.learn(3, None), None);
+        assert_eq!(map.learn(3, Some(Symbol::new("MSFT"))), Some(Symbol::new("MSFT")));
+        assert_eq!(map.learn(3, None), Some(Symbol::new("MSFT")));
+        assert_eq!(map.learn(2, None), None);
+        assert_eq!(map.learn(9, None), None);
+        assert_eq!(map.learn(3, Some(Symbol::new("IBM"))), Some(Symbol::new("IBM")));
+        assert_eq!((map.get(3), map.len()), (Some(Symbol::new("IBM")), 1));
     }
 }

@@ -37,7 +37,10 @@ pub struct MessageKey {
     pub seq: u64,
     /// Stock locate.
     pub stock_locate: u16,
-    /// Symbol: from the message, else from the locate map (see [`MoldItchDecoder::next_key`]).
+    /// The symbol the message names (Add Order, Stock Directory, Trade and the others that carry
+    /// theirs), read only when asked for. One that names only its locate (Order Executed, Delete, ...)
+    /// has none here: the analysis learns each session's locates from the first copies of its
+    /// messages, whichever feed brought them ([`super::itch::LocateMap::learn`]).
     pub symbol: Option<Symbol>,
     /// ITCH timestamp, ns since midnight (Eastern time).
     pub timestamp_ns: u64,
@@ -145,7 +148,8 @@ pub struct PlainWalk<'a> {
 pub struct MoldItchDecoder {
     /// ITCH per-type, unknown and truncated counters.
     pub itch: ItchCounters,
-    /// Stock locate -> symbol, learnt from 'R' messages.
+    /// Stock locate -> symbol, learnt by [`MoldItchDecoder::packet`] from the messages that name
+    /// their stock (the keys' walks leave it: see [`MessageKey::symbol`]).
     pub locates: LocateMap,
     /// Packets decoded (header readable).
     pub packets: u64,
@@ -211,7 +215,7 @@ impl MoldItchDecoder {
 
     /// The keys of the walk's next message of known type, `None` at the packet's end. With
     /// `with_symbol` false, `symbol` is only filled by the full decoder's path (a caller that does not
-    /// read it saves the locate lookup).
+    /// read it saves reading it).
     ///
     /// The keys sit at fixed places (`key_layouts`), so the common message is read without the
     /// decoder's per-type dispatches (indirect branches that mispredict on a mixed feed: about 30 ns
@@ -239,7 +243,7 @@ impl MoldItchDecoder {
                 // and unused.)
                 let at = usize::from(k.stock_at);
                 let in_msg = msg.get(at..at + 8).and_then(|b| b.first_chunk::<8>()).map(|b| Symbol(*b));
-                [self.locates.get(stock_locate), in_msg][usize::from(at != 0)]
+                [None, in_msg][usize::from(at != 0)]
             } else {
                 None
             };
@@ -317,7 +321,7 @@ impl MoldItchDecoder {
         let symbol = if with_symbol {
             let at = usize::from(w.layouts[usize::from(h[0])].stock_at);
             let in_msg = msg.get(at..at + 8).and_then(|b| b.first_chunk::<8>()).map(|b| Symbol(*b));
-            [self.locates.get(stock_locate), in_msg][usize::from(at != 0)]
+            [None, in_msg][usize::from(at != 0)]
         } else {
             None
         };
@@ -356,16 +360,8 @@ impl MoldItchDecoder {
     #[cold]
     fn keys_full(&mut self, msg: &[u8], seq: u64) -> Option<MessageKey> {
         let m = self.itch.decode(msg)?;
-        if let itch::Message::StockDirectory(_) = m {
-            self.locates.observe(&m);
-        }
         let h = m.header()?;
-        Some(MessageKey {
-            seq,
-            stock_locate: h.stock_locate,
-            symbol: m.stock().or_else(|| self.locates.get(h.stock_locate)),
-            timestamp_ns: h.timestamp_ns,
-        })
+        Some(MessageKey { seq, stock_locate: h.stock_locate, symbol: m.stock(), timestamp_ns: h.timestamp_ns })
     }
 
     /// Walks the message blocks: decodes each (counting), learns locates, hands each decoded message
@@ -383,9 +379,7 @@ impl MoldItchDecoder {
         for (seq, msg) in it.by_ref() {
             blocks += 1;
             let Some(m) = self.itch.decode(msg) else { continue };
-            if let itch::Message::StockDirectory(_) = m {
-                self.locates.observe(&m);
-            }
+            self.locates.observe(&m);
             f(&m, session, seq, &self.locates);
         }
         Ok(self.close(&p, &it, blocks))
@@ -488,8 +482,9 @@ mod tests {
             (45, MessageType::OrderCancel, Some(Symbol::new("ZXZZT")))
         );
         assert_eq!((dec.itch.unknown(), dec.itch.truncated, dec.packets), (1, 1, 2));
-        // The keys-only walk sees the same messages, with the same keys and counters. Without symbols
-        // asked for, only the full decoder's path (here the Stock Directory) fills one.
+        // The keys-only walk sees the same messages, with the same keys and counters, and gives only
+        // the symbols the messages name ('X' names its locate only). Without symbols asked for, only
+        // the full decoder's path (here the Stock Directory) fills one.
         let z = Some(Symbol::new("ZXZZT"));
         for (with_symbol, z_laid_out) in [(true, z), (false, None)] {
             let mut keys_dec = MoldItchDecoder::new();
@@ -503,7 +498,7 @@ mod tests {
                 let info = keys_dec.end_keys(&w);
                 assert_eq!((info.sequence, info.error), (w.sequence(), None));
             }
-            assert_eq!(got, [(41, 5, 1, z), (42, 5, 2, z_laid_out), (45, 5, 3, z_laid_out)], "symbols {with_symbol}");
+            assert_eq!(got, [(41, 5, 1, z), (42, 5, 2, z_laid_out), (45, 5, 3, None)], "symbols {with_symbol}");
             assert_eq!((keys_dec.itch.unknown(), keys_dec.itch.truncated, keys_dec.packets), (1, 1, 2));
         }
         assert!(dec.packet(&pkt[..19], |_| {}).is_err());
