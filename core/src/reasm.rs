@@ -272,6 +272,12 @@ impl<M: Copy> Reassembler<M> {
         }
     }
 
+    /// The capture time from which [`Reassembler::tick`] with `max_age_ns` gives up on the range the
+    /// stream waits for (`None`: it waits for none, as far as a tick has seen).
+    pub fn gap_deadline(&self, max_age_ns: i64) -> Option<i64> {
+        self.gap_since.map(|since| since.saturating_add(max_age_ns).saturating_add(1))
+    }
+
     /// Advances capture time: a missing range older than `max_age_ns` will not be filled any more (a
     /// retransmission comes within the sender's timeout, and a capture that missed a segment never sees
     /// it), so it becomes a hole and delivery resumes after it.

@@ -576,14 +576,22 @@ fn a_split_order_finds_its_trigger_however_many_ticks_come_before_its_last_byte(
 }
 
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
-/// the hole until the capture ends 1.5 s later, the feed ticking every millisecond meanwhile. Each
-/// is then correlated with its trigger, 2 us before it, under either rule: the triggers were kept
-/// while the orders were held (they had left the 1 s window by the end, and every order was
-/// unmatched).
+/// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
+/// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held
+/// (they had left the 1 s window by the end, and every order was unmatched). With the capture ending
+/// 1.5 s later, the orders are read at its end; with 3 s of ticks, when the hole's gap timeout
+/// (1 s) passes, by the feed's frames (they waited for a segment of their own stream, and the
+/// triggers had gone by then: the symbol rule matched none).
 #[test]
 fn orders_held_behind_a_hole_find_their_triggers() {
+    for ms in [1_500, 3_000] {
+        orders_held_behind_a_hole_with_the_feed_ticking_for(ms);
+    }
+}
+
+fn orders_held_behind_a_hole_with_the_feed_ticking_for(ms: u64) {
     const US: i64 = 1_000;
-    let mut frames: Vec<(i64, Vec<u8>)> = (1..=1_500).map(|n| (T0 + n as i64 * MS, aapl_tick(n))).collect();
+    let mut frames: Vec<(i64, Vec<u8>)> = (1..=ms).map(|n| (T0 + n as i64 * MS, aapl_tick(n))).collect();
     // The connection's SYN: the stream starts at 1, where order 1's bytes go missing.
     frames.push((T0, segment(true, 0, 0, 0x02, &[])));
     let mut seq = 1u32;
@@ -599,10 +607,14 @@ fn orders_held_behind_a_hole_find_their_triggers() {
         let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
         let r = analyze_frames("held", &frames, &args);
         let c = &r["counters"];
-        assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()), [4, 4, 0].map(Some), "{rule}");
+        assert_eq!(
+            ["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64()),
+            [4, 4, 0].map(Some),
+            "{rule} {ms}"
+        );
         let t2t = metric(&r, "tick_to_trade");
-        assert_eq!(count_min_max(t2t), (Some(4), Some(2 * US), Some(2 * US)), "{rule}");
-        assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule}");
+        assert_eq!(count_min_max(t2t), (Some(4), Some(2 * US), Some(2 * US)), "{rule} {ms}");
+        assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule} {ms}");
     }
 }
 

@@ -944,6 +944,10 @@ pub struct Analyzer {
     fast_frames: u64,
     /// Packets of frames the general path took that took the plain walk ([`Analyzer::plain_lane`]).
     plain_packets: u64,
+    /// The earliest capture time at which an order stream gives up the range it waits for
+    /// ([`OrderStream::gap_deadline`]; `i64::MAX`: none waits): [`Analyzer::advance_time`] expires
+    /// it then, whatever flow the frame is of, before the ticks kept for what waits behind it go.
+    gap_due: i64,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
     /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
     /// (the only one it looks at, as it always did).
@@ -993,6 +997,7 @@ impl Analyzer {
             arbiter,
             last_by_symbol,
             locates: Vec::new(),
+            gap_due: i64::MAX,
             hold_from: i64::MAX,
             order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
             replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),
@@ -1243,6 +1248,9 @@ impl Analyzer {
     #[inline(never)]
     fn advance_time_slow(&mut self, t: i64) {
         self.first_time.get_or_insert(t);
+        if t >= self.gap_due {
+            self.expire_gaps(t);
+        }
         // A hold no segment ends (its stream went quiet) reaches back at most HOLD_MAX_NS: the ticks
         // kept for it are let go as time passes, not only when a segment comes.
         if self.hold_from != i64::MAX {
@@ -1278,7 +1286,29 @@ impl Analyzer {
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
-        self.wake_at = interval_end.min(timeout).min(parked);
+        self.wake_at = interval_end.min(timeout).min(parked).min(self.gap_due);
+    }
+
+    /// Gives up, at capture time `t`, the ranges order streams waited for longer than the gap timeout:
+    /// the orders and responses behind them are read now, while the ticks they may match are kept.
+    #[cold]
+    #[inline(never)]
+    fn expire_gaps(&mut self, t: i64) {
+        let frame = FrameRef { index: self.last_frame, time_ns: t };
+        let mut msgs = std::mem::take(&mut self.scratch);
+        for ci in 0..self.conn_list.len() {
+            let c = &mut self.conn_list[ci];
+            for stream in [&mut c.to_exchange, &mut c.from_exchange] {
+                if stream.gap_deadline().is_some_and(|due| t >= due) {
+                    stream.expire(frame, &mut |m| msgs.push(m));
+                }
+            }
+            for m in msgs.drain(..) {
+                self.order_msg(ci, m);
+            }
+        }
+        self.scratch = msgs;
+        self.update_hold();
     }
 
     /// The first time at which an order sent at `at` and still unanswered is unacknowledged (or
@@ -1516,9 +1546,12 @@ impl Analyzer {
         self.update_hold();
     }
 
-    /// Recomputes [`Analyzer::hold_from`] after an order segment (the only thing that changes it) and
-    /// tells the arbiter and the symbol histories.
+    /// Recomputes [`Analyzer::hold_from`] and [`Analyzer::gap_due`] after an order segment or an
+    /// expiry (the only things that change them) and tells the arbiter and the symbol histories.
     fn update_hold(&mut self) {
+        let streams = self.conn_list.iter().flat_map(|c| [&c.to_exchange, &c.from_exchange]);
+        self.gap_due = streams.filter_map(OrderStream::gap_deadline).min().unwrap_or(i64::MAX);
+        self.wake_at = self.wake_at.min(self.gap_due);
         let from = self.conn_list.iter().filter_map(|c| c.to_exchange.oldest_held()).min().unwrap_or(i64::MAX);
         if from != self.hold_from {
             self.hold_from = from;

@@ -170,6 +170,24 @@ impl OrderStream {
         self.note_pending(frame.time_ns);
     }
 
+    /// The capture time from which the range this stream waits for (a segment the capture missed)
+    /// is given up as a hole ([`OrderStream::expire`]); `None` when it waits for none.
+    pub fn gap_deadline(&self) -> Option<i64> {
+        self.reasm.gap_deadline(GAP_TIMEOUT_NS)
+    }
+
+    /// Capture time has reached `frame`'s (a frame of any flow): a range waited for longer than the
+    /// gap timeout is a hole, and what waited behind it is read, without waiting for a segment of
+    /// this stream (which may not come for long, or ever).
+    pub fn expire(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let fr = &mut self.fr;
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        });
+        self.note_pending(frame.time_ns);
+    }
+
     /// The earliest capture time of a byte this stream holds that is not yet part of a message it gave
     /// out: a packet begun but not ended, or segments waiting behind a gap. A message still to come
     /// starts no earlier (or in a frame not yet captured). `None` when it holds none.
