@@ -676,8 +676,8 @@ fn an_invalid_replace_is_answered_by_its_orders_canceled() {
 /// starts a packet, and its segment holds 14 whole ones, then 30 bytes of the 15th).
 /// - Given: the stream starts at 50, inside the first segment, where orders of their type's length
 ///   follow to its end: orders 2 to 60 are read, 30 bytes skipped, order 61's 30 cut at the end.
-/// - Detected from the traffic: the session starts at the segment that begins with whole packets,
-///   500: orders 11 to 60.
+/// - Detected from the traffic, at the segment that begins with whole packets (500), the segments
+///   before it held meanwhile: the same.
 ///
 /// Before, neither found a boundary: every byte was skipped, and no session was detected.
 #[test]
@@ -694,10 +694,10 @@ fn a_session_whose_segments_all_end_inside_a_packet_is_read() {
         let s = &r["connections"][0]["to_exchange"];
         let got = ["ouch_messages", "resync_skipped_bytes", "truncated_tail_bytes", "framing_errors"]
             .map(|k| s[k].as_u64().unwrap());
-        // Detected, the session begins at the segment that proved a boundary: nothing before it is its.
-        let (orders, skipped) = if args.is_empty() { (50, 0) } else { (59, 30) };
-        assert_eq!(got, [orders, skipped, 30, 0], "{name}: {s}");
-        assert_eq!(r["counters"]["orders"], orders, "{name}");
+        // Detected, the segments before the one that proved a boundary are read too (they were the
+        // session's from then on only: 50 orders).
+        assert_eq!(got, [59, 30, 30, 0], "{name}: {s}");
+        assert_eq!(r["counters"]["orders"], 59, "{name}");
     }
 }
 
@@ -804,4 +804,40 @@ fn a_detected_session_begun_mid_packet_resynchronises_without_its_version() {
     let s = &r["connections"][0]["to_exchange"];
     let got = ["ouch_messages", "resync_skipped_bytes", "framing_errors"].map(|k| s[k].as_u64().unwrap());
     assert_eq!(got, [9, 43, 0], "{s}");
+}
+
+/// A session detected from the traffic reads what its connection carried before the segment it was
+/// detected on, as a session given does: the handshake, and order 1 split over two segments, neither
+/// a whole SoupBinTCP packet (detection waits for one: order 2's segment). Both orders are matched,
+/// 3 us after their ticks, and the handshake is the session's, not "in no feed or session" (order 1
+/// was lost, its Accepted unmatched, and the SYN counted as another flow's).
+#[test]
+fn a_detected_session_reads_what_came_before_it_was_detected() {
+    const US: i64 = 1_000;
+    let (o1, o2) = (order_for(1, 1), order_for(2, 2));
+    let frames = vec![
+        (T0, segment(true, 0, 0, 0x02, &[])),
+        (T0 + 10 * US, segment(false, 0, 1, 0x12, &[])),
+        (T0 + 100 * US, aapl_tick(1)),
+        (T0 + 103 * US, segment(true, 1, 1, 0x18, &o1[..20])),
+        (T0 + 104 * US, segment(true, 21, 1, 0x18, &o1[20..])),
+        (T0 + 200 * US, aapl_tick(2)),
+        (T0 + 203 * US, segment(true, 1 + o1.len() as u32, 1, 0x18, &o2)),
+        (
+            T0 + 300 * US,
+            segment(false, 1, 1 + (o1.len() + o2.len()) as u32, 0x18, &[accepted(1), accepted(2)].concat()),
+        ),
+    ];
+    let given = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let r_given = analyze_frames("detected-backlog-given", &frames, &given);
+    let r = analyze_frames("detected-backlog", &frames, &given[4..]);
+    for (r, how) in [(&r, "detected"), (&r_given, "given")] {
+        assert_eq!(fates(r), [2, 2, 0, 0], "{how}");
+        let t2t = metric(r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(2), Some(3 * US), Some(3 * US)), "{how}");
+        assert_eq!(r["counters"]["other_frames"], 0, "{how}");
+        assert_eq!(r["connections"][0]["frames"], 6, "{how}");
+    }
+    assert_eq!(r["connections"][0]["to_exchange"], r_given["connections"][0]["to_exchange"]);
+    assert_eq!(r["connections"][0]["from_exchange"], r_given["connections"][0]["from_exchange"]);
 }

@@ -7,6 +7,7 @@
 //! [`report::Report`].
 
 pub mod arbiter;
+mod backlog;
 mod bounded;
 mod fast;
 pub use fast::{PlainUdp, plain_udp, udp_shape};
@@ -882,6 +883,8 @@ pub struct Analyzer {
     /// them: a feed that missed a Stock Directory or an Add Order still has its Executes and Deletes
     /// named (the locates are the session's, not a feed's).
     locates: Vec<LocateMap>,
+    /// While detecting: the latest segments of TCP connections no session claims yet.
+    backlog: backlog::Backlog,
     /// The earliest capture time of an order byte held by the order streams, not yet in an order
     /// given out (a packet begun, segments behind a gap: [`OrderStream::oldest_held`]); `i64::MAX`
     /// when none is. Ticks an order to come may match are kept from there on: the arbiter's
@@ -997,6 +1000,7 @@ impl Analyzer {
             arbiter,
             last_by_symbol,
             locates: Vec::new(),
+            backlog: backlog::Backlog::default(),
             gap_due: i64::MAX,
             hold_from: i64::MAX,
             order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
@@ -1130,8 +1134,12 @@ impl Analyzer {
                 None => false,
             },
             Transport::Tcp { sport, dport, seq, ack, flags } => {
+                let sessions = self.sessions.len();
                 match self.session_for(ip.src, sport, ip.dst, dport, payload) {
                     Some((si, to_exchange)) => {
+                        if self.sessions.len() > sessions {
+                            self.replay_backlog(si);
+                        }
                         let key =
                             if to_exchange { (ip.src, sport, ip.dst, dport) } else { (ip.dst, dport, ip.src, sport) };
                         let syn = flags & crate::wire::tcp::flags::SYN != 0;
@@ -1142,7 +1150,25 @@ impl Analyzer {
                         self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
                         true
                     }
-                    None => false,
+                    None => {
+                        if self.detect {
+                            self.backlog.hold(backlog::HeldSegment {
+                                index,
+                                time_ns,
+                                ts_source,
+                                quality,
+                                src: ip.src,
+                                sport,
+                                dst: ip.dst,
+                                dport,
+                                seq,
+                                ack,
+                                flags,
+                                payload: payload.to_vec(),
+                            });
+                        }
+                        false
+                    }
                 }
             }
             Transport::None => false,
@@ -1154,6 +1180,33 @@ impl Analyzer {
             if !self.detect {
                 self.unclaimed_frame(ip.dst, d.transport, payload);
             }
+        }
+    }
+
+    /// A session just detected (`si`): the segments its connections carried before, held while no
+    /// session claimed them ([`backlog`]), are read first, as they would have been had it been given.
+    #[cold]
+    #[inline(never)]
+    fn replay_backlog(&mut self, si: usize) {
+        let spec = self.sessions[si].spec;
+        let held = self.backlog.take(|h| spec.direction(h.src, h.sport, h.dst, h.dport).is_some());
+        for h in held {
+            let Some(to_exchange) = spec.direction(h.src, h.sport, h.dst, h.dport) else { continue };
+            let key = if to_exchange { (h.src, h.sport, h.dst, h.dport) } else { (h.dst, h.dport, h.src, h.sport) };
+            let has = |f: u8| h.flags & f != 0;
+            use crate::wire::tcp::flags::{ACK, FIN, RST, SYN};
+            let seg = Segment {
+                seq: h.seq,
+                syn: has(SYN),
+                fin: has(FIN),
+                rst: has(RST),
+                ack: has(ACK).then_some(h.ack),
+                payload: &h.payload,
+            };
+            self.order_segment(si, key, to_exchange, seg, FrameRef { index: h.index, time_ns: h.time_ns });
+            // Counted as in no feed or session when it came: it is the session's now.
+            self.counters.other_frames -= 1;
+            self.used(h.ts_source, h.quality);
         }
     }
 
