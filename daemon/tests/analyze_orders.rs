@@ -12,9 +12,9 @@ const MS: i64 = 1_000_000;
 const ORDERS: &str = "tcp:10.1.0.1:8003";
 
 /// The counters that say what became of the orders and responses.
-fn fates(r: &Value) -> [u64; 4] {
+fn fates(r: &Value) -> [u64; 5] {
     let c = &r["counters"];
-    ["orders", "acked", "unacked", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
+    ["orders", "acked", "unacked", "awaiting_at_end", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
 }
 
 /// A metric's count, minimum and maximum.
@@ -54,7 +54,7 @@ fn responses_in_the_frame_whose_ack_releases_their_orders_are_paired() {
         (T0 + 3 * MS, segment(false, 1, 151, 0x18, &responses)),
     ];
     let r = analyze_frames("released", &frames, &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [2, 2, 0, 1]);
+    assert_eq!(fates(&r), [2, 2, 0, 0, 1]);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
 }
@@ -78,7 +78,7 @@ fn an_ack_captured_before_the_bytes_it_acknowledges_loses_nothing() {
         out_seq += a.len() as u32;
     }
     let r = analyze_frames("ack-first", &frames, &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [3, 3, 0, 0]);
+    assert_eq!(fates(&r), [3, 3, 0, 0, 0]);
     let inbound = &r["connections"][0]["to_exchange"];
     let lost = ["holes", "hole_bytes", "retransmitted_segments"].map(|k| inbound["tcp"][k].as_u64());
     assert_eq!(lost, [Some(0), Some(0), Some(0)], "{inbound}");
@@ -124,7 +124,7 @@ fn cancel_pending_and_reject_answer_a_cancel_and_unasked_cancels_are_no_pairing_
         (12, false, canceled(7, b'I')),
     ];
     let r = analyze_frames("cancel-answers", &conversation(&script), &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [5, 5, 0, 0]);
+    assert_eq!(fates(&r), [5, 5, 0, 0, 0]);
     assert_eq!(r["counters"]["unsolicited_cancels"], 2);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(count_min_max(o2a), (Some(5), Some(MS), Some(2 * MS)));
@@ -138,9 +138,9 @@ fn the_ack_timeout_is_the_users() {
     let frames =
         vec![(T0, segment(true, 1, 1, 0x18, &order(1))), (T0 + 11 * S, segment(false, 1, 51, 0x18, &accepted(1)))];
     let r = analyze_frames("ack-timeout-default", &frames, &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [1, 0, 1, 1]);
+    assert_eq!(fates(&r), [1, 0, 1, 0, 1]);
     let r = analyze_frames("ack-timeout-20s", &frames, &["--orders", ORDERS, "--ack-timeout", "20s"]);
-    assert_eq!(fates(&r), [1, 1, 0, 0]);
+    assert_eq!(fates(&r), [1, 1, 0, 0, 0]);
     assert_eq!(metric(&r, "order_to_ack")["max_ns"].as_i64(), Some(11 * S));
 }
 
@@ -181,7 +181,7 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
         (T0 + 5 * MS, segment(false, 1 + a5.len() as u32, 51 + cancel.len() as u32, 0x18, &canceled)),
     ];
     let r = analyze_frames("cancel", &frames, &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [2, 2, 0, 0]);
+    assert_eq!(fates(&r), [2, 2, 0, 0, 0]);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(count_min_max(o2a), (Some(2), Some(3 * MS), Some(4 * MS)));
 }
@@ -271,7 +271,7 @@ fn a_new_connection_on_the_same_ports_starts_its_own_stream() {
             frames.push((T0 + 20 * MS + i64::from(n) * MS, segment(true, seq, 1, 0x18, &order(n))));
         }
         let r = analyze_frames(name, &frames, &["--orders", ORDERS]);
-        assert_eq!(fates(&r), [6, 0, 6, 0], "{name}");
+        assert_eq!(fates(&r), [6, 0, 0, 6, 0], "{name}");
         let inbound = &r["connections"][0]["to_exchange"];
         let tcp = ["retransmitted_segments", "holes"].map(|k| inbound["tcp"][k].as_u64());
         assert_eq!(tcp, [Some(0), Some(0)], "{name}: {inbound}");
@@ -348,7 +348,7 @@ fn a_detected_session_takes_its_version_from_its_first_enter_order() {
     ];
     let r = analyze_frames("detect42", &frames, &[]);
     assert_eq!(r["connections"][0]["session"], "tcp:10.1.0.1:8003@ouch42");
-    assert_eq!(fates(&r), [2, 0, 2, 0]);
+    assert_eq!(fates(&r), [2, 0, 0, 2, 0]);
     assert_eq!(r["connections"][0]["to_exchange"]["ouch_messages"], 2);
 }
 
@@ -664,7 +664,7 @@ fn an_invalid_replace_is_answered_by_its_orders_canceled() {
         (5, false, soup_packet(b'S', &canceled)),
     ];
     let r = analyze_frames("replace-invalid", &conversation(&script), &["--orders", ORDERS]);
-    assert_eq!(fates(&r), [2, 2, 0, 0]);
+    assert_eq!(fates(&r), [2, 2, 0, 0, 0]);
     assert_eq!(r["counters"]["unsolicited_cancels"], 0);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
@@ -832,7 +832,7 @@ fn a_detected_session_reads_what_came_before_it_was_detected() {
     let r_given = analyze_frames("detected-backlog-given", &frames, &given);
     let r = analyze_frames("detected-backlog", &frames, &given[4..]);
     for (r, how) in [(&r, "detected"), (&r_given, "given")] {
-        assert_eq!(fates(r), [2, 2, 0, 0], "{how}");
+        assert_eq!(fates(r), [2, 2, 0, 0, 0], "{how}");
         let t2t = metric(r, "tick_to_trade");
         assert_eq!(count_min_max(t2t), (Some(2), Some(3 * US), Some(3 * US)), "{how}");
         assert_eq!(r["counters"]["other_frames"], 0, "{how}");

@@ -352,8 +352,11 @@ pub struct Counters {
     pub no_token: u64,
     /// Exchange responses paired with an order.
     pub acked: u64,
-    /// Orders that got no response within the timeout (or before the end).
+    /// Orders that got no response within the timeout.
     pub unacked: u64,
+    /// Orders still waiting for their response when the capture ended, sent less than the timeout
+    /// before its last frame: not known to be unanswered (a capture cut, or rotated, after them).
+    pub awaiting_at_end: u64,
     /// Responses that matched no pending order.
     pub unmatched_responses: u64,
     /// Order Canceled messages with no request waiting for them: the exchange canceled on its own (an
@@ -1907,8 +1910,16 @@ impl Analyzer {
         while let Some((_, p)) = self.parked.pop_first() {
             self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up)));
         }
-        self.counters.unacked += self.pending.values().map(|w| 1 + w.later.len() as u64).sum::<u64>();
-        self.pending.clear();
+        let last = self.last_time;
+        for w in std::mem::take(&mut self.pending).values() {
+            for at in std::iter::once(&w.oldest).chain(&w.later) {
+                if self.ack_deadline(*at) > last {
+                    self.counters.awaiting_at_end += 1;
+                } else {
+                    self.counters.unacked += 1;
+                }
+            }
+        }
         if let Some(start) = self.interval_start.take() {
             self.close_interval(start, self.last_time.max(start));
         }

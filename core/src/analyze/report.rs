@@ -781,9 +781,15 @@ impl Report {
             0 => String::new(),
             n => format!(", {n} cancels the exchange sent unasked"),
         };
+        let awaiting = match c.awaiting_at_end {
+            0 => String::new(),
+            n => {
+                format!(" ({n} more still awaiting theirs at the capture's end, sent less than the timeout before it)")
+            }
+        };
         let _ = writeln!(
             o,
-            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged, {} responses unmatched{unsolicited}",
+            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged{awaiting}, {} responses unmatched{unsolicited}",
             c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
         );
         for f in &self.feeds {
