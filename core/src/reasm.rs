@@ -50,7 +50,8 @@ pub struct ReasmStats {
     pub retransmitted_segments: u64,
     /// Payload bytes dropped because they had already been delivered or were already pending.
     pub retransmitted_bytes: u64,
-    /// Segments that arrived ahead of the next expected byte.
+    /// Segments that arrived after a segment later in the stream, bringing bytes not seen yet (late:
+    /// reordered on the way). A segment after a range never seen is not one: that range is a hole.
     pub out_of_order_segments: u64,
     /// Ranges of the stream never seen.
     pub holes: u64,
@@ -182,6 +183,12 @@ impl<M: Copy> Reassembler<M> {
     }
 
     fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+        // Late: bytes before some that came already (a retransmission of what came is not counted here).
+        let late = self.pending.last_key_value().is_some_and(|(&o, _)| start < o)
+            && start + payload.len() as u64 > self.next_off;
+        if late {
+            self.stats.out_of_order_segments += 1;
+        }
         if start <= self.next_off {
             if (!self.pending.is_empty() || self.acked_to > self.next_off)
                 && start + payload.len() as u64 > self.next_off
@@ -212,7 +219,6 @@ impl<M: Copy> Reassembler<M> {
                 self.stats.retransmitted_bytes += dup;
             }
         } else {
-            self.stats.out_of_order_segments += 1;
             self.store(start, payload, meta);
             while self.pending_bytes > self.max_pending {
                 self.skip_to_first_pending(sink);

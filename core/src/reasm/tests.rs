@@ -57,6 +57,24 @@ fn out_of_order_is_reordered_with_first_carrier_meta() {
     assert_eq!(r.stats().holes, 0);
 }
 
+/// Out of order counts the segments that came late, after later ones (tshark's "TCP Out-Of-Order"),
+/// not those after a range the capture never saw (its "previous segment not captured": a hole).
+#[test]
+fn a_segment_after_a_hole_is_not_out_of_order() {
+    let mut r = Reassembler::default();
+    run(&mut r, &[(0, false, b"ab", 1), (4, false, b"ef", 2), (6, false, b"gh", 3)], true);
+    assert_eq!((r.stats().out_of_order_segments, r.stats().holes), (0, 1));
+    // Three segments come last-first: the two late ones are out of order; a retransmission of one
+    // already held is not.
+    let mut r = Reassembler::default();
+    let script: &[(u32, bool, &[u8], u32)] =
+        &[(0, false, b"ab", 1), (6, false, b"gh", 2), (6, false, b"gh", 3), (4, false, b"ef", 4), (2, false, b"cd", 5)];
+    let out = run(&mut r, script, true);
+    assert_eq!(out.len(), 4);
+    let s = r.stats();
+    assert_eq!((s.out_of_order_segments, s.holes, s.bytes), (2, 0, 8));
+}
+
 #[test]
 fn overlapping_out_of_order_keeps_first_copy() {
     let mut r = Reassembler::default();
