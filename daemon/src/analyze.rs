@@ -37,8 +37,16 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     let file = match &args.config {
         Some(p) => {
             let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
-            toml::from_str::<ConfigFile>(&text)
-                .with_context(|| format!("{}: not a valid wirestamp config", p.display()))?
+            toml::from_str::<ConfigFile>(&text).map_err(|e| {
+                // A regex in a basic string is the usual trap: TOML reads its backslashes as escapes.
+                let hint = if e.message().contains("invalid escape") {
+                    "\n(write a value holding backslashes, such as a token regex, in single quotes, a TOML literal \
+                     string: match = 'token:T(\\d+)')"
+                } else {
+                    ""
+                };
+                anyhow::anyhow!("{}: not a valid wirestamp config: {e}{hint}", p.display())
+            })?
         }
         None => ConfigFile::default(),
     };

@@ -30,11 +30,12 @@ pub enum Command {
     /// Columns: index (0-based, in output order), time_ns (best timestamp: the trailer's when there is
     /// one, else the record's; ns since the epoch), caplen, wirelen, interface (global number across the
     /// inputs), direction (in/out/empty), ts_source (pcap, pcapng, erf, none, or the trailer's name),
-    /// trailer, trailer_time_ns, device, port, src, dst, proto, sport, dport, payload_len (transport payload
-    /// as the headers declare it, without padding or trailer), then record_time_ns (the container's own
-    /// time, always kept), quality (clock-quality flags), vlan (outer/inner ids), anomaly (the first
-    /// malformed header, as `LAYER header at byte OFFSET: REASON`), input (index of the file on the
-    /// command line). Absent values are empty in CSV and null in JSON.
+    /// trailer, trailer_time_ns, device, port, src, dst, proto (the IP protocol number: 6 TCP, 17 UDP),
+    /// sport, dport, payload_len (the transport payload as the headers declare it, without padding or
+    /// trailer), then record_time_ns (the container's own time, always kept), quality (clock-quality
+    /// flags), vlan (outer/inner ids), anomaly (the first malformed header, as `LAYER header at byte
+    /// OFFSET: REASON`), input (index of the file on the command line). Absent values are empty in
+    /// CSV and null in JSON.
     ///
     /// Examples:
     ///   wirestamp frames capture.pcapng
@@ -56,7 +57,10 @@ pub enum Command {
     ///
     /// Metrics: tick_to_trade (earliest copy of the trigger -> frame carrying the order's first
     /// byte), order_to_ack (order -> exchange response), feed_ab_delay (later copy of a tick behind
-    /// the first), exchange_to_capture (ITCH timestamp, US Eastern time, -> capture).
+    /// the first), exchange_to_capture (ITCH timestamp, US Eastern time, -> capture); with
+    /// --tx-events also tick_to_snd (trigger -> the kernel's SND time of the order's write) and
+    /// snd_to_wire (that SND time -> the order's frame). Under the table: the load they were measured
+    /// under (span, ticks and orders per second, the busiest second).
     ///
     /// Examples:
     ///   wirestamp analyze capture.pcapng

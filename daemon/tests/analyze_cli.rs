@@ -376,6 +376,15 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
          OUCH version ({c}: orders = \"tcp:10.1.0.1:8003@ouch50\"): give it once"
     );
     assert!(err.starts_with(&want), "{err}");
+    // A regex in a double-quoted TOML string: its backslash is an invalid escape. The error says where,
+    // and how to write it.
+    std::fs::write(&conf, "match = \"token:T(\\d+)\"\n").unwrap();
+    let err = String::from_utf8(run(&["--config", c]).stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("wirestamp: error: {c}: not a valid wirestamp config: TOML parse error at line 1")),
+        "{err}"
+    );
+    assert!(err.contains("in single quotes, a TOML literal string: match = 'token:T(\\d+)'"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -784,7 +784,7 @@ impl Report {
         let awaiting = match c.awaiting_at_end {
             0 => String::new(),
             n => {
-                format!(" ({n} more still awaiting theirs at the capture's end, sent less than the timeout before it)")
+                format!(" ({n} more awaiting a response at the capture's end, sent less than the timeout before it)")
             }
         };
         let _ = writeln!(
