@@ -131,6 +131,26 @@ fn text(v: &[u8]) -> String {
     String::from_utf8_lossy(&v[..end]).into_owned()
 }
 
+/// Checks what a file's first Section Header Block says of its byte order and version, from `head`
+/// (its first bytes, fewer than a block's allowed: the rest is the reader's), so that a file of an
+/// unsupported version is refused when opened, as a pcap file's header is, not once read.
+pub(crate) fn check_first_section(head: &[u8]) -> Result<(), ReadErrorKind> {
+    let swap = match head.get(8..12) {
+        None => return Ok(()),
+        Some([0x4d, 0x3c, 0x2b, 0x1a]) => false,
+        Some([0x1a, 0x2b, 0x3c, 0x4d]) => true,
+        Some(m) => return Err(bad("SHB", format!("bad byte-order magic {m:02x?}"))),
+    };
+    if head.len() < 16 {
+        return Ok(());
+    }
+    let (major, minor) = (u16_at(head, 12, swap), u16_at(head, 14, swap));
+    if major != 1 || !(minor == 0 || minor == 2) {
+        return Err(ReadErrorKind::PcapngVersion { major, minor });
+    }
+    Ok(())
+}
+
 impl PcapngParser {
     pub(crate) fn new() -> PcapngParser {
         PcapngParser { swap: false, sections: 0, ifs: Vec::new() }

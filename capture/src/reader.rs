@@ -133,6 +133,8 @@ impl CaptureReader {
             interfaces.push(iface);
             (Parser::Pcap(p), Container::Pcap { nanos: m.nanos, byte_order: m.byte_order, modified: m.modified })
         } else if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
+            buf.fill(16).map_err(|e| err(ReadErrorKind::Io(e)))?;
+            crate::pcapng::check_first_section(buf.avail()).map_err(err)?;
             (Parser::Pcapng(PcapngParser::new()), Container::Pcapng)
         } else {
             // ERF has no file header: look at the first records (a short file is fine; a FIFO

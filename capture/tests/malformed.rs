@@ -235,3 +235,21 @@ fn truncations_and_mutations_never_panic() {
     }
     assert!(runs > 10_000);
 }
+
+/// A pcap file header and a pcapng first section of an unsupported version (libpcap's test files)
+/// are refused when the file is opened, alike: the pcapng one was refused only at the first read,
+/// so that `analyze --json` wrote a report for the one and none for the other.
+#[test]
+fn a_file_of_an_unsupported_version_is_refused_when_opened() {
+    for (name, why) in [
+        ("pcap-invalid-version-1.pcap", "unsupported pcap version 1.4"),
+        ("pcap-invalid-version-2.pcap", "unsupported pcap version 2.5"),
+        ("pcapng-invalid-vers-1.pcapng", "unsupported pcapng section version 0.1"),
+        ("pcapng-invalid-vers-2.pcapng", "unsupported pcapng section version 1.1"),
+    ] {
+        let path = data_file(&format!("libpcap_tests/tests/{name}"));
+        let e = CaptureReader::open(&path).err().unwrap_or_else(|| panic!("{name} opened"));
+        let want = format!("{}: at byte 0 (record 0, after 0 packets): {why} (expected", path.display());
+        assert!(e.to_string().starts_with(&want), "{e}");
+    }
+}
