@@ -1,6 +1,6 @@
 //! `wirestamp analyze`: the offline tick-to-trade report.
 
-use crate::cli::AnalyzeArgs;
+use crate::cli::{AnalyzeArgs, usage};
 use crate::output::{create_output, distinct};
 use crate::pipeline::Pipeline;
 use crate::progress::ProgressLine;
@@ -298,7 +298,7 @@ impl Sinks {
 }
 
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
-    let cfg = config(args)?;
+    let cfg = config(args).map_err(usage)?;
     let detect = cfg.flows.is_empty();
     let declared = |feed: bool| cfg.flows.iter().any(|f| matches!(f, FlowSpec::Feed(_)) == feed);
     // Detection runs only with neither given: with one side alone, the other is not looked for.

@@ -67,6 +67,11 @@ pub enum Command {
     ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 \
     ///       --orders tcp:10.1.0.1:8003 cap.pcap
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
+    ///
+    /// Exit status: 0, every input read to its end; 1, an input could not be opened, an output would
+    /// replace another file, or a malformed record stopped reading (the report, printed all the same,
+    /// covers the frames before: see its `input`); 2, the command line or the --config file is wrong
+    /// (nothing was read).
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
 
@@ -425,6 +430,24 @@ pub struct FramesArgs {
     /// Do not print the summary of counts and warnings on standard error.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+}
+
+/// An error in what the user asked for (arguments, a config file), not in the inputs: exit status 2,
+/// as for clap's own errors. Says what its error says.
+#[derive(Debug)]
+pub struct UsageError(pub anyhow::Error);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Marks `e` as the command line's fault ([`UsageError`]).
+pub fn usage(e: anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(UsageError(e))
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -14,7 +14,8 @@ fn main() -> ExitCode {
         Err(err) if err.chain().any(is_broken_pipe) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("wirestamp: error: {err:#}");
-            ExitCode::FAILURE
+            // As clap's own errors: the command line (or its config file) is wrong.
+            if err.downcast_ref::<cli::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::FAILURE }
         }
     }
 }

@@ -105,7 +105,7 @@ fn a_duration_needs_its_unit() {
         &["--match", "symbol:0ns"],
     ] {
         let out = wirestamp(&[&["analyze", "-q"][..], args, &[&cap]].concat());
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: the command line is wrong");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("above 0 with its unit"), "{args:?}: {err}");
     }
@@ -808,5 +808,30 @@ fn flows_given_wrong_are_noted_with_what_to_try() {
         &["--orders", "tcp:10.1.0.1:8003@ouch42"],
         &["malformed as OUCH 4.2 are well-formed in the other version: is the session @ouch50?"],
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Exit status: 2 when the command line or the config file is wrong (as for clap's own errors: an
+/// unknown flag), 1 when an input cannot be read (or an output would replace a file: see
+/// `outputs_never_replace_a_capture_or_each_other`); a script tells a typo from a broken capture.
+#[test]
+fn a_wrong_command_line_exits_2_and_an_unreadable_input_1() {
+    let dir = tmpdir("exit-status");
+    let cap = small_capture(&dir);
+    let conf = dir.join("bad.toml");
+    std::fs::write(&conf, "match = \"token:T(\\d+)\"\n").unwrap();
+    let conf = conf.to_str().unwrap();
+    let missing = dir.join("missing.pcap");
+    for (args, code) in [
+        (vec!["--no-such-flag", &cap], 2),
+        (vec!["--md", "233.54.12.111:26477", &cap], 2),
+        (vec!["--match", r"token:T\d+", &cap], 2),
+        (vec!["--config", conf, &cap], 2),
+        (vec![missing.to_str().unwrap()], 1),
+        (vec![&cap], 0),
+    ] {
+        let out = wirestamp(&[&["analyze", "-q"][..], &args].concat());
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
