@@ -841,3 +841,43 @@ fn a_detected_session_reads_what_came_before_it_was_detected() {
     assert_eq!(r["connections"][0]["to_exchange"], r_given["connections"][0]["to_exchange"]);
     assert_eq!(r["connections"][0]["from_exchange"], r_given["connections"][0]["from_exchange"]);
 }
+
+/// Feed A lost tick 2 and brought tick 3 before the order whose token names tick 2; feed B's copy of
+/// tick 2 comes 1 us after the order. Tick 2 may still come while a feed lacks it: the order waits
+/// for it, and is matched to it, 1 us after the order (a negative latency, counted). It was
+/// unmatched, when A's tick 3 came before the order, and matched so when after.
+#[test]
+fn an_order_waits_for_a_trigger_one_feed_lost_and_another_may_still_bring() {
+    const US: i64 = 1_000;
+    let b_tick = |seq| {
+        support::udp([233, 54, 12, 112], 26478, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    for a3_first in [true, false] {
+        let a3 = if a3_first { T0 + 3 * US } else { T0 + 5 * US };
+        let mut frames = vec![
+            (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+            (T0 + US, aapl_tick(1)),
+            (T0 + 2 * US, b_tick(1)),
+            (a3, aapl_tick(3)),
+            (T0 + 4 * US, segment(true, 1, 1, 0x18, &order_for(1, 2))),
+            (T0 + 5 * US + 1, b_tick(2)),
+            (T0 + 6 * US, b_tick(3)),
+        ];
+        frames.sort_by_key(|f| f.0);
+        let args = [
+            "--md",
+            "udp:233.54.12.111:26477",
+            "--md",
+            "udp:233.54.12.112:26478",
+            "--orders",
+            ORDERS,
+            "--match",
+            r"token:T(\d+)",
+        ];
+        let r = analyze_frames("lost-on-a", &frames, &args);
+        let c = &r["counters"];
+        let got = ["matched", "unmatched_orders", "trigger_after_order"].map(|k| c[k].as_u64());
+        assert_eq!(got, [1, 0, 1].map(Some), "A's tick 3 before the order: {a3_first}");
+        assert_eq!(metric(&r, "tick_to_trade")["max_ns"], -(US + 1), "{a3_first}");
+    }
+}

@@ -1790,7 +1790,9 @@ impl Analyzer {
                 // held by reassembly): nor does it make the order ambiguous.
                 match self.arbiter.find(seq, t.saturating_sub(self.cfg.tick_retain_ns)) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
-                    Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.ahead_of_all(seq) => {
+                    Ok(None)
+                        if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.may_still_come(seq) =>
+                    {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
                         let (now, give_up) = retry.unwrap_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)));
                         let until = now.saturating_add(step);
