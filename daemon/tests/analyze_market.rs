@@ -237,3 +237,28 @@ fn a_symbol_learnt_on_one_feed_names_the_ticks_another_feed_brings_first() {
         assert_eq!(feeds, [("feed:udp:233.54.12.112:26478", 1)], "fast path {fast}");
     }
 }
+
+/// IP fragments are not reassembled, so not analysed: tick 2's packet, sent as a first fragment
+/// (More Fragments set, offset 0) and a later one, is missing from the feed (a gap of 1), not read
+/// as whole from the first fragment's part of it (it was: no gap, tick 2 counted).
+#[test]
+fn an_ip_fragment_is_counted_not_analysed() {
+    const US: i64 = 1_000;
+    // Ethernet 14 bytes, then IPv4: flags and fragment offset at bytes 20-21.
+    let mut first = tick(A, 2, T0 + 2 * US);
+    first.1[20] = 0x20;
+    let mut later = tick(A, 2, T0 + 2 * US + 1);
+    later.1[21] = 0x04;
+    let frames = [tick(A, 1, T0 + US), first, later, tick(A, 3, T0 + 3 * US)];
+    let r = analyze_frames("fragments", &frames, &["--md", "udp:233.54.12.111:26477"]);
+    let c = &r["counters"];
+    assert_eq!(
+        (c["ip_fragments"].as_u64(), c["ticks"].as_u64(), c["other_frames"].as_u64()),
+        (Some(2), Some(2), Some(0))
+    );
+    let feed = &r["feeds"][0];
+    assert_eq!(
+        (feed["gaps"].as_u64(), feed["missing"].as_u64(), feed["messages"].as_u64()),
+        (Some(1), Some(1), Some(2))
+    );
+}

@@ -1124,7 +1124,11 @@ impl Analyzer {
             return;
         };
         if ip.fragment != crate::dissect::Fragment::No {
+            // Not reassembled, so not analysed: a first fragment holds only part of its datagram,
+            // which decoded would pass for the whole (the sequences it announces counted as received,
+            // part of a segment's bytes as the stream's). What it carried shows as missing.
             self.counters.ip_fragments += 1;
+            return;
         }
         self.advance_time(time_ns);
         let payload = d.payload(f.data);
