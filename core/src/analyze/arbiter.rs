@@ -91,6 +91,13 @@ impl SessionTicks {
         SessionTicks { base, first: base, ..Default::default() }
     }
 
+    /// The tick `seq`, if held and seen.
+    fn tick(&self, seq: u64) -> Option<Tick> {
+        let idx = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        let slot = (idx < self.len).then(|| self.at(idx))?;
+        slot.seen.then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
+    }
+
     #[inline(always)]
     fn at(&self, idx: usize) -> &Slot {
         &self.slots[(self.head + idx) & self.mask]
@@ -315,9 +322,7 @@ impl Arbiter {
             Some((k, s)) if *k == session => s,
             _ => &self.sessions[*self.index.get(&session)?].1,
         };
-        let idx = seq.checked_sub(s.base)? as usize;
-        let slot = (idx < s.len).then(|| s.at(idx))?;
-        slot.seen.then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
+        s.tick(seq)
     }
 
     /// Slots the ring of `session` holds (retained ticks and the unseen sequences among them).
@@ -345,10 +350,12 @@ impl Arbiter {
     pub fn find(&self, seq: u64, not_before: i64) -> Result<Option<(Session, Tick)>, usize> {
         let mut found = None;
         let mut n = 0;
-        for &(session, _) in self.sessions.iter() {
-            if let Some(t) = self.get(session, seq).filter(|t| t.time_ns >= not_before) {
+        // Each session's ring directly: a lookup by name per session made an order cost a hash per
+        // session ever seen (tens of thousands in a garbage capture).
+        for (session, s) in &self.sessions {
+            if let Some(t) = s.tick(seq).filter(|t| t.time_ns >= not_before) {
                 n += 1;
-                found = Some((session, t));
+                found = Some((*session, t));
             }
         }
         if n > 1 { Err(n) } else { Ok(found) }
