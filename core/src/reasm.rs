@@ -15,6 +15,13 @@
 
 use std::collections::BTreeMap;
 
+/// The capture time of the frame a segment came in, from its metadata: a range missing behind held
+/// bytes is waited for from when they came ([`Reassembler::tick`]).
+pub trait Arrival {
+    /// Capture time, ns.
+    fn arrival_ns(&self) -> i64;
+}
+
 /// Default bound on bytes held for out-of-order segments, per stream direction.
 pub const DEFAULT_MAX_PENDING: usize = 1 << 20;
 
@@ -183,9 +190,10 @@ impl<M: Copy> Reassembler<M> {
     }
 
     fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
-        // Late: bytes before some that came already (a retransmission of what came is not counted here).
-        let late = self.pending.last_key_value().is_some_and(|(&o, _)| start < o)
-            && start + payload.len() as u64 > self.next_off;
+        // Late: bytes not seen yet, before some that came already (a retransmission of what came, or
+        // of what is held, is not).
+        let late =
+            self.pending.last_key_value().is_some_and(|(&o, _)| start < o) && self.brings_new(start, payload.len());
         if late {
             self.stats.out_of_order_segments += 1;
         }
@@ -288,7 +296,10 @@ impl<M: Copy> Reassembler<M> {
     /// retransmission comes within the sender's timeout, and a capture that missed a segment never sees
     /// it), so it becomes a hole and delivery resumes after it.
     /// An acknowledged range with nothing captured after it waits the same way.
-    pub fn tick(&mut self, now_ns: i64, max_age_ns: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
+    pub fn tick(&mut self, now_ns: i64, max_age_ns: i64, sink: &mut impl FnMut(Piece<'_, M>))
+    where
+        M: Arrival,
+    {
         let acked_gap = self.acked_to > self.next_off;
         if self.pending.is_empty() && !acked_gap {
             self.gap_since = None;
@@ -302,7 +313,12 @@ impl<M: Copy> Reassembler<M> {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
             }
-            self.gap_since = (!self.pending.is_empty() || self.acked_to > self.next_off).then_some(now_ns);
+            // What stays missing has been waited for since the bytes held behind it came (a second
+            // missing range, noticed then), not from now: they wait no longer than the timeout.
+            self.gap_since = match self.pending.first_key_value() {
+                Some((_, (_, meta))) => Some(meta.arrival_ns().min(now_ns)),
+                None => (self.acked_to > self.next_off).then_some(now_ns),
+            };
         }
     }
 
@@ -363,6 +379,27 @@ impl<M: Copy> Reassembler<M> {
             self.pending.insert(a, (bytes, meta));
             self.pending_in += 1;
         }
+    }
+
+    /// Whether `len` bytes at `start` hold one neither delivered nor held.
+    fn brings_new(&self, start: u64, len: usize) -> bool {
+        let end = start + len as u64;
+        let mut at = start.max(self.next_off);
+        if at >= end {
+            return false;
+        }
+        // Held ranges do not overlap: the one holding `at`, if any, then those after it, in order.
+        let holding = self.pending.range(..=at).next_back();
+        for (&o, (d, _)) in holding.into_iter().chain(self.pending.range(at + 1..end)) {
+            if o > at {
+                return true;
+            }
+            at = at.max(o + d.len() as u64);
+            if at >= end {
+                return false;
+            }
+        }
+        true
     }
 
     /// Delivers pending segments that are now contiguous.

@@ -331,17 +331,19 @@ impl Arbiter {
         self.index.get(&session).map_or(0, |&i| self.sessions[i].1.len)
     }
 
-    /// Whether tick `seq` may still come: no session has reached it (none holds it or a later one:
-    /// the frames of its tap are behind an order's; with no session yet, any may), or a session found
-    /// it missing, a later one having come first (a gap on one feed, which another feed's copy may
-    /// still fill).
-    pub fn may_still_come(&self, seq: u64) -> bool {
-        let ahead = self.sessions.iter().all(|(_, s)| s.base.checked_add(s.len as u64).is_some_and(|end| seq >= end));
-        ahead
-            || self
-                .sessions
-                .iter()
-                .any(|(_, s)| seq.checked_sub(s.base).is_some_and(|idx| idx < s.len as u64 && !s.at(idx as usize).seen))
+    /// Whether no session has reached sequence `seq` (none holds it or a later one): a tick that may
+    /// still come, when the frames of its tap are behind an order's. With no session yet, any may.
+    pub fn ahead_of_all(&self, seq: u64) -> bool {
+        self.sessions.iter().all(|(_, s)| s.base.checked_add(s.len as u64).is_some_and(|end| seq >= end))
+    }
+
+    /// The sessions that found tick `seq` missing (a later one came first): another feed's copy may
+    /// still bring it.
+    pub fn missing_in(&self, seq: u64) -> impl Iterator<Item = Session> + '_ {
+        self.sessions.iter().filter_map(move |(session, s)| {
+            let idx = seq.checked_sub(s.base)?;
+            (idx < s.len as u64 && !s.at(idx as usize).seen).then_some(*session)
+        })
     }
 
     /// The tick with sequence `seq`, first copied at `not_before` or later, in whichever session has

@@ -1685,7 +1685,15 @@ impl Analyzer {
                         }
                         self.pending_order.pop_front();
                     }
-                    self.pending_order.push_back((t, ci, id));
+                    // In time order: an order read late (replayed from the detection backlog, or
+                    // in a frame recorded out of order) must not wait behind newer ones, whose
+                    // timeouts are the only ones looked at.
+                    if self.pending_order.back().is_none_or(|&(back, ..)| back <= t) {
+                        self.pending_order.push_back((t, ci, id));
+                    } else {
+                        let at = self.pending_order.partition_point(|&(o, ..)| o <= t);
+                        self.pending_order.insert(at, (t, ci, id));
+                    }
                     // The front may have changed either way: answered orders left it (the one now
                     // there may be older than those, when frames come out of time order), or the
                     // queue was empty.
@@ -1775,6 +1783,18 @@ impl Analyzer {
     /// whose trigger no session has reached yet is parked ([`Parked`]): the feed's frames may be behind
     /// the order's. `retry`: the capture time now and when to give up, for an order parked before
     /// (`(i64::MAX, _)` at the end: no more parking).
+    /// Whether tick `seq`, not found, may still come: no session has reached it (the feed's frames
+    /// behind the order's), or a session lacks it while one of its feeds has not passed it yet (A lost
+    /// it, B's copy may still come). A tick a feed passed, lacking it, and no other feed may bring
+    /// does not: its late copy on that feed is no trigger the order could have seen.
+    fn may_still_come(&self, seq: u64) -> bool {
+        self.arbiter.ahead_of_all(seq)
+            || self.arbiter.missing_in(seq).any(|session| {
+                (0..self.feeds.len())
+                    .any(|fi| self.seq.next_expected(fi as u16, session).is_some_and(|next| next <= seq))
+            })
+    }
+
     fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<(i64, i64)>) {
         let s = &m.summary;
         let t = m.first.time_ns;
@@ -1794,9 +1814,7 @@ impl Analyzer {
                 // held by reassembly): nor does it make the order ambiguous.
                 match self.arbiter.find(seq, t.saturating_sub(self.cfg.tick_retain_ns)) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
-                    Ok(None)
-                        if retry.is_none_or(|(now, give_up)| now < give_up) && self.arbiter.may_still_come(seq) =>
-                    {
+                    Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.may_still_come(seq) => {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
                         let (now, give_up) = retry.unwrap_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)));
                         let until = now.saturating_add(step);

@@ -27,6 +27,12 @@ pub struct FrameRef {
     pub time_ns: i64,
 }
 
+impl crate::reasm::Arrival for FrameRef {
+    fn arrival_ns(&self) -> i64 {
+        self.time_ns
+    }
+}
+
 /// An order-entry message with its wire times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OrderMsg {
@@ -270,10 +276,14 @@ impl OrderStream {
     /// ([`crate::reasm::Reassembler::acked`]).
     pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.acked(ack, &mut |p| match p {
+        let mut sink = |p: Piece<'_, FrameRef>| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        };
+        self.reasm.acked(ack, &mut sink);
+        // A range released leaves what is still missing waiting from now: the clock starts here, not
+        // at this stream's next segment, which may not come.
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
         self.note_pending(frame.time_ns);
     }
 

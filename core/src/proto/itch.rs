@@ -711,51 +711,50 @@ impl ItchCounters {
 /// are assigned per day from 1 (spec "Architecture"), so a dense table indexed by locate is fastest.
 #[derive(Debug, Clone, Default)]
 pub struct LocateMap {
-    symbols: Vec<Option<Symbol>>,
+    /// By locate, the symbol's 8 bytes as a `u64`, 0 when none is known (no ITCH symbol is 8 zero
+    /// bytes: they are space-padded). Empty until the first symbol, then every locate's: allocated
+    /// zeroed, so the pages of locates never named stay unmapped (a session of one high locate costs
+    /// a page, not 512 KiB).
+    symbols: Vec<u64>,
 }
+
+/// Locate codes are 16 bits.
+const LOCATES: usize = 1 << 16;
 
 impl LocateMap {
     /// An empty map.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Records `locate -> symbol` (the table grows to `locate + 1` entries at most 65,536). The first
-    /// reserves room for every locate, so that the map allocates once: untouched, the room costs
-    /// address space, not memory.
+    /// Records `locate -> symbol`.
     pub fn insert(&mut self, locate: u16, symbol: Symbol) {
-        let i = usize::from(locate);
-        if i >= self.symbols.len() {
-            self.symbols.reserve_exact(usize::from(u16::MAX) + 1 - self.symbols.len());
-            self.symbols.resize(i + 1, None);
+        if self.symbols.is_empty() {
+            self.symbols = vec![0; LOCATES];
         }
-        self.symbols[i] = Some(symbol);
+        self.symbols[usize::from(locate)] = u64::from_ne_bytes(symbol.0);
     }
     /// The symbol for a locate code, if a message named it.
     #[inline]
     pub fn get(&self, locate: u16) -> Option<Symbol> {
-        self.symbols.get(usize::from(locate)).copied().flatten()
+        self.symbols.get(usize::from(locate)).filter(|&&s| s != 0).map(|s| Symbol(s.to_ne_bytes()))
     }
     /// The symbol of a message on `locate` that names `carried` (or none): the one it names, which the
     /// map learns, else the one learnt. (One select and one store per message: whether a type names
     /// its stock is as random as the type, so a branch would mispredict.)
     #[inline(always)]
     pub fn learn(&mut self, locate: u16, carried: Option<Symbol>) -> Option<Symbol> {
-        let i = usize::from(locate);
-        if i >= self.symbols.len() {
-            return self.learn_new(locate, carried);
-        }
-        let slot = &mut self.symbols[i];
-        let symbol = carried.or(*slot);
+        let Some(slot) = self.symbols.get_mut(usize::from(locate)) else { return self.learn_first(locate, carried) };
+        let named = carried.map_or(0, |s| u64::from_ne_bytes(s.0));
+        let symbol = if named != 0 { named } else { *slot };
         *slot = symbol;
-        symbol
+        (symbol != 0).then(|| Symbol(symbol.to_ne_bytes()))
     }
-    /// [`LocateMap::learn`] beyond the table: it grows for a symbol named only.
+    /// [`LocateMap::learn`] before the first symbol: the table is made for one named.
     #[cold]
-    fn learn_new(&mut self, locate: u16, carried: Option<Symbol>) -> Option<Symbol> {
-        if let Some(symbol) = carried {
-            self.insert(locate, symbol);
-        }
-        carried
+    fn learn_first(&mut self, locate: u16, carried: Option<Symbol>) -> Option<Symbol> {
+        let symbol = carried.filter(|s| s.0 != [0; 8])?;
+        self.insert(locate, symbol);
+        Some(symbol)
     }
     /// Learns from a message that names its stock.
     pub fn observe(&mut self, m: &Message<'_>) {
@@ -765,7 +764,7 @@ impl LocateMap {
     }
     /// Number of locate codes known.
     pub fn len(&self) -> usize {
-        self.symbols.iter().filter(|s| s.is_some()).count()
+        self.symbols.iter().filter(|&&s| s != 0).count()
     }
     /// True when no locate code is known.
     pub fn is_empty(&self) -> bool {
