@@ -286,6 +286,8 @@ struct Conn {
     frames: u64,
     /// A segment with RST was seen since the connection began: it was aborted.
     reset: bool,
+    /// What [`Analyzer::holds`] and [`Analyzer::dues`] hold for it (`i64::MAX`: nothing).
+    marks: (i64, i64),
 }
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
@@ -954,6 +956,12 @@ pub struct Analyzer {
     /// ([`OrderStream::gap_deadline`]; `i64::MAX`: none waits): [`Analyzer::advance_time`] expires
     /// it then, whatever flow the frame is of, before the ticks kept for what waits behind it go.
     gap_due: i64,
+    /// By connection, the earliest time of an order byte its inbound stream holds
+    /// ([`OrderStream::oldest_held`]) and the earliest gap deadline of its streams, ordered: their
+    /// minimums are [`Analyzer::hold_from`] and [`Analyzer::gap_due`], kept per segment without a walk
+    /// of every connection (tens of thousands in some captures).
+    holds: std::collections::BTreeSet<(i64, usize)>,
+    dues: std::collections::BTreeSet<(i64, usize)>,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
     /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
     /// (the only one it looks at, as it always did).
@@ -1005,6 +1013,8 @@ impl Analyzer {
             locates: Vec::new(),
             backlog: backlog::Backlog::default(),
             gap_due: i64::MAX,
+            holds: Default::default(),
+            dues: Default::default(),
             hold_from: i64::MAX,
             order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
             replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),
@@ -1356,7 +1366,8 @@ impl Analyzer {
     fn expire_gaps(&mut self, t: i64) {
         let frame = FrameRef { index: self.last_frame, time_ns: t };
         let mut msgs = std::mem::take(&mut self.scratch);
-        for ci in 0..self.conn_list.len() {
+        let due: Vec<usize> = self.dues.range(..=(t, usize::MAX)).map(|&(_, ci)| ci).collect();
+        for ci in due {
             let c = &mut self.conn_list[ci];
             for stream in [&mut c.to_exchange, &mut c.from_exchange] {
                 if stream.gap_deadline().is_some_and(|due| t >= due) {
@@ -1366,9 +1377,9 @@ impl Analyzer {
             for m in msgs.drain(..) {
                 self.order_msg(ci, m);
             }
+            self.update_hold(ci);
         }
         self.scratch = msgs;
-        self.update_hold();
     }
 
     /// The first time at which an order sent at `at` and still unanswered is unacknowledged (or
@@ -1551,6 +1562,7 @@ impl Analyzer {
                     from_exchange: OrderStream::new(OrderDir::Outbound, proto),
                     frames: 0,
                     reset: false,
+                    marks: (i64::MAX, i64::MAX),
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
                 self.conn_list.len() - 1
@@ -1603,16 +1615,31 @@ impl Analyzer {
             self.order_msg(ci, m);
         }
         self.scratch = msgs;
-        self.update_hold();
+        self.update_hold(ci);
     }
 
     /// Recomputes [`Analyzer::hold_from`] and [`Analyzer::gap_due`] after an order segment or an
-    /// expiry (the only things that change them) and tells the arbiter and the symbol histories.
-    fn update_hold(&mut self) {
-        let streams = self.conn_list.iter().flat_map(|c| [&c.to_exchange, &c.from_exchange]);
-        self.gap_due = streams.filter_map(OrderStream::gap_deadline).min().unwrap_or(i64::MAX);
+    /// expiry on connection `ci` (the only things that change them) and tells the arbiter and the
+    /// symbol histories.
+    fn update_hold(&mut self, ci: usize) {
+        let c = &mut self.conn_list[ci];
+        let held = c.to_exchange.oldest_held().unwrap_or(i64::MAX);
+        let due = [&c.to_exchange, &c.from_exchange].into_iter().filter_map(OrderStream::gap_deadline).min();
+        let marks = (held, due.unwrap_or(i64::MAX));
+        if marks != c.marks {
+            let old = std::mem::replace(&mut c.marks, marks);
+            for (set, was, now) in [(&mut self.holds, old.0, marks.0), (&mut self.dues, old.1, marks.1)] {
+                if was != now {
+                    set.remove(&(was, ci));
+                    if now != i64::MAX {
+                        set.insert((now, ci));
+                    }
+                }
+            }
+        }
+        self.gap_due = self.dues.first().map_or(i64::MAX, |&(t, _)| t);
         self.wake_at = self.wake_at.min(self.gap_due);
-        let from = self.conn_list.iter().filter_map(|c| c.to_exchange.oldest_held()).min().unwrap_or(i64::MAX);
+        let from = self.holds.first().map_or(i64::MAX, |&(t, _)| t);
         if from != self.hold_from {
             self.hold_from = from;
             // Only what the rule reads: the arbiter's ticks under the token rule, the symbol
