@@ -29,7 +29,7 @@ pub enum Command {
     ///
     /// Columns: index (0-based, in output order), time_ns (best timestamp: the trailer's when there is
     /// one, else the record's; ns since the epoch), caplen, wirelen, interface (global number across the
-    /// inputs), direction (in/out/empty), ts_source (pcap, pcapng, erf, none, or the trailer's name),
+    /// inputs), direction (in, out, or absent), ts_source (pcap, pcapng, erf, none, or the trailer's name),
     /// trailer, trailer_time_ns, device, port, src, dst, proto (the IP protocol number: 6 TCP, 17 UDP),
     /// sport, dport, payload_len (the transport payload as the headers declare it, without padding or
     /// trailer), then record_time_ns (the container's own time, always kept), quality (clock-quality

@@ -108,6 +108,8 @@ fn json_absent_values_are_null() {
     let untagged = rows.iter().filter(|v| v["vlan"].is_null()).count();
     assert_eq!((tagged, untagged), (11, rows.len() - 11));
     assert!(rows.iter().all(|v| v["quality"].is_null() && v["anomaly"].is_null() && v["trailer"].is_null()));
+    // A pcap says nothing of direction.
+    assert!(rows.iter().all(|v| v["direction"].is_null()));
 
     let f = data_file("tcpdump_tests/tests/timestamp_invalid_nano.pcap");
     let (_, out, _) = run(&["--format", "json", f.to_str().unwrap()]);

@@ -71,7 +71,8 @@ impl Backlog {
         c.last_ns = s.time_ns;
         c.bytes += s.payload.len();
         c.segments.push_back(s);
-        while c.segments.len() > MAX_SEGMENTS || c.bytes > MAX_BYTES {
+        // The newest stays, however large (a segment the NIC merged may exceed the bound alone).
+        while c.segments.len() > 1 && (c.segments.len() > MAX_SEGMENTS || c.bytes > MAX_BYTES) {
             let Some(old) = c.segments.pop_front() else { break };
             c.bytes -= old.payload.len();
         }
@@ -143,5 +144,10 @@ mod tests {
         }
         let taken: Vec<u64> = b.take(|_| true).iter().map(|s| s.index).collect();
         assert_eq!(taken, [2, 3, 4], "16 KiB: three of 5,000 bytes");
+        // A segment larger than the bound alone (merged by the NIC) is kept, alone.
+        b.hold(seg(0, true, 40004, 100));
+        b.hold(seg(1, true, 40004, 20_000));
+        let taken: Vec<u64> = b.take(|_| true).iter().map(|s| s.index).collect();
+        assert_eq!(taken, [1]);
     }
 }

@@ -283,7 +283,7 @@ impl Load {
             .into_iter()
             .filter_map(|(b, what)| {
                 let b = b?;
-                let from = match b.start_ns - first_ns {
+                let from = match b.start_ns.saturating_sub(first_ns) {
                     0 => "the start".to_owned(),
                     d => format!("+{}", format_ns(d)),
                 };
