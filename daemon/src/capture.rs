@@ -86,8 +86,11 @@ struct Files {
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
     opened: Instant,
-    /// When the capture started, ns since the epoch (the statistics blocks count from there).
-    started_ns: i64,
+    /// When the current file was opened, ns since the epoch: its statistics blocks count from there.
+    file_started_ns: i64,
+    /// Per interface, its counters when the current file's count began (its last statistics block
+    /// written before): each file counts its own, so that rotated files read together add up.
+    counted: HashMap<usize, RecordedStats>,
     written: Vec<PathBuf>,
 }
 
@@ -157,7 +160,7 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
 }
 
 impl Files {
-    /// No file open yet; the capture's start is now (the statistics blocks count from it).
+    /// No file open yet; the capture's start is now (the first file's statistics blocks count from it).
     fn new(base: PathBuf, numbered: bool, comment: String) -> Files {
         Files {
             base,
@@ -168,7 +171,8 @@ impl Files {
             idbs: HashMap::new(),
             bytes: Rc::new(Cell::new(0)),
             opened: Instant::now(),
-            started_ns: wall_ns(),
+            file_started_ns: wall_ns(),
+            counted: HashMap::new(),
             written: Vec::new(),
         }
     }
@@ -195,11 +199,16 @@ impl Files {
         self.current = Some((w, part, path));
         self.idbs.clear();
         self.opened = Instant::now();
+        // The first file counts from the capture's start (set when made).
+        if self.index > 0 {
+            self.file_started_ns = wall_ns();
+        }
         Ok(())
     }
 
     /// Closes the current file, after an Interface Statistics Block per interface it has frames of:
-    /// `stats[i]` holds interface `i`'s counters since the capture started.
+    /// `stats[i]` holds interface `i`'s counters since the capture started, and the block the counts
+    /// since the last block of that interface, from the file's start (`isb_starttime`).
     fn close(&mut self, stats: &[IfaceStats]) -> Result<()> {
         if let Some((w, part, _)) = self.current.as_mut() {
             let now = wall_ns();
@@ -208,7 +217,17 @@ impl Files {
                 let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
                     continue;
                 };
-                let st = IfaceStats { start_ns: Some(self.started_ns), end_ns: Some(now), ..*st };
+                let before = self.counted.insert(i, st.counters).unwrap_or_default();
+                let since = |now: Option<u64>, then: Option<u64>| now.map(|n| n.saturating_sub(then.unwrap_or(0)));
+                let c = &st.counters;
+                let counters = RecordedStats {
+                    ifrecv: since(c.ifrecv, before.ifrecv),
+                    ifdrop: since(c.ifdrop, before.ifdrop),
+                    filteraccept: since(c.filteraccept, before.filteraccept),
+                    osdrop: since(c.osdrop, before.osdrop),
+                    usrdeliv: since(c.usrdeliv, before.usrdeliv),
+                };
+                let st = IfaceStats { start_ns: Some(self.file_started_ns), end_ns: Some(now), counters };
                 w.write_stats(id, now, &st).with_context(|| format!("writing {}", part.display()))?;
             }
         }
@@ -284,8 +303,9 @@ enum Source {
     AfXdp(Box<AfXdp>),
 }
 
-/// Waits up to `ms` for any ring to have a block ready (or a signal).
-fn poll_all(rings: &[AfPacket], ms: i32) -> Result<()> {
+/// Waits up to `ms` for any ring to have a block ready (or a signal). A ring's socket error (its link
+/// went down, or away) is taken: left, it would make every wait return at once.
+fn poll_all(rings: &mut [AfPacket], ms: i32) -> Result<()> {
     use std::os::fd::AsRawFd;
     let mut fds: Vec<libc::pollfd> = rings
         .iter()
@@ -298,6 +318,71 @@ fn poll_all(rings: &[AfPacket], ms: i32) -> Result<()> {
         if e.kind() != std::io::ErrorKind::Interrupted {
             return Err(e).context("poll");
         }
+        return Ok(());
+    }
+    for (ring, fd) in rings.iter_mut().zip(&fds) {
+        if fd.revents & libc::POLLERR != 0 {
+            ring.take_error()?;
+        }
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo, in MiB.
+fn mem_available_mib() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib / 1024)
+}
+
+/// Refuses what cannot be meant, before anything is opened: each message says what to give instead.
+fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
+    if let Some(dup) = ifaces.iter().enumerate().find_map(|(i, a)| ifaces[..i].contains(a).then_some(a)) {
+        bail!("-i {dup} is given twice: each frame would be captured twice");
+    }
+    if args.rotate_secs == Some(0) || args.rotate_mb == Some(0) {
+        bail!("-G and -C take at least 1 (seconds, MB): 0 would start a new file at every check");
+    }
+    if args.snaplen > 262_144 {
+        bail!("--snaplen {}: at most 262144 (0 means that)", args.snaplen);
+    }
+    let live = !matches!(args.source, CaptureSource::Stdin);
+    if live && args.ring_mb == 0 {
+        bail!("--ring-mb 0: the ring takes at least 1 MiB");
+    }
+    let total = u64::from(args.ring_mb) * ifaces.len() as u64;
+    if let Some(avail) = mem_available_mib().filter(|avail| live && total > avail / 4) {
+        bail!(
+            "--ring-mb {} for {} interface(s) is {total} MiB, more than a quarter of the memory available ({avail} MiB): \
+             the kernel would take it from other processes; give at most {}",
+            args.ring_mb,
+            ifaces.len(),
+            (avail / 4 / ifaces.len() as u64).max(1)
+        );
+    }
+    let out = &args.output;
+    if out.as_os_str() == "-" {
+        bail!("-w -: capture writes a file (its statistics blocks are written at its end), not standard output");
+    }
+    if out.is_dir() {
+        bail!("-w {}: is a directory; give a file name", out.display());
+    }
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
+    }
+    if crate::output::kept_file(out) && !crate::output::begins_with_bytes(out, &[0x0a, 0x0d, 0x0d, 0x0a]) {
+        bail!(
+            "-w {}: the file exists and is not a pcapng capture: refusing to overwrite it; remove it or choose another name",
+            out.display()
+        );
+    }
+    if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
+        // Not refused: ptp4l may start later. Said now, not only in the count at exit.
+        eprintln!(
+            "wirestamp: --ptp4l {}: no such socket (yet): frames are flagged until ptp4l answers there \
+             (its socket is /var/run/ptp4l unless its uds_address says otherwise)",
+            p.display()
+        );
     }
     Ok(())
 }
@@ -312,6 +397,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (_, []) => bail!("this --source needs -i IFACE"),
         (_, _) => bail!("several -i need --source afpacket or ebpf"),
     };
+    check_args(args, &ifaces)?;
     let flows: Vec<FlowSpec> = args
         .md
         .iter()
@@ -585,8 +671,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     let queued = s.kernel_packets.saturating_sub(read + s.kernel_drops);
                     format!(
                         "kernel ({name}): {} passed the filter: {read} read, {} dropped (ring full), {queued} still queued \
-                         at exit; {} ring freezes",
-                        s.kernel_packets, s.kernel_drops, s.freeze_q
+                         at exit; {} ring freezes{}",
+                        s.kernel_packets,
+                        s.kernel_drops,
+                        s.freeze_q,
+                        match s.link_down {
+                            0 => String::new(),
+                            n => format!("; the link went down {n} times (nothing captured while down)"),
+                        }
                     )
                 })
             })

@@ -331,13 +331,15 @@ pub struct CaptureArgs {
     #[arg(long, default_value_t = 262_144, value_name = "BYTES")]
     pub snaplen: u32,
     /// AF_PACKET ring size in MiB (ebpf: the BPF ring buffer per interface, rounded up to a power of two).
+    /// The kernel takes it from the memory other processes use: at least 1, and at most a quarter of
+    /// the memory available (MemAvailable) for all the interfaces.
     #[arg(long, default_value_t = 8, value_name = "MB")]
     pub ring_mb: u32,
     /// Leave the NIC's hardware timestamping alone and use software timestamps.
     #[arg(long)]
     pub no_hwtstamp: bool,
     /// Enable RX ALL even over a PTP filter another program (ptp4l) set; restored on exit.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_hwtstamp")]
     pub force_hwtstamp: bool,
     /// Where the NIC's previous timestamping configuration is kept until restored (crash recovery).
     #[arg(long, default_value = "/run/wirestamp", value_name = "DIR")]

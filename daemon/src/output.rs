@@ -27,10 +27,15 @@ pub fn kept_file(p: &Path) -> bool {
 
 /// Whether the file `p` begins with `first_line`.
 pub fn begins_with(p: &Path, first_line: &str) -> bool {
+    begins_with_bytes(p, first_line.as_bytes())
+}
+
+/// Whether the file `p` begins with `head`.
+pub fn begins_with_bytes(p: &Path, want: &[u8]) -> bool {
     use std::io::Read;
     let mut head = Vec::new();
-    let read = std::fs::File::open(p).and_then(|f| f.take(first_line.len() as u64).read_to_end(&mut head));
-    read.is_ok() && head == first_line.as_bytes()
+    let read = std::fs::File::open(p).and_then(|f| f.take(want.len() as u64).read_to_end(&mut head));
+    read.is_ok() && head == want
 }
 
 /// What a path names: the file's device and inode when it exists (through symbolic and hard links

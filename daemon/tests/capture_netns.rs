@@ -327,8 +327,38 @@ fn bad_input_fails_clearly_and_leaves_no_file() {
     );
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(!r.status.success() && err.contains("permission denied"), "{err}");
+    // What cannot be meant is refused before anything is opened. A ring the kernel would take from
+    // other processes' memory (an OOM killer's victims), the same interface twice (each frame twice),
+    // a rotation of 0 (a file every check), a snaplen beyond the largest.
+    for (args, want) in [
+        (&["-i", "vb", "--ring-mb", "4000000"][..], "more than a quarter of the memory available"),
+        (&["-i", "vb", "--ring-mb", "0"], "--ring-mb 0: the ring takes at least 1 MiB"),
+        (&["-i", "vb", "-i", "vb"], "-i vb is given twice"),
+        (&["-i", "vb", "-G", "0"], "-G and -C take at least 1"),
+        (&["-i", "vb", "-C", "0"], "-G and -C take at least 1"),
+        (&["-i", "vb", "--snaplen", "300000"], "--snaplen 300000: at most 262144"),
+        (&["-i", "vb", "--no-hwtstamp", "--force-hwtstamp"], "cannot be used with"),
+    ] {
+        let (ok, err) = run(&pair.b, args);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+    }
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "no file, not even a .part: {left:?}");
+    // Outputs: standard output, a directory, a missing directory, a file that is not a capture.
+    let text = dir.join("notes.txt");
+    std::fs::write(&text, "keep me").unwrap();
+    for (w, want) in [
+        ("-".to_owned(), "capture writes a file".to_owned()),
+        (dir.display().to_string(), "is a directory".to_owned()),
+        (format!("{}/none/x.pcapng", dir.display()), "does not exist".to_owned()),
+        (text.display().to_string(), "is not a pcapng capture: refusing to overwrite it".to_owned()),
+    ] {
+        let r = pair.b.command(BIN, &["capture", "-i", "vb", "-c", "1", "-w", &w]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success() && err.contains(&want), "-w {w}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&text).unwrap(), "keep me");
+    assert!(!Path::new("-").exists());
 }
 
 #[test]
@@ -1219,4 +1249,114 @@ fn ebpf_source_under_load_written_plus_lost_equals_matched() {
     let opt = |code| isb_u64(&isbs[0].1, code);
     assert_eq!((opt(6), opt(7), opt(8)), (Some(matched), Some(lost + dropped), Some(written)));
     eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
+}
+
+/// CPU ticks (user + system) the process `pid` has used, from /proc.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses: utime and stime are the 12th and 13th.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = rest.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+/// A link that goes down and comes back: the AF_PACKET capture waits while it is down (the socket's
+/// ENETDOWN, left untaken, made every poll return at once: a core spun until the capture ended), goes
+/// on capturing after, and says the link went down. An interface deleted under it ends the capture
+/// with an error that says so, the frames before written (it spun silently until stopped).
+#[test]
+fn a_link_down_is_waited_out_and_an_interface_deleted_ends_the_capture() {
+    let pair = VethPair::new();
+    let dir = tmp("link-down");
+    let out = dir.join("va.pcapng");
+    let args = |out: &Path| -> Vec<String> {
+        ["-i", "va", "-f", "udp port 40000", "--no-hwtstamp", "-w"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([out.display().to_string()])
+            .collect()
+    };
+    let child = start(&pair.a, args(&out), dir.join("va.pcapng.part"));
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    send_all(&sb, ADDR_A, 5, 100);
+    pair.a.ip(&["link", "set", "va", "down"]);
+    std::thread::sleep(Duration::from_millis(200));
+    let before = cpu_ticks(child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    // A spinning wait takes a core: about 100 ticks a second. Waiting takes next to none.
+    let spent = cpu_ticks(child.id()) - before;
+    assert!(spent < 30, "{spent} CPU ticks in 1 s with the link down");
+    pair.a.ip(&["link", "set", "va", "up"]);
+    std::thread::sleep(Duration::from_millis(200));
+    send_all(&sb, ADDR_A, 5, 100);
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 5);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    assert!(err.contains("the link went down 1 times"), "{err}");
+    assert_eq!(frames(&out).len(), 10, "5 before the link went down, 5 after it came back: {err}");
+
+    let out = dir.join("gone.pcapng");
+    let child = start(&pair.a, args(&out), dir.join("gone.pcapng.part"));
+    send_all(&sb, ADDR_A, 3, 100);
+    std::thread::sleep(Duration::from_millis(100));
+    pair.a.ip(&["link", "del", "va"]);
+    let res = finish(child, 5);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(1), "{err}");
+    assert!(err.contains("interface \"va\" disappeared while capturing"), "{err}");
+    assert_eq!(frames(&out).len(), 3, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Files rotated by size under load: each file's statistics block counts that file's own frames and
+/// drops, from its start, so that the files read together add up to what the capture said at exit
+/// (each counted from the capture's start, and `analyze` over the files summed their drops several
+/// times over).
+#[test]
+fn rotated_files_count_their_own_frames_and_drops() {
+    const N: u32 = 30_000;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("rot-load");
+    let out = dir.join("r.pcapng");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "-C", "1", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let child = start(&pair.a, args, dir.join("r.0000.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    for _ in 0..N {
+        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let (line, nums) = counter_line(&err, "passed the filter");
+    let (read, dropped) = (nums[1], nums[2]);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 3, "about 7 MB in 1 MB files: {files:?}");
+    let (mut delivered, mut lost, mut starts) = (0, 0, Vec::new());
+    for f in &files {
+        for (_, opts) in isbs(f) {
+            delivered += isb_u64(&opts, 8).unwrap();
+            lost += isb_u64(&opts, 7).unwrap();
+            starts.push(isb_time(&opts, 2));
+        }
+    }
+    assert_eq!((delivered, lost), (read, dropped), "{line}");
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "each file counts from its own start: {starts:?}");
+    let mut cmd = Command::new(BIN);
+    cmd.args(["analyze", "-q", "--json"]).args(&files);
+    let report: serde_json::Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+    assert_eq!(report["counters"]["capture_drops"], dropped, "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

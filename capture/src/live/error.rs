@@ -8,6 +8,9 @@ pub enum LiveError {
     /// The interface does not exist (in this network namespace).
     #[error("interface {iface:?} does not exist (ENODEV); list interfaces with `ip link`")]
     NoSuchInterface { iface: String },
+    /// The interface went away while capturing (deleted, or renamed and replaced).
+    #[error("interface {iface:?} disappeared while capturing (deleted or renamed); the output holds the frames before")]
+    InterfaceGone { iface: String },
     /// The interface exists but is administratively down.
     #[error("interface {iface:?} is down; bring it up with `ip link set {iface} up`")]
     InterfaceDown { iface: String },

@@ -100,6 +100,8 @@ pub struct RingStats {
     pub ts_none: u64,
     /// Frames whose 802.1Q tag the kernel had taken out (TP_STATUS_VLAN_VALID) and that were restored.
     pub vlan_restored: u64,
+    /// Times the socket reported the link down (ENETDOWN): nothing was captured while it was.
+    pub link_down: u64,
 }
 
 /// The per-frame timestamp provenance from `tp_status`.
@@ -126,6 +128,9 @@ pub struct AfPacket {
     next_off: usize,
     link: LinkType,
     interface_id: u32,
+    /// The interface bound, by name and index: to tell a link down from an interface gone.
+    iface: String,
+    ifindex: u32,
     scratch: Vec<u8>,
     stats: RingStats,
 }
@@ -225,6 +230,8 @@ impl AfPacket {
             next_off: 0,
             link,
             interface_id: cfg.interface_id,
+            iface: iface.to_owned(),
+            ifindex,
             scratch: Vec::new(),
             stats: RingStats::default(),
         };
@@ -246,6 +253,45 @@ impl AfPacket {
             return Err(LiveError::sys("bind(AF_PACKET)", iface, io::Error::last_os_error()));
         }
         Ok(ring)
+    }
+
+    /// Takes the error `poll()` reported on the socket (POLLERR), which until taken makes every
+    /// `poll()` return at once: a link gone down (ENETDOWN, counted in [`RingStats::link_down`]; the
+    /// capture goes on when it comes back), or the interface gone (an error).
+    pub fn take_error(&mut self) -> Result<(), LiveError> {
+        let mut err: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `err` and `len` are valid for a c_int option, as SO_ERROR returns.
+        let rc = unsafe {
+            libc::getsockopt(
+                self.fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_ERROR,
+                &mut err as *mut libc::c_int as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if rc < 0 {
+            return Err(LiveError::sys("getsockopt(SO_ERROR)", &self.iface, io::Error::last_os_error()));
+        }
+        match err {
+            0 => Ok(()),
+            libc::ENETDOWN => {
+                self.stats.link_down += 1;
+                let name = std::ffi::CString::new(self.iface.as_str()).unwrap_or_default();
+                // SAFETY: `name` is a valid NUL-terminated string.
+                if unsafe { libc::if_nametoindex(name.as_ptr()) } == self.ifindex {
+                    Ok(())
+                } else {
+                    Err(LiveError::InterfaceGone { iface: self.iface.clone() })
+                }
+            }
+            e => Err(LiveError::Sys {
+                what: "socket",
+                iface: self.iface.clone(),
+                source: io::Error::from_raw_os_error(e),
+            }),
+        }
     }
 
     /// True when [`next_frame`](Self::next_frame) would return a frame without waiting.
@@ -312,6 +358,9 @@ impl AfPacket {
                     return Ok(None);
                 }
                 return Err(LiveError::sys("poll", "ring", e));
+            }
+            if pfd.revents & libc::POLLERR != 0 {
+                self.take_error()?;
             }
             polled = true;
         }
