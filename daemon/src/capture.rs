@@ -378,7 +378,7 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     }
     if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
         // Not refused: ptp4l may start later. Said now, not only in the count at exit.
-        eprintln!(
+        crate::note!(
             "wirestamp: --ptp4l {}: no such socket (yet): frames are flagged until ptp4l answers there \
              (its socket is /var/run/ptp4l unless its uds_address says otherwise)",
             p.display()
@@ -542,7 +542,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
     };
     if !args.quiet {
-        eprintln!("wirestamp: {mode_line}");
+        crate::note!("wirestamp: {mode_line}");
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let mut files = Files::new(
@@ -760,24 +760,24 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     by_source.sort();
     if !args.quiet {
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        eprintln!("wirestamp: {count} frames written ({})", srcs.join(", "));
+        crate::note!("wirestamp: {count} frames written ({})", srcs.join(", "));
         match &counters {
-            Ok(c) => eprintln!("wirestamp: {c}"),
-            Err(e) => eprintln!("wirestamp: counters unavailable: {e}"),
+            Ok(c) => crate::note!("wirestamp: {c}"),
+            Err(e) => crate::note!("wirestamp: counters unavailable: {e}"),
         }
         if live {
-            eprintln!(
+            crate::note!(
                 "wirestamp: {unsynced} of {count} frames captured while the clock was flagged{}",
                 if unsynced_reason.is_empty() { String::new() } else { format!(": {unsynced_reason}") }
             );
         }
         for p in &files.written {
-            eprintln!("wirestamp: wrote {}", p.display());
+            crate::note!("wirestamp: wrote {}", p.display());
         }
     }
     if let (Source::Ebpf(s), false) = (&source, args.quiet) {
         match s.tx_stats() {
-            Ok(Some(t)) => eprintln!(
+            Ok(Some(t)) => crate::note!(
                 "wirestamp: sockops: {} connections timestamped, {} events written, {} lost (ring full), {} bad \
                  records; {} connections the kernel could not timestamp (before Linux 6.15)",
                 t.enabled,
@@ -787,7 +787,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 t.setsockopt_failed + t.no_kfunc
             ),
             Ok(None) => {}
-            Err(e) => eprintln!("wirestamp: sockops counters unavailable: {e}"),
+            Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
     result?;

@@ -207,7 +207,7 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         print_summary(&summary, args.files.len());
         // Per input, what the trailer check found and what it refused (analyze's report says the same).
         for t in pipe.trailers().iter().filter(|t| t.worth_a_line()) {
-            eprintln!("wirestamp: {}", t.line());
+            crate::note!("wirestamp: {}", t.line());
         }
         pipe.print_warnings();
     }
@@ -233,7 +233,7 @@ fn print_summary(s: &Summary, inputs: usize) {
     if s.no_timestamp > 0 {
         line += &format!("; frames without a timestamp (pcapng SPB): {}", s.no_timestamp);
     }
-    eprintln!("{line}");
+    crate::note!("{line}");
 }
 
 #[cfg(test)]

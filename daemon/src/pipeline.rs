@@ -384,7 +384,7 @@ impl Pipeline {
     /// records as lost while it was taken (pcapng interface statistics).
     pub fn print_warnings(&self) {
         for w in self.warnings() {
-            eprintln!("wirestamp: warning: {w}");
+            crate::note!("wirestamp: warning: {w}");
         }
     }
 

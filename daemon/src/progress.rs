@@ -37,14 +37,20 @@ impl ProgressLine {
 
     /// Draws `text` over the line.
     pub fn show(&mut self, text: &str) {
-        eprint!("\r{text}   ");
+        {
+            use std::io::Write as _;
+            let _ = write!(std::io::stderr(), "\r{text}   ");
+        }
         self.shown = true;
     }
 
     /// Wipes the line, if it was drawn.
     pub fn finish(&self) {
         if self.shown {
-            eprint!("\r{:60}\r", "");
+            {
+                use std::io::Write as _;
+                let _ = write!(std::io::stderr(), "\r{:60}\r", "");
+            }
         }
     }
 }

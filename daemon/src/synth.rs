@@ -110,7 +110,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     say(format_args!("wrote {}: {} tick-to-trade pairs", truth_path.display(), truth.len()))?;
     // The truth holds what was written; these say where it departs from the distribution asked for.
     if sum.clamped_latencies > 0 {
-        eprintln!(
+        crate::note!(
             "wirestamp: warning: {} drawn latencies were above 12.5 ms and clamped to it (the truth has the clamped ones)",
             sum.clamped_latencies
         );

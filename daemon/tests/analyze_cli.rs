@@ -835,3 +835,28 @@ fn a_wrong_command_line_exits_2_and_an_unreadable_input_1() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Standard error closed (`wirestamp capture ... 2>&1 | head -1`): the messages are lost, not the
+/// run. `capture` from a stream on stdin writes its whole file and exits 0 (it panicked printing its
+/// first message: exit status 101, no file); `frames` writes all its lines.
+#[test]
+fn a_closed_standard_error_loses_messages_not_the_run() {
+    let dir = tmpdir("stderr-closed");
+    let cap = small_capture(&dir);
+    let out = dir.join("copy.pcapng");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["capture", "--source", "stdin", "-w", out.to_str().unwrap()])
+        .stdin(std::fs::File::open(&cap).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    let count = |p: &Path| {
+        let o = wirestamp(&["frames", "-q", p.to_str().unwrap()]);
+        String::from_utf8(o.stdout).unwrap().lines().count()
+    };
+    assert_eq!(count(&out), count(Path::new(&cap)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
