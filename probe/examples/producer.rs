@@ -2,7 +2,7 @@
 //! stamps from N threads.
 //!
 //! usage: probe-producer SESSION [--create] [--threads N] [--count N] [--gap-ns NS] [--forever] [--id N]
-//!        [--values-only] [--threads-cap N] [--ring N]
+//!        [--values-only] [--threads-cap N] [--ring N] [--point-name NAME]
 //! Each thread t (u = id + t) stamps, for i in 0..count: `value(100 + u, i)` then, unless --values-only, a
 //! span `begin(1, key)`, `step(1, 1, key)`, `end(1, key)` with key = u << 32 | i; then busy-waits gap-ns. Prints "ready" once attached and
 //! "done N" (stamps issued, all threads) at the end. Exit 3 with the error on stderr if attaching fails.
@@ -44,7 +44,8 @@ fn main() {
         eprintln!("probe-producer: {e}");
         std::process::exit(3);
     }
-    let _ = wirestamp_probe::name_point(1, "tick_to_trade");
+    let point_name = args.iter().position(|a| a == "--point-name").and_then(|i| args.get(i + 1));
+    let _ = wirestamp_probe::name_point(1, point_name.map_or("tick_to_trade", String::as_str));
     let _ = wirestamp_probe::name_stage(1, 1, "decode");
     println!("ready");
     let _ = std::io::stdout().flush();

@@ -160,6 +160,7 @@ impl<'a> Producer<'a> {
     /// Marks the end of `stage` in a span.
     #[inline(always)]
     pub fn step(&mut self, point: u16, stage: u8, key: u64) {
+        debug_assert!((1..=254).contains(&stage), "stage {stage}: stages are 1..=254 (0 is begin's, 255 end's)");
         self.timed::<{ cfg!(feature = "fenced") }>(kind::STEP, point, stage, key)
     }
 
@@ -358,7 +359,7 @@ fn register(m: &'static Mapping) -> bool {
 /// The first stamp of a thread (or one after a failed claim): claim a ring, or count the stamp as dropped.
 #[cold]
 #[inline(never)]
-fn slow_stamp(w0: u64, key: u64, lo: u64) {
+fn slow_stamp(w0: u64, key: u64, lo: u64, timed: bool) {
     let Some(m) = SESSION.get() else { return };
     // SAFETY: LOCAL is only touched by this thread.
     let backoff = LOCAL.with(|l| unsafe { (*l.get()).backoff });
@@ -379,6 +380,9 @@ fn slow_stamp(w0: u64, key: u64, lo: u64) {
         m.header().no_slot_drops.fetch_add(1, Relaxed);
         return;
     }
+    // Claiming a ring (a scan of the slot table, its pages faulted in) took far longer than a stamp:
+    // read after it, so that the span does not charge the app for the probe's own setup.
+    let w0 = if timed { tsc::rdtsc() } else { w0 };
     LOCAL.with(|l| {
         // SAFETY: register() filled LOCAL with this thread's own ring.
         let l = unsafe { &mut *l.get() };
@@ -408,7 +412,7 @@ pub fn __stamp<const TIMED: bool, const FENCED: bool>(w0: u64, key: u64, lo: u64
             tsc::rdtsc()
         };
         if records.is_null() {
-            slow_stamp(w0, key, lo);
+            slow_stamp(w0, key, lo, TIMED);
             return;
         }
         // SAFETY: records/mask/head_ptr describe the ring this thread claimed.
@@ -425,9 +429,11 @@ pub fn begin(point: u16, key: u64) {
     __stamp::<true, FENCED>(0, key, meta_lo(point, BEGIN_STAGE, kind::BEGIN))
 }
 
-/// Marks the end of `stage` (1..=254) in the span (`point`, `key`).
+/// Marks the end of `stage` (1..=254) in the span (`point`, `key`). Another stage is a bug (checked in
+/// debug builds); the reader counts it among the orphans, not as the span's `begin` or `end`.
 #[inline(always)]
 pub fn step(point: u16, stage: u8, key: u64) {
+    debug_assert!((1..=254).contains(&stage), "stage {stage}: stages are 1..=254 (0 is begin's, 255 end's)");
     __stamp::<true, FENCED>(0, key, meta_lo(point, stage, kind::STEP))
 }
 

@@ -59,3 +59,19 @@ fn table_and_json_report_every_stage_and_value() {
     let value = rows.iter().find(|r| r["kind"] == "value").unwrap();
     assert_eq!((value["min"].as_u64(), value["max"].as_u64()), (Some(0), Some(9)));
 }
+
+/// A name is the app's: a control character in it (a newline, an escape sequence) is shown escaped,
+/// on the row's line, not written raw to the terminal (it broke the table).
+#[test]
+fn names_are_escaped_in_the_table() {
+    let s = Session::new("names");
+    let opts = CreateOptions { geometry: Geometry { max_threads: 4, ring_capacity: 1 << 14 }, ..Default::default() };
+    shm::create(&s.0, &opts).unwrap();
+    let st =
+        Command::new(PRODUCER).arg(&s.0).args(["--count", "10", "--point-name", "t2t\n\x1b[31m"]).status().unwrap();
+    assert!(st.success());
+    let table = run(&s, false);
+    assert!(!table.contains('\x1b'), "{table:?}");
+    let total = table.lines().find(|l| l.split_whitespace().nth(1) == Some("total")).expect("a total row");
+    assert!(total.starts_with("t2t\\n\\u{1b}[31m"), "{table}");
+}

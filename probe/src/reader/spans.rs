@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::layout::{END_STAGE, kind};
+use crate::layout::{BEGIN_STAGE, END_STAGE, kind};
 
 use super::drain::RawRecord;
 
@@ -34,15 +34,17 @@ pub enum Event {
 pub struct PointCounters {
     pub orphan_steps: u64,
     pub orphan_ends: u64,
+    /// Steps of a stage outside 1..=254 (0 is `begin`'s, 255 `end`'s): counted, not taken for one.
+    pub bad_stages: u64,
     pub abandoned: u64,
     pub backwards: u64,
     pub table_full: u64,
 }
 
 impl PointCounters {
-    /// Orphan steps plus orphan ends.
+    /// Records that fit no span: orphan steps and ends, and steps of a stage outside 1..=254.
     pub fn orphans(&self) -> u64 {
-        self.orphan_steps + self.orphan_ends
+        self.orphan_steps + self.orphan_ends + self.bad_stages
     }
 }
 
@@ -137,6 +139,7 @@ impl SpanBuilder {
                     self.count(point).abandoned += 1;
                 }
             }
+            kind::STEP if r.stage == BEGIN_STAGE || r.stage == END_STAGE => self.count(point).bad_stages += 1,
             kind::STEP => match self.open.get_mut(&(point, key)) {
                 None => self.count(point).orphan_steps += 1,
                 Some(o) => {
@@ -207,6 +210,27 @@ mod tests {
         RawRecord { ring: 0, index: 0, word0: tsc, key, point, stage, kind }
     }
 
+    /// A step of stage 0 or 255 (`begin`'s and `end`'s, not a step's) is counted, and neither closes
+    /// the span nor becomes an interval: the span's real end still does (the 255 was taken for it).
+    #[test]
+    fn a_step_of_a_reserved_stage_is_counted_not_taken_for_an_end() {
+        let mut b = SpanBuilder::new(16, 1000);
+        let mut ev = Vec::new();
+        let mut out = |e| ev.push(e);
+        b.push(&rec(kind::BEGIN, 1, 0, 7, 100), &mut out);
+        b.push(&rec(kind::STEP, 1, 255, 7, 120), &mut out);
+        b.push(&rec(kind::STEP, 1, 0, 7, 130), &mut out);
+        b.push(&rec(kind::END, 1, 255, 7, 200), &mut out);
+        let c = b.counters(1);
+        assert_eq!((c.bad_stages, c.orphans(), c.orphan_ends), (2, 2, 0));
+        let totals: Vec<_> = ev.iter().filter(|e| matches!(e, Event::Total { .. })).collect();
+        assert_eq!(totals.len(), 1);
+        assert!(
+            matches!(ev[0], Event::Interval { from_stage: 0, stage: 255, start_tsc: 100, end_tsc: 200, .. }),
+            "{ev:?}"
+        );
+    }
+
     #[test]
     fn pairs_stages_and_counts_anomalies() {
         let mut b = SpanBuilder::new(16, 1000);
@@ -245,7 +269,7 @@ mod tests {
         );
         assert_eq!(
             b.counters(1),
-            PointCounters { orphan_steps: 1, orphan_ends: 1, abandoned: 0, backwards: 1, table_full: 0 }
+            PointCounters { orphan_steps: 1, orphan_ends: 1, bad_stages: 0, abandoned: 0, backwards: 1, table_full: 0 }
         );
         assert_eq!(b.counters(2).abandoned, 1);
         assert_eq!(b.open_spans(), 0);

@@ -259,8 +259,10 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
         writeln!(
             out,
             "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10}",
-            r.point_name,
-            r.stage,
+            // Names are the app's: escaped, so that a control character cannot break the table or
+            // reach the terminal.
+            r.point_name.escape_debug().to_string(),
+            r.stage.escape_debug().to_string(),
             r.count,
             f(r.min),
             f(r.p50),
@@ -294,7 +296,7 @@ fn write_json(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
                 "count": r.count, "min": r.min, "p50": r.p50, "p99": r.p99, "p99_9": r.p999, "max": r.max,
                 "orphan_steps": r.counters.map(|c| c.orphan_steps), "orphan_ends": r.counters.map(|c| c.orphan_ends),
                 "abandoned": r.counters.map(|c| c.abandoned), "backwards": r.counters.map(|c| c.backwards),
-                "table_full": r.counters.map(|c| c.table_full),
+                "table_full": r.counters.map(|c| c.table_full), "bad_stages": r.counters.map(|c| c.bad_stages),
             })
         })
         .collect();
