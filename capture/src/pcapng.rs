@@ -115,15 +115,20 @@ fn for_each_option(
     Ok(())
 }
 
-/// Direction and FCS length from `epb_flags` / `pack_flags` in an option list.
-fn packet_flags(opts: &[u8], swap: bool, block: &'static str) -> Result<Option<u32>, ReadErrorKind> {
-    let mut flags = None;
+/// What a packet's options say: `epb_flags` / `pack_flags` (direction and FCS length), and the clock
+/// flags wirestamp's capture wrote in a comment ([`crate::write::CLOCK_COMMENT`]).
+fn packet_flags(opts: &[u8], swap: bool, block: &'static str) -> Result<(Option<u32>, ClockQuality), ReadErrorKind> {
+    let (mut flags, mut quality) = (None, ClockQuality::default());
     for_each_option(opts, swap, block, |code, v| {
         if code == 2 && v.len() == 4 {
             flags = Some(u32_at(v, 0, swap));
+        } else if code == 1
+            && let Some(names) = v.strip_prefix(crate::write::CLOCK_COMMENT.as_bytes())
+        {
+            quality |= ClockQuality::from_names(&String::from_utf8_lossy(names));
         }
     })?;
-    Ok(flags)
+    Ok((flags, quality))
 }
 
 fn text(v: &[u8]) -> String {
@@ -177,10 +182,12 @@ impl PcapngParser {
         let units = (u32_at(h, 12, swap) as u64) << 32 | u32_at(h, 16, swap) as u64;
         let mut f = ifs.frame(buf.pos(), caplen, u32_at(h, 24, swap), ifs.ts_ns(units).ok()?);
         let opt_start = 28 + pad4(caplen);
-        if opt_start + 4 < blen
-            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, "EPB").ok()?
-        {
-            apply_flags(&mut f, flags);
+        if opt_start + 4 < blen {
+            let (flags, quality) = packet_flags(&b[opt_start..blen - 4], swap, "EPB").ok()?;
+            if let Some(flags) = flags {
+                apply_flags(&mut f, flags);
+            }
+            f.quality |= quality;
         }
         buf.consume(blen);
         buf.prefetch_ahead();
@@ -457,10 +464,12 @@ impl PcapngParser {
         let mut f = ifs.frame(buf.pos(), caplen, u32_at(b, 24, swap), ts_ns);
         f.quality = quality;
         let opt_start = 28 + pad4(caplen);
-        if opt_start + 4 < blen
-            && let Some(flags) = packet_flags(&b[opt_start..blen - 4], swap, what)?
-        {
-            apply_flags(&mut f, flags);
+        if opt_start + 4 < blen {
+            let (flags, quality) = packet_flags(&b[opt_start..blen - 4], swap, what)?;
+            if let Some(flags) = flags {
+                apply_flags(&mut f, flags);
+            }
+            f.quality |= quality;
         }
         let special = ifs.special;
         buf.consume(blen);

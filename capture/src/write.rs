@@ -4,7 +4,7 @@
 
 use crate::interface::RecordedStats;
 use std::io::{self, Write};
-use wirestamp_core::{Direction, LinkType};
+use wirestamp_core::{ClockQuality, Direction, LinkType};
 
 /// Writes a classic pcap with nanosecond timestamps.
 pub struct PcapWriter<W: Write> {
@@ -46,6 +46,9 @@ impl<W: Write> PcapWriter<W> {
         Ok(self.out)
     }
 }
+
+/// How a packet comment carrying a frame's clock flags begins ([`PcapngWriter::write_flagged`]).
+pub const CLOCK_COMMENT: &str = "wirestamp clock: ";
 
 /// An interface description for [`PcapngWriter`].
 #[derive(Debug, Clone)]
@@ -141,6 +144,21 @@ impl<W: Write> PcapngWriter<W> {
     /// Writes an Enhanced Packet Block. `ts_ns` may be any i64 (pcapng timestamps are unsigned 64-bit;
     /// negative times are refused).
     pub fn write(&mut self, iface: u32, ts_ns: i64, data: &[u8], wire_len: u32, dir: Direction) -> io::Result<()> {
+        self.write_flagged(iface, ts_ns, data, wire_len, dir, ClockQuality::default())
+    }
+
+    /// [`PcapngWriter::write`] of a frame whose clock was flagged: the flags go in an `opt_comment`,
+    /// [`CLOCK_COMMENT`] and their names (`wirestamp clock: unsynced`), which wirestamp's reader reads
+    /// back into the frame's quality and Wireshark shows as the packet's comment.
+    pub fn write_flagged(
+        &mut self,
+        iface: u32,
+        ts_ns: i64,
+        data: &[u8],
+        wire_len: u32,
+        dir: Direction,
+        quality: ClockQuality,
+    ) -> io::Result<()> {
         if iface >= self.interfaces {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface {iface} was never added")));
         }
@@ -154,6 +172,9 @@ impl<W: Write> PcapngWriter<W> {
         let mut opts = Vec::with_capacity(12);
         if flags != 0 {
             option(&mut opts, EPB_FLAGS, &flags.to_le_bytes());
+        }
+        if !quality.is_clean() {
+            option(&mut opts, OPT_COMMENT, format!("{CLOCK_COMMENT}{}", quality.names()).as_bytes());
         }
         end_options(&mut opts);
         let total = 28 + data.len() + pad4(data.len()) + opts.len() + 4;

@@ -82,11 +82,19 @@ impl ClockQuality {
     pub const fn contains(self, other: ClockQuality) -> bool {
         self.0 & other.0 == other.0
     }
+    const NAMES: [&str; 6] = ["degraded", "unsynced", "stale_keyframe", "extended", "record_error", "backwards"];
+
+    /// The flags [`ClockQuality::names`] wrote (unknown names are ignored).
+    pub fn from_names(s: &str) -> ClockQuality {
+        ClockQuality(
+            s.split('|').filter_map(|n| Self::NAMES.iter().position(|k| *k == n)).fold(0, |q, bit| q | (1 << bit)),
+        )
+    }
+
     /// Flag names, for display: `"degraded|unsynced"`, or `""` when clean.
     pub fn names(self) -> String {
-        const NAMES: [&str; 6] = ["degraded", "unsynced", "stale_keyframe", "extended", "record_error", "backwards"];
         let mut out = String::new();
-        for (bit, name) in NAMES.iter().enumerate() {
+        for (bit, name) in Self::NAMES.iter().enumerate() {
             if self.0 & (1 << bit) != 0 {
                 if !out.is_empty() {
                     out.push('|');
@@ -134,6 +142,11 @@ mod tests {
     fn quality_names() {
         assert_eq!(ClockQuality::default().names(), "");
         assert_eq!((ClockQuality::DEGRADED | ClockQuality::EXTENDED).names(), "degraded|extended");
+        // Read back: every combination of the six flags; unknown names are ignored.
+        for bits in 0..64u16 {
+            assert_eq!(ClockQuality::from_names(&ClockQuality(bits).names()), ClockQuality(bits));
+        }
+        assert_eq!(ClockQuality::from_names("unsynced|future_flag"), ClockQuality::UNSYNCED);
     }
 }
 

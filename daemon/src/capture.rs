@@ -264,7 +264,8 @@ impl Files {
                 id
             }
         };
-        w.write(id, f.ts_ns, f.data, f.wire_len, f.direction).with_context(|| format!("writing {}", part.display()))
+        w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality)
+            .with_context(|| format!("writing {}", part.display()))
     }
 
     fn rotate_due(&self, secs: Option<u64>, mb: Option<u64>) -> bool {

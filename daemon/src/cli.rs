@@ -345,7 +345,9 @@ pub struct CaptureArgs {
     #[arg(long, default_value = "/run/wirestamp", value_name = "DIR")]
     pub state_dir: std::path::PathBuf,
     /// Flag frames captured while ptp4l's |master offset| exceeds NS (needs --ptp4l). Frames captured while
-    /// the kernel reports the system clock unsynchronised (adjtimex STA_UNSYNC) are always flagged.
+    /// the kernel reports the system clock unsynchronised (adjtimex STA_UNSYNC) are always flagged. A
+    /// flagged frame carries its flags in the file, as a packet comment (`wirestamp clock: unsynced`):
+    /// `analyze` counts it among the frames with clock warnings, `frames` shows them.
     #[arg(long, value_name = "NS", requires = "ptp4l")]
     pub max_offset_ns: Option<i64>,
     /// ptp4l's management socket, to check its offset during the capture (e.g. /var/run/ptp4l).

@@ -122,6 +122,19 @@ fn both_directions_captured_and_read_back_with_identical_timestamps() {
         "0 of 40 frames"
     };
     assert!(err.contains(flagged), "{err}");
+    // Each frame's flags are in the file, as a packet comment: tshark shows it, wirestamp reads it back
+    // (they were only counted on stderr: a file could not tell which frames were taken so).
+    let comments = tshark_fields(&out, &[], &["frame.comment"]);
+    let want = if unsync { "wirestamp clock: unsynced" } else { "" };
+    assert!(comments.len() == 40 && comments.iter().all(|c| c[0] == want), "{comments:?}");
+    let json = Command::new(BIN).args(["frames", "-q", "--format", "json"]).arg(&out).output().unwrap();
+    let quality: Vec<serde_json::Value> = String::from_utf8(json.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["quality"].clone())
+        .collect();
+    let want = if unsync { serde_json::json!("unsynced") } else { serde_json::Value::Null };
+    assert!(quality.len() == 40 && quality.iter().all(|q| *q == want), "{quality:?}");
 
     let rows = frames(&out);
     assert_eq!(rows.len(), 40);
