@@ -181,6 +181,15 @@ impl CaptureReader {
         Ok(self.advance()?.map(|raw| self.frame(&raw)))
     }
 
+    /// [`CaptureReader::next_frame`] with the frame's interface, as far as this input describes it
+    /// (its timestamp resolution, say), looked up once the record is read (a pcapng interface is
+    /// described in the same read as its first frame).
+    pub fn next_frame_and_interface(&mut self) -> Result<Option<(Frame<'_>, Option<&Interface>)>, ReadError> {
+        let Some(raw) = self.advance()? else { return Ok(None) };
+        let iface = self.interfaces.get(raw.interface as usize);
+        Ok(Some((self.frame(&raw), iface)))
+    }
+
     /// Interfaces seen so far (pcapng IDBs and ERF interface numbers are added as they appear;
     /// complete once the file has been read).
     pub fn interfaces(&self) -> &[Interface] {

@@ -76,10 +76,12 @@ pub struct IfaceStats {
     pub counters: RecordedStats,
 }
 
-/// Writes a pcapng section with nanosecond interfaces.
+/// Writes a pcapng section; interfaces count nanoseconds unless added with a coarser resolution.
 pub struct PcapngWriter<W: Write> {
     out: W,
     interfaces: u32,
+    /// Per interface, ns per unit of its timestamps (1: nanoseconds; 1,000: a µs source's).
+    ns_per_unit: Vec<u64>,
 }
 
 const SHB: u32 = 0x0A0D_0D0A;
@@ -121,11 +123,19 @@ impl<W: Write> PcapngWriter<W> {
         }
         end_options(&mut body);
         write_block(&mut out, SHB, &body)?;
-        Ok(PcapngWriter { out, interfaces: 0 })
+        Ok(PcapngWriter { out, interfaces: 0, ns_per_unit: Vec::new() })
     }
 
     /// Writes an Interface Description Block and returns its interface id.
     pub fn add_interface(&mut self, spec: &IfaceSpec) -> io::Result<u32> {
+        self.add_interface_in(spec, 9)
+    }
+
+    /// [`PcapngWriter::add_interface`] whose timestamps count units of 10^-`decimals` s (6 for a
+    /// microsecond source, at most 9): its `if_tsresol` says how fine they are, which a reader reports
+    /// beside the figures; written in ns, a µs source's times would claim a precision they never had.
+    pub fn add_interface_in(&mut self, spec: &IfaceSpec, decimals: u8) -> io::Result<u32> {
+        let decimals = decimals.min(9);
         let mut body = Vec::new();
         body.extend_from_slice(&spec.link.to_u16().to_le_bytes());
         body.extend_from_slice(&0u16.to_le_bytes());
@@ -134,9 +144,10 @@ impl<W: Write> PcapngWriter<W> {
         if let Some(d) = &spec.description {
             option(&mut body, IF_DESCRIPTION, d.as_bytes());
         }
-        option(&mut body, IF_TSRESOL, &[9]);
+        option(&mut body, IF_TSRESOL, &[decimals]);
         end_options(&mut body);
         write_block(&mut self.out, IDB, &body)?;
+        self.ns_per_unit.push(10u64.pow(u32::from(9 - decimals)));
         self.interfaces += 1;
         Ok(self.interfaces - 1)
     }
@@ -163,7 +174,8 @@ impl<W: Write> PcapngWriter<W> {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface {iface} was never added")));
         }
         let ts = u64::try_from(ts_ns)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("negative timestamp {ts_ns}")))?;
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("negative timestamp {ts_ns}")))?
+            / self.ns_per_unit[iface as usize];
         let flags: u32 = match dir {
             Direction::Unknown => 0,
             Direction::Inbound => 1,
@@ -198,10 +210,12 @@ impl<W: Write> PcapngWriter<W> {
         if iface >= self.interfaces {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface {iface} was never added")));
         }
-        // pcapng times are two 32-bit halves of an unsigned count of the interface's units (ns here).
+        // pcapng times are two 32-bit halves of an unsigned count of the interface's units.
+        let per_unit = self.ns_per_unit[iface as usize];
         let halves = |t: i64| {
             let t = u64::try_from(t)
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("negative timestamp {t}")))?;
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("negative timestamp {t}")))?
+                / per_unit;
             let mut b = [0u8; 8];
             b[..4].copy_from_slice(&((t >> 32) as u32).to_le_bytes());
             b[4..].copy_from_slice(&(t as u32).to_le_bytes());

@@ -33,7 +33,7 @@ use wirestamp_capture::live::{
     AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
-use wirestamp_capture::{CaptureReader, RecordedStats};
+use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
@@ -244,7 +244,16 @@ impl Files {
         Ok(())
     }
 
-    fn write(&mut self, f: &Frame<'_>, name: &str, describe: &dyn Fn(TsSource) -> String, snaplen: u32) -> Result<()> {
+    /// Writes `f`; its interface's first frame in this file (and timestamp source) adds the interface,
+    /// its timestamps in units of 10^-`decimals` s.
+    fn write(
+        &mut self,
+        f: &Frame<'_>,
+        name: &str,
+        describe: &dyn Fn(TsSource) -> String,
+        snaplen: u32,
+        decimals: u8,
+    ) -> Result<()> {
         if self.current.is_none() {
             self.open()?;
         }
@@ -259,7 +268,7 @@ impl Files {
                     description: Some(describe(f.ts_source)),
                     snaplen,
                 };
-                let id = w.add_interface(&spec).with_context(|| format!("writing {}", part.display()))?;
+                let id = w.add_interface_in(&spec, decimals).with_context(|| format!("writing {}", part.display()))?;
                 self.idbs.insert(key, id);
                 id
             }
@@ -601,6 +610,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 files.close(&iface_stats(&mut source))?;
                 files.open()?;
             }
+            // Live sources stamp in ns; a stream keeps its input's resolution (µs stays µs).
+            let mut decimals = 9;
             let frame = match &mut source {
                 Source::Rings(rings, next) => {
                     let n = rings.len();
@@ -628,8 +639,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::AfXdp(s) => s.next_frame(Duration::from_millis(100))?,
-                Source::Stream(r) => match r.next_frame()? {
-                    Some(f) => Some(f),
+                Source::Stream(r) => match r.next_frame_and_interface()? {
+                    Some((f, i)) => {
+                        if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
+                            decimals = d.min(9);
+                        }
+                        Some(f)
+                    }
                     None => return Ok(()),
                 },
             };
@@ -647,7 +663,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
             }
-            files.write(&f, name, &describe, snaplen)?;
+            files.write(&f, name, &describe, snaplen, decimals)?;
             *per_source.entry(f.ts_source.name()).or_default() += 1;
             count += 1;
         }

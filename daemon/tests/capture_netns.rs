@@ -394,6 +394,15 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
         let (a, b) = (frames(&input), frames(&out));
         assert!(!a.is_empty(), "{rel}");
         assert_eq!(a, b, "{rel}: same times, directions and lengths");
+        // The input's timestamp resolution is kept: both are µs (a pcap's magic 0xa1b2c3d4; a pcapng
+        // interface without if_tsresol). They were written as ns, and analyze's note that no figure
+        // is finer than a µs went away.
+        let resolution = |p: &Path| {
+            let r = Command::new(BIN).args(["analyze", "-q", "--json"]).arg(p).output().unwrap();
+            let r: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+            r["input"]["resolutions"][0]["record_resolution_ns"].as_u64()
+        };
+        assert_eq!((resolution(&input), resolution(&out)), (Some(1_000), Some(1_000)), "{rel}");
     }
 }
 
