@@ -76,6 +76,12 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
     let want = read(&truth, 0, 6)?;
     let got = read(&pairs, 1, 8)?;
     ensure!(got == want, "the measured pairs differ from the ground truth ({} vs {})", got.len(), want.len());
+    // A check of nothing is no pass.
+    ensure!(
+        !want.is_empty(),
+        "-n {packets} made no order, so nothing was checked: give more packets (an order comes about once \
+         every 20; the default is 200,000)"
+    );
     say(format_args!(
         "\n== check: all {} measured tick-to-trade pairs equal the ground truth, to the nanosecond",
         got.len()

@@ -330,6 +330,10 @@ fn a_counter_devices_stamps_and_keyframes_are_reported() {
 fn demo_checks_itself_against_the_truth() {
     let out = ok(&["demo", "-n", "20000"]);
     assert!(out.contains("measured tick-to-trade pairs equal the ground truth, to the nanosecond"), "{out}");
+    // A check of nothing is no pass (it said "all 0 measured ... pairs equal the ground truth").
+    let out = wirestamp(&["demo", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-n 1 made no order, so nothing was checked"));
 }
 
 #[test]
