@@ -21,7 +21,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -191,6 +191,7 @@ impl Files {
 
     fn open(&mut self) -> Result<()> {
         let path = self.name();
+        replaceable(&path)?;
         let part = PathBuf::from(format!("{}.part", path.display()));
         let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
         self.bytes = Rc::new(Cell::new(0));
@@ -334,6 +335,7 @@ fn poll_all(rings: &mut [AfPacket], ms: i32) -> Result<()> {
         if fd.revents & libc::POLLERR != 0 {
             ring.take_error()?;
         }
+        ring.check_gone()?;
     }
     Ok(())
 }
@@ -343,6 +345,35 @@ fn mem_available_mib() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib / 1024)
+}
+
+/// Whether capture may write `path`: it is missing, empty, or an earlier capture (pcapng or pcap). The
+/// file is written beside it (`.part`) and renamed over it at the end, so a device or a FIFO would be
+/// replaced by a regular file, and a file the user keeps lost.
+fn replaceable(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    if !meta.is_file() {
+        bail!(
+            "-w {}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over it; \
+             give a file name",
+            path.display()
+        );
+    }
+    const CAPTURES: [[u8; 4]; 5] = [
+        [0x0a, 0x0d, 0x0d, 0x0a],
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+    ];
+    if meta.len() > 0 && !CAPTURES.iter().any(|m| crate::output::begins_with_bytes(path, m)) {
+        bail!(
+            "-w {}: the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it or \
+             choose another name",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses what cannot be meant, before anything is opened: each message says what to give instead.
@@ -380,11 +411,9 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
-    if crate::output::kept_file(out) && !crate::output::begins_with_bytes(out, &[0x0a, 0x0d, 0x0d, 0x0a]) {
-        bail!(
-            "-w {}: the file exists and is not a pcapng capture: refusing to overwrite it; remove it or choose another name",
-            out.display()
-        );
+    // With rotation the files are numbered (checked as each is opened): the name itself is not written.
+    if args.rotate_secs.is_none() && args.rotate_mb.is_none() {
+        replaceable(out)?;
     }
     if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
         // Not refused: ptp4l may start later. Said now, not only in the count at exit.

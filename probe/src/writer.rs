@@ -380,9 +380,11 @@ fn slow_stamp(w0: u64, key: u64, lo: u64, timed: bool) {
         m.header().no_slot_drops.fetch_add(1, Relaxed);
         return;
     }
-    // Claiming a ring (a scan of the slot table, its pages faulted in) took far longer than a stamp:
-    // read after it, so that the span does not charge the app for the probe's own setup.
-    let w0 = if timed { tsc::rdtsc() } else { w0 };
+    // Claiming a ring (a scan of the slot table, its pages faulted in) took far longer than a stamp.
+    // A span's begin is read after it, so that the span does not charge the app for the probe's own
+    // setup; a step or end keeps the time it was called at (read after, it would add the claim to a
+    // span another thread began).
+    let w0 = if timed && (lo >> 24) as u8 == kind::BEGIN { tsc::rdtsc() } else { w0 };
     LOCAL.with(|l| {
         // SAFETY: register() filled LOCAL with this thread's own ring.
         let l = unsafe { &mut *l.get() };

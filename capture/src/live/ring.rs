@@ -131,6 +131,9 @@ pub struct AfPacket {
     /// The interface bound, by name and index: to tell a link down from an interface gone.
     iface: String,
     ifindex: u32,
+    /// The link went down and no frame came since: whether the interface still exists is looked at on
+    /// each wait (it may be deleted while down, which the socket does not report).
+    down: bool,
     scratch: Vec<u8>,
     stats: RingStats,
 }
@@ -232,6 +235,7 @@ impl AfPacket {
             interface_id: cfg.interface_id,
             iface: iface.to_owned(),
             ifindex,
+            down: false,
             scratch: Vec::new(),
             stats: RingStats::default(),
         };
@@ -278,19 +282,29 @@ impl AfPacket {
             0 => Ok(()),
             libc::ENETDOWN => {
                 self.stats.link_down += 1;
-                let name = std::ffi::CString::new(self.iface.as_str()).unwrap_or_default();
-                // SAFETY: `name` is a valid NUL-terminated string.
-                if unsafe { libc::if_nametoindex(name.as_ptr()) } == self.ifindex {
-                    Ok(())
-                } else {
-                    Err(LiveError::InterfaceGone { iface: self.iface.clone() })
-                }
+                self.down = true;
+                self.check_gone()
             }
             e => Err(LiveError::Sys {
                 what: "socket",
                 iface: self.iface.clone(),
                 source: io::Error::from_raw_os_error(e),
             }),
+        }
+    }
+
+    /// While the link is down (no frame since): an error if the interface is gone (deleted, or its
+    /// name now another's). Call on each wait.
+    pub fn check_gone(&self) -> Result<(), LiveError> {
+        if !self.down {
+            return Ok(());
+        }
+        let name = std::ffi::CString::new(self.iface.as_str()).unwrap_or_default();
+        // SAFETY: `name` is a valid NUL-terminated string.
+        if unsafe { libc::if_nametoindex(name.as_ptr()) } == self.ifindex {
+            Ok(())
+        } else {
+            Err(LiveError::InterfaceGone { iface: self.iface.clone() })
         }
     }
 
@@ -362,6 +376,7 @@ impl AfPacket {
             if pfd.revents & libc::POLLERR != 0 {
                 self.take_error()?;
             }
+            self.check_gone()?;
             polled = true;
         }
     }
@@ -379,6 +394,7 @@ impl AfPacket {
         let pkttype = self.byte_abs(block + off + 58);
         self.pkts_left -= 1;
         self.next_off = off + next;
+        self.down = false;
         let end = (off + mac + snaplen).min(self.block_size);
         let start = (off + mac).min(end);
         // SAFETY: [start, end) is clamped to this block, which user space owns until the next call releases it;

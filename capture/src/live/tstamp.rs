@@ -299,7 +299,13 @@ impl<D: HwTsDevice> Drop for HwTsGuard<D> {
     fn drop(&mut self) {
         if let Err(e) = self.restore() {
             // The state file stays, so the next run restores it.
-            eprintln!("wirestamp: {e}; the next run will retry from {}", self.state_path.display());
+            // Not `eprintln!`, which panics (in a destructor) when standard error is closed.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "wirestamp: {e}; the next run will retry from {}",
+                self.state_path.display()
+            );
         }
     }
 }

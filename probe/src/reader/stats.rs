@@ -209,6 +209,11 @@ struct Snapshot<'a> {
     elapsed: Duration,
 }
 
+/// `name` with its control characters escaped (`\n`, `\u{1b}`), and nothing else: "Bob's feed" stays.
+fn escape_controls(name: &str) -> String {
+    name.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
     let c = s.reader.drain_counters();
     let h = s.reader.drainer().mapping().header();
@@ -261,8 +266,8 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
             "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10}",
             // Names are the app's: escaped, so that a control character cannot break the table or
             // reach the terminal.
-            r.point_name.escape_debug().to_string(),
-            r.stage.escape_debug().to_string(),
+            escape_controls(&r.point_name),
+            escape_controls(&r.stage),
             r.count,
             f(r.min),
             f(r.p50),
