@@ -391,14 +391,21 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if live && args.ring_mb == 0 {
         bail!("--ring-mb 0: the ring takes at least 1 MiB");
     }
-    let total = u64::from(args.ring_mb) * ifaces.len() as u64;
+    // The BPF ring buffer is a power of two: what the kernel takes, not what was asked.
+    let per_iface = match args.source {
+        CaptureSource::Ebpf => u64::from(args.ring_mb.max(1)).next_power_of_two().min(2048),
+        _ => u64::from(args.ring_mb),
+    };
+    let total = per_iface * ifaces.len() as u64;
     if let Some(avail) = mem_available_mib().filter(|avail| live && total > avail / 4) {
+        let most = (avail / 4 / ifaces.len() as u64).max(1);
+        // ebpf: the largest power of two within it.
+        let most = if matches!(args.source, CaptureSource::Ebpf) { 1 << (63 - most.leading_zeros()) } else { most };
         bail!(
             "--ring-mb {} for {} interface(s) is {total} MiB, more than a quarter of the memory available ({avail} MiB): \
-             the kernel would take it from other processes; give at most {}",
+             the kernel would take it from other processes; give at most {most}",
             args.ring_mb,
             ifaces.len(),
-            (avail / 4 / ifaces.len() as u64).max(1)
         );
     }
     let out = &args.output;
