@@ -1,6 +1,7 @@
 //! Capture file writers: classic pcap (nanosecond magic) and pcapng (one IDB per interface, `if_tsresol`
-//! = 10^-9, `epb_flags` direction, and Interface Statistics Blocks with the capture's drop counts), both
-//! little-endian. Used by `synth`, and by live capture for its output.
+//! 10^-9 or a coarser source's, `epb_flags` direction, clock flags as a packet comment, and Interface
+//! Statistics Blocks with the capture's drop counts), both little-endian. Used by `synth`, and by live
+//! capture for its output.
 
 use crate::interface::RecordedStats;
 use std::io::{self, Write};
@@ -64,7 +65,7 @@ pub struct IfaceSpec {
 }
 
 /// What an Interface Statistics Block says (pcapng, draft-ietf-opsawg-pcapng §4.6): the time span and
-/// the counters, each from the start of the capture; `None` leaves the option out (unknown). The
+/// the counters, each from `start_ns` (`isb_starttime`); `None` leaves the option out (unknown). The
 /// counters are the ones the reader gives back ([`RecordedStats`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IfaceStats {
