@@ -1169,6 +1169,7 @@ impl Analyzer {
                     }
                     None => {
                         if self.detect {
+                            let payload = self.backlog.buffer(payload);
                             self.backlog.hold(backlog::HeldSegment {
                                 index,
                                 time_ns,
@@ -1181,7 +1182,7 @@ impl Analyzer {
                                 seq,
                                 ack,
                                 flags,
-                                payload: payload.to_vec(),
+                                payload,
                             });
                         }
                         false
