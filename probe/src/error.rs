@@ -7,7 +7,10 @@ use std::path::PathBuf;
 pub enum ProbeError {
     #[error("invalid session name {name:?}: {why} (use 1-200 characters of [A-Za-z0-9._-])")]
     BadName { name: String, why: &'static str },
-    #[error("session segment {path} does not exist (start the daemon first, or attach with create options)")]
+    #[error(
+        "session segment {path} does not exist: the trading app makes it when it attaches with create options \
+         (start the app first), or the session name differs from the app's"
+    )]
     NotFound { path: PathBuf },
     #[error(
         "permission denied opening {path} (segment mode {mode:o}, owner uid {uid} gid {gid}; this process runs as \

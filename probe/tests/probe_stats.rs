@@ -75,3 +75,21 @@ fn names_are_escaped_in_the_table() {
     let total = table.lines().find(|l| l.split_whitespace().nth(1) == Some("total")).expect("a total row");
     assert!(total.starts_with("t2t\\n\\u{1b}[31m"), "{table}");
 }
+
+/// The header says when the app that made the session has exited (its stamps are still read): it
+/// showed its pid as if it were running.
+#[test]
+fn an_app_that_exited_is_said_so() {
+    let s = Session::new("exited");
+    let out = Command::new(PRODUCER).arg(&s.0).args(["--create", "--count", "10"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = run(&s, false);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains(" (exited)  after "), "{header}");
+    // The test process made this one: alive.
+    let s = Session::new("alive");
+    let opts = CreateOptions { geometry: Geometry { max_threads: 4, ring_capacity: 1 << 14 }, ..Default::default() };
+    shm::create(&s.0, &opts).unwrap();
+    let table = run(&s, false);
+    assert!(!table.lines().next().unwrap().contains("exited"), "{table}");
+}

@@ -229,10 +229,13 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
         ),
         None => "tsc not calibrated yet: figures in TICKS".into(),
     };
+    // The app that made the session may have exited since (its stamps are still read).
+    let exited = app_pid != 0 && !std::path::Path::new(&format!("/proc/{app_pid}")).exists();
     writeln!(
         out,
-        "wirestamp probe-stats  session {}  app pid {app_pid}  after {:.1} s  {clock}",
+        "wirestamp probe-stats  session {}  app pid {app_pid}{}  after {:.1} s  {clock}",
         s.session,
+        if exited { " (exited)" } else { "" },
         s.elapsed.as_secs_f64()
     )?;
     writeln!(
