@@ -159,6 +159,19 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
     }
 }
 
+/// The name of output file `index`: `base` itself, or with rotation `STEM.NNNN.EXT`.
+fn file_name(base: &Path, numbered: bool, index: u32) -> PathBuf {
+    if !numbered {
+        return base.to_path_buf();
+    }
+    let stem = base.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match base.extension() {
+        Some(ext) => format!("{stem}.{index:04}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{index:04}"),
+    };
+    base.with_file_name(name)
+}
+
 impl Files {
     /// No file open yet; the capture's start is now (the first file's statistics blocks count from it).
     fn new(base: PathBuf, numbered: bool, comment: String) -> Files {
@@ -178,15 +191,7 @@ impl Files {
     }
 
     fn name(&self) -> PathBuf {
-        if !self.numbered {
-            return self.base.clone();
-        }
-        let stem = self.base.file_stem().unwrap_or_default().to_string_lossy();
-        let name = match self.base.extension() {
-            Some(ext) => format!("{stem}.{:04}.{}", self.index, ext.to_string_lossy()),
-            None => format!("{stem}.{:04}", self.index),
-        };
-        self.base.with_file_name(name)
+        file_name(&self.base, self.numbered, self.index)
     }
 
     fn open(&mut self) -> Result<()> {
@@ -418,10 +423,8 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
-    // With rotation the files are numbered (checked as each is opened): the name itself is not written.
-    if args.rotate_secs.is_none() && args.rotate_mb.is_none() {
-        replaceable(out)?;
-    }
+    // The first file, before any source is opened (each later one is checked as it is opened).
+    replaceable(&file_name(out, args.rotate_secs.is_some() || args.rotate_mb.is_some(), 0))?;
     if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
         // Not refused: ptp4l may start later. Said now, not only in the count at exit.
         crate::note!(
@@ -885,17 +888,11 @@ fn flow_name(f: &FlowSpec) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
-
-    fn numbered(base: &Path, index: u32) -> PathBuf {
-        let mut f = Files::new(base.into(), true, String::new());
-        f.index = index;
-        f.name()
-    }
 
     #[test]
     fn rotated_names() {
-        assert_eq!(numbered(Path::new("/tmp/cap.pcapng"), 3), PathBuf::from("/tmp/cap.0003.pcapng"));
-        assert_eq!(numbered(Path::new("cap"), 12), PathBuf::from("cap.0012"));
+        assert_eq!(file_name(Path::new("/tmp/cap.pcapng"), true, 3), PathBuf::from("/tmp/cap.0003.pcapng"));
+        assert_eq!(file_name(Path::new("cap"), true, 12), PathBuf::from("cap.0012"));
+        assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
     }
 }

@@ -3,15 +3,7 @@
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // The command name may hold spaces: fields count from after its closing parenthesis.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
+use wirestamp_testdata::cpu_ticks;
 
 #[test]
 fn an_idle_afpacket_capture_does_not_spin() {

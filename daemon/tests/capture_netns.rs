@@ -9,7 +9,7 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use wirestamp_testdata::{data_file, epoch_to_ns, tshark_fields};
+use wirestamp_testdata::{cpu_ticks, data_file, epoch_to_ns, tshark_fields};
 
 const BIN: &str = env!("CARGO_BIN_EXE_wirestamp");
 const PORT: u16 = 40000;
@@ -436,6 +436,23 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
     }
 }
 
+/// Sends `n` datagrams of 200 bytes from `a` to `b` in an open loop, as fast as the sender goes (a
+/// 1 MiB ring may overflow, and every loss must be counted), then stops the capture: its stderr.
+fn overload(pair: &VethPair, child: Child, n: u32) -> String {
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    for _ in 0..n {
+        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 20);
+    let err = String::from_utf8_lossy(&res.stderr).into_owned();
+    assert!(res.status.success(), "{err}");
+    err
+}
+
 #[test]
 fn under_load_written_plus_dropped_equals_sent() {
     const N: u32 = 30_000;
@@ -450,18 +467,7 @@ fn under_load_written_plus_dropped_equals_sent() {
         .chain([out.display().to_string()])
         .collect();
     let child = start(&pair.a, args, dir.join("l.pcapng.part"));
-    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
-    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
-    // Open loop, as fast as the sender goes: a 1 MiB ring may overflow, and every loss must be counted.
-    for _ in 0..N {
-        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signals our own child by pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let res = finish(child, 20);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(res.status.success(), "{err}");
+    let err = overload(&pair, child, N);
     let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
     // "kernel: P passed the filter: R read, D dropped (ring full), Q still queued at exit; ..."
     let (line, nums) = counter_line(&err, "passed the filter");
@@ -1303,15 +1309,6 @@ fn ebpf_source_under_load_written_plus_lost_equals_matched() {
     eprintln!("ebpf load: {N} sent, {written} written, {lost} lost (ring full), {dropped} dropped in user space");
 }
 
-/// CPU ticks (user + system) the process `pid` has used, from /proc.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // The fields after the command name, which is in parentheses: utime and stime are the 12th and 13th.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = rest.split(' ').collect();
-    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
-}
-
 /// A link that goes down and comes back: the AF_PACKET capture waits while it is down (the socket's
 /// ENETDOWN, left untaken, made every poll return at once: a core spun until the capture ended), goes
 /// on capturing after, and says the link went down. An interface deleted under it ends the capture
@@ -1394,17 +1391,7 @@ fn rotated_files_count_their_own_frames_and_drops() {
         .chain([out.display().to_string()])
         .collect();
     let child = start(&pair.a, args, dir.join("r.0000.pcapng.part"));
-    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
-    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
-    for _ in 0..N {
-        sa.send_to(&[7u8; 200], (ADDR_B, PORT)).unwrap();
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signals our own child by pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let res = finish(child, 20);
-    let err = String::from_utf8_lossy(&res.stderr);
-    assert!(res.status.success(), "{err}");
+    let err = overload(&pair, child, N);
     let (line, nums) = counter_line(&err, "passed the filter");
     let (read, dropped) = (nums[1], nums[2]);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();

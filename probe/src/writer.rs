@@ -384,7 +384,7 @@ fn slow_stamp(w0: u64, key: u64, lo: u64, timed: bool) {
     // A span's begin is read after it, so that the span does not charge the app for the probe's own
     // setup; a step or end keeps the time it was called at (read after, it would add the claim to a
     // span another thread began).
-    let w0 = if timed && (lo >> 24) as u8 == kind::BEGIN { tsc::rdtsc() } else { w0 };
+    let w0 = if timed && unpack_meta(lo).2 == kind::BEGIN { tsc::rdtsc() } else { w0 };
     LOCAL.with(|l| {
         // SAFETY: register() filled LOCAL with this thread's own ring.
         let l = unsafe { &mut *l.get() };

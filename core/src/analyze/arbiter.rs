@@ -91,10 +91,15 @@ impl SessionTicks {
         SessionTicks { base, first: base, ..Default::default() }
     }
 
+    /// The slot of `seq`, if the ring holds it (seen, or found missing).
+    fn slot(&self, seq: u64) -> Option<&Slot> {
+        let idx = usize::try_from(seq.checked_sub(self.base)?).ok()?;
+        (idx < self.len).then(|| self.at(idx))
+    }
+
     /// The tick `seq`, if held and seen.
     fn tick(&self, seq: u64) -> Option<Tick> {
-        let idx = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        let slot = (idx < self.len).then(|| self.at(idx))?;
+        let slot = self.slot(seq)?;
         slot.seen.then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
     }
 
@@ -340,10 +345,7 @@ impl Arbiter {
     /// The sessions that found tick `seq` missing (a later one came first): another feed's copy may
     /// still bring it.
     pub fn missing_in(&self, seq: u64) -> impl Iterator<Item = Session> + '_ {
-        self.sessions.iter().filter_map(move |(session, s)| {
-            let idx = seq.checked_sub(s.base)?;
-            (idx < s.len as u64 && !s.at(idx as usize).seen).then_some(*session)
-        })
+        self.sessions.iter().filter_map(move |(session, s)| s.slot(seq).is_some_and(|x| !x.seen).then_some(*session))
     }
 
     /// The tick with sequence `seq`, first copied at `not_before` or later, in whichever session has
