@@ -52,11 +52,19 @@ struct Input {
     truth_pairs: u64,
 }
 
-/// Generates (or reuses) a pcap of about `frames` frames.
+/// Generates (or reuses) a pcap of about `frames` frames, with synth's default of 1 to 3 ITCH
+/// messages per MoldUDP64 packet.
 fn input(dir: &Path, frames: u64) -> Input {
+    input_with(dir, frames, SynthConfig::default().max_msgs)
+}
+
+/// [`input`] with 1 to `max_msgs` messages per packet.
+fn input_with(dir: &Path, frames: u64, max_msgs: u64) -> Input {
     let packets = ((frames as f64 / FRAMES_PER_PACKET).round() as u64).max(1);
-    let path = dir.join(format!("synth-{packets}.pcap"));
-    let meta = dir.join(format!("synth-{packets}.meta"));
+    let default = max_msgs == SynthConfig::default().max_msgs;
+    let name = if default { format!("synth-{packets}") } else { format!("synth-{packets}-max{max_msgs}") };
+    let path = dir.join(format!("{name}.pcap"));
+    let meta = dir.join(format!("{name}.meta"));
     if let (true, Ok(m)) = (path.exists(), std::fs::read_to_string(&meta)) {
         let v: Vec<u64> = m.split_whitespace().filter_map(|x| x.parse().ok()).collect();
         if let [frames, truth_pairs] = v[..] {
@@ -65,7 +73,7 @@ fn input(dir: &Path, frames: u64) -> Input {
     }
     eprintln!("generating {} ({packets} market-data packets)...", path.display());
     let t = Instant::now();
-    let cfg = SynthConfig { seed: 7, packets, container: Container::Pcap, ..SynthConfig::default() };
+    let cfg = SynthConfig { seed: 7, packets, max_msgs, container: Container::Pcap, ..SynthConfig::default() };
     let (truth, sum) = synth(&cfg, &path).expect("synth");
     std::fs::write(&meta, format!("{} {}\n", sum.frames, truth.len())).expect("write meta");
     eprintln!("  {} frames, {} pairs, {:.1} s", sum.frames, truth.len(), t.elapsed().as_secs_f64());
@@ -393,6 +401,8 @@ fn main() {
     std::fs::create_dir_all(&dir).unwrap();
 
     let big = input(&dir, target_frames);
+    // perf.md's workload, from which the goal was derived, carried 0 or 1 ITCH message per frame.
+    let thin = input_with(&dir, target_frames, 1);
     let small = input(&dir, target_frames / 5);
     let prefix = dir.join(format!("prefix-{TSHARK_FRAMES}-of-{}", big.path.file_name().unwrap().to_string_lossy()));
     let prefix_frames = pcap_prefix(&big.path, &prefix, TSHARK_FRAMES);
@@ -416,6 +426,7 @@ fn main() {
     let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
     let (mut floor, mut full_vs_floor) = (vec![], vec![]);
     let mut full_messages = vec![];
+    let (mut full_thin, mut floor_thin, mut thin_vs_floor) = (vec![], vec![], vec![]);
     let mut per_frame_messages = 0.0;
     for _ in 0..runs {
         let mpps = |(s, n): (f64, u64)| {
@@ -448,6 +459,15 @@ fn main() {
         let tap = mpps((secs, n));
         full_tapped.push(tap);
         tapped_vs_plain.push(tap / a);
+        let (secs, n, thin_messages) = run_full(&thin, true);
+        assert_eq!(n, thin.frames);
+        let th = n as f64 / secs / 1e6;
+        let (secs, n, floor_messages) = run_floor(&thin.path);
+        assert_eq!((n, floor_messages), (thin.frames, thin_messages), "the floor and analyze disagree");
+        let thin_floor = n as f64 / secs / 1e6;
+        full_thin.push(th);
+        floor_thin.push(thin_floor);
+        thin_vs_floor.push(th / thin_floor);
         reader.push(r);
         merged.push(m);
         front.push(f);
@@ -476,6 +496,9 @@ fn main() {
     row("full analyze, --match token, as two files (feed B apart; merged reader)", "Mpps", &full_two);
     row("full analyze, --match token, a Metamako trailer on every frame (timed by the tap)", "Mpps", &full_tapped);
     row("floor: hand-rolled walk + Eth/IP/UDP/MoldUDP64/ITCH-type decode (perf.md's)", "Mpps", &floor);
+    let thin_name = format!("one ITCH message per MoldUDP64 packet ({} frames)", thin.frames);
+    row(&format!("full analyze, --match token, {thin_name}"), "Mpps", &full_thin);
+    row(&format!("floor, {thin_name}"), "Mpps", &floor_thin);
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
     }
@@ -493,6 +516,7 @@ fn main() {
     println!("\nratios (paired per run)");
     row("full analyze / reader alone", "x", &full_vs_reader);
     row("full analyze / floor (perf.md's goal: >= 0.5, stretch 0.75)", "x", &full_vs_floor);
+    row("full analyze / floor, one message per packet", "x", &thin_vs_floor);
     row("full analyze as two files / as one", "x", &two_vs_one);
     row("full analyze with tap trailers / without", "x", &tapped_vs_plain);
     if !full_vs_tshark.is_empty() {

@@ -272,6 +272,10 @@ pub struct SynthArgs {
     /// Do not send a B copy of the feed.
     #[arg(long)]
     pub no_feed_b: bool,
+    /// ITCH messages per MoldUDP64 packet: each packet carries a number drawn uniformly from 1 to
+    /// this (1 to 30; 1 gives the one-message packets of a thin feed).
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub max_msgs: u64,
 }
 
 /// Where `capture` reads frames.

@@ -38,6 +38,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         stall_ns: 250_000.0,
         gap_ns: 4_000,
         no_feed_b: false,
+        max_msgs: 3,
     })?;
     let rule = r"token:T(\d+)";
     say(format_args!("\n== wirestamp analyze --match '{rule}' {}", capture.display()))?;

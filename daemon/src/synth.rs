@@ -33,6 +33,11 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         "--gap-ns {}: must lie in 1..100000 (each gap is cut at 1 ms)",
         args.gap_ns
     );
+    ensure!(
+        (1..=30).contains(&args.max_msgs),
+        "--max-msgs {}: must lie in 1..30 (messages per packet, drawn uniformly from 1 to it)",
+        args.max_msgs
+    );
     ensure!(args.packets >= 1, "-n 0: at least 1 packet (the Stock Directory packet that opens the feed)");
     let defaults = SynthConfig::default();
     let cfg = SynthConfig {
@@ -40,6 +45,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         packets: args.packets,
         mean_gap_ns: args.gap_ns,
         feed_b: !args.no_feed_b,
+        max_msgs: args.max_msgs,
         order_prob: args.order_prob,
         latency: LatencyModel {
             median_ns: args.median_ns,
