@@ -575,6 +575,77 @@ fn a_split_order_finds_its_trigger_however_many_ticks_come_before_its_last_byte(
     }
 }
 
+/// A host that records frames out of order by less than a millisecond (the multi-queue reordering
+/// `time_steps_back` does not count): the trigger of an order, stamped 5 us before it, is recorded
+/// after it, once alone and once after four newer ticks of its symbol (which push it out of the
+/// symbol's recent ticks). Under either rule the order is paired with it (the symbol rule paired
+/// it with the older tick before it, 105 us before the order). Recorded 2 ms late, a step back of
+/// the capture's clock that is counted, it is not waited for: the symbol rule pairs the older tick.
+#[test]
+fn a_trigger_recorded_after_its_order_is_found_within_a_millisecond() {
+    const US: i64 = 1_000;
+    // Ticks recorded after the order and before the trigger: (time after T0, seq).
+    type Between = &'static [(i64, u64)];
+    // (those ticks, how late the trigger is recorded, the latency expected under both rules)
+    let cases: [(Between, i64, Option<i64>); 3] = [
+        (&[], 300 * US, Some(5 * US)),
+        (&[(110 * US, 3), (120 * US, 4), (130 * US, 5), (140 * US, 6)], 400 * US, Some(5 * US)),
+        (&[(2_200 * US, 3)], 2_300 * US, None),
+    ];
+    for (between, late, expect) in cases {
+        let mut frames = vec![
+            (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+            (T0, aapl_tick(1)),
+            (T0 + 105 * US, segment(true, 1, 1, 0x18, &order_for(1, 2))),
+        ];
+        frames.extend(between.iter().map(|&(at, seq)| (T0 + at, aapl_tick(seq))));
+        // The trigger, stamped right, recorded `late` after it.
+        frames.push((T0 + 100 * US, aapl_tick(2)));
+        frames.push((T0 + late + 10 * MS, aapl_tick(7)));
+        for rule in ["symbol", r"token:T(\d+)"] {
+            let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
+            let r = analyze_frames("reordered-trigger", &frames, &args);
+            let c = &r["counters"];
+            let steps = u64::from(late > MS);
+            assert_eq!(c["time_steps_back"].as_u64(), Some(steps), "{rule} {late}");
+            let t2t = metric(&r, "tick_to_trade");
+            match (expect, rule) {
+                (Some(ns), _) => assert_eq!(count_min_max(t2t), (Some(1), Some(ns), Some(ns)), "{rule} {late}"),
+                // Not waited for: the symbol rule's newest tick before the order is tick 1.
+                (None, "symbol") => {
+                    assert_eq!(count_min_max(t2t), (Some(1), Some(105 * US), Some(105 * US)), "{rule} {late}")
+                }
+                // The token rule names its trigger, and finds it in the arbiter's window.
+                (None, _) => assert_eq!(count_min_max(t2t), (Some(1), Some(5 * US), Some(5 * US)), "{rule} {late}"),
+            }
+        }
+    }
+}
+
+/// Feed B's copy of an order's trigger, stamped 10 us before A's, recorded after the order: the
+/// tick's time is its earliest copy, and the symbol rule, waiting, pairs the order with that
+/// (15 us, not 5 us from A's copy). A/B: B's copy 10 us ahead of A's, as when recorded in order.
+#[test]
+fn an_earlier_copy_recorded_after_the_order_times_its_trigger_under_the_symbol_rule() {
+    const US: i64 = 1_000;
+    let tick_b =
+        support::udp([233, 54, 12, 112], 26478, &support::mold_packet(b"SESSION001", 1, &[support::aapl_add()]));
+    let frames = [
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0 + 100 * US, aapl_tick(1)),
+        (T0 + 105 * US, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 + 90 * US, tick_b),
+        (T0 + 10 * MS, aapl_tick(2)),
+    ];
+    let args = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS];
+    let r = analyze_frames("earlier-copy-late", &frames, &args);
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!(count_min_max(t2t), (Some(1), Some(15 * US), Some(15 * US)));
+    assert_eq!(r["counters"]["matched"].as_u64(), Some(1));
+    let ab = metric(&r, "feed_ab_delay");
+    assert_eq!(count_min_max(ab), (Some(1), Some(10 * US), Some(10 * US)));
+}
+
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
 /// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
 /// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held

@@ -398,6 +398,11 @@ pub struct Counters {
 /// are the reordering of multi-queue capture).
 pub const STEP_BACK_NS: i64 = 1_000_000;
 
+/// How long the symbol rule waits, in capture time past an order's first byte, for a trigger
+/// recorded after the order: the reordering a capture may have without a step back. (The token
+/// rule names its trigger, and waits for it while a feed may still bring it.)
+pub const REORDER_NS: i64 = STEP_BACK_NS;
+
 /// A tick of one symbol: (time, session, seq, messages of that symbol at that time, feed of its
 /// first copy). The feed is kept here: the tick may have left the arbiter, whose window is
 /// `--tick-retention`, not the rule's.
@@ -436,23 +441,34 @@ impl SymHistory {
         None
     }
 
-    /// [`SymHistory::push`]'s last step while an order is held (at most [`HOLD_MAX_NS`] back).
-    #[cold]
+    /// [`SymHistory::push`]'s last step while an order is held (at most [`HOLD_MAX_NS`] back): the
+    /// tick leaving is returned unless a tick left in the ring is newer and still at or before the
+    /// hold (then every order held or still to come has a better match). By time, not by place in
+    /// the ring: ticks recorded out of order are not in time order there.
     #[inline(never)]
     fn push_held(&mut self, tick: SymTick, hold_from: i64) -> Option<SymTick> {
         let hold = hold_from.max(tick.0.saturating_sub(HOLD_MAX_NS));
         let left = std::mem::replace(&mut self.ticks[self.newest], tick);
-        let next = self.ticks[(self.newest + 1) % SYMBOL_HISTORY].0;
-        (left.3 > 0 && next > hold).then_some(left)
+        let superseded = self.ticks.iter().any(|k| k.3 > 0 && k.0 > left.0 && k.0 <= hold);
+        (left.3 > 0 && !superseded).then_some(left)
     }
 
-    /// The newest tick at or before `t`.
+    /// The newest tick at or before `t`, by time (of two at one time, the one recorded last).
     fn at_or_before(&self, t: i64) -> Option<SymTick> {
-        (0..SYMBOL_HISTORY)
-            .map(|k| self.ticks[(self.newest + SYMBOL_HISTORY - k) % SYMBOL_HISTORY])
-            // An empty slot counts no message (its time, i64::MIN, may be a tick's too).
-            .find(|k| k.3 > 0 && k.0 <= t)
+        newest_by_time((0..SYMBOL_HISTORY).map(|k| self.ticks[(self.newest + SYMBOL_HISTORY - k) % SYMBOL_HISTORY]), t)
     }
+}
+
+/// Of `ticks`, recorded last first, the newest at or before `t` by time (the first found of those
+/// sharing its time). An empty slot counts no message (its time, i64::MIN, may be a tick's too).
+fn newest_by_time(ticks: impl Iterator<Item = SymTick>, t: i64) -> Option<SymTick> {
+    let mut best: Option<SymTick> = None;
+    for k in ticks.filter(|k| k.3 > 0 && k.0 <= t) {
+        if best.is_none_or(|b| k.0 > b.0) {
+            best = Some(k);
+        }
+    }
+    best
 }
 
 /// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
@@ -460,12 +476,17 @@ impl SymHistory {
 /// again when due (its key in [`Analyzer::parked`]), and then every [`PARK_STEP_DIV`]th of the
 /// retention until `give_up`: a trigger that comes is found soon, before the arbiter's window lets
 /// it go.
+///
+/// Under the symbol rule, every order waits [`REORDER_NS`] of capture time past its first byte, with
+/// its match so far in `best`: a tick of its symbol recorded after it, stamped at or before it, may be
+/// a better one (`Analyzer::late_ticks`).
 #[derive(Debug)]
 struct Parked {
     give_up: i64,
     conn: usize,
     msg: OrderMsg,
     snd: Option<i64>,
+    best: Option<SymTick>,
 }
 
 /// How far back an order byte held by reassembly keeps ticks: the gap timeout, after which a missing
@@ -519,8 +540,14 @@ struct SymbolTicks {
     hold_from: i64,
     /// The rule's window: a tick older than `hold_from` by more than this matches no order.
     window_ns: i64,
-    /// Ticks that left their symbol's ring while an order was held, oldest first, by history index.
+    /// Ticks that left their symbol's ring while an order was held, by history index, in time order
+    /// (of two at one time, the one that left first first).
     older: FxHashMap<u32, VecDeque<SymTick>>,
+    /// The latest first byte of an order parked under the symbol rule (`i64::MIN`: none): a tick at
+    /// or before it, recorded from now on, may be a parked order's match, and waits in `late`.
+    parked_to: i64,
+    /// Such ticks (or a tick's new time, [`SymbolTicks::retime`]), for `Analyzer::late_ticks`.
+    late: Vec<(Symbol, SymTick)>,
 }
 
 impl SymbolTicks {
@@ -533,12 +560,25 @@ impl SymbolTicks {
             hold_from: i64::MAX,
             window_ns,
             older: FxHashMap::default(),
+            parked_to: i64::MIN,
+            late: Vec::new(),
         }
     }
 
-    /// A tick of `symbol` (stock locate `locate`) at `t`.
+    /// A tick of `symbol` (stock locate `locate`) at `t`. Returns whether it may be the match of an
+    /// order parked already (it is then in [`SymbolTicks::late`]).
     #[inline(always)]
-    fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
+    fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) -> bool {
+        let late = t <= self.parked_to;
+        if late {
+            self.late.push((symbol, (t, session, seq, 1, feed)));
+        }
+        self.push_history(locate, symbol, t, session, seq, feed);
+        late
+    }
+
+    #[inline(always)]
+    fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
         // An unset locate holds no history index (`u32::MAX`), whatever its symbol bytes.
         if let Some(&(s, i)) = self.by_locate.get(usize::from(locate))
             && s == symbol
@@ -561,7 +601,11 @@ impl SymbolTicks {
     fn keep(&mut self, i: u32, tick: SymTick, now: i64) {
         let hold = self.hold_from.max(now.saturating_sub(HOLD_MAX_NS));
         if tick.0 >= hold.saturating_sub(self.window_ns) {
-            self.older.entry(i).or_default().push_back(tick);
+            // In time order (ticks recorded out of order leave the ring out of order): the newest
+            // at or before a time is then the last such, and the oldest the first to forget.
+            let q = self.older.entry(i).or_default();
+            let at = q.partition_point(|k| k.0 <= tick.0);
+            q.insert(at, tick);
         }
     }
 
@@ -584,11 +628,12 @@ impl SymbolTicks {
         }
         let histories = &self.histories;
         self.older.retain(|&i, q| {
-            let ring_oldest = histories[i as usize].ticks[(histories[i as usize].newest + 1) % SYMBOL_HISTORY].0;
-            // The tick after the last kept one is the ring's oldest.
-            while !q.is_empty() {
-                let next = q.get(1).map_or(ring_oldest, |k| k.0);
-                if next > from {
+            let ring = &histories[i as usize].ticks;
+            // The oldest kept goes when a tick after it, kept or in the ring, is at or before
+            // `from`: every order from then on has that one, or a newer one, as a better match.
+            while let Some(&first) = q.front() {
+                let next_kept = q.get(1).is_some_and(|k| k.0 <= from);
+                if !next_kept && !ring.iter().any(|k| k.3 > 0 && k.0 > first.0 && k.0 <= from) {
                     break;
                 }
                 q.pop_front();
@@ -597,12 +642,15 @@ impl SymbolTicks {
         });
     }
 
-    /// The newest tick of `symbol` at or before `t`: in its ring, else among those kept.
+    /// The newest tick of `symbol` at or before `t`, by time: in its ring or among those kept.
     fn at_or_before(&self, symbol: Symbol, t: i64) -> Option<SymTick> {
         let &i = self.index.get(&symbol)?;
-        self.histories[i as usize]
-            .at_or_before(t)
-            .or_else(|| self.older.get(&i)?.iter().rev().find(|k| k.0 <= t).copied())
+        let ring = self.histories[i as usize].at_or_before(t);
+        let kept = self.older.get(&i).and_then(|q| q.iter().rev().find(|k| k.0 <= t).copied());
+        match (ring, kept) {
+            (Some(r), Some(k)) if k.0 > r.0 => Some(k),
+            (r, k) => r.or(k),
+        }
     }
 
     #[cold]
@@ -622,13 +670,26 @@ impl SymbolTicks {
 
     /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history, was
     /// first copied at `t` on `feed`.
+    /// A parked order may match it at its new time: it is then in [`SymbolTicks::late`] too.
     fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
-        let Some(&(_, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        let kept = self.older.get_mut(&i).into_iter().flatten();
+        let Some(&(symbol, i)) = self.by_locate.get(usize::from(locate)) else { return };
+        let mut found = None;
         if let Some(h) = self.histories.get_mut(i as usize) {
-            for k in h.ticks.iter_mut().chain(kept).filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
+            for k in h.ticks.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
                 (k.0, k.4) = (t, feed);
+                found = Some(*k);
             }
+        }
+        if let Some(q) = self.older.get_mut(&i) {
+            for k in q.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
+                (k.0, k.4) = (t, feed);
+                found = Some(*k);
+            }
+            // Kept in time order.
+            q.make_contiguous().sort_by_key(|k| k.0);
+        }
+        if let Some(k) = found.filter(|_| t <= self.parked_to) {
+            self.late.push((symbol, k));
         }
     }
 }
@@ -803,8 +864,10 @@ impl<'a> Copies<'a> {
                 self.counters.ticks += 1;
                 if let Some(locates) = self.locates.as_deref_mut()
                     && let Some(sym) = locates.learn(m.stock_locate, m.symbol)
+                    && self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq, self.feed)
                 {
-                    self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq, self.feed);
+                    // Offered to the parked orders before the next frame (`Analyzer::late_ticks`).
+                    *self.wake_at = i64::MIN;
                 }
                 // Exchange (ITCH timestamp, Eastern time) to capture.
                 let delay = EasternClock::delay_from(self.capture_local, m.timestamp_ns);
@@ -841,6 +904,7 @@ impl<'a> Copies<'a> {
     fn earlier_copy(&mut self, seq: u64, locate: u16, first_feed: u16, delay_ns: i64) {
         // Scalars, not the message's keys: passing those made the hot loop build them on the stack.
         if self.track_symbols {
+            // `wake_at` is set below: a retimed tick for the parked orders is offered them then.
             self.last_by_symbol.retime(locate, self.session, seq, self.t, self.feed);
         }
         self.ab_elsewhere.push((first_feed, delay_ns));
@@ -1349,10 +1413,18 @@ impl Analyzer {
                 self.counters.unacked += 1;
             }
         }
+        // Ticks recorded after orders parked under the symbol rule that they may be the match of.
+        if !self.last_by_symbol.late.is_empty() {
+            self.late_ticks();
+        }
         // Orders whose trigger may have come since they were parked.
+        let unparked = self.parked.first_key_value().is_some_and(|(k, _)| t >= k.0);
         while let Some(e) = self.parked.first_entry().filter(|e| t >= e.key().0) {
             let p = e.remove();
-            self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up)));
+            self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
+        }
+        if unparked {
+            self.watch_parked();
         }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
@@ -1640,6 +1712,11 @@ impl Analyzer {
         }
         self.gap_due = self.dues.first().map_or(i64::MAX, |&(t, _)| t);
         self.wake_at = self.wake_at.min(self.gap_due);
+        self.set_hold();
+    }
+
+    /// Sets [`Analyzer::hold_from`] to the earliest first byte of an order held by reassembly.
+    fn set_hold(&mut self) {
         let from = self.holds.first().map_or(i64::MAX, |&(t, _)| t);
         if from != self.hold_from {
             self.hold_from = from;
@@ -1648,6 +1725,36 @@ impl Analyzer {
             match self.cfg.matching {
                 MatchRule::Token { .. } => self.arbiter.hold(from, HOLD_MAX_NS),
                 MatchRule::Symbol { .. } => self.last_by_symbol.hold(from),
+            }
+        }
+    }
+
+    /// Tells the symbol histories the latest first byte of an order parked under the symbol rule
+    /// (all wait [`REORDER_NS`] past it: the last to be retried).
+    fn watch_parked(&mut self) {
+        if matches!(self.cfg.matching, MatchRule::Symbol { .. }) {
+            let last = self.parked.last_key_value().map(|(&(until, _), _)| until.saturating_sub(REORDER_NS));
+            self.last_by_symbol.parked_to = last.unwrap_or(i64::MIN);
+        }
+    }
+
+    /// Offers the ticks recorded since the last frame that may be the match of orders parked under the
+    /// symbol rule (stamped at or before their first byte) to those orders: each keeps the newest by
+    /// time (a tick given a new time, an earlier copy's, takes it where it was the match).
+    #[cold]
+    #[inline(never)]
+    fn late_ticks(&mut self) {
+        for (symbol, k) in std::mem::take(&mut self.last_by_symbol.late) {
+            for p in self.parked.values_mut() {
+                if p.msg.summary.symbol != Some(symbol) || k.0 > p.msg.first.time_ns {
+                    continue;
+                }
+                p.best = match p.best {
+                    Some(b) if (b.1, b.2) == (k.1, k.2) => Some((k.0, b.1, b.2, b.3, k.4)),
+                    Some(b) if b.0 == k.0 => Some((b.0, b.1, b.2, b.3 + k.3, b.4)),
+                    Some(b) if b.0 > k.0 => Some(b),
+                    _ => Some(k),
+                };
             }
         }
     }
@@ -1823,7 +1930,7 @@ impl Analyzer {
             })
     }
 
-    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<(i64, i64)>) {
+    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<(i64, i64, Option<SymTick>)>) {
         let s = &m.summary;
         let t = m.first.time_ns;
         let token = token_bytes(s);
@@ -1842,12 +1949,14 @@ impl Analyzer {
                 // held by reassembly): nor does it make the order ambiguous.
                 match self.arbiter.find(seq, t.saturating_sub(self.cfg.tick_retain_ns)) {
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
-                    Ok(None) if retry.is_none_or(|(now, give_up)| now < give_up) && self.may_still_come(seq) => {
+                    Ok(None) if retry.is_none_or(|(now, give_up, _)| now < give_up) && self.may_still_come(seq) => {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
-                        let (now, give_up) = retry.unwrap_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)));
+                        let (now, give_up) =
+                            retry.map_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)), |(now, g, _)| (now, g));
                         let until = now.saturating_add(step);
                         self.parked_n += 1;
-                        self.parked.insert((until, self.parked_n), Parked { give_up, conn: ci, msg: *m, snd });
+                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None };
+                        self.parked.insert((until, self.parked_n), p);
                         self.wake_at = self.wake_at.min(until);
                         return;
                     }
@@ -1859,8 +1968,24 @@ impl Analyzer {
                 }
             }
             MatchRule::Symbol { window_ns } => {
+                // A trigger recorded after its order (a host reordering frames by up to
+                // REORDER_NS) is waited for: the order is parked until capture time has passed its
+                // first byte by that much, the ticks it may match kept meanwhile.
                 let window = *window_ns;
-                let newest_before = s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t));
+                let newest_before = match retry {
+                    Some((.., best)) => best,
+                    None => s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t)),
+                };
+                let until = t.saturating_add(REORDER_NS);
+                if retry.is_none() && self.last_time < until && s.symbol.is_some() {
+                    // Its match so far, which a tick recorded from now on may better (`late_ticks`).
+                    let best = newest_before;
+                    self.parked_n += 1;
+                    self.parked.insert((until, self.parked_n), Parked { give_up: until, conn: ci, msg: *m, snd, best });
+                    self.wake_at = self.wake_at.min(until);
+                    self.watch_parked();
+                    return;
+                }
                 match newest_before {
                     Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
@@ -1959,8 +2084,11 @@ impl Analyzer {
             self.record_ab_elsewhere();
         }
         // Orders still waiting for their trigger: the capture has ended, it did not come.
+        if !self.last_by_symbol.late.is_empty() {
+            self.late_ticks();
+        }
         while let Some((_, p)) = self.parked.pop_first() {
-            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up)));
+            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up, p.best)));
         }
         let last = self.last_time;
         for w in std::mem::take(&mut self.pending).values() {

@@ -162,6 +162,41 @@ fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
     }
 }
 
+/// Ticks recorded out of time order (a host reordering frames): the match is the newest by time, not
+/// the one recorded last; a tick leaving the ring while an order is held is kept (in time order) unless
+/// a tick left in the ring is newer and at or before the hold, whatever their order there; moving the
+/// hold on forgets what is older than an order from then on would match.
+#[test]
+fn ticks_recorded_out_of_order_are_matched_by_time() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let newest = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2));
+    let mut ticks = SymbolTicks::new(1_000);
+    for (n, t) in [(1, 100), (3, 300), (2, 200)] {
+        ticks.push(7, aapl, t, s, n, 0);
+    }
+    assert_eq!(newest(&ticks, 1_000), Some((300, 3)));
+    assert_eq!(newest(&ticks, 250), Some((200, 2)));
+    assert_eq!(newest(&ticks, 150), Some((100, 1)));
+
+    let mut ticks = SymbolTicks::new(1_000);
+    ticks.hold(250);
+    // Recorded: 100, 300, 200, 400, ..., 700; the ring keeps the last four recorded (400..700).
+    for (n, t) in [(1, 100), (3, 300), (2, 200), (4, 400), (5, 500), (6, 600), (7, 700)] {
+        ticks.push(7, aapl, t, s, n, 0);
+    }
+    // 100 left while 200 (at or before the hold) was in the ring: not kept. 300 and 200 left with
+    // none such left: kept, in time order.
+    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [200, 300]);
+    assert_eq!(newest(&ticks, 260), Some((200, 2)));
+    assert_eq!(newest(&ticks, 350), Some((300, 3)));
+    assert_eq!(newest(&ticks, 450), Some((400, 4)));
+    assert_eq!(newest(&ticks, 199), None);
+    // From 320 on, an order matches 300 or newer: 200 goes, though it left last.
+    ticks.hold(320);
+    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [300]);
+    assert_eq!(newest(&ticks, 350), Some((300, 3)));
+}
+
 /// A hold that nothing ends (an order's stream went quiet holding bytes) keeps ticks at most
 /// `HOLD_MAX_NS` back (and the window before that): pruned as time passes (`advance_time_slow` does
 /// it at least once a second), a symbol's kept ticks stay within about two seconds' worth, not every
