@@ -30,7 +30,7 @@ use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
-    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, TsMode,
+    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, Pick, RingConfig, RingMerge, TsMode,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -311,12 +311,42 @@ fn ts_words(ts: TsSource) -> &'static str {
 }
 
 enum Source {
-    /// One ring per interface; `next` is where the round-robin resumes.
-    Rings(Vec<AfPacket>, usize),
+    /// One ring per interface, their frames merged in time order.
+    Rings(Vec<AfPacket>, RingMerge),
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
     Ebpf(Box<EbpfSource>),
     AfXdp(Box<AfXdp>),
+}
+
+/// Waits up to `ms` for a ring that shows no frame ([`AfPacket::head_time`]) to have a block ready
+/// (or a signal), as [`poll_all`] does.
+fn poll_empty(rings: &mut [AfPacket], ms: i32) -> Result<()> {
+    let mut empty: Vec<usize> = (0..rings.len()).filter(|&i| rings[i].head_time().is_none()).collect();
+    if empty.is_empty() {
+        return Ok(());
+    }
+    use std::os::fd::AsRawFd;
+    let mut fds: Vec<libc::pollfd> = empty
+        .iter()
+        .map(|&i| libc::pollfd { fd: rings[i].as_raw_fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 })
+        .collect();
+    // SAFETY: `fds` is a valid array of `fds.len()` pollfds.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    if rc < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e).context("poll");
+        }
+        return Ok(());
+    }
+    for (i, fd) in empty.drain(..).zip(&fds) {
+        if fd.revents & libc::POLLERR != 0 {
+            rings[i].take_error()?;
+        }
+        rings[i].check_gone()?;
+    }
+    Ok(())
 }
 
 /// Waits up to `ms` for any ring to have a block ready (or a signal). A ring's socket error (its link
@@ -573,7 +603,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 rings.push(AfPacket::open(&cfg)?);
             }
             mode_line = modes.join("; ");
-            Source::Rings(rings, 0)
+            let merge = RingMerge::new(rings.len(), RingConfig::new(&iface).retire_ms);
+            Source::Rings(rings, merge)
         }
         CaptureSource::Pcap => {
             let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen as i32, 0)?;
@@ -635,12 +666,30 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     };
     let result = (|| -> Result<()> {
         files.open()?;
+        let mut stopping = false;
         loop {
+            if args.count.is_some_and(|c| count >= c) {
+                return Ok(());
+            }
             if STOP.load(Ordering::Relaxed)
-                || args.count.is_some_and(|c| count >= c)
                 || args.duration.is_some_and(|d| started.elapsed() >= Duration::from_secs(d))
             {
-                return Ok(());
+                // Several rings: what they show now is written first, in time order (the merge
+                // holds frames back while a ring shows nothing).
+                let flushing = match &mut source {
+                    Source::Rings(rings, merge) if rings.len() > 1 => {
+                        if stopping {
+                            merge.flushing()
+                        } else {
+                            merge.flush(rings)
+                        }
+                    }
+                    _ => false,
+                };
+                stopping = true;
+                if !flushing {
+                    return Ok(());
+                }
             }
             if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
                 write_tx(csv, s.take_tx_events())?;
@@ -652,26 +701,28 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // Live sources stamp in ns; a stream keeps its input's resolution (µs stays µs).
             let mut decimals = 9;
             let frame = match &mut source {
-                Source::Rings(rings, next) => {
-                    let n = rings.len();
-                    let pick =
-                        |rings: &[AfPacket], from: usize| (0..n).map(|k| (from + k) % n).find(|&i| rings[i].ready());
-                    let i = match pick(rings, *next) {
-                        Some(i) => Some(i),
-                        None => {
-                            rings.iter_mut().for_each(AfPacket::release_consumed);
-                            poll_all(rings, 100)?;
-                            pick(rings, *next)
-                        }
-                    };
-                    match i {
-                        Some(i) => {
-                            *next = (i + 1) % n;
-                            rings[i].next_frame(Duration::ZERO)?
-                        }
-                        None => None,
+                Source::Rings(rings, _) if rings.len() == 1 => {
+                    if !rings[0].ready() {
+                        rings[0].release_consumed();
+                        poll_all(rings, 100)?;
                     }
+                    rings[0].next_frame(Duration::ZERO)?
                 }
+                Source::Rings(rings, merge) => match merge.pick(rings, Instant::now()) {
+                    Pick::Ring(i) => rings[i].next_frame(Duration::ZERO)?,
+                    // Stopping, the frames shown at the stop are written.
+                    Pick::Idle | Pick::Wait(_) if merge.flushing() => return Ok(()),
+                    Pick::Idle => {
+                        poll_all(rings, 100)?;
+                        None
+                    }
+                    // Only the rings showing nothing are waited on: the others' sockets are
+                    // readable while frames are held back, and would make the wait spin.
+                    Pick::Wait(d) => {
+                        poll_empty(rings, d.as_millis().clamp(1, 100) as i32)?;
+                        None
+                    }
+                },
                 Source::Pcap(p) => {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?

@@ -306,7 +306,8 @@ pub enum RxHookArg {
 
 #[derive(Debug, clap::Args)]
 pub struct CaptureArgs {
-    /// Interface to capture on (required for afpacket and pcap; afpacket takes several: -i a -i b).
+    /// Interface to capture on (required for afpacket and pcap; afpacket takes several: -i a -i b,
+    /// written in time order, each frame up to about 30 ms after it came while one shows nothing).
     #[arg(short = 'i', long = "interface", value_name = "IFACE")]
     pub interface: Vec<String>,
     /// Frame source.

@@ -616,6 +616,47 @@ fn several_interfaces_in_one_file_one_idb_each() {
     assert_eq!((count("lo", "0"), count("lo", "1")), (5, 5), "{rows:?}");
 }
 
+/// Two interfaces' frames interleaved in time (va and lo take turns every 200 us, for about 60 ms):
+/// the file holds them in time order. (The rings were taken in turn, a block at a time: blocks
+/// retire every 10 ms, so frames of one interface came up to that long before earlier ones of the
+/// other.)
+#[test]
+fn several_interfaces_are_written_in_time_order() {
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("multi-order");
+    let out = dir.join("m.pcapng");
+    const N: u32 = 150;
+    let args: Vec<String> =
+        ["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", &(3 * N).to_string(), "--no-hwtstamp"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["-w".to_string(), out.display().to_string()])
+            .collect();
+    let child = start(&pair.a, args, dir.join("m.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let lo = pair.a.run(|| UdpSocket::bind(("127.0.0.1", PORT)).unwrap());
+    for _ in 0..N {
+        sa.send_to(b"va", (ADDR_B, PORT)).unwrap(); // va: seen outgoing
+        std::thread::sleep(Duration::from_micros(200));
+        lo.send_to(b"loop", ("127.0.0.1", PORT)).unwrap(); // lo: seen outgoing and incoming
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let res = finish(child, 10);
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    let times: Vec<i64> = frames(&out).into_iter().map(|f| f.0).collect();
+    assert_eq!(times.len(), 3 * N as usize);
+    let back: Vec<(usize, i64)> =
+        times.windows(2).enumerate().filter(|(_, w)| w[1] < w[0]).map(|(k, w)| (k + 1, w[0] - w[1])).collect();
+    assert!(
+        back.is_empty(),
+        "{} frames written after a later one (index, ns): {:?}",
+        back.len(),
+        &back[..back.len().min(10)]
+    );
+}
+
 // ---- --source ebpf ----
 
 const FEED_GROUP: &str = "239.7.7.7";

@@ -4,6 +4,7 @@
 //! |---|---|
 //! | [`tstamp`] | ETHTOOL_GET_TS_INFO capabilities, SIOC\[GS\]HWTSTAMP with restore-on-exit and crash recovery |
 //! | [`ring`] | [`AfPacket`]: TPACKET_V3 ring, both directions, per-frame timestamp flags, drop counters |
+//! | [`ring_merge`] | [`RingMerge`]: the frames of several rings in time order (blocks retire late) |
 //! | [`afxdp`] | [`AfXdp`]: AF_XDP copy-mode socket fed by an XDP redirect, RX timestamp in the metadata |
 //! | [`ebpf`] | [`EbpfSource`]: wirestamp's tc programs on configured flows, frame prefixes from a BPF ring |
 //! | [`pcap_live`] | [`PcapLive`]: libpcap live capture, ns precision, best timestamp type |
@@ -26,6 +27,7 @@ pub mod pcap_live;
 pub mod phc;
 pub mod pmc;
 pub mod ring;
+pub mod ring_merge;
 mod sys;
 pub mod tstamp;
 
@@ -34,5 +36,6 @@ pub use ebpf::{EbpfConfig, EbpfSource, EbpfStats};
 pub use error::LiveError;
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
+pub use ring_merge::{Pick, RingMerge};
 pub use sys::HwTstampConfig;
 pub use tstamp::{HwTsDevice, HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};
