@@ -247,6 +247,11 @@ impl<W: Write> PcapngWriter<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+
+    /// Flushes the inner writer: every block written so far reaches it whole.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
 }
 
 fn write_block(out: &mut impl Write, kind: u32, body: &[u8]) -> io::Result<()> {

@@ -92,7 +92,14 @@ struct Files {
     /// written before): each file counts its own, so that rotated files read together add up.
     counted: HashMap<usize, RecordedStats>,
     written: Vec<PathBuf>,
+    /// When the current file was last flushed to the kernel ([`Files::flush_due`]).
+    flushed: Instant,
 }
+
+/// How long written frames may wait in the output buffer (1 MiB): a capture killed (SIGKILL, the OOM
+/// killer) leaves its `.part` with every frame up to about this long before, not a buffer's worth
+/// fewer (or, at a low rate, nothing).
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 fn wall_ns() -> i64 {
     std::time::SystemTime::now()
@@ -187,6 +194,7 @@ impl Files {
             file_started_ns: wall_ns(),
             counted: HashMap::new(),
             written: Vec::new(),
+            flushed: Instant::now(),
         }
     }
 
@@ -205,9 +213,21 @@ impl Files {
         self.current = Some((w, part, path));
         self.idbs.clear();
         self.opened = Instant::now();
+        self.flushed = self.opened;
         // The first file counts from the capture's start (set when made).
         if self.index > 0 {
             self.file_started_ns = wall_ns();
+        }
+        Ok(())
+    }
+
+    /// Flushes the current file if it was last flushed [`FLUSH_EVERY`] ago.
+    fn flush_due(&mut self) -> Result<()> {
+        if let Some((w, part, _)) = self.current.as_mut()
+            && self.flushed.elapsed() >= FLUSH_EVERY
+        {
+            w.flush().with_context(|| format!("writing {}", part.display()))?;
+            self.flushed = Instant::now();
         }
         Ok(())
     }
@@ -739,7 +759,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     None => return Ok(()),
                 },
             };
-            let Some(mut f) = frame else { continue };
+            let Some(mut f) = frame else {
+                files.flush_due()?;
+                continue;
+            };
+            if count % 1024 == 0 {
+                files.flush_due()?;
+            }
             if live {
                 f.quality |= watch.quality();
                 if f.quality.contains(ClockQuality::UNSYNCED) {

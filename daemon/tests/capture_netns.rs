@@ -229,6 +229,32 @@ fn libpcap_source_captures_both_directions_in_send_order() {
     }
 }
 
+/// A capture killed outright (SIGKILL, the OOM killer) leaves its `.part` holding the frames written
+/// more than a second before, readable: at a low rate they were all still in the output buffer, and
+/// the file was empty.
+#[test]
+fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("killed");
+    let out = dir.join("k.pcapng");
+    let part = dir.join("k.pcapng.part");
+    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--no-hwtstamp", "-w"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([out.display().to_string()])
+        .collect();
+    let mut child = start(&pair.a, args, part.clone());
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    send_all(&sa, ADDR_B, 3, 10);
+    std::thread::sleep(Duration::from_millis(2_500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!out.exists(), "a killed capture does not complete its file");
+    assert_eq!(frames(&part).len(), 3);
+}
+
 #[test]
 fn sigterm_completes_the_file_and_size_rotation_numbers_files() {
     const N: u32 = 800;
