@@ -763,7 +763,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 files.flush_due()?;
                 continue;
             };
-            if count % 1024 == 0 {
+            if count.is_multiple_of(1024) {
                 files.flush_due()?;
             }
             if live {
