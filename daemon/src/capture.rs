@@ -436,6 +436,13 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if let Some(dup) = ifaces.iter().enumerate().find_map(|(i, a)| ifaces[..i].contains(a).then_some(a)) {
         bail!("-i {dup} is given twice: each frame would be captured twice");
     }
+    // libpcap's pseudo-interface: no interface of that name exists for the other sources.
+    if ifaces.iter().any(|i| i == "any") && !matches!(args.source, CaptureSource::Pcap | CaptureSource::Stdin) {
+        bail!(
+            "-i any is libpcap's pseudo-interface (every interface, with cooked Linux headers instead of Ethernet): \
+             use --source pcap -i any, or name the interfaces (-i a -i b; `ip link` lists them)"
+        );
+    }
     if args.rotate_secs == Some(0) || args.rotate_mb == Some(0) {
         bail!("-G and -C take at least 1 (seconds, MB): 0 would start a new file at every check");
     }

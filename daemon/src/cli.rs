@@ -441,6 +441,22 @@ pub struct FramesArgs {
     pub quiet: bool,
 }
 
+/// `err` and its causes, as `{:#}` joins them (`a: b: c`), but a cause whose text is said already (a
+/// library error that shows its source, which the chain would show again) only once.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.is_empty() {
+            out = text;
+        } else if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
 /// An error in what the user asked for (arguments, a config file), not in the inputs: exit status 2,
 /// as for clap's own errors. Says what its error says.
 #[derive(Debug)]
@@ -448,7 +464,7 @@ pub struct UsageError(pub anyhow::Error);
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:#}", self.0)
+        f.write_str(&describe(&self.0))
     }
 }
 
@@ -492,5 +508,19 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    /// A library error that says its source (`LiveError::Sys`) has it said once; other causes are
+    /// joined as `{:#}` joins them.
+    #[test]
+    fn an_error_says_each_cause_once() {
+        let io = || std::io::Error::from_raw_os_error(libc::EINVAL);
+        let sys = wirestamp_capture::live::LiveError::Sys { what: "bind", iface: "va".into(), source: io() };
+        let e = anyhow::Error::new(sys).context("opening the socket");
+        let once = "opening the socket: bind on \"va\": Invalid argument (os error 22)";
+        assert_eq!(describe(&e), once);
+        assert_eq!(format!("{e:#}"), format!("{once}: Invalid argument (os error 22)"));
+        let e = anyhow::Error::new(io()).context("reading x");
+        assert_eq!(describe(&e), format!("{e:#}"));
     }
 }

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         // A closed pipe (`wirestamp frames f | head`) ends the output quietly, as it does for other tools.
         Err(err) if err.chain().any(is_broken_pipe) => ExitCode::SUCCESS,
         Err(err) => {
-            wirestamp::note!("wirestamp: error: {err:#}");
+            wirestamp::note!("wirestamp: error: {}", wirestamp::cli::describe(&err));
             // As clap's own errors: the command line (or its config file) is wrong.
             if err.downcast_ref::<cli::UsageError>().is_some() { ExitCode::from(2) } else { ExitCode::FAILURE }
         }

@@ -373,10 +373,16 @@ fn bad_input_fails_clearly_and_leaves_no_file() {
         (&["-i", "vb", "--ring-mb", "4000000"][..], "more than a quarter of the memory available"),
         (&["-i", "vb", "--ring-mb", "0"], "--ring-mb 0: the ring takes at least 1 MiB"),
         (&["-i", "vb", "-i", "vb"], "-i vb is given twice"),
+        (&["-i", "any"], "-i any is libpcap's pseudo-interface"),
+        (&["-i", "any", "--source", "afxdp"], "use --source pcap -i any"),
         (&["-i", "vb", "-G", "0"], "-G and -C take at least 1"),
         (&["-i", "vb", "-C", "0"], "-G and -C take at least 1"),
         (&["-i", "vb", "--snaplen", "300000"], "--snaplen 300000: at most 262144"),
         (&["-i", "vb", "--no-hwtstamp", "--force-hwtstamp"], "cannot be used with"),
+        (
+            &["-i", "vb", "--source", "afxdp", "--queue", "5", "--no-hwtstamp"],
+            "on \"vb\": RX queue 5 does not exist: the interface has 1 (0 to 0); give --queue below 1\n",
+        ),
     ] {
         let (ok, err) = run(&pair.b, args);
         assert!(!ok && err.contains(want), "{args:?}: {err}");

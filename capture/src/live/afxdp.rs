@@ -143,6 +143,17 @@ impl AfXdp {
                          is running on this interface; stop it first"
                     )),
                 }
+            } else if let Some(n) =
+                super::sys::rx_queues(iface).ok().filter(|&n| e.get_raw().abs() == libc::EINVAL && n > 0 && queue >= n)
+            {
+                LiveError::Sys {
+                    what: "AF_XDP bind (copy mode)",
+                    iface: iface.into(),
+                    source: std::io::Error::other(format!(
+                        "RX queue {queue} does not exist: the interface has {n} (0 to {}); give --queue below {n}",
+                        n - 1
+                    )),
+                }
             } else {
                 xdp_err("AF_XDP bind (copy mode)", iface, e)
             }

@@ -81,6 +81,22 @@ pub struct TsInfoRaw {
     pub rx_filters: u32,
 }
 
+/// `ETHTOOL_GCHANNELS`: an interface's queue counts (`struct ethtool_channels`, nine u32).
+pub const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
+/// An interface's RX queues as ETHTOOL_GCHANNELS counts them: RX-only plus combined channels.
+pub fn rx_queues(iface: &str) -> io::Result<u32> {
+    let sock = ioctl_socket()?;
+    let mut buf = [0u8; 36];
+    buf[0..4].copy_from_slice(&ETHTOOL_GCHANNELS.to_ne_bytes());
+    let mut ifr = IfReq::new(iface)?;
+    ifr.set_data_ptr(buf.as_mut_ptr());
+    ifreq_ioctl(&sock, SIOCETHTOOL, &mut ifr)?;
+    let at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+    // rx_count (offset 20) + combined_count (32).
+    Ok(at(20).saturating_add(at(32)))
+}
+
 /// The request buffer for ETHTOOL_GET_TS_INFO: `cmd` set, everything else zero.
 pub fn encode_ts_info_request() -> [u8; ETHTOOL_TS_INFO_LEN] {
     let mut b = [0u8; ETHTOOL_TS_INFO_LEN];
