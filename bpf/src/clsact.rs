@@ -44,7 +44,8 @@ pub(crate) fn query(ifindex: i32, attach_point: u32, priority: u32) -> io::Resul
     let h = hook(ifindex, attach_point);
     let mut o = opts(priority);
     // SAFETY: valid hook and opts structs of the sizes they declare.
-    match check(unsafe { libbpf_sys::bpf_tc_query(&h, &mut o) }) {
+    let rc = crate::log::quietly(|| unsafe { libbpf_sys::bpf_tc_query(&h, &mut o) });
+    match check(rc) {
         Ok(()) => Ok(Some(o.prog_id)),
         // No clsact qdisc, or nothing in the slot.
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EINVAL)) => Ok(None),

@@ -9,9 +9,12 @@ use libbpf_rs::PrintLevel;
 thread_local! {
     // libbpf prints on the thread that loads, so a thread-local buffer sees exactly that load's log.
     static CAPTURE: RefCell<Option<String>> = const { RefCell::new(None) };
+    // Set while a call whose failure is an expected answer runs (`quietly`).
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn print(level: PrintLevel, msg: String) {
+    let level = if QUIET.with(std::cell::Cell::get) { PrintLevel::Debug } else { level };
     // Keep warnings and information (the verifier log is printed as a warning); debug chatter such as
     // CO-RE relocations only goes to tracing.
     if !matches!(level, PrintLevel::Debug) {
@@ -44,4 +47,15 @@ pub(crate) fn capture<T>(f: impl FnOnce() -> T) -> (T, String) {
     let out = f();
     let log = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
     (out, log)
+}
+
+/// Runs `f` with what libbpf prints meanwhile on this thread demoted to debug: for a call whose
+/// failure is an answer (a query finding no clsact qdisc makes the kernel say "Parent Qdisc doesn't
+/// exists", which libbpf prints as a warning).
+pub(crate) fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    install_libbpf_logger();
+    QUIET.with(|q| q.set(true));
+    let out = f();
+    QUIET.with(|q| q.set(false));
+    out
 }

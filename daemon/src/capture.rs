@@ -900,7 +900,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     by_source.sort();
     if !args.quiet {
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        crate::note!("wirestamp: {count} frames written ({})", srcs.join(", "));
+        match srcs.is_empty() {
+            true => crate::note!("wirestamp: {count} frames written"),
+            false => crate::note!("wirestamp: {count} frames written ({})", srcs.join(", ")),
+        }
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
             Err(e) => crate::note!("wirestamp: counters unavailable: {e}"),
