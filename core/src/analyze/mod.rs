@@ -477,9 +477,9 @@ fn newest_by_time(ticks: impl Iterator<Item = SymTick>, t: i64) -> Option<SymTic
 /// retention until `give_up`: a trigger that comes is found soon, before the arbiter's window lets
 /// it go.
 ///
-/// Under the symbol rule, every order waits [`REORDER_NS`] of capture time past its first byte, with
-/// its match so far in `best`: a tick of its symbol recorded after it, stamped at or before it, may be
-/// a better one (`Analyzer::late_ticks`).
+/// Under the symbol rule, every order waits [`REORDER_NS`] of capture time past its first byte (in
+/// [`Analyzer::reorder`]), with its match so far in `best`: a tick of its symbol recorded after it,
+/// stamped at or before it, may be a better one (`Analyzer::late_ticks`).
 #[derive(Debug)]
 struct Parked {
     give_up: i64,
@@ -988,6 +988,9 @@ pub struct Analyzer {
     /// in arrival order (the count of orders parked so far).
     parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
+    /// Under the symbol rule, every order while it waits [`REORDER_NS`] past its first byte, by when it
+    /// is due (in the order parked, for one time): mostly appended, so a queue rather than a map.
+    reorder: VecDeque<(i64, Parked)>,
     /// The first order token the token rule read no sequence from: the report shows it when no order
     /// had one (a regex that does not fit the firm's tokens).
     first_unreadable_token: Option<String>,
@@ -1102,6 +1105,7 @@ impl Analyzer {
             wake_at: i64::MIN,
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
+            reorder: VecDeque::new(),
             first_unreadable_token: None,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
@@ -1418,18 +1422,22 @@ impl Analyzer {
             self.late_ticks();
         }
         // Orders whose trigger may have come since they were parked.
-        let unparked = self.parked.first_key_value().is_some_and(|(k, _)| t >= k.0);
         while let Some(e) = self.parked.first_entry().filter(|e| t >= e.key().0) {
             let p = e.remove();
             self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
         }
-        if unparked {
+        if self.reorder.front().is_some_and(|(due, _)| t >= *due) {
+            while self.reorder.front().is_some_and(|(due, _)| t >= *due) {
+                let Some((_, p)) = self.reorder.pop_front() else { break };
+                self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
+            }
             self.watch_parked();
         }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
-        self.wake_at = interval_end.min(timeout).min(parked).min(self.gap_due);
+        let reorder = self.reorder.front().map_or(i64::MAX, |(due, _)| *due);
+        self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(self.gap_due);
     }
 
     /// Gives up, at capture time `t`, the ranges order streams waited for longer than the gap timeout:
@@ -1733,7 +1741,7 @@ impl Analyzer {
     /// (all wait [`REORDER_NS`] past it: the last to be retried).
     fn watch_parked(&mut self) {
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) {
-            let last = self.parked.last_key_value().map(|(&(until, _), _)| until.saturating_sub(REORDER_NS));
+            let last = self.reorder.back().map(|(due, _)| due.saturating_sub(REORDER_NS));
             self.last_by_symbol.parked_to = last.unwrap_or(i64::MIN);
         }
     }
@@ -1745,7 +1753,7 @@ impl Analyzer {
     #[inline(never)]
     fn late_ticks(&mut self) {
         for (symbol, k) in std::mem::take(&mut self.last_by_symbol.late) {
-            for p in self.parked.values_mut() {
+            for (_, p) in self.reorder.iter_mut() {
                 if p.msg.summary.symbol != Some(symbol) || k.0 > p.msg.first.time_ns {
                     continue;
                 }
@@ -1980,8 +1988,8 @@ impl Analyzer {
                 if retry.is_none() && self.last_time < until && s.symbol.is_some() {
                     // Its match so far, which a tick recorded from now on may better (`late_ticks`).
                     let best = newest_before;
-                    self.parked_n += 1;
-                    self.parked.insert((until, self.parked_n), Parked { give_up: until, conn: ci, msg: *m, snd, best });
+                    let at = self.reorder.partition_point(|(due, _)| *due <= until);
+                    self.reorder.insert(at, (until, Parked { give_up: until, conn: ci, msg: *m, snd, best }));
                     self.wake_at = self.wake_at.min(until);
                     self.watch_parked();
                     return;
@@ -2086,6 +2094,9 @@ impl Analyzer {
         // Orders still waiting for their trigger: the capture has ended, it did not come.
         if !self.last_by_symbol.late.is_empty() {
             self.late_ticks();
+        }
+        while let Some((_, p)) = self.reorder.pop_front() {
+            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up, p.best)));
         }
         while let Some((_, p)) = self.parked.pop_first() {
             self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up, p.best)));
