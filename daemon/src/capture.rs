@@ -30,7 +30,7 @@ use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
-    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, Pick, RingConfig, RingMerge, TsMode,
+    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, RingMerge, Step, TsMode,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -339,36 +339,6 @@ enum Source {
     AfXdp(Box<AfXdp>),
 }
 
-/// Waits up to `ms` for a ring that shows no frame ([`AfPacket::head_time`]) to have a block ready
-/// (or a signal), as [`poll_all`] does.
-fn poll_empty(rings: &mut [AfPacket], ms: i32) -> Result<()> {
-    let mut empty: Vec<usize> = (0..rings.len()).filter(|&i| rings[i].head_time().is_none()).collect();
-    if empty.is_empty() {
-        return Ok(());
-    }
-    use std::os::fd::AsRawFd;
-    let mut fds: Vec<libc::pollfd> = empty
-        .iter()
-        .map(|&i| libc::pollfd { fd: rings[i].as_raw_fd(), events: libc::POLLIN | libc::POLLERR, revents: 0 })
-        .collect();
-    // SAFETY: `fds` is a valid array of `fds.len()` pollfds.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if rc < 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e).context("poll");
-        }
-        return Ok(());
-    }
-    for (i, fd) in empty.drain(..).zip(&fds) {
-        if fd.revents & libc::POLLERR != 0 {
-            rings[i].take_error()?;
-        }
-        rings[i].check_gone()?;
-    }
-    Ok(())
-}
-
 /// Waits up to `ms` for any ring to have a block ready (or a signal). A ring's socket error (its link
 /// went down, or away) is taken: left, it would make every wait return at once.
 fn poll_all(rings: &mut [AfPacket], ms: i32) -> Result<()> {
@@ -630,7 +600,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 rings.push(AfPacket::open(&cfg)?);
             }
             mode_line = modes.join("; ");
-            let merge = RingMerge::new(rings.len(), RingConfig::new(&iface).retire_ms);
+            // The merge's queues may hold as much as the rings: the wait (about 30 ms) is covered
+            // at any rate the rings themselves keep up with.
+            let cap = (rings.len() * args.ring_mb.max(1) as usize) << 20;
+            let merge = RingMerge::new(rings.len(), RingConfig::new(&iface).retire_ms, cap);
             Source::Rings(rings, merge)
         }
         CaptureSource::Pcap => {
@@ -708,7 +681,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                         if stopping {
                             merge.flushing()
                         } else {
-                            merge.flush(rings)
+                            merge.flush(rings)?
                         }
                     }
                     _ => false,
@@ -735,21 +708,23 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     }
                     rings[0].next_frame(Duration::ZERO)?
                 }
-                Source::Rings(rings, merge) => match merge.pick(rings, Instant::now()) {
-                    Pick::Ring(i) => rings[i].next_frame(Duration::ZERO)?,
-                    // Stopping, the frames shown at the stop are written.
-                    Pick::Idle | Pick::Wait(_) if merge.flushing() => return Ok(()),
-                    Pick::Idle => {
-                        poll_all(rings, 100)?;
-                        None
+                Source::Rings(rings, merge) => {
+                    let flushing = merge.flushing();
+                    match merge.next(rings, Instant::now())? {
+                        Step::Frame(f) => Some(f),
+                        // Stopping, the frames shown at the stop are written.
+                        Step::Idle | Step::Wait(_) if flushing => return Ok(()),
+                        // Every ring's blocks are back with the kernel: a wait does not spin.
+                        Step::Idle => {
+                            poll_all(rings, 100)?;
+                            None
+                        }
+                        Step::Wait(d) => {
+                            poll_all(rings, d.as_millis().clamp(1, 100) as i32)?;
+                            None
+                        }
                     }
-                    // Only the rings showing nothing are waited on: the others' sockets are
-                    // readable while frames are held back, and would make the wait spin.
-                    Pick::Wait(d) => {
-                        poll_empty(rings, d.as_millis().clamp(1, 100) as i32)?;
-                        None
-                    }
-                },
+                }
                 Source::Pcap(p) => {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?
@@ -770,7 +745,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 files.flush_due()?;
                 continue;
             };
-            if count.is_multiple_of(1024) {
+            // A clock read every 16 frames: at any steady rate the file is flushed about every second
+            // (below 10 frames/s the reads that find nothing do it).
+            if count.is_multiple_of(16) {
                 files.flush_due()?;
             }
             if live {
@@ -802,7 +779,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         _ => Ok(()),
     };
     let counters = match &mut source {
-        Source::Rings(rings, _) => rings
+        Source::Rings(rings, merge) => rings
             .iter_mut()
             .zip(&ifaces)
             .map(|(r, name)| {
@@ -823,7 +800,19 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 })
             })
             .collect::<Result<Vec<_>, _>>()
-            .map(|v| v.join("\nwirestamp: ")),
+            .map(|mut v| {
+                // What the time-order merge of several rings did with what it read.
+                if merge.forced > 0 || merge.held() > 0 {
+                    v.push(format!(
+                        "merge: {} frames written without waiting for every interface (its queues were full: they \
+                         may be out of time order by up to {} ms); {} read but not written (the count was reached)",
+                        merge.forced,
+                        2 * RingConfig::new(&iface).retire_ms + 10,
+                        merge.held()
+                    ));
+                }
+                v.join("\nwirestamp: ")
+            }),
         Source::Pcap(p) => p.stats().map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),

@@ -36,6 +36,6 @@ pub use ebpf::{EbpfConfig, EbpfSource, EbpfStats};
 pub use error::LiveError;
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
-pub use ring_merge::{Pick, RingMerge};
+pub use ring_merge::{RingMerge, Step};
 pub use sys::HwTstampConfig;
 pub use tstamp::{HwTsDevice, HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};

@@ -317,43 +317,6 @@ impl AfPacket {
         self.block_status(next).load(Ordering::Acquire) & TP_STATUS_USER != 0
     }
 
-    /// The time of the frame [`next_frame`](Self::next_frame) would return without waiting, if any
-    /// (moving to the next block user space owns when this one is read: the kernel gets it back).
-    pub fn head_time(&mut self) -> Option<i64> {
-        if self.pkts_left == 0 {
-            self.release_consumed();
-            if self.block_status(self.cur).load(Ordering::Acquire) & TP_STATUS_USER == 0 {
-                return None;
-            }
-            self.holding = true;
-            self.pkts_left = self.block_u32(self.cur, 12);
-            self.next_off = self.block_u32(self.cur, 16) as usize;
-            if self.pkts_left == 0 {
-                return None;
-            }
-        }
-        let at = self.cur * self.block_size + self.next_off;
-        let (sec, nsec) = (self.block_u32_abs(at + 4), self.block_u32_abs(at + 8));
-        Some(i64::from(sec) * 1_000_000_000 + i64::from(nsec))
-    }
-
-    /// Frames user space can read now without waiting: the rest of the block it holds and every frame
-    /// of the blocks retired after it.
-    pub fn visible(&self) -> u64 {
-        let mut n = u64::from(self.pkts_left);
-        let mut block = if self.holding { (self.cur + 1) % self.block_nr } else { self.cur };
-        for _ in 0..self.block_nr {
-            if (self.holding && block == self.cur)
-                || self.block_status(block).load(Ordering::Acquire) & TP_STATUS_USER == 0
-            {
-                break;
-            }
-            n += u64::from(self.block_u32(block, 12));
-            block = (block + 1) % self.block_nr;
-        }
-        n
-    }
-
     /// Hands a block whose frames have all been read back to the kernel. Call before waiting in
     /// `poll()` on this socket from outside (as several rings are polled together): the kernel reports
     /// the socket readable while user space still owns a block, so a held, empty block makes every

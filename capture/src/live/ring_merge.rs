@@ -6,18 +6,68 @@
 //! a retire time out of order, which a reader then sees as reordering (and tick-to-trade under the
 //! symbol rule as a missed trigger).
 //!
-//! The merge takes the earliest head while every ring has a frame visible: a frame still held by the
-//! kernel comes after its ring's visible head. When some ring has none, it waits: a frame that had
-//! arrived by the time the wait began is visible once a retire time (and some slack) has passed. So
-//! it notes what each ring had visible when it began to wait (an epoch) and, once settled, releases
-//! those frames in time order with whatever the other rings show by then.
+//! Every frame a ring shows is copied out at once (its block goes back to the kernel: holding blocks
+//! for the wait below made small rings drop), into that ring's queue. The merge takes the earliest
+//! queued frame while every queue holds one: a frame still in the kernel comes after its ring's
+//! queued ones. When some queue is empty, it waits: a frame that had arrived by the time the wait
+//! began is visible once a retire time (and some slack) has passed. So it notes what each queue held
+//! when it began to wait (an epoch) and, once settled, releases those frames in time order with
+//! whatever the other rings show by then. The queues hold at most `cap` bytes: past that, frames go
+//! in time order without waiting (counted: `forced`).
+//!
+//! Each interface's stamps must come from comparable clocks (the system clock, or PHCs that ptp4l
+//! keeps on it): the merge orders by them.
 
+use super::error::LiveError;
 use super::ring::AfPacket;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
 
-/// What to do next.
+/// A frame copied out of its ring.
+#[derive(Debug)]
+struct Held {
+    data: Vec<u8>,
+    wire_len: u32,
+    ts_ns: i64,
+    ts_source: TsSource,
+    link: LinkType,
+    interface: u32,
+    direction: Direction,
+    fcs_len: Option<u8>,
+    quality: ClockQuality,
+}
+
+impl Held {
+    fn frame(&self) -> Frame<'_> {
+        Frame {
+            data: &self.data,
+            wire_len: self.wire_len,
+            ts_ns: self.ts_ns,
+            ts_source: self.ts_source,
+            link: self.link,
+            interface: self.interface,
+            direction: self.direction,
+            fcs_len: self.fcs_len,
+            quality: self.quality,
+        }
+    }
+}
+
+/// What [`RingMerge::next`] found.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// The next frame in time order.
+    Frame(Frame<'a>),
+    /// Some ring shows nothing yet: wait for it at most this long.
+    Wait(Duration),
+    /// No ring has a frame.
+    Idle,
+}
+
+/// What to do next ([`RingMerge::decide`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pick {
+enum Pick {
     /// Take the next frame of this ring.
     Ring(usize),
     /// Some ring shows nothing yet: wait for it at most this long.
@@ -30,32 +80,112 @@ pub enum Pick {
 #[derive(Debug)]
 pub struct RingMerge {
     settle: Duration,
-    /// When the wait began, and what each ring had visible then.
+    /// When the wait began, and what each queue held then.
     epoch: Option<(Instant, Vec<u64>)>,
-    /// Frames per ring that may be taken without waiting (a settled epoch's, or all visible at a stop).
+    /// Frames per queue that may be taken without waiting (a settled epoch's, or all held at a stop).
     safe: Vec<u64>,
+    queues: Vec<VecDeque<Held>>,
+    /// Buffers of frames written, for the next copies.
+    pool: Vec<Vec<u8>>,
+    /// The frame last returned (its buffer goes back to the pool at the next call).
+    out: Option<Held>,
+    held_bytes: usize,
+    cap: usize,
+    /// Frames taken without waiting because the queues were full.
+    pub forced: u64,
 }
 
 impl RingMerge {
-    /// For `rings` rings whose blocks retire after `retire_ms`.
-    pub fn new(rings: usize, retire_ms: u32) -> RingMerge {
+    /// For `rings` rings whose blocks retire after `retire_ms`, the queues holding at most `cap` bytes.
+    pub fn new(rings: usize, retire_ms: u32, cap: usize) -> RingMerge {
         // Twice the timer, plus 10 ms: the kernel's timer runs in jiffies and may fire late.
         let settle = Duration::from_millis(2 * u64::from(retire_ms) + 10);
-        RingMerge { settle, epoch: None, safe: vec![0; rings] }
+        RingMerge {
+            settle,
+            epoch: None,
+            safe: vec![0; rings],
+            queues: (0..rings).map(|_| VecDeque::new()).collect(),
+            pool: Vec::new(),
+            out: None,
+            held_bytes: 0,
+            cap,
+            forced: 0,
+        }
     }
 
-    /// The next step over `rings` at `now`.
-    pub fn pick(&mut self, rings: &mut [AfPacket], now: Instant) -> Pick {
-        let heads: Vec<Option<i64>> = rings.iter_mut().map(AfPacket::head_time).collect();
-        self.decide(&heads, |i| rings[i].visible(), now)
+    /// The next frame of `rings` in time order at `now`, if it may go now.
+    pub fn next(&mut self, rings: &mut [AfPacket], now: Instant) -> Result<Step<'_>, LiveError> {
+        if let Some(done) = self.out.take() {
+            self.held_bytes -= done.data.len();
+            self.pool.push(done.data);
+        }
+        self.pull(rings)?;
+        let heads: Vec<Option<i64>> = self.queues.iter().map(|q| q.front().map(|h| h.ts_ns)).collect();
+        let lens: Vec<u64> = self.queues.iter().map(|q| q.len() as u64).collect();
+        let full = self.held_bytes >= self.cap;
+        let pick = if full && heads.iter().any(Option::is_some) {
+            // Full: the earliest goes without waiting for the rings that show nothing.
+            self.forced += 1;
+            heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.map(|t| (t, i)))
+                .min()
+                .map_or(Pick::Idle, |(_, i)| self.take(i))
+        } else {
+            self.decide(&heads, |i| lens[i], now)
+        };
+        Ok(match pick {
+            Pick::Ring(i) => {
+                self.out = self.queues[i].pop_front();
+                match &self.out {
+                    Some(h) => Step::Frame(h.frame()),
+                    None => Step::Idle,
+                }
+            }
+            Pick::Wait(d) => Step::Wait(d),
+            Pick::Idle => Step::Idle,
+        })
     }
 
-    /// Lets every frame visible now be taken without waiting (at a stop: what the rings show is
+    /// Copies every frame the rings show into their queues (up to `cap`), giving their blocks back.
+    fn pull(&mut self, rings: &mut [AfPacket]) -> Result<(), LiveError> {
+        for (ring, q) in rings.iter_mut().zip(&mut self.queues) {
+            while self.held_bytes < self.cap && ring.ready() {
+                let Some(f) = ring.next_frame(Duration::ZERO)? else { break };
+                let mut data = self.pool.pop().unwrap_or_default();
+                data.clear();
+                data.extend_from_slice(f.data);
+                self.held_bytes += data.len();
+                q.push_back(Held {
+                    data,
+                    wire_len: f.wire_len,
+                    ts_ns: f.ts_ns,
+                    ts_source: f.ts_source,
+                    link: f.link,
+                    interface: f.interface,
+                    direction: f.direction,
+                    fcs_len: f.fcs_len,
+                    quality: f.quality,
+                });
+            }
+            ring.release_consumed();
+        }
+        Ok(())
+    }
+
+    /// Frames copied out of the rings and not taken yet (left at a stop by `-c`, say).
+    pub fn held(&self) -> u64 {
+        self.queues.iter().map(|q| q.len() as u64).sum()
+    }
+
+    /// Lets every frame held now be taken without waiting (at a stop: what the rings showed is
     /// written, in time order). Returns whether there is any.
-    pub fn flush(&mut self, rings: &[AfPacket]) -> bool {
+    pub fn flush(&mut self, rings: &mut [AfPacket]) -> Result<bool, LiveError> {
+        self.pull(rings)?;
         self.epoch = None;
-        self.safe = rings.iter().map(AfPacket::visible).collect();
-        self.safe.iter().any(|&n| n > 0)
+        self.safe = self.queues.iter().map(|q| q.len() as u64).collect();
+        Ok(self.safe.iter().any(|&n| n > 0))
     }
 
     /// Frames [`RingMerge::flush`] let through that are still to be taken.
@@ -63,8 +193,8 @@ impl RingMerge {
         self.safe.iter().any(|&n| n > 0)
     }
 
-    /// [`RingMerge::pick`] given each ring's head time and visible frames.
-    pub fn decide(&mut self, heads: &[Option<i64>], visible: impl Fn(usize) -> u64, now: Instant) -> Pick {
+    /// The next step given each queue's first frame's time and its frames.
+    fn decide(&mut self, heads: &[Option<i64>], visible: impl Fn(usize) -> u64, now: Instant) -> Pick {
         // The earliest head; of equal times, the first ring's.
         let Some((_, i)) = heads.iter().enumerate().filter_map(|(i, h)| h.map(|t| (t, i))).min() else {
             self.epoch = None;
@@ -111,7 +241,7 @@ mod tests {
 
     #[test]
     fn the_earliest_head_is_taken_while_every_ring_shows_one() {
-        let mut m = RingMerge::new(3, 10);
+        let mut m = RingMerge::new(3, 10, usize::MAX);
         let now = Instant::now();
         assert_eq!(m.decide(&[Some(30), Some(10), Some(20)], |_| 1, now), Pick::Ring(1));
         // Equal times: the first ring's.
@@ -122,7 +252,7 @@ mod tests {
     #[test]
     fn with_a_ring_empty_what_was_visible_waits_a_retire_time_then_goes_in_time_order() {
         // Settle: 2 x 10 + 10 = 30 ms.
-        let mut m = RingMerge::new(2, 10);
+        let mut m = RingMerge::new(2, 10, usize::MAX);
         let t0 = Instant::now();
         // Ring 0 shows 2 frames, ring 1 none: wait.
         assert_eq!(m.decide(&[Some(100), None], |i| [2, 0][i], t0), Pick::Wait(30 * MS));
@@ -138,7 +268,7 @@ mod tests {
 
     #[test]
     fn once_settled_the_frames_seen_at_the_wait_go_and_the_next_wait_begins() {
-        let mut m = RingMerge::new(2, 10);
+        let mut m = RingMerge::new(2, 10, usize::MAX);
         let t0 = Instant::now();
         assert_eq!(m.decide(&[Some(100), None], |i| [2, 0][i], t0), Pick::Wait(30 * MS));
         let t1 = t0 + 31 * MS;
@@ -150,7 +280,7 @@ mod tests {
 
     #[test]
     fn frames_taken_while_every_ring_showed_one_leave_the_epoch() {
-        let mut m = RingMerge::new(2, 10);
+        let mut m = RingMerge::new(2, 10, usize::MAX);
         let t0 = Instant::now();
         assert_eq!(m.decide(&[Some(100), None], |i| [2, 0][i], t0), Pick::Wait(30 * MS));
         // Ring 1 shows a frame: free merging takes ring 0's 100 (one of the two seen) and then 105.
