@@ -441,18 +441,21 @@ pub struct FramesArgs {
     pub quiet: bool,
 }
 
-/// `err` and its causes, as `{:#}` joins them (`a: b: c`), but a cause whose text is said already (a
+/// `err` and its causes, as `{:#}` joins them (`a: b: c`), but a cause whose error says it already (a
 /// library error that shows its source, which the chain would show again) only once.
 pub fn describe(err: &anyhow::Error) -> String {
     let mut out = String::new();
+    let mut said = String::new();
     for cause in err.chain() {
         let text = cause.to_string();
+        // Only the error just before it can have said it (its source).
         if out.is_empty() {
-            out = text;
-        } else if !out.contains(&text) {
+            out.clone_from(&text);
+        } else if !said.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }
+        said = text;
     }
     out
 }

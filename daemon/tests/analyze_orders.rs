@@ -646,6 +646,58 @@ fn an_earlier_copy_recorded_after_the_order_times_its_trigger_under_the_symbol_r
     assert_eq!(count_min_max(ab), (Some(1), Some(10 * US), Some(10 * US)));
 }
 
+/// An order waiting the symbol rule's reorder allowance when the capture's clock steps back 0.5 s:
+/// what comes after the step is not waited for. The order is matched with tick 1, 105 us before it,
+/// under either rule (ticks recorded after the step, stamped before the order, were taken for late
+/// ones: 55 us from tick 4).
+#[test]
+fn after_a_step_back_of_the_clock_nothing_is_waited_for() {
+    const US: i64 = 1_000;
+    let frames = [
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, aapl_tick(1)),
+        (T0 + 105 * US, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 - 499 * MS, aapl_tick(2)),
+        (T0 - 200 * MS, aapl_tick(3)),
+        (T0 + 50 * US, aapl_tick(4)),
+        (T0 + 2 * MS, aapl_tick(5)),
+    ];
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("step-back-parked", &frames, &args);
+        assert_eq!(r["counters"]["time_steps_back"].as_u64(), Some(1), "{rule}");
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(105 * US), Some(105 * US)), "{rule}");
+    }
+}
+
+/// Feed B's copy of tick 2, stamped 20 us before feed A's, recorded after an order; tick 1, between
+/// the two copies' times, has no B copy. Tick 2's first copy is then B's, before tick 1: the newest
+/// tick before the order is tick 1 (15 us), as with the same frames in time order (tick 2 at its new
+/// time was kept as the match: 25 us).
+#[test]
+fn a_match_given_an_earlier_time_yields_to_a_newer_tick() {
+    const US: i64 = 1_000;
+    let tick_b =
+        support::udp([233, 54, 12, 112], 26478, &support::mold_packet(b"SESSION001", 2, &[support::aapl_add()]));
+    let reordered = vec![
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0 + 100 * US, aapl_tick(1)),
+        (T0 + 110 * US, aapl_tick(2)),
+        (T0 + 115 * US, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 + 90 * US, tick_b),
+        (T0 + 10 * MS, aapl_tick(3)),
+    ];
+    let mut sorted = reordered.clone();
+    sorted.sort_by_key(|f| f.0);
+    let args = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS];
+    for (name, frames) in [("reordered", &reordered), ("sorted", &sorted)] {
+        let r = analyze_frames("retimed-match", frames, &args);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(15 * US), Some(15 * US)), "{name}");
+    }
+}
+
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
 /// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
 /// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held

@@ -991,6 +991,8 @@ pub struct Analyzer {
     /// Under the symbol rule, every order while it waits [`REORDER_NS`] past its first byte, by when it
     /// is due (in the order parked, for one time): mostly appended, so a queue rather than a map.
     reorder: VecDeque<(i64, Parked)>,
+    /// A step back of the capture's clock: every order in `reorder` is matched at the next frame.
+    release_reorder: bool,
     /// The first order token the token rule read no sequence from: the report shows it when no order
     /// had one (a regex that does not fit the firm's tokens).
     first_unreadable_token: Option<String>,
@@ -1106,6 +1108,7 @@ impl Analyzer {
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
             reorder: VecDeque::new(),
+            release_reorder: false,
             first_unreadable_token: None,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
@@ -1382,6 +1385,12 @@ impl Analyzer {
         c.time_steps_back += 1;
         c.largest_step_back_ns = c.largest_step_back_ns.max(self.prev_time.abs_diff(t));
         c.first_step_back_frame.get_or_insert(self.last_frame);
+        // What comes after a step back is not waited for: the orders waiting the reorder allowance are
+        // matched now, before this frame (its ticks, stamped before theirs, would be taken for late ones).
+        if !self.reorder.is_empty() {
+            self.release_reorder = true;
+            self.wake_at = i64::MIN;
+        }
     }
 
     #[inline(never)]
@@ -1426,8 +1435,9 @@ impl Analyzer {
             let p = e.remove();
             self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
         }
-        if self.reorder.front().is_some_and(|(due, _)| t >= *due) {
-            while self.reorder.front().is_some_and(|(due, _)| t >= *due) {
+        let all = std::mem::take(&mut self.release_reorder);
+        if self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
+            while self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
                 let Some((_, p)) = self.reorder.pop_front() else { break };
                 self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
             }
@@ -1752,13 +1762,22 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn late_ticks(&mut self) {
-        for (symbol, k) in std::mem::take(&mut self.last_by_symbol.late) {
-            for (_, p) in self.reorder.iter_mut() {
-                if p.msg.summary.symbol != Some(symbol) || k.0 > p.msg.first.time_ns {
+        let Analyzer { last_by_symbol: ticks, reorder, .. } = self;
+        for (symbol, k) in std::mem::take(&mut ticks.late) {
+            for (_, p) in reorder.iter_mut() {
+                let t = p.msg.first.time_ns;
+                if p.msg.summary.symbol != Some(symbol) || k.0 > t {
                     continue;
                 }
                 p.best = match p.best {
-                    Some(b) if (b.1, b.2) == (k.1, k.2) => Some((k.0, b.1, b.2, b.3, k.4)),
+                    // The match given an earlier time: another tick kept may now be newer.
+                    Some(b) if (b.1, b.2) == (k.1, k.2) => {
+                        let retimed = (k.0, b.1, b.2, b.3, k.4);
+                        match ticks.at_or_before(symbol, t) {
+                            Some(o) if o.0 > retimed.0 => Some(o),
+                            _ => Some(retimed),
+                        }
+                    }
                     Some(b) if b.0 == k.0 => Some((b.0, b.1, b.2, b.3 + k.3, b.4)),
                     Some(b) if b.0 > k.0 => Some(b),
                     _ => Some(k),
