@@ -306,6 +306,16 @@ pub fn realtime_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// The text of a READY name entry (its bytes as UTF-8, lossily).
+fn read_entry_text(e: &NameEntry) -> String {
+    let len = (e.len.load(Relaxed) as usize).min(NAME_MAX_LEN);
+    let mut bytes = [0u8; 48];
+    for (w, chunk) in e.text.iter().zip(bytes.chunks_mut(8)) {
+        chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+    }
+    String::from_utf8_lossy(&bytes[..len.min(48)]).into_owned()
+}
+
 /// Reads the published point and stage names: `(point, None, name)` for points, `(point, Some(stage), name)`
 /// for stages; later entries for the same id override earlier ones.
 pub fn read_names(m: &Mapping) -> Vec<(u16, Option<u8>, String)> {
@@ -316,12 +326,7 @@ pub fn read_names(m: &Mapping) -> Vec<(u16, Option<u8>, String)> {
             continue;
         }
         let id = e.id.load(Relaxed);
-        let len = (e.len.load(Relaxed) as usize).min(NAME_MAX_LEN);
-        let mut bytes = [0u8; 48];
-        for (w, chunk) in e.text.iter().zip(bytes.chunks_mut(8)) {
-            chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
-        }
-        let name = String::from_utf8_lossy(&bytes[..len.min(48)]).into_owned();
+        let name = read_entry_text(e);
         let point = id as u16;
         match (id >> 24) as u8 {
             name_kind::POINT => out.push((point, None, name)),
@@ -341,6 +346,18 @@ pub fn publish_name(m: &Mapping, point: u16, stage: Option<u8>, name: &str) -> R
         None => point as u32 | (name_kind::POINT as u32) << 24,
         Some(s) => point as u32 | (s as u32) << 16 | (name_kind::STAGE as u32) << 24,
     };
+    // An app restarted on the same segment publishes its names again: the latest entry of the id
+    // already says it, and a new one would fill the table after a hundred restarts or so.
+    let mut latest = None;
+    for i in 0..MAX_NAMES {
+        let e = m.name_entry(i);
+        if e.state.load(Acquire) == name_state::READY && e.id.load(Relaxed) == id {
+            latest = Some(i);
+        }
+    }
+    if latest.is_some_and(|i| read_entry_text(m.name_entry(i)) == name) {
+        return Ok(());
+    }
     for i in 0..MAX_NAMES {
         let e = m.name_entry(i);
         if e.state.compare_exchange(name_state::EMPTY, name_state::WRITING, Acquire, Relaxed).is_ok() {

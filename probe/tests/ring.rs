@@ -241,3 +241,25 @@ fn random_garbage_over_every_ring_never_crashes_the_reader() {
         assert!(c.corrupt_records + c.ring_resyncs + c.bad_slot_states > 0, "{c:?}");
     }
 }
+
+/// An app restarted on the same segment publishes its names again: the table does not grow (it
+/// filled after about a hundred restarts, and every name published after that was refused). A
+/// renamed point takes a new entry, which readers take over the older.
+#[test]
+fn names_published_again_take_no_new_entry() {
+    let (_s, m) = Session::create("names", 2, 64);
+    for _ in 0..1_000 {
+        shm::publish_name(&m, 7, None, "tick_to_trade").unwrap();
+        shm::publish_name(&m, 7, Some(1), "decode").unwrap();
+    }
+    let mut names = shm::read_names(&m);
+    names.sort();
+    assert_eq!(names, [(7, None, "tick_to_trade".to_owned()), (7, Some(1), "decode".to_owned())]);
+    shm::publish_name(&m, 7, None, "t2t").unwrap();
+    shm::publish_name(&m, 7, None, "t2t").unwrap();
+    let points: Vec<String> = shm::read_names(&m).into_iter().filter(|n| n.1.is_none()).map(|n| n.2).collect();
+    assert_eq!(points, ["tick_to_trade", "t2t"]);
+    // Distinct names still fill the table, and say so.
+    let err = (0..300u16).map(|p| shm::publish_name(&m, 100 + p, None, "x")).find_map(Result::err);
+    assert!(matches!(err, Some(ProbeError::NameTableFull)), "{err:?}");
+}
