@@ -6,8 +6,9 @@
 //!
 //! Claiming a ring (once per thread, not on the hot path) takes one CAS on the slot's state word; the slot
 //! keeps the thread's pid and tid so the reader can tell when a producer went away without releasing it.
-//! The ring head is monotonic across owners: a new owner continues from the last published head, so the
-//! reader's position and its loss accounting never need resetting.
+//! With no slot free, a thread takes over one whose process is gone (the reader, which frees such slots,
+//! may not be running). The ring head is monotonic across owners: a new owner continues from the last
+//! published head, so the reader's position and its loss accounting never need resetting.
 
 use std::cell::{Cell, UnsafeCell};
 use std::sync::OnceLock;
@@ -19,29 +20,56 @@ use crate::layout::*;
 use crate::shm::{self, CreateOptions, Mapping};
 use crate::tsc;
 
-/// Claims a free ring slot: returns (ring index, generation).
+/// Claims a free ring slot: returns (ring index, generation). With none free, takes over the slot of
+/// a process that is gone (an app SIGKILLed holding every slot, restarted before any reader freed
+/// them: its stamps were all dropped until one did).
 pub(crate) fn claim_slot(m: &Mapping) -> Option<(u32, u32)> {
     let g = m.geometry();
+    (0..g.max_threads)
+        .find_map(|i| claim_from(m, i, |w| w as u32 == slot::FREE))
+        .or_else(|| (0..g.max_threads).find_map(|i| claim_from(m, i, |w| owner_gone(m, i, w))))
+}
+
+/// Claims ring `i` if its state word satisfies `take`, by the same CAS steps as a free slot's.
+fn claim_from(m: &Mapping, i: u32, take: impl Fn(u64) -> bool) -> Option<(u32, u32)> {
     // SAFETY: getpid/gettid have no preconditions.
     let (pid, tid) = unsafe { (libc::getpid() as u32, libc::gettid() as u32) };
-    for i in 0..g.max_threads {
-        let r = m.ring(i);
-        let w = r.state.load(Relaxed);
-        if w as u32 != slot::FREE {
-            continue;
-        }
-        let generation = ((w >> 32) as u32).wrapping_add(1);
-        if r.state.compare_exchange(w, slot_word(generation, slot::CLAIMING), Acquire, Relaxed).is_ok() {
-            r.pid.store(pid, Relaxed);
-            r.tid.store(tid, Relaxed);
-            r.claimed_realtime_ns.store(shm::realtime_ns(), Relaxed);
-            let claiming = slot_word(generation, slot::CLAIMING);
-            if r.state.compare_exchange(claiming, slot_word(generation, slot::ACTIVE), Release, Relaxed).is_ok() {
-                return Some((i, generation));
-            }
-        }
+    let r = m.ring(i);
+    let w = r.state.load(Acquire);
+    if !take(w) {
+        return None;
     }
-    None
+    let generation = ((w >> 32) as u32).wrapping_add(1);
+    r.state.compare_exchange(w, slot_word(generation, slot::CLAIMING), Acquire, Relaxed).ok()?;
+    r.pid.store(pid, Relaxed);
+    r.tid.store(tid, Relaxed);
+    r.claimed_realtime_ns.store(shm::realtime_ns(), Relaxed);
+    let claiming = slot_word(generation, slot::CLAIMING);
+    r.state.compare_exchange(claiming, slot_word(generation, slot::ACTIVE), Release, Relaxed).ok()?;
+    Some((i, generation))
+}
+
+/// Whether ring `i` (state word `w`) is held by a process that no longer exists, and its owner did not
+/// die between writing a record and publishing it: that record is the reader's to recover (it moves
+/// the head past it), so such a ring is left to the reader.
+fn owner_gone(m: &Mapping, i: u32, w: u64) -> bool {
+    let r = m.ring(i);
+    let pid = r.pid.load(Relaxed);
+    if w as u32 != slot::ACTIVE || pid == 0 || pid > i32::MAX as u32 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let gone = unsafe { libc::kill(pid as i32, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+    if !gone {
+        return false;
+    }
+    let head = r.head.load(Acquire);
+    let mask = u64::from(m.geometry().ring_capacity) - 1;
+    // SAFETY: a masked slot index inside ring `i`'s records.
+    let meta = unsafe { (*m.records(i).add((head & mask) as usize)).meta.load(Acquire) };
+    let (_, _, k, seq) = unpack_meta(meta);
+    !(seq == head as u32 && (kind::BEGIN..=kind::LINK).contains(&k))
 }
 
 /// Makes every page of ring `ring` resident and writable now, so no stamp ever takes a page fault

@@ -119,6 +119,41 @@ fn sigkill_mid_stamp_is_counted_and_loses_nothing_else() {
     assert_eq!(finish(c2), 8 * 40);
 }
 
+/// An app SIGKILLed holding every ring slot, restarted before any reader ran (nothing freed its
+/// slots): the new one takes over a slot of the dead process and loses nothing (all its stamps were
+/// dropped, "no free slot", until a reader freed them).
+#[test]
+fn a_restarted_app_takes_over_its_dead_predecessors_slots() {
+    let s = Session::new("restart");
+    let g = Geometry { max_threads: 2, ring_capacity: 1 << 12 };
+    create(&s, g.max_threads, g.ring_capacity);
+    // A: two threads, one value a millisecond each (a kill rarely lands inside a stamp, which would
+    // leave that ring to the reader's recovery), holding both slots.
+    let mut a = spawn(&s.0, &["--id", "0", "--threads", "2", "--forever", "--values-only", "--gap-ns", "1000000"]);
+    let state = |ring: u32| {
+        let mut w = [0u8; 8];
+        let f = std::fs::File::open(s.path()).unwrap();
+        std::os::unix::fs::FileExt::read_exact_at(&f, &mut w, common::ring_offset(g, ring) + 64).unwrap();
+        u64::from_le_bytes(w) as u32
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (0..2).any(|ring| state(ring) != wirestamp_probe::layout::slot::ACTIVE) {
+        assert!(Instant::now() < deadline, "A never claimed both slots");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(a.0.id() as i32, libc::SIGKILL) }, 0);
+    a.0.wait().unwrap();
+    // B, with no reader yet: 1,000 values.
+    let b = spawn(&s.0, &["--id", "5", "--count", "1000", "--values-only"]);
+    assert_eq!(finish(b), 1_000);
+    let mut r = Reader::open(&s.0, ReaderConfig::default()).unwrap();
+    let mut seen = Seen::default();
+    r.poll_all(&mut |e| seen.add(e));
+    assert_eq!(seen.values(105), (0..1_000).collect::<Vec<u64>>());
+    assert_eq!(r.drain_counters().no_slot_drops, 0);
+}
+
 #[test]
 fn a_restarted_reader_picks_up_where_the_records_are() {
     let s = Session::new("restart");
