@@ -698,6 +698,36 @@ fn a_match_given_an_earlier_time_yields_to_a_newer_tick() {
     }
 }
 
+/// Both feeds' copies of an order's trigger recorded after the order, which is recorded after the
+/// next sequence on both feeds (both passed the trigger: a gap on each, which the late copies fill):
+/// under either rule the order is paired with it, 5 us (the token rule counted it unmatched at once).
+#[test]
+fn a_trigger_both_feeds_record_late_is_waited_for() {
+    const US: i64 = 1_000;
+    let tick_b = |seq: u64| {
+        support::udp([233, 54, 12, 112], 26478, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    let frames = [
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, aapl_tick(1)),
+        (T0 + US, tick_b(1)),
+        (T0 + 110 * US, aapl_tick(3)),
+        (T0 + 111 * US, tick_b(3)),
+        (T0 + 105 * US, segment(true, 1, 1, 0x18, &order_for(1, 2))),
+        (T0 + 100 * US, aapl_tick(2)),
+        (T0 + 101 * US, tick_b(2)),
+        (T0 + 10 * MS, aapl_tick(4)),
+    ];
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args =
+            ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("both-feeds-late", &frames, &args);
+        assert_eq!(r["counters"]["unmatched_orders"].as_u64(), Some(0), "{rule}");
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(5 * US), Some(5 * US)), "{rule}");
+    }
+}
+
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
 /// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
 /// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held

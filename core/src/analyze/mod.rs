@@ -487,6 +487,26 @@ struct Parked {
     msg: OrderMsg,
     snd: Option<i64>,
     best: Option<SymTick>,
+    /// Token rule: parked only because a copy of its trigger may be recorded late (every feed had
+    /// passed it): a copy then found must be stamped at or before the order.
+    late_only: bool,
+}
+
+impl Parked {
+    /// What [`Analyzer::correlate`] is told when it looks for this order again at capture time `now`.
+    fn retry(&self, now: i64) -> Retry {
+        Retry { now, give_up: self.give_up, best: self.best, late_only: self.late_only }
+    }
+}
+
+/// An order looked for again ([`Parked`]): the capture time now (`i64::MAX` at the end: no more
+/// parking), and what it was parked with.
+#[derive(Debug, Clone, Copy)]
+struct Retry {
+    now: i64,
+    give_up: i64,
+    best: Option<SymTick>,
+    late_only: bool,
 }
 
 /// How far back an order byte held by reassembly keeps ticks: the gap timeout, after which a missing
@@ -1433,13 +1453,13 @@ impl Analyzer {
         // Orders whose trigger may have come since they were parked.
         while let Some(e) = self.parked.first_entry().filter(|e| t >= e.key().0) {
             let p = e.remove();
-            self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
+            self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
         }
         let all = std::mem::take(&mut self.release_reorder);
         if self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
             while self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
                 let Some((_, p)) = self.reorder.pop_front() else { break };
-                self.correlate(p.conn, &p.msg, p.snd, Some((t, p.give_up, p.best)));
+                self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
             }
             self.watch_parked();
         }
@@ -1957,7 +1977,7 @@ impl Analyzer {
             })
     }
 
-    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<(i64, i64, Option<SymTick>)>) {
+    fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<Retry>) {
         let s = &m.summary;
         let t = m.first.time_ns;
         let token = token_bytes(s);
@@ -1975,14 +1995,27 @@ impl Analyzer {
                 // it out of the arbiter yet (that depends on the feed's traffic after it, and on orders
                 // held by reassembly): nor does it make the order ambiguous.
                 match self.arbiter.find(seq, t.saturating_sub(self.cfg.tick_retain_ns)) {
+                    // Waited for only as a copy the capture may record late: one stamped after the
+                    // order is a late delivery, no trigger the order could have seen.
+                    Ok(Some((_, tick))) if retry.is_some_and(|r| r.late_only) && tick.time_ns > t => None,
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
-                    Ok(None) if retry.is_none_or(|(now, give_up, _)| now < give_up) && self.may_still_come(seq) => {
+                    // Or a copy the capture records up to REORDER_NS late (a host reordering frames), though
+                    // every feed has passed it: looked for again once that is over.
+                    Ok(None)
+                        if retry.is_none_or(|r| r.now < r.give_up)
+                            && (self.may_still_come(seq) || self.last_time < t.saturating_add(REORDER_NS)) =>
+                    {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
                         let (now, give_up) =
-                            retry.map_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)), |(now, g, _)| (now, g));
-                        let until = now.saturating_add(step);
+                            retry.map_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)), |r| (r.now, r.give_up));
+                        let until = if self.may_still_come(seq) {
+                            now.saturating_add(step)
+                        } else {
+                            t.saturating_add(REORDER_NS).min(now.saturating_add(step))
+                        };
                         self.parked_n += 1;
-                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None };
+                        let late_only = !self.may_still_come(seq);
+                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only };
                         self.parked.insert((until, self.parked_n), p);
                         self.wake_at = self.wake_at.min(until);
                         return;
@@ -2000,7 +2033,7 @@ impl Analyzer {
                 // first byte by that much, the ticks it may match kept meanwhile.
                 let window = *window_ns;
                 let newest_before = match retry {
-                    Some((.., best)) => best,
+                    Some(r) => r.best,
                     None => s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t)),
                 };
                 let until = t.saturating_add(REORDER_NS);
@@ -2008,7 +2041,8 @@ impl Analyzer {
                     // Its match so far, which a tick recorded from now on may better (`late_ticks`).
                     let best = newest_before;
                     let at = self.reorder.partition_point(|(due, _)| *due <= until);
-                    self.reorder.insert(at, (until, Parked { give_up: until, conn: ci, msg: *m, snd, best }));
+                    let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false };
+                    self.reorder.insert(at, (until, p));
                     self.wake_at = self.wake_at.min(until);
                     self.watch_parked();
                     return;
@@ -2115,10 +2149,10 @@ impl Analyzer {
             self.late_ticks();
         }
         while let Some((_, p)) = self.reorder.pop_front() {
-            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up, p.best)));
+            self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         while let Some((_, p)) = self.parked.pop_first() {
-            self.correlate(p.conn, &p.msg, p.snd, Some((i64::MAX, p.give_up, p.best)));
+            self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         let last = self.last_time;
         for w in std::mem::take(&mut self.pending).values() {
