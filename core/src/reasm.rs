@@ -15,6 +15,10 @@
 
 use std::collections::BTreeMap;
 
+/// How long a range the peer acknowledged, with bytes after it captured, waits before it is a hole:
+/// a host records frames out of order by up to this much without a step back of its clock.
+pub const REORDER_NS: i64 = 1_000_000;
+
 /// The capture time of the frame a segment came in, from its metadata: a range missing behind held
 /// bytes is waited for from when they came ([`Reassembler::tick`]).
 pub trait Arrival {
@@ -85,6 +89,9 @@ pub struct Reassembler<M> {
     /// Stream offset up to which the peer acknowledged the stream ([`Reassembler::acked`]): bytes
     /// before it not yet seen were sent, and become a hole once bytes after them are captured.
     acked_to: u64,
+    /// When acknowledged bytes not seen, with bytes after them captured, become a hole: [`REORDER_NS`]
+    /// after that was first so (a host recording frames out of order may still bring them).
+    ack_release_at: Option<i64>,
     /// Out-of-order segments stored and taken out of `pending` so far (see [`Reassembler::pending_changes`]).
     pending_in: u64,
     pending_out: u64,
@@ -109,6 +116,7 @@ impl<M: Copy> Reassembler<M> {
             gap_since: None,
             fin_seq: None,
             acked_to: 0,
+            ack_release_at: None,
             pending_in: 0,
             pending_out: 0,
             stats: ReasmStats::default(),
@@ -152,7 +160,10 @@ impl<M: Copy> Reassembler<M> {
 
     /// Feeds one segment. `syn` is the segment's SYN flag (it occupies one sequence number).
     /// Delivers every piece that became contiguous to `sink`, in stream order.
-    pub fn push(&mut self, seq: u32, syn: bool, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+    pub fn push(&mut self, seq: u32, syn: bool, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>))
+    where
+        M: Arrival,
+    {
         self.stats.segments += 1;
         let data_seq = if syn { seq.wrapping_add(1) } else { seq };
         let next_seq = match self.next_seq {
@@ -189,7 +200,10 @@ impl<M: Copy> Reassembler<M> {
         self.push_at(start as u64, payload, meta, sink);
     }
 
-    fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
+    fn push_at(&mut self, start: u64, payload: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>))
+    where
+        M: Arrival,
+    {
         // Late: bytes not seen yet, before some that came already (a retransmission of what came, or
         // of what is held, is not).
         let late =
@@ -232,7 +246,7 @@ impl<M: Copy> Reassembler<M> {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
             }
-            self.release_acked(sink);
+            self.release_acked(meta.arrival_ns(), sink);
         }
     }
 
@@ -242,13 +256,14 @@ impl<M: Copy> Reassembler<M> {
         self.fin_seq = Some(seq_end);
     }
 
-    /// The peer acknowledged every byte before `ack`: bytes before it that were never seen were sent and
-    /// received. When bytes after them were captured, the capture missed them: they become a hole now
-    /// and delivery resumes after them. When none were, they may still come (the ACK was captured
-    /// first: two taps' files whose clocks differ, or frames recorded out of order), so the range waits
-    /// until a segment after it arrives (then it is a hole at once), the gap timeout ([`Reassembler::tick`])
-    /// or the end ([`Reassembler::finish`]).
-    pub fn acked(&mut self, ack: u32, sink: &mut impl FnMut(Piece<'_, M>)) {
+    /// The peer acknowledged every byte before `ack` (seen at capture time `now`): bytes before it that
+    /// were never seen were sent and received. When bytes after them were captured, the capture missed
+    /// them, unless it recorded them out of order: they become a hole [`REORDER_NS`] later (at a
+    /// [`Reassembler::tick`] or a segment), and delivery resumes after them. When none were, they may
+    /// still come (the ACK was captured first: two taps' files whose clocks differ, or frames recorded
+    /// out of order), so the range waits until a segment after it arrives (then as above), the gap
+    /// timeout ([`Reassembler::tick`]) or the end ([`Reassembler::finish`]).
+    pub fn acked(&mut self, ack: u32, now: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
         let Some(next_seq) = self.next_seq else { return };
         // The ACK of a FIN covers the FIN's own sequence number, not a data byte.
         let ack = if self.fin_seq.is_some_and(|f| ack == f.wrapping_add(1)) { ack.wrapping_sub(1) } else { ack };
@@ -257,11 +272,19 @@ impl<M: Copy> Reassembler<M> {
             return;
         }
         self.acked_to = self.acked_to.max(self.next_off + rel as u64);
-        self.release_acked(sink);
+        self.release_acked(now, sink);
     }
 
-    /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]).
-    fn release_acked(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+    /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]),
+    /// once they have been so for [`REORDER_NS`] at capture time `now`.
+    fn release_acked(&mut self, now: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if self.next_off >= self.acked_to || self.pending.is_empty() {
+            self.ack_release_at = None;
+        } else if now < *self.ack_release_at.get_or_insert(now.saturating_add(REORDER_NS)) {
+            return;
+        } else {
+            self.ack_release_at = None;
+        }
         let mut released = false;
         while self.next_off < self.acked_to {
             let Some((&p, _)) = self.pending.first_key_value() else { break };
@@ -289,7 +312,11 @@ impl<M: Copy> Reassembler<M> {
     /// The capture time from which [`Reassembler::tick`] with `max_age_ns` gives up on the range the
     /// stream waits for (`None`: it waits for none, as far as a tick has seen).
     pub fn gap_deadline(&self, max_age_ns: i64) -> Option<i64> {
-        self.gap_since.map(|since| since.saturating_add(max_age_ns).saturating_add(1))
+        let gap = self.gap_since.map(|since| since.saturating_add(max_age_ns).saturating_add(1));
+        match (gap, self.ack_release_at) {
+            (Some(g), Some(a)) => Some(g.min(a)),
+            (g, a) => g.or(a),
+        }
     }
 
     /// Advances capture time: a missing range older than `max_age_ns` will not be filled any more (a
@@ -300,6 +327,9 @@ impl<M: Copy> Reassembler<M> {
     where
         M: Arrival,
     {
+        if self.ack_release_at.is_some_and(|due| now_ns >= due) {
+            self.release_acked(now_ns, sink);
+        }
         let acked_gap = self.acked_to > self.next_off;
         if self.pending.is_empty() && !acked_gap {
             self.gap_since = None;

@@ -34,7 +34,10 @@ fn bad_flows_are_counted_with_their_first_frame() {
     frames.push(tcp(1000 + s1.len() as u32, &s2));
     // Frame 6: the feed once more, so that the cut packet is not in the capture's last frame.
     frames.push(udp(good, 26477, &mold_packet(b"BADSESS001", 4, &[add])));
-    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    // 2 ms apart: a range acknowledged with bytes after it captured is a hole once 1 ms has passed (a
+    // host may record frames out of order by that much).
+    let timed: Vec<(i64, Vec<u8>)> =
+        frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 2_000_000, f)).collect();
     write_pcap(&path, &timed);
 
     let flows = ["--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000", "--orders", "tcp:10.1.0.1:8003"];
@@ -88,7 +91,10 @@ fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
         udp(g, 26477, &mold_packet(b"BADSESS001", 3, std::slice::from_ref(&add))),
         udp([239, 1, 1, 1], 5000, &[0; 64]),
     ];
-    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    // 2 ms apart: a range acknowledged with bytes after it captured is a hole once 1 ms has passed (a
+    // host may record frames out of order by that much).
+    let timed: Vec<(i64, Vec<u8>)> =
+        frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 2_000_000, f)).collect();
     let r = analyze_frames("trailing", &timed, &["--md", "udp:233.54.12.111:26477", "--md", "udp:239.1.1.1:5000"]);
     let f = &r["feeds"][0];
     assert_eq!(f["malformed_packets"], 2, "{f}");
@@ -142,7 +148,10 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
         // The exchange acknowledges every segment it received, the ones the capture missed included.
         frames.push(exchange_ack(seq));
     }
-    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 1_000, f)).collect();
+    // 2 ms apart: a range acknowledged with bytes after it captured is a hole once 1 ms has passed (a
+    // host may record frames out of order by that much).
+    let timed: Vec<(i64, Vec<u8>)> =
+        frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 2_000_000, f)).collect();
     write_pcap(&path, &timed);
     let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &path);
     let s = &r["connections"][0]["to_exchange"];
@@ -152,9 +161,10 @@ fn tcp_holes_resynchronise_at_a_provable_boundary() {
     // Orders 1, 2, 4, 5, 6 and 8 decoded; 3 and 7 lost in the holes.
     assert_eq!(s["ouch_messages"], 6);
     assert_eq!(r["counters"]["orders"], 6);
-    // Frames: o1 0, ack 1, o2 2, ack 3, (o3 lost) ack 4, o4's first part 5. The exchange's ACK of o3
-    // shows the range was sent; the bytes after it, captured, show the capture missed it.
-    assert_eq!(s["first_bad_frame"], 5, "the segment after the ACKed range revealed the first hole");
+    // Frames: o1 0, ack 1, o2 2, ack 3, (o3 lost) ack 4, o4's first part 5, ack 6. The exchange's ACK
+    // of o3 shows the range was sent; the bytes after it, captured, show the capture missed it, once
+    // a millisecond has passed: at the next frame.
+    assert_eq!(s["first_bad_frame"], 6, "the frame after the segment after the ACKed range revealed the first hole");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -499,6 +499,18 @@ impl Parked {
     }
 }
 
+/// A response read before any request it answers ([`Analyzer::early_responses`]): its request may come
+/// within [`REORDER_NS`] (frames recorded out of order); after that it is unmatched (or, a Canceled,
+/// unsolicited).
+#[derive(Debug, Clone, Copy)]
+struct EarlyResponse {
+    due: i64,
+    conn: usize,
+    id: OrderId,
+    time_ns: i64,
+    cancel: bool,
+}
+
 /// An order looked for again ([`Parked`]): the capture time now (`i64::MAX` at the end: no more
 /// parking), and what it was parked with.
 #[derive(Debug, Clone, Copy)]
@@ -1011,6 +1023,8 @@ pub struct Analyzer {
     /// Under the symbol rule, every order while it waits [`REORDER_NS`] past its first byte, by when it
     /// is due (in the order parked, for one time): mostly appended, so a queue rather than a map.
     reorder: VecDeque<(i64, Parked)>,
+    /// Responses whose request was not read yet, by when they stop waiting for it.
+    early_responses: VecDeque<EarlyResponse>,
     /// A step back of the capture's clock: every order in `reorder` is matched at the next frame.
     release_reorder: bool,
     /// The first order token the token rule read no sequence from: the report shows it when no order
@@ -1128,6 +1142,7 @@ impl Analyzer {
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
             reorder: VecDeque::new(),
+            early_responses: VecDeque::new(),
             release_reorder: false,
             first_unreadable_token: None,
             ab_elsewhere: Vec::new(),
@@ -1455,6 +1470,9 @@ impl Analyzer {
             let p = e.remove();
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
         }
+        while self.early_responses.front().is_some_and(|e| t >= e.due) {
+            self.early_response_unmatched();
+        }
         let all = std::mem::take(&mut self.release_reorder);
         if self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
             while self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
@@ -1467,7 +1485,8 @@ impl Analyzer {
         let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
         let reorder = self.reorder.front().map_or(i64::MAX, |(due, _)| *due);
-        self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(self.gap_due);
+        let early = self.early_responses.front().map_or(i64::MAX, |e| e.due);
+        self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(early).min(self.gap_due);
     }
 
     /// Gives up, at capture time `t`, the ranges order streams waited for longer than the gap timeout:
@@ -1767,6 +1786,16 @@ impl Analyzer {
         }
     }
 
+    /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: unmatched.
+    fn early_response_unmatched(&mut self) {
+        if let Some(e) = self.early_responses.pop_front() {
+            match e.cancel {
+                true => self.counters.unsolicited_cancels += 1,
+                false => self.counters.unmatched_responses += 1,
+            }
+        }
+    }
+
     /// Tells the symbol histories the latest first byte of an order parked under the symbol rule
     /// (all wait [`REORDER_NS`] past it: the last to be retried).
     fn watch_parked(&mut self) {
@@ -1882,6 +1911,15 @@ impl Analyzer {
                     if let Some(&(at, ..)) = self.pending_order.front() {
                         self.wake_at = self.wake_at.min(self.ack_deadline(at));
                     }
+                    // Its response, recorded before it (frames out of order), waits for it.
+                    if let Some(k) = self.early_responses.iter().position(|e| (e.conn, e.id) == (ci, id)) {
+                        let e = self.early_responses.remove(k).expect("position found above");
+                        if let Some(t) = self.answer_oldest(ci, id) {
+                            self.counters.acked += 1;
+                            let slot = self.conn_slot(ci, O2A);
+                            self.record(O2A, e.time_ns.saturating_sub(t), &[slot]);
+                        }
+                    }
                 }
             }
             OrderDir::Outbound => {
@@ -1909,8 +1947,15 @@ impl Analyzer {
                         let slot = self.conn_slot(ci, O2A);
                         self.record(O2A, m.first.time_ns.saturating_sub(t), &[slot]);
                     }
-                    None if s.msg_type == b'C' => self.counters.unsolicited_cancels += 1,
-                    None => self.counters.unmatched_responses += 1,
+                    // Its request may be recorded after it (frames out of order, or held behind a
+                    // range reassembly waits for): it waits REORDER_NS of capture time for it.
+                    None => {
+                        let due = self.last_time.saturating_add(REORDER_NS);
+                        let cancel = s.msg_type == b'C';
+                        let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
+                        self.early_responses.push_back(e);
+                        self.wake_at = self.wake_at.min(due);
+                    }
                 }
             }
         }
@@ -2143,6 +2188,10 @@ impl Analyzer {
         }
         if !self.ab_elsewhere.is_empty() {
             self.record_ab_elsewhere();
+        }
+        // Responses whose request never came.
+        while !self.early_responses.is_empty() {
+            self.early_response_unmatched();
         }
         // Orders still waiting for their trigger: the capture has ended, it did not come.
         if !self.last_by_symbol.late.is_empty() {

@@ -280,7 +280,7 @@ impl OrderStream {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index, out),
         };
-        self.reasm.acked(ack, &mut sink);
+        self.reasm.acked(ack, frame.time_ns, &mut sink);
         // A range released leaves what is still missing waiting from now: the clock starts here, not
         // at this stream's next segment, which may not come.
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);

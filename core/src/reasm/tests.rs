@@ -7,6 +7,16 @@ impl Arrival for u32 {
     }
 }
 
+impl Arrival for usize {
+    fn arrival_ns(&self) -> i64 {
+        *self as i64
+    }
+}
+
+/// A tick that gives up only ranges acknowledged with bytes after them ([`REORDER_NS`] on), not gaps.
+const LATER: i64 = 10 * REORDER_NS;
+const NO_TIMEOUT: i64 = i64::MAX / 4;
+
 /// Pushes segments `(seq, syn, bytes, meta)` and records what comes out as owned values.
 #[derive(Debug, PartialEq, Eq)]
 enum Out {
@@ -204,18 +214,49 @@ fn an_ack_beyond_the_gap_makes_it_a_hole_once_later_bytes_are_captured() {
     assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1)]);
     {
         let mut sink = recorder(&mut out);
-        r.acked(3, &mut sink); // up to byte 3: one byte of the gap
-        r.acked(9, &mut sink); // past everything: the rest of the gap, the pending data, 2 unseen bytes
+        r.acked(3, 10, &mut sink); // up to byte 3: one byte of the gap
+        r.acked(9, 20, &mut sink); // past everything: the rest of the gap, the pending data, 2 unseen bytes
+        // Not yet: a host may record the missing bytes up to REORDER_NS late.
+        r.tick(10 + REORDER_NS - 1, NO_TIMEOUT, &mut sink);
     }
-    // The 2 bytes after the pending data wait: nothing after them was captured yet.
-    let before = [Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 1), Out::Hole(3, 2), Out::Data(5, b"fg".to_vec(), 2)];
+    assert_eq!(out, [Out::Data(0, b"ab".to_vec(), 1)]);
+    assert_eq!(r.gap_deadline(NO_TIMEOUT), Some(10 + REORDER_NS));
+    r.tick(10 + REORDER_NS, NO_TIMEOUT, &mut recorder(&mut out));
+    // One hole for both ACKs' ranges. The 2 bytes after the pending data wait: nothing after them
+    // was captured yet.
+    let before = [Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 3), Out::Data(5, b"fg".to_vec(), 2)];
     assert_eq!(out, before);
-    r.push(9, false, b"kl", 3, &mut recorder(&mut out)); // bytes after them: they are a hole
-    assert_eq!(out[4..], [Out::Hole(7, 2), Out::Data(9, b"kl".to_vec(), 3)]);
+    // Bytes after them: they are a hole, a reorder allowance later.
+    r.push(9, false, b"kl", 3, &mut recorder(&mut out));
+    assert_eq!(out.len(), 3);
+    r.tick(LATER, NO_TIMEOUT, &mut recorder(&mut out));
+    assert_eq!(out[3..], [Out::Hole(7, 2), Out::Data(9, b"kl".to_vec(), 3)]);
     assert_eq!(r.stats().hole_bytes, 5);
-    r.acked(4, &mut recorder(&mut out)); // an old ACK changes nothing
+    r.acked(4, LATER, &mut recorder(&mut out)); // an old ACK changes nothing
     assert_eq!(r.next_offset(), 11);
-    assert_eq!(out.len(), 6);
+    assert_eq!(out.len(), 5);
+}
+
+/// A host that records a segment after the peer's ACK of it, and after a segment that follows it
+/// (frames out of order by less than a millisecond): the bytes are delivered, no hole, no
+/// retransmission (the range was a hole at the ACK, and the bytes then dropped as a retransmission).
+#[test]
+fn a_segment_recorded_after_its_ack_and_later_bytes_is_delivered() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1_000), (4, false, b"ef", 3_000)], false);
+    {
+        let mut sink = recorder(&mut out);
+        r.acked(6, 4_000, &mut sink);
+        r.push(2, false, b"cd", 34_000, &mut sink);
+        r.tick(LATER, NO_TIMEOUT, &mut sink);
+    }
+    let all = [
+        Out::Data(0, b"ab".to_vec(), 1_000),
+        Out::Data(2, b"cd".to_vec(), 34_000),
+        Out::Data(4, b"ef".to_vec(), 3_000),
+    ];
+    assert_eq!(out, all);
+    assert_eq!((r.stats().holes, r.stats().retransmitted_segments), (0, 0));
 }
 
 /// An ACK captured before the bytes it acknowledges (two taps' files whose clocks differ): the bytes
@@ -224,7 +265,7 @@ fn an_ack_beyond_the_gap_makes_it_a_hole_once_later_bytes_are_captured() {
 fn bytes_acknowledged_before_they_are_captured_are_delivered() {
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
-    r.acked(6, &mut recorder(&mut out));
+    r.acked(6, 1, &mut recorder(&mut out));
     assert_eq!(out.len(), 1);
     {
         let mut sink = recorder(&mut out);
@@ -238,24 +279,28 @@ fn bytes_acknowledged_before_they_are_captured_are_delivered() {
     assert_eq!((r.stats().holes, r.stats().retransmitted_segments), (0, 0));
 }
 
-/// A range released by an ACK (a hole once bytes after it came) leaves the bytes still missing after it
-/// their own wait: acknowledged up to 6, bytes from 8 come at t=1,400 and make 2..6 a hole; 6..8
-/// waits the full 500 from then, not from t=1,000 when the first range began to wait.
+/// A range released by an ACK (a hole a reorder allowance after bytes after it came) leaves the bytes
+/// still missing after it their own wait: acknowledged up to 6, bytes from 8 come at 3 ms and make
+/// 2..6 a hole at 4 ms; 6..8 waits the full 5 ms from then, not from 1 ms when the first range began
+/// to wait.
 #[test]
 fn what_stays_missing_after_an_acked_hole_waits_anew() {
+    const MS: i64 = 1_000_000;
+    const TIMEOUT: i64 = 5 * MS;
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
     {
         let mut sink = recorder(&mut out);
-        r.acked(6, &mut sink);
-        r.tick(1_000, 500, &mut sink);
-        r.push(8, false, b"ij", 2, &mut sink);
-        r.tick(1_400, 500, &mut sink);
-        r.tick(1_800, 500, &mut sink);
+        r.acked(6, MS, &mut sink);
+        r.tick(MS, TIMEOUT, &mut sink);
+        r.push(8, false, b"ij", 3 * MS as u32, &mut sink);
+        r.tick(3 * MS + MS / 2, TIMEOUT, &mut sink);
+        r.tick(4 * MS, TIMEOUT, &mut sink);
+        r.tick(8 * MS, TIMEOUT, &mut sink);
     }
     assert_eq!(out[1..], [Out::Hole(2, 4)]);
-    r.tick(2_000, 500, &mut recorder(&mut out));
-    assert_eq!(out[2..], [Out::Hole(6, 2), Out::Data(8, b"ij".to_vec(), 2)]);
+    r.tick(9 * MS + 1, TIMEOUT, &mut recorder(&mut out));
+    assert_eq!(out[2..], [Out::Hole(6, 2), Out::Data(8, b"ij".to_vec(), 3 * MS as u32)]);
 }
 
 /// Acknowledged bytes that never come, with nothing captured after them: a hole after the gap
@@ -266,7 +311,7 @@ fn acknowledged_bytes_never_captured_are_a_hole_after_the_timeout_or_at_the_end(
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
     {
         let mut sink = recorder(&mut out);
-        r.acked(6, &mut sink);
+        r.acked(6, 1, &mut sink);
         r.tick(1_000, 500, &mut sink); // the gap is noticed at t=1000
         r.push(2, false, b"c", 2, &mut sink); // part of it comes: the rest's wait starts again
         r.tick(1_400, 500, &mut sink);
@@ -278,7 +323,7 @@ fn acknowledged_bytes_never_captured_are_a_hole_after_the_timeout_or_at_the_end(
 
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
-    r.acked(6, &mut recorder(&mut out));
+    r.acked(6, 1, &mut recorder(&mut out));
     r.finish(&mut recorder(&mut out));
     assert_eq!(out[1..], [Out::Hole(2, 4)]);
     assert_eq!((r.stats().holes, r.stats().hole_bytes), (1, 4));
@@ -305,7 +350,7 @@ fn the_ack_of_a_fin_is_not_a_missing_byte() {
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(100, false, b"abc", 1)], false);
     r.fin(103);
-    r.acked(104, &mut recorder(&mut out));
+    r.acked(104, 2, &mut recorder(&mut out));
     assert_eq!(out, vec![Out::Data(0, b"abc".to_vec(), 1)]);
     assert_eq!(r.stats().holes, 0);
 }
