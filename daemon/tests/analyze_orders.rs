@@ -59,6 +59,28 @@ fn responses_in_the_frame_whose_ack_releases_their_orders_are_paired() {
     assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
 }
 
+/// A host that records order 2's segment after the exchange's ACK of it (and after order 3's), by
+/// 200 us: the range is not a hole, the segment no retransmission, and order 2 is read and paired with
+/// its Accepted, which came before it (order 2 vanished, a hole, and its Accepted was unmatched).
+#[test]
+fn an_order_recorded_after_its_ack_and_response_is_read_and_paired() {
+    const US: i64 = 1_000;
+    let responses = [accepted(1), accepted(2), accepted(3)].concat();
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + 200 * US, segment(true, 101, 1, 0x18, &order(3))),
+        (T0 + 300 * US, segment(false, 1, 151, 0x18, &responses)),
+        (T0 + 100 * US, segment(true, 51, 1, 0x18, &order(2))),
+        (T0 + 10 * MS, segment(false, 1 + responses.len() as u32, 151, 0x10, &[])),
+    ];
+    let r = analyze_frames("recorded-after-ack", &frames, &["--orders", ORDERS]);
+    assert_eq!(fates(&r), [3, 3, 0, 0, 0]);
+    let tcp = &r["connections"][0]["to_exchange"]["tcp"];
+    assert_eq!([&tcp["holes"], &tcp["retransmitted_segments"], &tcp["out_of_order_segments"]], [0, 0, 1]);
+    let o2a = metric(&r, "order_to_ack");
+    assert_eq!(count_min_max(o2a), (Some(3), Some(100 * US), Some(300 * US)));
+}
+
 /// The exchange's ACK of each order captured 10 us before the order (the two directions on two taps
 /// whose clocks differ by 20 us, merged; or frames recorded out of order): the ACK does not turn the
 /// order's bytes into a hole before they come. Every order is read and paired with its Accepted
