@@ -263,7 +263,10 @@ impl<M: Copy> Reassembler<M> {
     /// still come (the ACK was captured first: two taps' files whose clocks differ, or frames recorded
     /// out of order), so the range waits until a segment after it arrives (then as above), the gap
     /// timeout ([`Reassembler::tick`]) or the end ([`Reassembler::finish`]).
-    pub fn acked(&mut self, ack: u32, now: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
+    pub fn acked(&mut self, ack: u32, now: i64, sink: &mut impl FnMut(Piece<'_, M>))
+    where
+        M: Arrival,
+    {
         let Some(next_seq) = self.next_seq else { return };
         // The ACK of a FIN covers the FIN's own sequence number, not a data byte.
         let ack = if self.fin_seq.is_some_and(|f| ack == f.wrapping_add(1)) { ack.wrapping_sub(1) } else { ack };
@@ -277,7 +280,10 @@ impl<M: Copy> Reassembler<M> {
 
     /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]),
     /// once they have been so for [`REORDER_NS`] at capture time `now`.
-    fn release_acked(&mut self, now: i64, sink: &mut impl FnMut(Piece<'_, M>)) {
+    fn release_acked(&mut self, now: i64, sink: &mut impl FnMut(Piece<'_, M>))
+    where
+        M: Arrival,
+    {
         if self.next_off >= self.acked_to || self.pending.is_empty() {
             self.ack_release_at = None;
         } else if now < *self.ack_release_at.get_or_insert(now.saturating_add(REORDER_NS)) {
@@ -292,9 +298,13 @@ impl<M: Copy> Reassembler<M> {
             self.drain_pending(sink);
             released = true;
         }
-        // What stays missing gets its own wait (from the next tick), not the released range's.
+        // What stays missing gets its own wait, not the released range's: from when the bytes held
+        // behind it came (as at a timeout), or from the next tick.
         if released || (self.pending.is_empty() && self.acked_to <= self.next_off) {
-            self.gap_since = None;
+            self.gap_since = match self.pending.first_key_value() {
+                Some((_, (_, meta))) if released => Some(meta.arrival_ns().min(now)),
+                _ => None,
+            };
         }
     }
 

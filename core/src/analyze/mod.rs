@@ -423,33 +423,21 @@ impl SymHistory {
     const EMPTY: SymHistory = SymHistory { ticks: [NO_TICK; SYMBOL_HISTORY], newest: 0 };
 
     /// A message of this symbol at `t`. Several at one time (one packet) cannot be told apart by a
-    /// symbol match: the newest is kept and the count says how many shared the time. While an order
-    /// may start as early as `hold_from` (`i64::MAX`: none), returns the tick that left the ring to
-    /// make room if such an order may match it (the tick after it is newer than that).
-    #[inline]
-    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, hold_from: i64) -> Option<SymTick> {
+    /// symbol match: the newest is kept and the count says how many shared the time. Returns the
+    /// tick that left the ring to make room if an order starting at `reach` or later may match it:
+    /// unless a tick left in the ring is newer and still at or before `reach` (then every such order
+    /// has a better match). By time, not by place in the ring: ticks recorded out of order are not in
+    /// time order there.
+    #[inline(always)]
+    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, reach: i64) -> Option<SymTick> {
         let h = &mut self.ticks[self.newest];
         if h.0 == t {
             *h = (t, session, seq, h.3 + 1, feed);
             return None;
         }
         self.newest = (self.newest + 1) % SYMBOL_HISTORY;
-        if hold_from != i64::MAX {
-            return self.push_held((t, session, seq, 1, feed), hold_from);
-        }
-        self.ticks[self.newest] = (t, session, seq, 1, feed);
-        None
-    }
-
-    /// [`SymHistory::push`]'s last step while an order is held (at most [`HOLD_MAX_NS`] back): the
-    /// tick leaving is returned unless a tick left in the ring is newer and still at or before the
-    /// hold (then every order held or still to come has a better match). By time, not by place in
-    /// the ring: ticks recorded out of order are not in time order there.
-    #[inline(never)]
-    fn push_held(&mut self, tick: SymTick, hold_from: i64) -> Option<SymTick> {
-        let hold = hold_from.max(tick.0.saturating_sub(HOLD_MAX_NS));
-        let left = std::mem::replace(&mut self.ticks[self.newest], tick);
-        let superseded = self.ticks.iter().any(|k| k.3 > 0 && k.0 > left.0 && k.0 <= hold);
+        let left = std::mem::replace(&mut self.ticks[self.newest], (t, session, seq, 1, feed));
+        let superseded = self.ticks.iter().any(|k| k.3 > 0 && k.0 > left.0 && k.0 <= reach);
         (left.3 > 0 && !superseded).then_some(left)
     }
 
@@ -521,6 +509,10 @@ struct Retry {
     late_only: bool,
 }
 
+/// How often, in capture time, the ticks kept for orders still to come are pruned of those no such
+/// order can match, whatever their symbol.
+const PRUNE_EVERY_NS: i64 = 100_000_000;
+
 /// How far back an order byte held by reassembly keeps ticks: the gap timeout, after which a missing
 /// range is given up (a packet begun whose stream then went quiet is not waited for longer; its order,
 /// should it complete, may find its trigger gone).
@@ -566,15 +558,16 @@ struct SymbolTicks {
     /// By stock locate: the symbol last pushed under it and its history (grown to the largest
     /// locate seen: at most 65,536 entries).
     by_locate: Vec<(Symbol, u32)>,
-    /// The earliest first byte an order still to be correlated may have ([`Analyzer::hold_from`]):
-    /// a tick that leaves a ring while the tick after it is newer than this may still be an order's
-    /// match, and waits in `older` (`i64::MAX`: no order is held, nothing waits).
+    /// The earliest first byte an order held by reassembly may have ([`Analyzer::hold_from`];
+    /// `i64::MAX`: none). With an order recorded up to [`REORDER_NS`] late, that and the allowance
+    /// make how far back an order still to come may start ([`SymbolTicks::reach`]): a tick that
+    /// leaves a ring and may be such an order's match waits in `older`.
     hold_from: i64,
     /// The rule's window: a tick older than `hold_from` by more than this matches no order.
     window_ns: i64,
     /// Ticks that left their symbol's ring while an order was held, by history index, in time order
     /// (of two at one time, the one that left first first).
-    older: FxHashMap<u32, VecDeque<SymTick>>,
+    older: Vec<VecDeque<SymTick>>,
     /// The latest first byte of an order parked under the symbol rule (`i64::MIN`: none): a tick at
     /// or before it, recorded from now on, may be a parked order's match, and waits in `late`.
     parked_to: i64,
@@ -591,7 +584,7 @@ impl SymbolTicks {
             by_locate: Vec::new(),
             hold_from: i64::MAX,
             window_ns,
-            older: FxHashMap::default(),
+            older: Vec::new(),
             parked_to: i64::MIN,
             late: Vec::new(),
         }
@@ -616,69 +609,73 @@ impl SymbolTicks {
             && s == symbol
             && let Some(h) = self.histories.get_mut(i as usize)
         {
-            if let Some(left) = h.push(t, session, seq, feed, self.hold_from) {
-                self.keep(i, left, t);
+            let reach = Self::reach_of(self.hold_from, t);
+            if let Some(left) = h.push(t, session, seq, feed, reach) {
+                self.keep(i, left, reach);
             }
             return;
         }
         let i = self.find(locate, symbol);
-        if let Some(left) = self.histories[i as usize].push(t, session, seq, feed, self.hold_from) {
-            self.keep(i, left, t);
+        let reach = Self::reach_of(self.hold_from, t);
+        if let Some(left) = self.histories[i as usize].push(t, session, seq, feed, reach) {
+            self.keep(i, left, reach);
         }
     }
 
-    /// A tick that left history `i`, pushed out at `now`, while an order that may match it is held.
-    #[cold]
+    /// How far back an order still to be matched may start, at capture time `now`: one held by
+    /// reassembly (at most [`HOLD_MAX_NS`] back), or one the capture records up to [`REORDER_NS`]
+    /// late.
+    #[inline(always)]
+    fn reach_of(hold_from: i64, now: i64) -> i64 {
+        hold_from.min(now.saturating_sub(REORDER_NS)).max(now.saturating_sub(HOLD_MAX_NS))
+    }
+
+    /// A tick that left history `i` that an order starting at `reach` or later may match.
     #[inline(never)]
-    fn keep(&mut self, i: u32, tick: SymTick, now: i64) {
-        let hold = self.hold_from.max(now.saturating_sub(HOLD_MAX_NS));
-        if tick.0 >= hold.saturating_sub(self.window_ns) {
-            // In time order (ticks recorded out of order leave the ring out of order): the newest
-            // at or before a time is then the last such, and the oldest the first to forget.
-            let q = self.older.entry(i).or_default();
+    fn keep(&mut self, i: u32, tick: SymTick, reach: i64) {
+        if tick.0 < reach.saturating_sub(self.window_ns) {
+            return;
+        }
+        // In time order (ticks recorded out of order leave the ring out of order): the newest at or
+        // before a time is then the last such, and the oldest the first to forget.
+        let i = i as usize;
+        if self.older.len() <= i {
+            self.older.resize_with(i + 1, VecDeque::new);
+        }
+        let q = &mut self.older[i];
+        if q.back().is_none_or(|k| k.0 <= tick.0) {
+            q.push_back(tick);
+        } else {
             let at = q.partition_point(|k| k.0 <= tick.0);
             q.insert(at, tick);
         }
+        // What no order from `reach` on can match goes (the others' at `prune`).
+        forget_before(q, &self.histories[i].ticks, reach);
     }
 
-    /// Sets [`SymbolTicks::hold_from`], and forgets the ticks kept that no order held can match any more
-    /// ([`SymbolTicks::prune`]).
+    /// Sets [`SymbolTicks::hold_from`]. (The ticks kept for an order held go as time passes: `keep`
+    /// and `prune`.)
     fn hold(&mut self, from: i64) {
         self.hold_from = from;
-        self.prune(from);
     }
 
     /// Forgets the kept ticks no order starting at `from` or later can match: those followed by a tick
     /// at or before it (all of them when `from` is `i64::MAX`).
     fn prune(&mut self, from: i64) {
-        if self.older.is_empty() {
-            return;
-        }
         if from == i64::MAX {
-            self.older.clear();
+            self.older.iter_mut().for_each(VecDeque::clear);
             return;
         }
-        let histories = &self.histories;
-        self.older.retain(|&i, q| {
-            let ring = &histories[i as usize].ticks;
-            // The oldest kept goes when a tick after it, kept or in the ring, is at or before
-            // `from`: every order from then on has that one, or a newer one, as a better match.
-            while let Some(&first) = q.front() {
-                let next_kept = q.get(1).is_some_and(|k| k.0 <= from);
-                if !next_kept && !ring.iter().any(|k| k.3 > 0 && k.0 > first.0 && k.0 <= from) {
-                    break;
-                }
-                q.pop_front();
-            }
-            !q.is_empty()
-        });
+        for (q, h) in self.older.iter_mut().zip(&self.histories).filter(|(q, _)| !q.is_empty()) {
+            forget_before(q, &h.ticks, from);
+        }
     }
 
     /// The newest tick of `symbol` at or before `t`, by time: in its ring or among those kept.
     fn at_or_before(&self, symbol: Symbol, t: i64) -> Option<SymTick> {
         let &i = self.index.get(&symbol)?;
         let ring = self.histories[i as usize].at_or_before(t);
-        let kept = self.older.get(&i).and_then(|q| q.iter().rev().find(|k| k.0 <= t).copied());
+        let kept = self.older.get(i as usize).and_then(|q| q.iter().rev().find(|k| k.0 <= t).copied());
         match (ring, kept) {
             (Some(r), Some(k)) if k.0 > r.0 => Some(k),
             (r, k) => r.or(k),
@@ -712,7 +709,7 @@ impl SymbolTicks {
                 found = Some(*k);
             }
         }
-        if let Some(q) = self.older.get_mut(&i) {
+        if let Some(q) = self.older.get_mut(i as usize) {
             for k in q.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
                 (k.0, k.4) = (t, feed);
                 found = Some(*k);
@@ -723,6 +720,25 @@ impl SymbolTicks {
         if let Some(k) = found.filter(|_| t <= self.parked_to) {
             self.late.push((symbol, k));
         }
+    }
+}
+
+/// Forgets the oldest of `q` (kept ticks of one symbol, in time order, whose ring is `ring`) while a
+/// tick after it, kept or in the ring, is at or before `from`: every order from then on has that one,
+/// or a newer one, as a better match.
+fn forget_before(q: &mut VecDeque<SymTick>, ring: &[SymTick; SYMBOL_HISTORY], from: i64) {
+    loop {
+        let gone = match (q.front(), q.get(1)) {
+            // With a later one kept, that decides: the ring's ticks left it after the kept ones did,
+            // so they are newer in order (recorded out of order, one may be kept a while longer).
+            (Some(_), Some(next)) => next.0 <= from,
+            (Some(first), None) => ring.iter().any(|k| k.3 > 0 && k.0 > first.0 && k.0 <= from),
+            (None, _) => false,
+        };
+        if !gone {
+            break;
+        }
+        q.pop_front();
     }
 }
 
@@ -1023,6 +1039,8 @@ pub struct Analyzer {
     /// Under the symbol rule, every order while it waits [`REORDER_NS`] past its first byte, by when it
     /// is due (in the order parked, for one time): mostly appended, so a queue rather than a map.
     reorder: VecDeque<(i64, Parked)>,
+    /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
+    next_prune: i64,
     /// Responses whose request was not read yet, by when they stop waiting for it.
     early_responses: VecDeque<EarlyResponse>,
     /// A step back of the capture's clock: every order in `reorder` is matched at the next frame.
@@ -1143,6 +1161,7 @@ impl Analyzer {
             parked_n: 0,
             reorder: VecDeque::new(),
             early_responses: VecDeque::new(),
+            next_prune: i64::MIN,
             release_reorder: false,
             first_unreadable_token: None,
             ab_elsewhere: Vec::new(),
@@ -1436,8 +1455,11 @@ impl Analyzer {
         }
         // A hold no segment ends (its stream went quiet) reaches back at most HOLD_MAX_NS: the ticks
         // kept for it are let go as time passes, not only when a segment comes.
-        if self.hold_from != i64::MAX {
-            self.last_by_symbol.prune(self.hold_from.max(t.saturating_sub(HOLD_MAX_NS)));
+        // Every 100 ms of capture time (each symbol's kept ticks are trimmed as it ticks: these are
+        // the ones of symbols gone quiet).
+        if t >= self.next_prune {
+            self.last_by_symbol.prune(SymbolTicks::reach_of(self.hold_from, t));
+            self.next_prune = t.saturating_add(PRUNE_EVERY_NS);
         }
         // Before the interval can close: they belong to the packet before this frame.
         if !self.ab_elsewhere.is_empty() {

@@ -123,84 +123,112 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
 
 /// While an order may start as early as `hold_from`, the ticks that leave a symbol's ring of four
 /// and may be its match are kept (not those followed by a tick at or before it, nor those older than
-/// the window before it); moving the hold on forgets those no order can match any more, and no hold
-/// forgets them all.
+/// the window before it); moving the hold on and pruning forgets those no order can match any more,
+/// and with no hold, those no order recorded up to `REORDER_NS` late can. (Ticks 10 ms apart: beyond
+/// the reorder allowance, which keeps the last millisecond's.)
 #[test]
 fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
+    const U: i64 = 100_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new(1_000);
-    ticks.hold(250);
+    let mut ticks = SymbolTicks::new(1_000 * U);
+    ticks.hold(250 * U);
     // Ticks at 100, 200, ..., 900: the ring holds the last four (600..900).
     for n in 1..=9u64 {
-        ticks.push(7, aapl, n as i64 * 100, s, n, 0);
+        ticks.push(7, aapl, n as i64 * 100 * U, s, n, 0);
     }
-    let newest = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2));
+    let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
+    let older = |ticks: &SymbolTicks| ticks.older.get(0).into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
     // 200 (followed by 300, after the hold's 250) and everything after it were kept; 100 (followed by
     // 200) was not: no order starting at 250 or later matches it.
     assert_eq!(newest(&ticks, 260), Some((200, 2)));
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
     assert_eq!(newest(&ticks, 199), None);
-    assert_eq!(ticks.older[&0].len(), 4, "200, 300, 400, 500");
+    assert_eq!(older(&ticks), [200, 300, 400, 500]);
     // The hold moves on to 420: 200 and 300 (followed by ticks at or before 420) go.
-    ticks.hold(420);
-    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [400, 500]);
+    ticks.hold(420 * U);
+    ticks.prune(420 * U);
+    assert_eq!(older(&ticks), [400, 500]);
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
-    // No order held: nothing kept.
+    // No order held: only what an order recorded late may match (from 900 less the allowance on:
+    // the ring's).
     ticks.hold(i64::MAX);
-    assert!(ticks.older.is_empty());
+    ticks.prune(SymbolTicks::reach_of(i64::MAX, 900 * U));
+    assert!(ticks.older.iter().all(VecDeque::is_empty));
     assert_eq!(newest(&ticks, 450), None);
     // The tick at 4,000 is the match of an order at 5,000 (the next is at 9,000): kept with a window of
     // 1,000, not with one of 500, in which no order from 5,000 on matches it.
     for (window, kept) in [(1_000, vec![4_000]), (500, vec![])] {
-        let mut ticks = SymbolTicks::new(window);
-        ticks.hold(5_000);
+        let mut ticks = SymbolTicks::new(window * U);
+        ticks.hold(5_000 * U);
         for (n, t) in [1_000, 2_000, 3_000, 4_000, 9_000, 9_100, 9_200, 9_300].into_iter().enumerate() {
-            ticks.push(7, aapl, t, s, n as u64, 0);
+            ticks.push(7, aapl, t * U, s, n as u64, 0);
         }
-        let older: Vec<i64> = ticks.older.get(&0).into_iter().flatten().map(|k| k.0).collect();
-        assert_eq!(older, kept, "window {window}");
+        assert_eq!(older(&ticks), kept, "window {window}");
     }
 }
 
 /// Ticks recorded out of time order (a host reordering frames): the match is the newest by time, not
 /// the one recorded last; a tick leaving the ring while an order is held is kept (in time order) unless
 /// a tick left in the ring is newer and at or before the hold, whatever their order there; moving the
-/// hold on forgets what is older than an order from then on would match.
+/// hold on forgets what is older than an order from then on would match. (Ticks 10 ms apart.)
 #[test]
 fn ticks_recorded_out_of_order_are_matched_by_time() {
+    const U: i64 = 100_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let newest = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2));
-    let mut ticks = SymbolTicks::new(1_000);
+    let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
+    let older = |ticks: &SymbolTicks| ticks.older.get(0).into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
+    let mut ticks = SymbolTicks::new(1_000 * U);
     for (n, t) in [(1, 100), (3, 300), (2, 200)] {
-        ticks.push(7, aapl, t, s, n, 0);
+        ticks.push(7, aapl, t * U, s, n, 0);
     }
     assert_eq!(newest(&ticks, 1_000), Some((300, 3)));
     assert_eq!(newest(&ticks, 250), Some((200, 2)));
     assert_eq!(newest(&ticks, 150), Some((100, 1)));
 
-    let mut ticks = SymbolTicks::new(1_000);
-    ticks.hold(250);
+    let mut ticks = SymbolTicks::new(1_000 * U);
+    ticks.hold(250 * U);
     // Recorded: 100, 300, 200, 400, ..., 700; the ring keeps the last four recorded (400..700).
     for (n, t) in [(1, 100), (3, 300), (2, 200), (4, 400), (5, 500), (6, 600), (7, 700)] {
-        ticks.push(7, aapl, t, s, n, 0);
+        ticks.push(7, aapl, t * U, s, n, 0);
     }
     // 100 left while 200 (at or before the hold) was in the ring: not kept. 300 and 200 left with
     // none such left: kept, in time order.
-    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [200, 300]);
+    assert_eq!(older(&ticks), [200, 300]);
     assert_eq!(newest(&ticks, 260), Some((200, 2)));
     assert_eq!(newest(&ticks, 350), Some((300, 3)));
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
     assert_eq!(newest(&ticks, 199), None);
     // From 320 on, an order matches 300 or newer: 200 goes, though it left last.
-    ticks.hold(320);
-    assert_eq!(ticks.older[&0].iter().map(|k| k.0).collect::<Vec<_>>(), [300]);
+    ticks.hold(320 * U);
+    ticks.prune(320 * U);
+    assert_eq!(older(&ticks), [300]);
     assert_eq!(newest(&ticks, 350), Some((300, 3)));
 }
 
+/// An order recorded after newer ticks of its symbol (a host reordering frames by less than a
+/// millisecond): with no order held, the ticks that left the ring within the allowance are kept,
+/// and the order finds its trigger; older ones are not.
+#[test]
+fn ticks_an_order_recorded_late_may_match_are_kept() {
+    const US: i64 = 1_000;
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new(1_000_000 * US);
+    // A tick every 10 us for 2 ms: the ring holds the last four.
+    for n in 0..200u64 {
+        ticks.push(7, aapl, n as i64 * 10 * US, s, n, 0);
+    }
+    // An order at 1,995 us recorded now matches 1,990 us (in the ring); one at 1,205 us, 120 (kept:
+    // every tick from 1 ms before the newest on is).
+    assert_eq!(ticks.at_or_before(aapl, 1_995 * US).map(|k| k.2), Some(199));
+    assert_eq!(ticks.at_or_before(aapl, 1_205 * US).map(|k| k.2), Some(120));
+    // 1 ms before the newest (1,990 us) is 990 us: the tick at 990 us is kept, those before it not.
+    assert_eq!(ticks.at_or_before(aapl, 995 * US).map(|k| k.2), Some(99));
+    assert_eq!(ticks.at_or_before(aapl, 985 * US), None);
+}
+
 /// A hold that nothing ends (an order's stream went quiet holding bytes) keeps ticks at most
-/// `HOLD_MAX_NS` back (and the window before that): pruned as time passes (`advance_time_slow` does
-/// it at least once a second), a symbol's kept ticks stay within about two seconds' worth, not every
-/// tick since the hold began (10,000 here).
+/// `HOLD_MAX_NS` back: each tick kept trims its symbol's kept ticks to the newest at or before that
+/// bound on, so they stay within a second's worth, not every tick since the hold began (10,000 here).
 #[test]
 fn a_hold_keeps_ticks_at_most_its_bound_back() {
     const MS: i64 = 1_000_000;
@@ -214,12 +242,11 @@ fn a_hold_keeps_ticks_at_most_its_bound_back() {
         if n % 1_000 == 0 {
             ticks.prune(0i64.max(t - HOLD_MAX_NS));
         }
-        most = most.max(ticks.older.get(&0).map_or(0, |q| q.len()));
+        most = most.max(ticks.older.get(0).map_or(0, |q| q.len()));
     }
-    // Kept from the window before the hold's bound (now - 2 s) on; after a prune, from the newest
-    // tick at or before the bound (now - 1 s).
-    assert!((1_990..=2_000).contains(&most), "{most}");
-    let kept = ticks.older.get(&0).map_or(0, |q| q.len());
+    // Kept from the newest tick at or before the bound (now - 1 s) on, less the ring's four.
+    assert!((995..=1_000).contains(&most), "{most}");
+    let kept = ticks.older.get(0).map_or(0, |q| q.len());
     assert!((995..=1_000).contains(&kept), "{kept}");
 }
 

@@ -281,8 +281,8 @@ fn bytes_acknowledged_before_they_are_captured_are_delivered() {
 
 /// A range released by an ACK (a hole a reorder allowance after bytes after it came) leaves the bytes
 /// still missing after it their own wait: acknowledged up to 6, bytes from 8 come at 3 ms and make
-/// 2..6 a hole at 4 ms; 6..8 waits the full 5 ms from then, not from 1 ms when the first range began
-/// to wait.
+/// 2..6 a hole at 4 ms; 6..8 waits the full 5 ms from when the bytes behind it came (3 ms), not from
+/// 1 ms when the first range began to wait, nor from the release.
 #[test]
 fn what_stays_missing_after_an_acked_hole_waits_anew() {
     const MS: i64 = 1_000_000;
@@ -299,7 +299,7 @@ fn what_stays_missing_after_an_acked_hole_waits_anew() {
         r.tick(8 * MS, TIMEOUT, &mut sink);
     }
     assert_eq!(out[1..], [Out::Hole(2, 4)]);
-    r.tick(9 * MS + 1, TIMEOUT, &mut recorder(&mut out));
+    r.tick(8 * MS + 1, TIMEOUT, &mut recorder(&mut out));
     assert_eq!(out[2..], [Out::Hole(6, 2), Out::Data(8, b"ij".to_vec(), 3 * MS as u32)]);
 }
 
