@@ -137,7 +137,7 @@ fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
         ticks.push(7, aapl, n as i64 * 100 * U, s, n, 0);
     }
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
-    let older = |ticks: &SymbolTicks| ticks.older.get(0).into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
+    let older = |ticks: &SymbolTicks| ticks.older.first().into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
     // 200 (followed by 300, after the hold's 250) and everything after it were kept; 100 (followed by
     // 200) was not: no order starting at 250 or later matches it.
     assert_eq!(newest(&ticks, 260), Some((200, 2)));
@@ -176,7 +176,7 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
     const U: i64 = 100_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
-    let older = |ticks: &SymbolTicks| ticks.older.get(0).into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
+    let older = |ticks: &SymbolTicks| ticks.older.first().into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
     let mut ticks = SymbolTicks::new(1_000 * U);
     for (n, t) in [(1, 100), (3, 300), (2, 200)] {
         ticks.push(7, aapl, t * U, s, n, 0);
@@ -242,11 +242,11 @@ fn a_hold_keeps_ticks_at_most_its_bound_back() {
         if n % 1_000 == 0 {
             ticks.prune(0i64.max(t - HOLD_MAX_NS));
         }
-        most = most.max(ticks.older.get(0).map_or(0, |q| q.len()));
+        most = most.max(ticks.older.first().map_or(0, |q| q.len()));
     }
     // Kept from the newest tick at or before the bound (now - 1 s) on, less the ring's four.
     assert!((995..=1_000).contains(&most), "{most}");
-    let kept = ticks.older.get(0).map_or(0, |q| q.len());
+    let kept = ticks.older.first().map_or(0, |q| q.len());
     assert!((995..=1_000).contains(&kept), "{kept}");
 }
 
