@@ -750,6 +750,24 @@ fn a_trigger_both_feeds_record_late_is_waited_for() {
     }
 }
 
+/// An order recorded after six newer ticks of its symbol (a host reordering frames by 60 us): under
+/// either rule it is paired with its trigger, 5 us before it (the symbol rule had let the trigger go
+/// from the symbol's four recent ticks: unmatched).
+#[test]
+fn an_order_recorded_after_newer_ticks_of_its_symbol_finds_its_trigger() {
+    const US: i64 = 1_000;
+    let mut frames = vec![(T0 - MS, segment(true, 0, 0, 0x02, &[])), (T0 + 100 * US, aapl_tick(1))];
+    frames.extend((2..=7u64).map(|n| (T0 + (100 + 10 * n as i64) * US, aapl_tick(n))));
+    frames.push((T0 + 105 * US, segment(true, 1, 1, 0x18, &order_for(1, 1))));
+    frames.push((T0 + 10 * MS, aapl_tick(8)));
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("order-recorded-late", &frames, &args);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(5 * US), Some(5 * US)), "{rule}");
+    }
+}
+
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
 /// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
 /// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held
