@@ -645,10 +645,10 @@ fn a_trigger_recorded_after_its_order_is_found_within_a_millisecond() {
 }
 
 /// Feed B's copy of an order's trigger, stamped 10 us before A's, recorded after the order: the
-/// tick's time is its earliest copy, and the symbol rule, waiting, pairs the order with that
-/// (15 us, not 5 us from A's copy). A/B: B's copy 10 us ahead of A's, as when recorded in order.
+/// tick's time is its earliest copy, and either rule, waiting, pairs the order with that (15 us, not
+/// 5 us from A's copy, credited to A). A/B: B's copy 10 us ahead of A's, as when recorded in order.
 #[test]
-fn an_earlier_copy_recorded_after_the_order_times_its_trigger_under_the_symbol_rule() {
+fn an_earlier_copy_recorded_after_the_order_times_its_trigger() {
     const US: i64 = 1_000;
     let tick_b =
         support::udp([233, 54, 12, 112], 26478, &support::mold_packet(b"SESSION001", 1, &[support::aapl_add()]));
@@ -659,13 +659,19 @@ fn an_earlier_copy_recorded_after_the_order_times_its_trigger_under_the_symbol_r
         (T0 + 90 * US, tick_b),
         (T0 + 10 * MS, aapl_tick(2)),
     ];
-    let args = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS];
-    let r = analyze_frames("earlier-copy-late", &frames, &args);
-    let t2t = metric(&r, "tick_to_trade");
-    assert_eq!(count_min_max(t2t), (Some(1), Some(15 * US), Some(15 * US)));
-    assert_eq!(r["counters"]["matched"].as_u64(), Some(1));
-    let ab = metric(&r, "feed_ab_delay");
-    assert_eq!(count_min_max(ab), (Some(1), Some(10 * US), Some(10 * US)));
+    for rule in ["symbol", r"token:T(\d+)"] {
+        let args =
+            ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS, "--match", rule];
+        let r = analyze_frames("earlier-copy-late", &frames, &args);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(15 * US), Some(15 * US)), "{rule}");
+        assert_eq!(r["counters"]["matched"].as_u64(), Some(1), "{rule}");
+        // Credited to feed B, whose copy came first.
+        let feeds: Vec<_> = dims(t2t).into_iter().filter(|d| d.0.starts_with("feed:")).collect();
+        assert_eq!(feeds, [("feed:udp:233.54.12.112:26478", 1)], "{rule}");
+        let ab = metric(&r, "feed_ab_delay");
+        assert_eq!(count_min_max(ab), (Some(1), Some(10 * US), Some(10 * US)), "{rule}");
+    }
 }
 
 /// An order waiting the symbol rule's reorder allowance when the capture's clock steps back 0.5 s:

@@ -478,12 +478,18 @@ struct Parked {
     /// Token rule: parked only because a copy of its trigger may be recorded late (every feed had
     /// passed it): a copy then found must be stamped at or before the order.
     late_only: bool,
+    /// Token rule: the trigger found, waiting [`REORDER_NS`] for an earlier copy of it the capture may
+    /// record late (the tick is then timed by that copy).
+    found: Option<Found>,
 }
+
+/// A trigger found: session, sequence, time of its first copy, feed of that copy.
+type Found = (Session, u64, i64, u16);
 
 impl Parked {
     /// What [`Analyzer::correlate`] is told when it looks for this order again at capture time `now`.
     fn retry(&self, now: i64) -> Retry {
-        Retry { now, give_up: self.give_up, best: self.best, late_only: self.late_only }
+        Retry { now, give_up: self.give_up, best: self.best, late_only: self.late_only, found: self.found }
     }
 }
 
@@ -507,6 +513,7 @@ struct Retry {
     give_up: i64,
     best: Option<SymTick>,
     late_only: bool,
+    found: Option<Found>,
 }
 
 /// How often, in capture time, the ticks kept for orders still to come are pruned of those no such
@@ -2065,7 +2072,20 @@ impl Analyzer {
                     // Waited for only as a copy the capture may record late: one stamped after the
                     // order is a late delivery, no trigger the order could have seen.
                     Ok(Some((_, tick))) if retry.is_some_and(|r| r.late_only) && tick.time_ns > t => None,
+                    // Found: it waits REORDER_NS of capture time past the order's first byte for an
+                    // earlier copy the capture may record late, then takes the tick's time then.
+                    Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
+                        let until = t.saturating_add(REORDER_NS);
+                        let found = Some((session, seq, tick.time_ns, tick.feed));
+                        let p = Parked { give_up: until, conn: ci, msg: *m, snd, best: None, late_only: false, found };
+                        let at = self.reorder.partition_point(|(due, _)| *due <= until);
+                        self.reorder.insert(at, (until, p));
+                        self.wake_at = self.wake_at.min(until);
+                        return;
+                    }
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
+                    // Found before, no longer in the window (a retention shorter than the wait).
+                    Ok(None) | Err(_) if retry.is_some_and(|r| r.found.is_some()) => retry.and_then(|r| r.found),
                     // Or a copy the capture records up to REORDER_NS late (a host reordering frames), though
                     // every feed has passed it: looked for again once that is over.
                     Ok(None)
@@ -2082,7 +2102,7 @@ impl Analyzer {
                         };
                         self.parked_n += 1;
                         let late_only = !self.may_still_come(seq);
-                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only };
+                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only, found: None };
                         self.parked.insert((until, self.parked_n), p);
                         self.wake_at = self.wake_at.min(until);
                         return;
@@ -2108,7 +2128,7 @@ impl Analyzer {
                     // Its match so far, which a tick recorded from now on may better (`late_ticks`).
                     let best = newest_before;
                     let at = self.reorder.partition_point(|(due, _)| *due <= until);
-                    let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false };
+                    let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found: None };
                     self.reorder.insert(at, (until, p));
                     self.wake_at = self.wake_at.min(until);
                     self.watch_parked();
