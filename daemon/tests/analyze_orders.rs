@@ -774,6 +774,42 @@ fn an_order_recorded_after_newer_ticks_of_its_symbol_finds_its_trigger() {
     }
 }
 
+/// The trigger's packet carries two messages of the order's symbol; feed A's copy is recorded
+/// before the order, feed B's, stamped 20 us earlier, after it (both feeds' copies late in the
+/// second case, B's first). The pair names the packet's newest message (sequence 2) and times it by
+/// B's copy: 25 us.
+#[test]
+fn a_trigger_packet_of_two_messages_recorded_late_is_named_by_its_newest() {
+    const US: i64 = 1_000;
+    let two = |seq: u64| support::mold_packet(b"SESSION001", seq, &[support::aapl_add(), support::aapl_add()]);
+    let a = support::udp([233, 54, 12, 111], 26477, &two(1));
+    let b = support::udp([233, 54, 12, 112], 26478, &two(1));
+    let order = (T0 + 115 * US, segment(true, 1, 1, 0x18, &order_for(1, 2)));
+    let start = (T0 - MS, segment(true, 0, 0, 0x02, &[]));
+    let end = (T0 + 10 * MS, aapl_tick(3));
+    let cases = [
+        vec![start.clone(), (T0 + 110 * US, a.clone()), order.clone(), (T0 + 90 * US, b.clone()), end.clone()],
+        vec![start, order, (T0 + 90 * US, b), (T0 + 110 * US, a), end],
+    ];
+    let args = ["--md", "udp:233.54.12.111:26477", "--md", "udp:233.54.12.112:26478", "--orders", ORDERS];
+    for (k, frames) in cases.iter().enumerate() {
+        let dir = support::tmpdir("two-late");
+        let cap = dir.join("f.pcap");
+        support::write_pcap(&cap, frames);
+        let pairs = dir.join("p.csv");
+        let mut a = args.to_vec();
+        let p = pairs.display().to_string();
+        a.extend(["--pairs", &p]);
+        let r = support::analyze_json(&a, &cap);
+        let t2t = metric(&r, "tick_to_trade");
+        assert_eq!(count_min_max(t2t), (Some(1), Some(25 * US), Some(25 * US)), "case {k}");
+        let text = std::fs::read_to_string(&pairs).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        assert_eq!(row[1], "2", "case {k}: the packet's newest message names the tick: {text}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 /// A one-way tap (no ACKs) missed the segment of order 1; orders 2 to 5, 10 ms apart, wait behind
 /// the hole, the feed ticking every millisecond, and no other segment comes. Each is correlated with
 /// its trigger, 2 us before it, under either rule: the triggers were kept while the orders were held

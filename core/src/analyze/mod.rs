@@ -1856,7 +1856,8 @@ impl Analyzer {
                             _ => Some(retimed),
                         }
                     }
-                    Some(b) if b.0 == k.0 => Some((b.0, b.1, b.2, b.3 + k.3, b.4)),
+                    // Several at one time: the newest message names the tick, as in the history.
+                    Some(b) if b.0 == k.0 => Some((b.0, k.1, k.2, b.3 + k.3, k.4)),
                     Some(b) if b.0 > k.0 => Some(b),
                     _ => Some(k),
                 };
