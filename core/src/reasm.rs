@@ -16,8 +16,9 @@
 use std::collections::BTreeMap;
 
 /// How long a range the peer acknowledged, with bytes after it captured, waits before it is a hole:
-/// a host records frames out of order by up to this much without a step back of its clock.
-pub const REORDER_NS: i64 = 1_000_000;
+/// twice the 1 ms by which a host may record frames out of order without a step back of its clock
+/// (the frame whose time ends the wait may come early by as much as the missing segment comes late).
+pub const REORDER_NS: i64 = 2_000_000;
 
 /// The capture time of the frame a segment came in, from its metadata: a range missing behind held
 /// bytes is waited for from when they came ([`Reassembler::tick`]).

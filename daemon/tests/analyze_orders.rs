@@ -81,6 +81,30 @@ fn an_order_recorded_after_its_ack_and_response_is_read_and_paired() {
     assert_eq!(count_min_max(o2a), (Some(3), Some(100 * US), Some(300 * US)));
 }
 
+/// Order 2's segment is recorded late and a later frame early, each by about half a millisecond (no
+/// two consecutive frames a millisecond apart: no step back): the frame that ends the wait for the
+/// acknowledged range comes 1.05 ms after the ACK, before the segment. The range waits 2 ms, so
+/// order 2 is read and paired (with a 1 ms wait it was a hole).
+#[test]
+fn a_range_acknowledged_waits_for_a_segment_displaced_against_a_later_frame() {
+    const US: i64 = 1_000;
+    let responses = [accepted(1), accepted(2), accepted(3)].concat();
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + 110 * US, segment(true, 101, 1, 0x18, &order(3))),
+        (T0 + 150 * US, segment(false, 1, 151, 0x18, &responses)),
+        (T0 + 600 * US, aapl_tick(1)),
+        (T0 + 1_200 * US, aapl_tick(2)),
+        (T0 + 700 * US, aapl_tick(3)),
+        (T0 + 100 * US, segment(true, 51, 1, 0x18, &order(2))),
+        (T0 + 10 * MS, aapl_tick(4)),
+    ];
+    let r = analyze_frames("displaced-both-ways", &frames, &["--md", "udp:233.54.12.111:26477", "--orders", ORDERS]);
+    assert_eq!(r["counters"]["time_steps_back"], 0);
+    assert_eq!(fates(&r), [3, 3, 0, 0, 0]);
+    assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 0);
+}
+
 /// The exchange's ACK of each order captured 10 us before the order (the two directions on two taps
 /// whose clocks differ by 20 us, merged; or frames recorded out of order): the ACK does not turn the
 /// order's bytes into a hole before they come. Every order is read and paired with its Accepted

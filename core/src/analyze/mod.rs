@@ -494,8 +494,8 @@ impl Parked {
 }
 
 /// A response read before any request it answers ([`Analyzer::early_responses`]): its request may come
-/// within [`REORDER_NS`] (frames recorded out of order); after that it is unmatched (or, a Canceled,
-/// unsolicited).
+/// within [`crate::reasm::REORDER_NS`] (frames recorded out of order, or its bytes behind a range that
+/// waits that long); after that it is unmatched (or, a Canceled, unsolicited).
 #[derive(Debug, Clone, Copy)]
 struct EarlyResponse {
     due: i64,
@@ -1980,7 +1980,8 @@ impl Analyzer {
                     // Its request may be recorded after it (frames out of order, or held behind a
                     // range reassembly waits for): it waits REORDER_NS of capture time for it.
                     None => {
-                        let due = self.last_time.saturating_add(REORDER_NS);
+                        // As long as a TCP range that may hold it waits (`reasm::REORDER_NS`).
+                        let due = self.last_time.saturating_add(crate::reasm::REORDER_NS);
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
                         self.early_responses.push_back(e);
