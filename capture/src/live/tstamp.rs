@@ -162,8 +162,15 @@ pub struct HwTsGuard<D: HwTsDevice> {
     pub mode: TsMode,
 }
 
+/// The state file of `iface` in the calling thread's network namespace: interfaces of one name in two
+/// namespaces (containers) are two devices, and one run's saved configuration must never be applied
+/// to the other's. (The namespace's inode, as `ip netns identify` and `/proc/PID/ns/net` show it.)
 fn state_path(dir: &Path, iface: &str) -> PathBuf {
-    dir.join(format!("hwtstamp-{iface}.state"))
+    use std::os::unix::fs::MetadataExt;
+    match fs::metadata("/proc/thread-self/ns/net") {
+        Ok(m) => dir.join(format!("hwtstamp-{iface}-net{}.state", m.ino())),
+        Err(_) => dir.join(format!("hwtstamp-{iface}.state")),
+    }
 }
 
 fn is_unsupported(e: &io::Error) -> bool {
@@ -356,11 +363,11 @@ mod tests {
         let f = fake(0, 0);
         let g = HwTsGuard::enable(&f, "eth9", &dir, false).unwrap();
         assert_eq!(*f.cfg.borrow(), HwTstampConfig { flags: 0, tx_type: 1, rx_filter: 1 });
-        let state = fs::read_to_string(dir.join("hwtstamp-eth9.state")).unwrap();
+        let state = fs::read_to_string(state_path(&dir, "eth9")).unwrap();
         assert!(state.contains("tx_type=0\nrx_filter=0\n"), "{state}");
         drop(g);
         assert_eq!(*f.cfg.borrow(), HwTstampConfig { flags: 0, tx_type: 0, rx_filter: 0 });
-        assert!(!dir.join("hwtstamp-eth9.state").exists());
+        assert!(!state_path(&dir, "eth9").exists());
     }
 
     #[test]
@@ -391,13 +398,29 @@ mod tests {
         let dir = tmpdir("crash");
         fs::create_dir_all(&dir).unwrap();
         // A previous run (pid 0x7ffffff0, not alive) enabled RX ALL over ptp4l's filter and died.
-        fs::write(dir.join("hwtstamp-eth9.state"), "iface=eth9\npid=2147483632\nflags=0\ntx_type=1\nrx_filter=12\n")
-            .unwrap();
+        fs::write(state_path(&dir, "eth9"), "iface=eth9\npid=2147483632\nflags=0\ntx_type=1\nrx_filter=12\n").unwrap();
         let f = fake(1, 1);
         let e = HwTsGuard::enable(&f, "eth9", &dir, false).err().unwrap();
         assert_eq!(f.sets.borrow()[0], HwTstampConfig { flags: 0, tx_type: 1, rx_filter: 12 }, "restored first");
         assert!(matches!(e, LiveError::FilterConflict { .. }), "then ptp4l's filter is seen: {e}");
-        assert!(!dir.join("hwtstamp-eth9.state").exists());
+        assert!(!state_path(&dir, "eth9").exists());
+    }
+
+    /// One interface name in two network namespaces (two containers' eth0) is two devices: their
+    /// states are kept apart, so a run in one never restores its configuration onto the other.
+    #[test]
+    fn the_state_of_an_interface_is_its_namespaces() {
+        let dir = tmpdir("netns");
+        let here = state_path(&dir, "eth0");
+        let there = std::thread::spawn(move || {
+            // SAFETY: unshare only changes this thread's network namespace (tests run as root).
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_NEWNET) }, 0, "{}", io::Error::last_os_error());
+            state_path(&tmpdir("netns"), "eth0")
+        })
+        .join()
+        .unwrap();
+        assert_ne!(here, there);
+        assert_eq!(here, state_path(&dir, "eth0"));
     }
 
     #[test]
@@ -407,7 +430,7 @@ mod tests {
         f.set_fails = Some(libc::ERANGE);
         let g = HwTsGuard::enable(&f, "eth9", &dir, false).unwrap();
         assert!(matches!(&g.mode, TsMode::Software { reason } if reason.contains("refused")));
-        assert!(!dir.join("hwtstamp-eth9.state").exists());
+        assert!(!state_path(&dir, "eth9").exists());
     }
 
     #[test]
