@@ -654,6 +654,10 @@ fn a_trigger_recorded_after_its_order_is_found_within_a_millisecond() {
             let c = &r["counters"];
             let steps = u64::from(late > MS);
             assert_eq!(c["time_steps_back"].as_u64(), Some(steps), "{rule} {late}");
+            // Recorded out of time order: the trigger, after the order (5 us) or after the newest tick
+            // before it (40 us, 2.1 ms).
+            let by = between.last().map_or(5 * US, |&(at, _)| at - 100 * US);
+            assert_eq!([&c["reordered_frames"], &c["largest_reorder_ns"]], [1, by], "{rule} {late}");
             let t2t = metric(&r, "tick_to_trade");
             match (expect, rule) {
                 (Some(ns), _) => assert_eq!(count_min_max(t2t), (Some(1), Some(ns), Some(ns)), "{rule} {late}"),

@@ -389,6 +389,11 @@ pub struct Counters {
     pub largest_step_back_ns: u64,
     /// The first of those frames (0-based over all inputs).
     pub first_step_back_frame: Option<u64>,
+    /// Frames timed before a frame recorded earlier: recorded out of time order (within 1 ms the
+    /// analysis waits for what comes so; steps back, beyond, are counted above too).
+    pub reordered_frames: u64,
+    /// The most any was timed before the latest time recorded before it, ns (0 when none).
+    pub largest_reorder_ns: u64,
     /// Frames that look like MoldUDP64 on flows not analysed because [`MAX_DETECTED_FEEDS`] feeds were
     /// detected already.
     pub feeds_not_detected_frames: u64,
@@ -1428,6 +1433,9 @@ impl Analyzer {
     /// Only the latest time is kept per frame; the rest waits for `wake_at`.
     #[inline(always)]
     fn advance_time(&mut self, t: i64) {
+        if t < self.last_time {
+            self.reordered(t);
+        }
         if t < self.prev_time.saturating_sub(STEP_BACK_NS) {
             self.stepped_back(t);
         }
@@ -1436,6 +1444,15 @@ impl Analyzer {
         if t >= self.wake_at {
             self.advance_time_slow(t);
         }
+    }
+
+    /// A frame at `t`, before the latest time recorded: counted.
+    #[cold]
+    #[inline(never)]
+    fn reordered(&mut self, t: i64) {
+        let c = &mut self.counters;
+        c.reordered_frames += 1;
+        c.largest_reorder_ns = c.largest_reorder_ns.max(self.last_time.abs_diff(t));
     }
 
     /// A frame at `t`, more than [`STEP_BACK_NS`] before the latest time: counted.

@@ -900,6 +900,15 @@ impl Report {
         for w in &self.input.warnings {
             let _ = writeln!(o, "input: {w}");
         }
+        if c.reordered_frames > 0 {
+            let _ = writeln!(
+                o,
+                "time: {} frames were recorded after a frame timed later (out of time order, by up to {}): what \
+                 comes up to 1ms out of order is waited for",
+                c.reordered_frames,
+                format_ns(i64::try_from(c.largest_reorder_ns).unwrap_or(i64::MAX))
+            );
+        }
         if c.time_steps_back > 0 {
             let _ = writeln!(
                 o,
