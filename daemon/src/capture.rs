@@ -332,7 +332,7 @@ fn ts_words(ts: TsSource) -> &'static str {
 
 enum Source {
     /// One ring per interface, their frames merged in time order.
-    Rings(Vec<AfPacket>, RingMerge),
+    Rings(Vec<AfPacket>, Box<RingMerge>),
     Pcap(PcapLive),
     Stream(Box<CaptureReader>),
     Ebpf(Box<EbpfSource>),
@@ -604,7 +604,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // at any rate the rings themselves keep up with.
             let cap = (rings.len() * args.ring_mb.max(1) as usize) << 20;
             let merge = RingMerge::new(rings.len(), RingConfig::new(&iface).retire_ms, cap);
-            Source::Rings(rings, merge)
+            Source::Rings(rings, Box::new(merge))
         }
         CaptureSource::Pcap => {
             let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen as i32, 0)?;
@@ -708,23 +708,19 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     }
                     rings[0].next_frame(Duration::ZERO)?
                 }
-                Source::Rings(rings, merge) => {
-                    let flushing = merge.flushing();
-                    match merge.next(rings, Instant::now())? {
-                        Step::Frame(f) => Some(f),
-                        // Stopping, the frames shown at the stop are written.
-                        Step::Idle | Step::Wait(_) if flushing => return Ok(()),
-                        // Every ring's blocks are back with the kernel: a wait does not spin.
-                        Step::Idle => {
-                            poll_all(rings, 100)?;
-                            None
-                        }
-                        Step::Wait(d) => {
-                            poll_all(rings, d.as_millis().clamp(1, 100) as i32)?;
-                            None
-                        }
+                // Every ring's blocks are back with the kernel (the merge copies what they show): a
+                // wait does not spin. (While frames `flush` let through remain, it does not wait.)
+                Source::Rings(rings, merge) => match merge.next(rings, Instant::now())? {
+                    Step::Frame(f) => Some(f),
+                    Step::Idle => {
+                        poll_all(rings, 100)?;
+                        None
                     }
-                }
+                    Step::Wait(d) => {
+                        poll_all(rings, d.as_millis().clamp(1, 100) as i32)?;
+                        None
+                    }
+                },
                 Source::Pcap(p) => {
                     p.wait_if_idle(Duration::from_millis(100))?;
                     p.next_frame()?
@@ -807,7 +803,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                         "merge: {} frames written without waiting for every interface (its queues were full: they \
                          may be out of time order by up to {} ms); {} read but not written (the count was reached)",
                         merge.forced,
-                        2 * RingConfig::new(&iface).retire_ms + 10,
+                        merge.settle().as_millis(),
                         merge.held()
                     ));
                 }

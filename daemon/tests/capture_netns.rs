@@ -239,12 +239,8 @@ fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
     let dir = tmp("killed");
     let out = dir.join("k.pcapng");
     let part = dir.join("k.pcapng.part");
-    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
-    let mut child = start(&pair.a, args, part.clone());
+    let args = args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out);
+    let mut child = start(&pair.a, args.clone(), part.clone());
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
     // A few frames, then quiet.
@@ -257,7 +253,7 @@ fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
     // A steady 100 frames/s, killed after 2.5 s while still sending: the file holds at least the
     // frames sent in its first second (flushed by two seconds in), whatever the count since.
     std::fs::remove_file(&part).unwrap();
-    let mut child = start(&pair.a, args_again(&out), part.clone());
+    let mut child = start(&pair.a, args, part.clone());
     let t = Instant::now();
     let mut sent = 0;
     while t.elapsed() < Duration::from_millis(2_500) {
@@ -271,14 +267,6 @@ fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
     assert!((90..=sent).contains(&n), "{n} of {sent} frames in the killed capture's file");
 }
 
-fn args_again(out: &Path) -> Vec<String> {
-    ["-i", "va", "-f", "udp port 40000", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect()
-}
-
 #[test]
 fn sigterm_completes_the_file_and_size_rotation_numbers_files() {
     const N: u32 = 800;
@@ -286,11 +274,7 @@ fn sigterm_completes_the_file_and_size_rotation_numbers_files() {
     let pair = VethPair::new();
     let dir = tmp("rot");
     let out = dir.join("r.pcapng");
-    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-C", "1", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args = args(&["-i", "va", "-f", "udp port 40000", "-C", "1", "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("r.0000.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -328,11 +312,7 @@ fn sigterm_stops_an_idle_capture_for_each_live_source() {
     let dir = tmp("idle");
     for source in ["afpacket", "pcap"] {
         let out = dir.join(format!("{source}.pcapng"));
-        let args: Vec<String> = ["-i", "va", "--source", source, "-f", "udp port 40000", "--no-hwtstamp", "-w"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([out.display().to_string()])
-            .collect();
+        let args = args(&["-i", "va", "--source", source, "-f", "udp port 40000", "--no-hwtstamp"], &out);
         let child = start(&pair.a, args, dir.join(format!("{source}.pcapng.part")));
         std::thread::sleep(Duration::from_millis(300));
         let t = Instant::now();
@@ -517,11 +497,7 @@ fn under_load_written_plus_dropped_equals_sent() {
     let pair = VethPair::new();
     let dir = tmp("load");
     let out = dir.join("l.pcapng");
-    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args = args(&["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("l.pcapng.part"));
     let err = overload(&pair, child, N);
     let written = tshark_fields(&out, &[], &["frame.len"]).len() as u64;
@@ -606,11 +582,7 @@ fn time_rotation_starts_a_new_complete_file_each_period() {
     let pair = VethPair::new();
     let dir = tmp("time");
     let out = dir.join("t.pcapng");
-    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "-G", "1", "--duration", "3", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args = args(&["-i", "va", "-f", "udp port 40000", "-G", "1", "--duration", "3", "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("t.0000.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -646,11 +618,7 @@ fn several_interfaces_in_one_file_one_idb_each() {
     let pair = VethPair::new();
     let dir = tmp("multi");
     let out = dir.join("m.pcapng");
-    let args: Vec<String> = ["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", "15", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args = args(&["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", "15", "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("m.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -683,12 +651,8 @@ fn several_interfaces_are_written_in_time_order() {
     let dir = tmp("multi-order");
     let out = dir.join("m.pcapng");
     const N: u32 = 150;
-    let args: Vec<String> =
-        ["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", &(3 * N).to_string(), "--no-hwtstamp"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(["-w".to_string(), out.display().to_string()])
-            .collect();
+    let args =
+        args(&["-i", "va", "-i", "lo", "-f", "udp port 40000", "-c", &(3 * N).to_string(), "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("m.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -723,12 +687,10 @@ fn an_idle_interface_beside_a_busy_one_loses_nothing_on_a_small_ring() {
     let dir = tmp("multi-idle");
     let out = dir.join("m.pcapng");
     const N: u32 = 2_000;
-    let args: Vec<String> =
-        ["-i", "va", "-i", "lo", "-f", "udp port 40000", "--ring-mb", "4", "-c", &N.to_string(), "--no-hwtstamp"]
-            .iter()
-            .map(|s| s.to_string())
-            .chain(["-w".to_string(), out.display().to_string()])
-            .collect();
+    let args = args(
+        &["-i", "va", "-i", "lo", "-f", "udp port 40000", "--ring-mb", "4", "-c", &N.to_string(), "--no-hwtstamp"],
+        &out,
+    );
     let child = start(&pair.a, args, dir.join("m.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
@@ -1515,11 +1477,7 @@ fn rotated_files_count_their_own_frames_and_drops() {
     let pair = VethPair::new();
     let dir = tmp("rot-load");
     let out = dir.join("r.pcapng");
-    let args: Vec<String> = ["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "-C", "1", "--no-hwtstamp", "-w"]
-        .iter()
-        .map(|s| s.to_string())
-        .chain([out.display().to_string()])
-        .collect();
+    let args = args(&["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "-C", "1", "--no-hwtstamp"], &out);
     let child = start(&pair.a, args, dir.join("r.0000.pcapng.part"));
     let err = overload(&pair, child, N);
     let (line, nums) = counter_line(&err, "passed the filter");

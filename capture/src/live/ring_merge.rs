@@ -91,6 +91,8 @@ pub struct RingMerge {
     out: Option<Held>,
     held_bytes: usize,
     cap: usize,
+    /// Each queue's first frame's time, rebuilt at each step (kept: no allocation per frame).
+    heads: Vec<Option<i64>>,
     /// Frames taken without waiting because the queues were full.
     pub forced: u64,
 }
@@ -109,8 +111,15 @@ impl RingMerge {
             out: None,
             held_bytes: 0,
             cap,
+            heads: Vec::with_capacity(rings),
             forced: 0,
         }
+    }
+
+    /// How long a ring showing nothing is waited for: frames may be out of time order by this much
+    /// when the queues are full ([`RingMerge::forced`]).
+    pub fn settle(&self) -> Duration {
+        self.settle
     }
 
     /// The next frame of `rings` in time order at `now`, if it may go now.
@@ -120,8 +129,9 @@ impl RingMerge {
             self.pool.push(done.data);
         }
         self.pull(rings)?;
-        let heads: Vec<Option<i64>> = self.queues.iter().map(|q| q.front().map(|h| h.ts_ns)).collect();
-        let lens: Vec<u64> = self.queues.iter().map(|q| q.len() as u64).collect();
+        let mut heads = std::mem::take(&mut self.heads);
+        heads.clear();
+        heads.extend(self.queues.iter().map(|q| q.front().map(|h| h.ts_ns)));
         let full = self.held_bytes >= self.cap;
         let pick = if full && heads.iter().any(Option::is_some) {
             // Full: the earliest goes without waiting for the rings that show nothing.
@@ -133,8 +143,13 @@ impl RingMerge {
                 .min()
                 .map_or(Pick::Idle, |(_, i)| self.take(i))
         } else {
-            self.decide(&heads, |i| lens[i], now)
+            // Out for the call (a move, not a copy): `decide` reads their lengths only when a wait begins.
+            let queues = std::mem::take(&mut self.queues);
+            let pick = self.decide(&heads, |i| queues[i].len() as u64, now);
+            self.queues = queues;
+            pick
         };
+        self.heads = heads;
         Ok(match pick {
             Pick::Ring(i) => {
                 self.out = self.queues[i].pop_front();

@@ -92,9 +92,8 @@ pub fn rx_queues(iface: &str) -> io::Result<u32> {
     let mut ifr = IfReq::new(iface)?;
     ifr.set_data_ptr(buf.as_mut_ptr());
     ifreq_ioctl(&sock, SIOCETHTOOL, &mut ifr)?;
-    let at = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
     // rx_count (offset 20) + combined_count (32).
-    Ok(at(20).saturating_add(at(32)))
+    Ok(u32_at(&buf, 20).saturating_add(u32_at(&buf, 32)))
 }
 
 /// The request buffer for ETHTOOL_GET_TS_INFO: `cmd` set, everything else zero.

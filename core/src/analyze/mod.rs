@@ -403,9 +403,8 @@ pub struct Counters {
 /// are the reordering of multi-queue capture).
 pub const STEP_BACK_NS: i64 = 1_000_000;
 
-/// How long the symbol rule waits, in capture time past an order's first byte, for a trigger
-/// recorded after the order: the reordering a capture may have without a step back. (The token
-/// rule names its trigger, and waits for it while a feed may still bring it.)
+/// How long every order waits, in capture time past its first byte, for a trigger (or an earlier copy
+/// of it) recorded after the order: the reordering a capture may have without a step back.
 pub const REORDER_NS: i64 = STEP_BACK_NS;
 
 /// A tick of one symbol: (time, session, seq, messages of that symbol at that time, feed of its
@@ -470,9 +469,10 @@ fn newest_by_time(ticks: impl Iterator<Item = SymTick>, t: i64) -> Option<SymTic
 /// retention until `give_up`: a trigger that comes is found soon, before the arbiter's window lets
 /// it go.
 ///
-/// Under the symbol rule, every order waits [`REORDER_NS`] of capture time past its first byte (in
-/// [`Analyzer::reorder`]), with its match so far in `best`: a tick of its symbol recorded after it,
-/// stamped at or before it, may be a better one (`Analyzer::late_ticks`).
+/// Every order waits [`REORDER_NS`] of capture time past its first byte (in [`Analyzer::reorder`]):
+/// under the symbol rule with its match so far in `best` (a tick of its symbol recorded after it,
+/// stamped at or before it, may be a better one: `Analyzer::late_ticks`), under the token rule with
+/// the trigger found in `found` (an earlier copy of it may come).
 #[derive(Debug)]
 struct Parked {
     give_up: i64,
@@ -572,13 +572,14 @@ struct SymbolTicks {
     by_locate: Vec<(Symbol, u32)>,
     /// The earliest first byte an order held by reassembly may have ([`Analyzer::hold_from`];
     /// `i64::MAX`: none). With an order recorded up to [`REORDER_NS`] late, that and the allowance
-    /// make how far back an order still to come may start ([`SymbolTicks::reach`]): a tick that
+    /// make how far back an order still to come may start ([`SymbolTicks::reach_of`]): a tick that
     /// leaves a ring and may be such an order's match waits in `older`.
     hold_from: i64,
     /// The rule's window: a tick older than `hold_from` by more than this matches no order.
     window_ns: i64,
-    /// Ticks that left their symbol's ring while an order was held, by history index, in time order
-    /// (of two at one time, the one that left first first).
+    /// Ticks that left their symbol's ring that an order held, or recorded late, may match
+    /// ([`SymbolTicks::keep`]), by history index, in time order (of two at one time, the one that left
+    /// first first).
     older: Vec<VecDeque<SymTick>>,
     /// The latest first byte of an order parked under the symbol rule (`i64::MIN`: none): a tick at
     /// or before it, recorded from now on, may be a parked order's match, and waits in `late`.
@@ -672,12 +673,8 @@ impl SymbolTicks {
     }
 
     /// Forgets the kept ticks no order starting at `from` or later can match: those followed by a tick
-    /// at or before it (all of them when `from` is `i64::MAX`).
+    /// at or before it.
     fn prune(&mut self, from: i64) {
-        if from == i64::MAX {
-            self.older.iter_mut().for_each(VecDeque::clear);
-            return;
-        }
         for (q, h) in self.older.iter_mut().zip(&self.histories).filter(|(q, _)| !q.is_empty()) {
             forget_before(q, &h.ticks, from);
         }
@@ -1048,8 +1045,8 @@ pub struct Analyzer {
     /// in arrival order (the count of orders parked so far).
     parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
-    /// Under the symbol rule, every order while it waits [`REORDER_NS`] past its first byte, by when it
-    /// is due (in the order parked, for one time): mostly appended, so a queue rather than a map.
+    /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due (in the order
+    /// parked, for one time): mostly appended, so a queue rather than a map.
     reorder: VecDeque<(i64, Parked)>,
     /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
     next_prune: i64,
@@ -1433,11 +1430,9 @@ impl Analyzer {
     /// Only the latest time is kept per frame; the rest waits for `wake_at`.
     #[inline(always)]
     fn advance_time(&mut self, t: i64) {
+        // (A step back is one: the frame before is never later than the latest.)
         if t < self.last_time {
             self.reordered(t);
-        }
-        if t < self.prev_time.saturating_sub(STEP_BACK_NS) {
-            self.stepped_back(t);
         }
         self.prev_time = t;
         self.last_time = self.last_time.max(t);
@@ -1453,11 +1448,12 @@ impl Analyzer {
         let c = &mut self.counters;
         c.reordered_frames += 1;
         c.largest_reorder_ns = c.largest_reorder_ns.max(self.last_time.abs_diff(t));
+        if t < self.prev_time.saturating_sub(STEP_BACK_NS) {
+            self.stepped_back(t);
+        }
     }
 
-    /// A frame at `t`, more than [`STEP_BACK_NS`] before the latest time: counted.
-    #[cold]
-    #[inline(never)]
+    /// A frame at `t`, more than [`STEP_BACK_NS`] before the frame before it: counted.
     fn stepped_back(&mut self, t: i64) {
         let c = &mut self.counters;
         c.time_steps_back += 1;
@@ -1815,11 +1811,6 @@ impl Analyzer {
         }
         self.gap_due = self.dues.first().map_or(i64::MAX, |&(t, _)| t);
         self.wake_at = self.wake_at.min(self.gap_due);
-        self.set_hold();
-    }
-
-    /// Sets [`Analyzer::hold_from`] to the earliest first byte of an order held by reassembly.
-    fn set_hold(&mut self) {
         let from = self.holds.first().map_or(i64::MAX, |&(t, _)| t);
         if from != self.hold_from {
             self.hold_from = from;
@@ -1830,6 +1821,17 @@ impl Analyzer {
                 MatchRule::Symbol { .. } => self.last_by_symbol.hold(from),
             }
         }
+    }
+
+    /// Order `m` waits [`REORDER_NS`] past its first byte in [`Analyzer::reorder`], with its match so
+    /// far (`best` under the symbol rule, `found` under the token rule).
+    fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
+        let until = m.first.time_ns.saturating_add(REORDER_NS);
+        let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found };
+        let at = self.reorder.partition_point(|(due, _)| *due <= until);
+        self.reorder.insert(at, (until, p));
+        self.wake_at = self.wake_at.min(until);
+        self.watch_parked();
     }
 
     /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: unmatched.
@@ -1994,10 +1996,9 @@ impl Analyzer {
                         let slot = self.conn_slot(ci, O2A);
                         self.record(O2A, m.first.time_ns.saturating_sub(t), &[slot]);
                     }
-                    // Its request may be recorded after it (frames out of order, or held behind a
-                    // range reassembly waits for): it waits REORDER_NS of capture time for it.
+                    // Its request may be recorded after it (frames out of order), or be held behind a
+                    // range reassembly waits for: it waits as long as such a range (`reasm::REORDER_NS`).
                     None => {
-                        // As long as a TCP range that may hold it waits (`reasm::REORDER_NS`).
                         let due = self.last_time.saturating_add(crate::reasm::REORDER_NS);
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
@@ -2054,10 +2055,6 @@ impl Analyzer {
         Some(oldest)
     }
 
-    /// Finds order `m`'s trigger under the rule and records the pair. Under the token rule, an order
-    /// whose trigger no session has reached yet is parked ([`Parked`]): the feed's frames may be behind
-    /// the order's. `retry`: the capture time now and when to give up, for an order parked before
-    /// (`(i64::MAX, _)` at the end: no more parking).
     /// Whether tick `seq`, not found, may still come: no session has reached it (the feed's frames
     /// behind the order's), or a session lacks it while one of its feeds has not passed it yet (A lost
     /// it, B's copy may still come). A tick a feed passed, lacking it, and no other feed may bring
@@ -2070,6 +2067,10 @@ impl Analyzer {
             })
     }
 
+    /// Finds order `m`'s trigger under the rule and records the pair. Every order first waits
+    /// [`REORDER_NS`] past its first byte ([`Analyzer::wait_reorder`]); under the token rule, an order
+    /// whose trigger no session has reached yet is parked ([`Parked`]): the feed's frames may be behind
+    /// the order's. `retry`: what it was parked with, for an order looked for again.
     fn correlate(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, retry: Option<Retry>) {
         let s = &m.summary;
         let t = m.first.time_ns;
@@ -2094,13 +2095,8 @@ impl Analyzer {
                     // Found: it waits REORDER_NS of capture time past the order's first byte for an
                     // earlier copy the capture may record late, then takes the tick's time then.
                     Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
-                        let until = t.saturating_add(REORDER_NS);
                         let found = Some((session, seq, tick.time_ns, tick.feed));
-                        let p = Parked { give_up: until, conn: ci, msg: *m, snd, best: None, late_only: false, found };
-                        let at = self.reorder.partition_point(|(due, _)| *due <= until);
-                        self.reorder.insert(at, (until, p));
-                        self.wake_at = self.wake_at.min(until);
-                        return;
+                        return self.wait_reorder(ci, m, snd, None, found);
                     }
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
                     // Found before, no longer in the window (a retention shorter than the wait).
@@ -2109,18 +2105,17 @@ impl Analyzer {
                     // every feed has passed it: looked for again once that is over.
                     Ok(None)
                         if retry.is_none_or(|r| r.now < r.give_up)
-                            && (self.may_still_come(seq) || self.last_time < t.saturating_add(REORDER_NS)) =>
+                            && (self.last_time < t.saturating_add(REORDER_NS) || self.may_still_come(seq)) =>
                     {
                         let step = (self.cfg.tick_retain_ns / PARK_STEP_DIV).max(1);
                         let (now, give_up) =
                             retry.map_or((t, t.saturating_add(self.cfg.tick_retain_ns / 2)), |r| (r.now, r.give_up));
-                        let until = if self.may_still_come(seq) {
-                            now.saturating_add(step)
-                        } else {
-                            t.saturating_add(REORDER_NS).min(now.saturating_add(step))
+                        let late_only = !self.may_still_come(seq);
+                        let until = match late_only {
+                            false => now.saturating_add(step),
+                            true => t.saturating_add(REORDER_NS).min(now.saturating_add(step)),
                         };
                         self.parked_n += 1;
-                        let late_only = !self.may_still_come(seq);
                         let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only, found: None };
                         self.parked.insert((until, self.parked_n), p);
                         self.wake_at = self.wake_at.min(until);
@@ -2135,23 +2130,16 @@ impl Analyzer {
             }
             MatchRule::Symbol { window_ns } => {
                 // A trigger recorded after its order (a host reordering frames by up to
-                // REORDER_NS) is waited for: the order is parked until capture time has passed its
-                // first byte by that much, the ticks it may match kept meanwhile.
+                // REORDER_NS) is waited for: the order waits until capture time has passed its first
+                // byte by that much, offered the ticks of its symbol recorded meanwhile.
                 let window = *window_ns;
                 let newest_before = match retry {
                     Some(r) => r.best,
                     None => s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t)),
                 };
-                let until = t.saturating_add(REORDER_NS);
-                if retry.is_none() && self.last_time < until && s.symbol.is_some() {
+                if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) && s.symbol.is_some() {
                     // Its match so far, which a tick recorded from now on may better (`late_ticks`).
-                    let best = newest_before;
-                    let at = self.reorder.partition_point(|(due, _)| *due <= until);
-                    let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found: None };
-                    self.reorder.insert(at, (until, p));
-                    self.wake_at = self.wake_at.min(until);
-                    self.watch_parked();
-                    return;
+                    return self.wait_reorder(ci, m, snd, newest_before, None);
                 }
                 match newest_before {
                     Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
