@@ -65,6 +65,39 @@ impl Frame<'_> {
     }
 }
 
+/// A frame holding its bytes: for a source that queues frames before handing them out.
+#[derive(Debug, Clone)]
+pub struct OwnedFrame {
+    pub data: Vec<u8>,
+    /// Everything else (its `data` empty).
+    pub meta: Frame<'static>,
+}
+
+impl OwnedFrame {
+    /// A copy of `f`, its bytes in `buf` (a spent frame's, to reuse).
+    pub fn copy_of(f: &Frame<'_>, mut buf: Vec<u8>) -> OwnedFrame {
+        buf.clear();
+        buf.extend_from_slice(f.data);
+        let meta = Frame {
+            data: &[],
+            wire_len: f.wire_len,
+            ts_ns: f.ts_ns,
+            ts_source: f.ts_source,
+            link: f.link,
+            interface: f.interface,
+            direction: f.direction,
+            fcs_len: f.fcs_len,
+            quality: f.quality,
+        };
+        OwnedFrame { data: buf, meta }
+    }
+
+    /// The frame, borrowing its bytes.
+    pub fn frame(&self) -> Frame<'_> {
+        Frame { data: &self.data, ..self.meta }
+    }
+}
+
 /// Direction of a frame relative to the capturing interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -161,5 +194,29 @@ mod tests {
         assert_eq!(LinkType::from_u16(276), LinkType::LinuxSll2);
         assert_eq!(LinkType::from_u16(12), LinkType::Raw);
         assert_eq!(LinkType::from_u16(14), LinkType::Raw);
+    }
+
+    /// A copy gives back the frame it was made of, its bytes in the buffer given (whatever it held).
+    #[test]
+    fn an_owned_copy_is_the_frame() {
+        let bytes = [1u8, 2, 3, 4, 5];
+        let f = Frame {
+            data: &bytes[..3],
+            wire_len: 60,
+            ts_ns: 1_796_049_000_123_456_789,
+            ts_source: TsSource::KernelHardware,
+            link: LinkType::Ethernet,
+            interface: 2,
+            direction: Direction::Outbound,
+            fcs_len: Some(4),
+            quality: ClockQuality::UNSYNCED,
+        };
+        let copy = OwnedFrame::copy_of(&f, vec![9; 40]);
+        let g = copy.frame();
+        assert_eq!(g.data, [1, 2, 3]);
+        let fields = (g.wire_len, g.ts_ns, g.ts_source, g.link, g.interface, g.direction, g.fcs_len, g.quality);
+        let want =
+            (60, 1_796_049_000_123_456_789, TsSource::KernelHardware, LinkType::Ethernet, 2, Direction::Outbound);
+        assert_eq!(fields, (want.0, want.1, want.2, want.3, want.4, want.5, Some(4), ClockQuality::UNSYNCED));
     }
 }

@@ -16,5 +16,5 @@ pub mod time;
 pub mod trailer;
 pub mod wire;
 
-pub use frame::{Direction, Frame, LinkType};
+pub use frame::{Direction, Frame, LinkType, OwnedFrame};
 pub use time::{ClockQuality, TsSource};

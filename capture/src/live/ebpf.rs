@@ -49,7 +49,7 @@ use wirestamp_bpf::{
     TxStats, TxTimestamping, XdpCapture,
 };
 use wirestamp_core::analyze::flows::FlowSpec;
-use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
+use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, OwnedFrame, TsSource};
 
 use super::error::LiveError;
 
@@ -215,24 +215,14 @@ pub struct EbpfStats {
     pub vlan_restored: u64,
 }
 
-/// One record, owned: what a frame needs.
-struct Pending {
-    data: Vec<u8>,
-    wire_len: u32,
-    ts_ns: i64,
-    ts_source: TsSource,
-    interface: u32,
-    direction: Direction,
-}
-
 /// The eBPF source: one attached [`TcCapture`] per interface, plus an [`XdpCapture`] where it takes
 /// the inbound packets.
 pub struct EbpfSource {
     caps: Vec<Hooks>,
     rx: Vec<RxChoice>,
     ifaces: Vec<String>,
-    queue: VecDeque<Pending>,
-    current: Option<Pending>,
+    queue: VecDeque<OwnedFrame>,
+    current: Option<OwnedFrame>,
     spare: Vec<Vec<u8>>,
     tai_offset_ns: i64,
     stats: Vec<EbpfStats>,
@@ -444,14 +434,18 @@ impl EbpfSource {
             HookDirection::Egress => Direction::Outbound,
             HookDirection::Unknown(_) => Direction::Unknown,
         };
-        self.queue.push_back(Pending {
-            data,
+        let meta = Frame {
+            data: &[],
             wire_len,
             ts_ns: rec.epoch_ns(self.tai_offset_ns),
             ts_source: ts_source_of(rec.ts_source()),
+            link: LinkType::Ethernet,
             interface: i as u32,
             direction,
-        });
+            fcs_len: Some(0),
+            quality: ClockQuality::default(),
+        };
+        self.queue.push_back(OwnedFrame { data, meta });
     }
 
     /// The next frame, waiting up to `timeout` (shared among the interfaces); `None` when none arrived
@@ -469,19 +463,8 @@ impl EbpfSource {
             self.wait_for_records(timeout)?;
         }
         let Some(p) = self.queue.pop_front() else { return Ok(None) };
-        self.stats[p.interface as usize].frames += 1;
-        let p = self.current.insert(p);
-        Ok(Some(Frame {
-            data: &p.data,
-            wire_len: p.wire_len,
-            ts_ns: p.ts_ns,
-            ts_source: p.ts_source,
-            link: LinkType::Ethernet,
-            interface: p.interface,
-            direction: p.direction,
-            fcs_len: Some(0),
-            quality: ClockQuality::default(),
-        }))
+        self.stats[p.meta.interface as usize].frames += 1;
+        Ok(Some(self.current.insert(p).frame()))
     }
 
     /// Reads the rings until one gives a record or `timeout` passes: first every ring without waiting,
@@ -578,7 +561,7 @@ impl EbpfSource {
                 };
                 let bpf = cap.tc.stats().map_err(err)?;
                 let xdp = cap.xdp.as_ref().map(|x| x.stats()).transpose().map_err(err)?;
-                let queued = self.queue.iter().filter(|p| p.interface as usize == i).count() as u64;
+                let queued = self.queue.iter().filter(|p| p.meta.interface as usize == i).count() as u64;
                 Ok(EbpfStats { bpf, xdp, queued, ..*st })
             })
             .collect()

@@ -22,37 +22,7 @@ use super::error::LiveError;
 use super::ring::AfPacket;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use wirestamp_core::{ClockQuality, Direction, Frame, LinkType, TsSource};
-
-/// A frame copied out of its ring.
-#[derive(Debug)]
-struct Held {
-    data: Vec<u8>,
-    wire_len: u32,
-    ts_ns: i64,
-    ts_source: TsSource,
-    link: LinkType,
-    interface: u32,
-    direction: Direction,
-    fcs_len: Option<u8>,
-    quality: ClockQuality,
-}
-
-impl Held {
-    fn frame(&self) -> Frame<'_> {
-        Frame {
-            data: &self.data,
-            wire_len: self.wire_len,
-            ts_ns: self.ts_ns,
-            ts_source: self.ts_source,
-            link: self.link,
-            interface: self.interface,
-            direction: self.direction,
-            fcs_len: self.fcs_len,
-            quality: self.quality,
-        }
-    }
-}
+use wirestamp_core::{Frame, OwnedFrame};
 
 /// What [`RingMerge::next`] found.
 #[derive(Debug)]
@@ -84,11 +54,11 @@ pub struct RingMerge {
     epoch: Option<(Instant, Vec<u64>)>,
     /// Frames per queue that may be taken without waiting (a settled epoch's, or all held at a stop).
     safe: Vec<u64>,
-    queues: Vec<VecDeque<Held>>,
+    queues: Vec<VecDeque<OwnedFrame>>,
     /// Buffers of frames written, for the next copies.
     pool: Vec<Vec<u8>>,
     /// The frame last returned (its buffer goes back to the pool at the next call).
-    out: Option<Held>,
+    out: Option<OwnedFrame>,
     held_bytes: usize,
     cap: usize,
     /// Each queue's first frame's time, rebuilt at each step (kept: no allocation per frame).
@@ -131,7 +101,7 @@ impl RingMerge {
         self.pull(rings)?;
         let mut heads = std::mem::take(&mut self.heads);
         heads.clear();
-        heads.extend(self.queues.iter().map(|q| q.front().map(|h| h.ts_ns)));
+        heads.extend(self.queues.iter().map(|q| q.front().map(|h| h.meta.ts_ns)));
         let full = self.held_bytes >= self.cap;
         let pick = if full && heads.iter().any(Option::is_some) {
             // Full: the earliest goes without waiting for the rings that show nothing.
@@ -168,21 +138,9 @@ impl RingMerge {
         for (ring, q) in rings.iter_mut().zip(&mut self.queues) {
             while self.held_bytes < self.cap && ring.ready() {
                 let Some(f) = ring.next_frame(Duration::ZERO)? else { break };
-                let mut data = self.pool.pop().unwrap_or_default();
-                data.clear();
-                data.extend_from_slice(f.data);
-                self.held_bytes += data.len();
-                q.push_back(Held {
-                    data,
-                    wire_len: f.wire_len,
-                    ts_ns: f.ts_ns,
-                    ts_source: f.ts_source,
-                    link: f.link,
-                    interface: f.interface,
-                    direction: f.direction,
-                    fcs_len: f.fcs_len,
-                    quality: f.quality,
-                });
+                let copy = OwnedFrame::copy_of(&f, self.pool.pop().unwrap_or_default());
+                self.held_bytes += copy.data.len();
+                q.push_back(copy);
             }
             ring.release_consumed();
         }
