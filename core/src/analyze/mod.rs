@@ -411,56 +411,96 @@ pub const REORDER_NS: i64 = STEP_BACK_NS;
 /// first copy). The feed is kept here: the tick may have left the arbiter, whose window is
 /// `--tick-retention`, not the rule's.
 type SymTick = (i64, Session, u64, u32, u16);
-const SYMBOL_HISTORY: usize = 4;
-const NO_TICK: SymTick = (i64::MIN, Session([0; 10]), 0, 0, 0);
 
-/// The recent ticks of one symbol, a ring written in place (rotating an array of them on every tick
-/// cost a memmove per market-data message).
-#[derive(Debug, Clone, Copy)]
+/// The ticks of one symbol an order still to be matched may match, in time order: the newest at or
+/// before the earliest first byte such an order may have (its reach, [`SymbolTicks::reach_of`]) and
+/// every one after it. In steady state a message pushes one and forgets one: a `Vec` read from
+/// `start` on (forgetting is a step of `start`; what is forgotten goes once it is half the `Vec`),
+/// so that the ticks are one slice, in order, for a search by time. (A ring of the last four recorded
+/// with the ticks leaving it kept in a queue beside it cost a third more per message on a busy
+/// symbol: the allowance for orders recorded late keeps a millisecond of ticks.)
+#[derive(Debug, Default)]
 struct SymHistory {
-    ticks: [SymTick; SYMBOL_HISTORY],
-    /// Index of the newest.
-    newest: usize,
+    ticks: Vec<SymTick>,
+    start: usize,
 }
 
 impl SymHistory {
-    const EMPTY: SymHistory = SymHistory { ticks: [NO_TICK; SYMBOL_HISTORY], newest: 0 };
-
-    /// A message of this symbol at `t`. Several at one time (one packet) cannot be told apart by a
-    /// symbol match: the newest is kept and the count says how many shared the time. Returns the
-    /// tick that left the ring to make room if an order starting at `reach` or later may match it:
-    /// unless a tick left in the ring is newer and still at or before `reach` (then every such order
-    /// has a better match). By time, not by place in the ring: ticks recorded out of order are not in
-    /// time order there.
+    /// A message of this symbol at `t`, and an order still to be matched starts at `reach` or later.
+    /// Several at one time (one packet) cannot be told apart by a symbol match: one tick stands for
+    /// them, the last recorded, and its count says how many shared the time. Ticks recorded out of
+    /// order go in their place by time.
     #[inline(always)]
-    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, reach: i64) -> Option<SymTick> {
-        let h = &mut self.ticks[self.newest];
-        if h.0 == t {
-            *h = (t, session, seq, h.3 + 1, feed);
-            return None;
+    fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, reach: i64) {
+        // `forget_before` leaves a tick: the last of `ticks`, when there is one, is a live one.
+        match self.ticks.last_mut() {
+            Some(b) if b.0 == t => *b = (t, session, seq, b.3 + 1, feed),
+            Some(b) if b.0 > t => self.insert((t, session, seq, 1, feed)),
+            _ => self.ticks.push((t, session, seq, 1, feed)),
         }
-        self.newest = (self.newest + 1) % SYMBOL_HISTORY;
-        let left = std::mem::replace(&mut self.ticks[self.newest], (t, session, seq, 1, feed));
-        let superseded = self.ticks.iter().any(|k| k.3 > 0 && k.0 > left.0 && k.0 <= reach);
-        (left.3 > 0 && !superseded).then_some(left)
+        self.forget_before(reach);
+    }
+
+    /// The ticks kept, in time order.
+    fn live(&self) -> &[SymTick] {
+        self.ticks.get(self.start..).unwrap_or_default()
+    }
+
+    /// A tick recorded after a newer one.
+    #[cold]
+    fn insert(&mut self, tick: SymTick) {
+        let at = self.start + self.live().partition_point(|k| k.0 <= tick.0);
+        match self.ticks[self.start..at].last_mut() {
+            Some(k) if k.0 == tick.0 => *k = (tick.0, tick.1, tick.2, k.3 + 1, tick.4),
+            _ => self.ticks.insert(at, tick),
+        }
+    }
+
+    /// Forgets the ticks no order starting at `from` or later can match: those followed by a tick at
+    /// or before it (every such order has that one, or a newer one, as a better match).
+    #[inline(always)]
+    fn forget_before(&mut self, from: i64) {
+        let mut s = self.start;
+        while self.ticks.get(s + 1).is_some_and(|k| k.0 <= from) {
+            s += 1;
+        }
+        if s != self.start {
+            self.start = s;
+            if s >= 16 && s * 2 >= self.ticks.len() {
+                self.compact();
+            }
+        }
+    }
+
+    #[cold]
+    fn compact(&mut self) {
+        self.ticks.drain(..self.start);
+        self.start = 0;
     }
 
     /// The newest tick at or before `t`, by time (of two at one time, the one recorded last).
     fn at_or_before(&self, t: i64) -> Option<SymTick> {
-        newest_by_time((0..SYMBOL_HISTORY).map(|k| self.ticks[(self.newest + SYMBOL_HISTORY - k) % SYMBOL_HISTORY]), t)
-    }
-}
-
-/// Of `ticks`, recorded last first, the newest at or before `t` by time (the first found of those
-/// sharing its time). An empty slot counts no message (its time, i64::MIN, may be a tick's too).
-fn newest_by_time(ticks: impl Iterator<Item = SymTick>, t: i64) -> Option<SymTick> {
-    let mut best: Option<SymTick> = None;
-    for k in ticks.filter(|k| k.3 > 0 && k.0 <= t) {
-        if best.is_none_or(|b| k.0 > b.0) {
-            best = Some(k);
+        let live = self.live();
+        match live.last() {
+            Some(b) if b.0 <= t => Some(*b),
+            _ => live.partition_point(|k| k.0 <= t).checked_sub(1).map(|i| live[i]),
         }
     }
-    best
+
+    /// Gives tick `(session, seq)`, if kept, time `t` and feed `feed`; returns it if so.
+    fn retime(&mut self, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
+        let live = self.ticks.get_mut(self.start..).unwrap_or_default();
+        let mut found = None;
+        for k in live.iter_mut().filter(|k| k.1 == session && k.2 == seq) {
+            (k.0, k.4) = (t, feed);
+            found = Some(*k);
+        }
+        if found.is_some() {
+            // Kept in time order (stable: of two at one time, the one recorded last stays last).
+            live.sort_by_key(|k| k.0);
+        }
+        found
+    }
 }
 
 /// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
@@ -572,15 +612,9 @@ struct SymbolTicks {
     by_locate: Vec<(Symbol, u32)>,
     /// The earliest first byte an order held by reassembly may have ([`Analyzer::hold_from`];
     /// `i64::MAX`: none). With an order recorded up to [`REORDER_NS`] late, that and the allowance
-    /// make how far back an order still to come may start ([`SymbolTicks::reach_of`]): a tick that
-    /// leaves a ring and may be such an order's match waits in `older`.
+    /// make how far back an order still to come may start ([`SymbolTicks::reach_of`]): the histories
+    /// keep what such an order may match.
     hold_from: i64,
-    /// The rule's window: a tick older than `hold_from` by more than this matches no order.
-    window_ns: i64,
-    /// Ticks that left their symbol's ring that an order held, or recorded late, may match
-    /// ([`SymbolTicks::keep`]), by history index, in time order (of two at one time, the one that left
-    /// first first).
-    older: Vec<VecDeque<SymTick>>,
     /// The latest first byte of an order parked under the symbol rule (`i64::MIN`: none): a tick at
     /// or before it, recorded from now on, may be a parked order's match, and waits in `late`.
     parked_to: i64,
@@ -589,15 +623,12 @@ struct SymbolTicks {
 }
 
 impl SymbolTicks {
-    /// Empty, for the symbol rule's `window_ns`.
-    fn new(window_ns: i64) -> Self {
+    fn new() -> Self {
         SymbolTicks {
             index: FxHashMap::default(),
             histories: Vec::new(),
             by_locate: Vec::new(),
             hold_from: i64::MAX,
-            window_ns,
-            older: Vec::new(),
             parked_to: i64::MIN,
             late: Vec::new(),
         }
@@ -617,22 +648,16 @@ impl SymbolTicks {
 
     #[inline(always)]
     fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
+        let reach = Self::reach_of(self.hold_from, t);
         // An unset locate holds no history index (`u32::MAX`), whatever its symbol bytes.
         if let Some(&(s, i)) = self.by_locate.get(usize::from(locate))
             && s == symbol
             && let Some(h) = self.histories.get_mut(i as usize)
         {
-            let reach = Self::reach_of(self.hold_from, t);
-            if let Some(left) = h.push(t, session, seq, feed, reach) {
-                self.keep(i, left, reach);
-            }
-            return;
+            return h.push(t, session, seq, feed, reach);
         }
         let i = self.find(locate, symbol);
-        let reach = Self::reach_of(self.hold_from, t);
-        if let Some(left) = self.histories[i as usize].push(t, session, seq, feed, reach) {
-            self.keep(i, left, reach);
-        }
+        self.histories[i as usize].push(t, session, seq, feed, reach);
     }
 
     /// How far back an order still to be matched may start, at capture time `now`: one held by
@@ -643,52 +668,22 @@ impl SymbolTicks {
         hold_from.min(now.saturating_sub(REORDER_NS)).max(now.saturating_sub(HOLD_MAX_NS))
     }
 
-    /// A tick that left history `i` that an order starting at `reach` or later may match.
-    #[inline(never)]
-    fn keep(&mut self, i: u32, tick: SymTick, reach: i64) {
-        if tick.0 < reach.saturating_sub(self.window_ns) {
-            return;
-        }
-        // In time order (ticks recorded out of order leave the ring out of order): the newest at or
-        // before a time is then the last such, and the oldest the first to forget.
-        let i = i as usize;
-        if self.older.len() <= i {
-            self.older.resize_with(i + 1, VecDeque::new);
-        }
-        let q = &mut self.older[i];
-        if q.back().is_none_or(|k| k.0 <= tick.0) {
-            q.push_back(tick);
-        } else {
-            let at = q.partition_point(|k| k.0 <= tick.0);
-            q.insert(at, tick);
-        }
-        // What no order from `reach` on can match goes (the others' at `prune`).
-        forget_before(q, &self.histories[i].ticks, reach);
-    }
-
-    /// Sets [`SymbolTicks::hold_from`]. (The ticks kept for an order held go as time passes: `keep`
+    /// Sets [`SymbolTicks::hold_from`]. (The ticks kept for an order held go as time passes: `push`
     /// and `prune`.)
     fn hold(&mut self, from: i64) {
         self.hold_from = from;
     }
 
-    /// Forgets the kept ticks no order starting at `from` or later can match: those followed by a tick
-    /// at or before it.
+    /// Forgets the ticks no order starting at `from` or later can match, whatever their symbol.
     fn prune(&mut self, from: i64) {
-        for (q, h) in self.older.iter_mut().zip(&self.histories).filter(|(q, _)| !q.is_empty()) {
-            forget_before(q, &h.ticks, from);
+        for h in &mut self.histories {
+            h.forget_before(from);
         }
     }
 
-    /// The newest tick of `symbol` at or before `t`, by time: in its ring or among those kept.
+    /// The newest tick of `symbol` at or before `t`, by time.
     fn at_or_before(&self, symbol: Symbol, t: i64) -> Option<SymTick> {
-        let &i = self.index.get(&symbol)?;
-        let ring = self.histories[i as usize].at_or_before(t);
-        let kept = self.older.get(i as usize).and_then(|q| q.iter().rev().find(|k| k.0 <= t).copied());
-        match (ring, kept) {
-            (Some(r), Some(k)) if k.0 > r.0 => Some(k),
-            (r, k) => r.or(k),
-        }
+        self.histories[*self.index.get(&symbol)? as usize].at_or_before(t)
     }
 
     #[cold]
@@ -696,7 +691,7 @@ impl SymbolTicks {
         let next = self.histories.len() as u32;
         let i = *self.index.entry(symbol).or_insert(next);
         if i == next {
-            self.histories.push(SymHistory::EMPTY);
+            self.histories.push(SymHistory::default());
         }
         let at = usize::from(locate);
         if self.by_locate.len() <= at {
@@ -711,43 +706,10 @@ impl SymbolTicks {
     /// A parked order may match it at its new time: it is then in [`SymbolTicks::late`] too.
     fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
         let Some(&(symbol, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        let mut found = None;
-        if let Some(h) = self.histories.get_mut(i as usize) {
-            for k in h.ticks.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
-                (k.0, k.4) = (t, feed);
-                found = Some(*k);
-            }
-        }
-        if let Some(q) = self.older.get_mut(i as usize) {
-            for k in q.iter_mut().filter(|k| k.3 > 0 && k.1 == session && k.2 == seq) {
-                (k.0, k.4) = (t, feed);
-                found = Some(*k);
-            }
-            // Kept in time order.
-            q.make_contiguous().sort_by_key(|k| k.0);
-        }
+        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(session, seq, t, feed));
         if let Some(k) = found.filter(|_| t <= self.parked_to) {
             self.late.push((symbol, k));
         }
-    }
-}
-
-/// Forgets the oldest of `q` (kept ticks of one symbol, in time order, whose ring is `ring`) while a
-/// tick after it, kept or in the ring, is at or before `from`: every order from then on has that one,
-/// or a newer one, as a better match.
-fn forget_before(q: &mut VecDeque<SymTick>, ring: &[SymTick; SYMBOL_HISTORY], from: i64) {
-    loop {
-        let gone = match (q.front(), q.get(1)) {
-            // With a later one kept, that decides: the ring's ticks left it after the kept ones did,
-            // so they are newer in order (recorded out of order, one may be kept a while longer).
-            (Some(_), Some(next)) => next.0 <= from,
-            (Some(first), None) => ring.iter().any(|k| k.3 > 0 && k.0 > first.0 && k.0 <= from),
-            (None, _) => false,
-        };
-        if !gone {
-            break;
-        }
-        q.pop_front();
     }
 }
 
@@ -1125,11 +1087,7 @@ impl Analyzer {
         // The arbitration window is --tick-retention whatever the rule (the symbol rule keeps its
         // own history, with the feed of each tick).
         let arbiter = Arbiter::new(cfg.tick_retain_ns, 1 << 22);
-        let window_ns = match cfg.matching {
-            MatchRule::Symbol { window_ns } => window_ns,
-            MatchRule::Token { .. } => 0,
-        };
-        let last_by_symbol = SymbolTicks::new(window_ns);
+        let last_by_symbol = SymbolTicks::new();
         Analyzer {
             cfg,
             feeds,

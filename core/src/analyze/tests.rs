@@ -103,7 +103,7 @@ fn exchange_to_capture_delay_across_midnight_and_dst() {
 fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     let (aapl, msft, zero) = (Symbol(*b"AAPL    "), Symbol(*b"MSFT    "), Symbol([0; 8]));
     let s = Session(*b"SESSION001");
-    let mut ticks = SymbolTicks::new(1_000_000_000);
+    let mut ticks = SymbolTicks::new();
     // AAPL under locate 7; MSFT under locate 2; then locate 7 reused for MSFT (a new directory):
     // MSFT's history continues; AAPL's keeps its ticks. A symbol of zero bytes under a locate
     // never set (it holds a placeholder of zero bytes) is a symbol like any other.
@@ -121,63 +121,63 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     assert_eq!(newest(Symbol(*b"IBM     "), 1_000), None);
 }
 
-/// While an order may start as early as `hold_from`, the ticks that leave a symbol's ring of four
-/// and may be its match are kept (not those followed by a tick at or before it, nor those older than
-/// the window before it); moving the hold on and pruning forgets those no order can match any more,
-/// and with no hold, those no order recorded up to `REORDER_NS` late can. (Ticks 10 ms apart: beyond
-/// the reorder allowance, which keeps the last millisecond's.)
+/// While an order may start as early as `hold_from`, the ticks of a symbol that may be its match
+/// are kept (not those followed by a tick at or before it); moving the hold on and pruning forgets
+/// those no order can match any more, and with no hold, those no order recorded up to `REORDER_NS`
+/// late can. (Ticks 10 ms apart: beyond the reorder allowance, which keeps the last millisecond's.)
 #[test]
 fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
     const U: i64 = 100_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new(1_000 * U);
+    let mut ticks = SymbolTicks::new();
     ticks.hold(250 * U);
-    // Ticks at 100, 200, ..., 900: the ring holds the last four (600..900).
+    // Ticks at 100, 200, ..., 900.
     for n in 1..=9u64 {
         ticks.push(7, aapl, n as i64 * 100 * U, s, n, 0);
     }
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
-    let older = |ticks: &SymbolTicks| ticks.older.first().into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
+    let kept = |ticks: &SymbolTicks| ticks.histories[0].live().iter().map(|k| k.0 / U).collect::<Vec<_>>();
     // 200 (followed by 300, after the hold's 250) and everything after it were kept; 100 (followed by
     // 200) was not: no order starting at 250 or later matches it.
     assert_eq!(newest(&ticks, 260), Some((200, 2)));
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
     assert_eq!(newest(&ticks, 199), None);
-    assert_eq!(older(&ticks), [200, 300, 400, 500]);
+    assert_eq!(kept(&ticks), [200, 300, 400, 500, 600, 700, 800, 900]);
     // The hold moves on to 420: 200 and 300 (followed by ticks at or before 420) go.
     ticks.hold(420 * U);
     ticks.prune(420 * U);
-    assert_eq!(older(&ticks), [400, 500]);
+    assert_eq!(kept(&ticks), [400, 500, 600, 700, 800, 900]);
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
     // No order held: only what an order recorded late may match (from 900 less the allowance on:
-    // the ring's).
+    // 800, the newest at or before 890, and 900).
     ticks.hold(i64::MAX);
     ticks.prune(SymbolTicks::reach_of(i64::MAX, 900 * U));
-    assert!(ticks.older.iter().all(VecDeque::is_empty));
+    assert_eq!(kept(&ticks), [800, 900]);
     assert_eq!(newest(&ticks, 450), None);
-    // The tick at 4,000 is the match of an order at 5,000 (the next is at 9,000): kept with a window of
-    // 1,000, not with one of 500, in which no order from 5,000 on matches it.
-    for (window, kept) in [(1_000, vec![4_000]), (500, vec![])] {
-        let mut ticks = SymbolTicks::new(window * U);
-        ticks.hold(5_000 * U);
-        for (n, t) in [1_000, 2_000, 3_000, 4_000, 9_000, 9_100, 9_200, 9_300].into_iter().enumerate() {
-            ticks.push(7, aapl, t * U, s, n as u64, 0);
-        }
-        assert_eq!(older(&ticks), kept, "window {window}");
+    assert_eq!(newest(&ticks, 899), Some((800, 8)));
+    // A tick followed by none at or before the hold stays, however old: the tick at 4,000 is the match
+    // of an order at 5,000 (the next is at 9,000); whether it is within the rule's window is the rule's
+    // to judge.
+    let mut ticks = SymbolTicks::new();
+    ticks.hold(5_000 * U);
+    for (n, t) in [1_000, 2_000, 3_000, 4_000, 9_000, 9_100, 9_200, 9_300].into_iter().enumerate() {
+        ticks.push(7, aapl, t * U, s, n as u64, 0);
     }
+    assert_eq!(kept(&ticks), [4_000, 9_000, 9_100, 9_200, 9_300]);
 }
 
 /// Ticks recorded out of time order (a host reordering frames): the match is the newest by time, not
-/// the one recorded last; a tick leaving the ring while an order is held is kept (in time order) unless
-/// a tick left in the ring is newer and at or before the hold, whatever their order there; moving the
-/// hold on forgets what is older than an order from then on would match. (Ticks 10 ms apart.)
+/// the one recorded last; while an order is held, the newest tick at or before the hold and those
+/// after it are kept, in time order, whatever the order they were recorded in; moving the hold on
+/// forgets what is older than an order from then on would match; a tick recorded late at the time of
+/// one kept joins it (one tick of two messages). (Ticks 10 ms apart.)
 #[test]
 fn ticks_recorded_out_of_order_are_matched_by_time() {
     const U: i64 = 100_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
-    let older = |ticks: &SymbolTicks| ticks.older.first().into_iter().flatten().map(|k| k.0 / U).collect::<Vec<_>>();
-    let mut ticks = SymbolTicks::new(1_000 * U);
+    let kept = |ticks: &SymbolTicks| ticks.histories[0].live().iter().map(|k| k.0 / U).collect::<Vec<_>>();
+    let mut ticks = SymbolTicks::new();
     for (n, t) in [(1, 100), (3, 300), (2, 200)] {
         ticks.push(7, aapl, t * U, s, n, 0);
     }
@@ -185,24 +185,28 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
     assert_eq!(newest(&ticks, 250), Some((200, 2)));
     assert_eq!(newest(&ticks, 150), Some((100, 1)));
 
-    let mut ticks = SymbolTicks::new(1_000 * U);
+    let mut ticks = SymbolTicks::new();
     ticks.hold(250 * U);
-    // Recorded: 100, 300, 200, 400, ..., 700; the ring keeps the last four recorded (400..700).
+    // Recorded: 100, 300, 200, 400, ..., 700.
     for (n, t) in [(1, 100), (3, 300), (2, 200), (4, 400), (5, 500), (6, 600), (7, 700)] {
         ticks.push(7, aapl, t * U, s, n, 0);
     }
-    // 100 left while 200 (at or before the hold) was in the ring: not kept. 300 and 200 left with
-    // none such left: kept, in time order.
-    assert_eq!(older(&ticks), [200, 300]);
+    // 100 is followed by 200, at or before the hold: gone. The rest, in time order.
+    assert_eq!(kept(&ticks), [200, 300, 400, 500, 600, 700]);
     assert_eq!(newest(&ticks, 260), Some((200, 2)));
     assert_eq!(newest(&ticks, 350), Some((300, 3)));
     assert_eq!(newest(&ticks, 450), Some((400, 4)));
     assert_eq!(newest(&ticks, 199), None);
-    // From 320 on, an order matches 300 or newer: 200 goes, though it left last.
+    // From 320 on, an order matches 300 or newer: 200 goes, though it was recorded after 300.
     ticks.hold(320 * U);
     ticks.prune(320 * U);
-    assert_eq!(older(&ticks), [300]);
+    assert_eq!(kept(&ticks), [300, 400, 500, 600, 700]);
     assert_eq!(newest(&ticks, 350), Some((300, 3)));
+    // A tick recorded late at 500 joins the one kept there: two messages at that time, named by the
+    // one recorded last.
+    ticks.push(7, aapl, 500 * U, s, 8, 0);
+    assert_eq!(kept(&ticks), [300, 400, 500, 600, 700]);
+    assert_eq!(ticks.at_or_before(aapl, 550 * U).map(|k| (k.0 / U, k.2, k.3)), Some((500, 8, 2)));
 }
 
 /// An order recorded after newer ticks of its symbol (a host reordering frames by less than a
@@ -212,8 +216,8 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
 fn ticks_an_order_recorded_late_may_match_are_kept() {
     const US: i64 = 1_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new(1_000_000 * US);
-    // A tick every 10 us for 2 ms: the ring holds the last four.
+    let mut ticks = SymbolTicks::new();
+    // A tick every 10 us for 2 ms.
     for n in 0..200u64 {
         ticks.push(7, aapl, n as i64 * 10 * US, s, n, 0);
     }
@@ -233,7 +237,7 @@ fn ticks_an_order_recorded_late_may_match_are_kept() {
 fn a_hold_keeps_ticks_at_most_its_bound_back() {
     const MS: i64 = 1_000_000;
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new(1_000 * MS);
+    let mut ticks = SymbolTicks::new();
     ticks.hold(0);
     let mut most = 0;
     for n in 1..=10_000u64 {
@@ -242,12 +246,11 @@ fn a_hold_keeps_ticks_at_most_its_bound_back() {
         if n % 1_000 == 0 {
             ticks.prune(0i64.max(t - HOLD_MAX_NS));
         }
-        most = most.max(ticks.older.first().map_or(0, |q| q.len()));
+        most = most.max(ticks.histories[0].live().len());
     }
-    // Kept from the newest tick at or before the bound (now - 1 s) on, less the ring's four.
-    assert!((995..=1_000).contains(&most), "{most}");
-    let kept = ticks.older.first().map_or(0, |q| q.len());
-    assert!((995..=1_000).contains(&kept), "{kept}");
+    // Kept from the newest tick at or before the bound (now - 1 s) on: that one and the 1,000 after it.
+    assert_eq!(most, 1_001);
+    assert_eq!(ticks.histories[0].live().len(), 1_001);
 }
 
 /// Times at the ends of the i64 range (a pcapng whose `if_tsoffset` takes its stamps beyond the
@@ -332,12 +335,12 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
 #[test]
 fn a_tick_at_the_start_of_the_range_is_found_by_symbol() {
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new(1_000_000_000);
+    let mut ticks = SymbolTicks::new();
     ticks.push(7, aapl, i64::MIN, s, 1, 3);
     let newest = |t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2, k.3, k.4));
     assert_eq!(newest(i64::MIN), Some((i64::MIN, 1, 1, 3)));
     assert_eq!(newest(0), Some((i64::MIN, 1, 1, 3)));
-    assert_eq!(SymHistory::EMPTY.at_or_before(i64::MIN), None);
+    assert_eq!(SymHistory::default().at_or_before(i64::MIN), None);
 }
 
 /// Two sessions of one feed, each with a gap of nearly 2^64 sequences (hostile or corrupt
