@@ -555,6 +555,45 @@ fn an_order_times_out_even_when_frames_come_out_of_time_order() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Frames drifting out of time order a little at a time, each within 1 ms of the frame before it (no
+/// step back) but up to 1.1 ms behind the latest: the terminal says the reordering exceeds what the
+/// analysis waits for; within 1 ms, that it is waited for.
+#[test]
+fn reordering_beyond_the_allowance_is_reported_as_such() {
+    const US: i64 = 1_000;
+    let dir = tmpdir("reorder-beyond");
+    let md = |seq: u64| {
+        support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
+    };
+    let t0 = support::T0;
+    // Recorded at 0, 1,400, 600 and 300 us: 800 and 1,100 us behind the latest, 800 and 300 us behind
+    // the frame before. Then the same with 900 instead of 1,400: 300 and 600 us behind.
+    for (latest, want) in [
+        (
+            1_400,
+            "time: 2 frames were recorded after a frame timed later (out of time order, by up to 1.100ms): more \
+                 than the 1ms the analysis waits for: a trigger, order or response recorded that far out of order \
+                 may be unmatched or paired with another",
+        ),
+        (
+            900,
+            "time: 2 frames were recorded after a frame timed later (out of time order, by up to 600.00us): what \
+               comes up to 1ms out of order is waited for",
+        ),
+    ] {
+        let cap = dir.join(format!("drift-{latest}.pcap"));
+        let frames: Vec<(i64, Vec<u8>)> =
+            [0, latest, 600, 300].iter().enumerate().map(|(i, &us)| (t0 + us * US, md(i as u64 + 1))).collect();
+        support::write_pcap(&cap, &frames);
+        let r = support::analyze_json(&["--md", "udp:233.54.12.111:26477"], &cap);
+        let c = &r["counters"];
+        assert_eq!([&c["reordered_frames"], &c["time_steps_back"]], [2, 0], "{latest}");
+        let text = support::analyze_text(&["--md", "udp:233.54.12.111:26477"], &cap);
+        assert!(text.contains(want), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A capture whose clock steps back 2 h after frame 3 (editcap -t on part of a file, a host's clock
 /// stepped by NTP), and frames recorded 0.5 ms out of order (multi-queue capture, not a step): the
 /// step is counted, with its size and frame, in the JSON and under the table.

@@ -901,10 +901,17 @@ impl Report {
             let _ = writeln!(o, "input: {w}");
         }
         if c.reordered_frames > 0 {
+            // Beyond the allowance with no step back: frames drift out of order a little at a time.
+            let waited = match c.largest_reorder_ns <= super::REORDER_NS.unsigned_abs() {
+                true => "what comes up to 1ms out of order is waited for",
+                false => {
+                    "more than the 1ms the analysis waits for: a trigger, order or response recorded that far out \
+                     of order may be unmatched or paired with another"
+                }
+            };
             let _ = writeln!(
                 o,
-                "time: {} frames were recorded after a frame timed later (out of time order, by up to {}): what \
-                 comes up to 1ms out of order is waited for",
+                "time: {} frames were recorded after a frame timed later (out of time order, by up to {}): {waited}",
                 c.reordered_frames,
                 format_ns(i64::try_from(c.largest_reorder_ns).unwrap_or(i64::MAX))
             );
