@@ -30,7 +30,7 @@ use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
-    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, RingMerge, Step, TsMode,
+    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, RingMerge, Step, TsMode, offloads,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -463,6 +463,18 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// The offloads of `iface` that merge what a source sees inbound (`rx`: after GRO) or outbound (`tx`:
+/// before the NIC segments), warned of now and written with the mode into the file's comment.
+fn offload_warning(iface: &str, rx: bool, tx: bool) -> Option<String> {
+    match offloads(iface) {
+        Ok(o) => o.warning(iface, rx, tx).inspect(|w| tracing::warn!("{w}")),
+        Err(e) => {
+            tracing::debug!("{iface}: offloads not read (ethtool): {e}");
+            None
+        }
+    }
+}
+
 pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     install_signal_handlers();
     let ifaces: Vec<String> = match (&args.source, args.interface.as_slice()) {
@@ -543,6 +555,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     )),
                     _ => {}
                 }
+                // tc ingress runs after GRO; egress before the NIC segments.
+                modes.extend(offload_warning(name, c.hook == "tc", true));
             }
             let specs: Vec<String> = flows.iter().map(flow_name).collect();
             modes.push(format!(
@@ -598,6 +612,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 cfg.block_nr = args.ring_mb.max(1);
                 cfg.interface_id = id as u32;
                 rings.push(AfPacket::open(&cfg)?);
+                modes.extend(offload_warning(name, true, true));
             }
             mode_line = modes.join("; ");
             // The merge's queues may hold as much as the rings: the wait (about 30 ms) is covered
@@ -608,7 +623,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         CaptureSource::Pcap => {
             let p = PcapLive::open(&iface, args.filter.as_deref(), snaplen as i32, 0)?;
-            mode_line = format!("{iface}: libpcap, timestamp type {} (nanosecond precision)", p.tstamp_type);
+            mode_line =
+                std::iter::once(format!("{iface}: libpcap, timestamp type {} (nanosecond precision)", p.tstamp_type))
+                    .chain(offload_warning(&iface, true, true))
+                    .collect::<Vec<_>>()
+                    .join("; ");
             Source::Pcap(p)
         }
         CaptureSource::Stdin => {

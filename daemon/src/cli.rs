@@ -136,8 +136,8 @@ pub enum Command {
 
     /// Check whether this host can measure, each check with its reason and fix.
     ///
-    /// TSC and clocksource, NIC timestamping, PHC, ptp4l/phc2sys, capabilities, CPU isolation and
-    /// governor. Each check passes, warns or fails with the reason and the fix; the exit status is
+    /// TSC and clocksource, NIC timestamping, PHC, offloads that merge captured frames (GRO, LRO,
+    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or fails with the reason and the fix; the exit status is
     /// non-zero when a check fails.
     Doctor(DoctorArgs),
 

@@ -2,7 +2,8 @@
 //! fix; the exit status is 1 when any check fails.
 //!
 //! Sources: CPUID 0x80000007 EDX bit 8 (invariant TSC), sysfs clocksource, ETHTOOL_GET_TS_INFO and
-//! SIOCGHWTSTAMP per interface, `/dev/ptpN` (read through its dynamic POSIX clock), `adjtimex` (kernel
+//! SIOCGHWTSTAMP per interface, the ethtool GRO/LRO/TSO flags per interface, `/dev/ptpN` (read through
+//! its dynamic POSIX clock), `adjtimex` (kernel
 //! clock sync status), `/proc/*/comm` (ptp4l, phc2sys, chronyd, ntpd), `CapEff` in `/proc/self/status`,
 //! `/sys/devices/system/cpu/isolated`, cpufreq governors.
 
@@ -12,7 +13,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_capture::live::{HwTsDevice, Ioctl, phc, pmc, ts_info};
+use wirestamp_capture::live::{HwTsDevice, Ioctl, offloads, phc, pmc, ts_info};
 
 /// Outcome of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -124,6 +125,23 @@ fn nic_checks(iface: &str, out: &mut Vec<Check>) {
         ));
     }
     out.push(phc_check(iface, info.phc_index));
+    out.push(offload_check(iface));
+}
+
+/// GRO, LRO and TSO: what a host capture sees of the wire (AF_PACKET and libpcap see both directions).
+fn offload_check(iface: &str) -> Check {
+    let name = format!("offload:{iface}");
+    match offloads(iface) {
+        Ok(o) => match o.warning(iface, true, true) {
+            Some(w) => {
+                let w = w.strip_prefix(&format!("{iface}: ")).unwrap_or(&w);
+                let (detail, fix) = w.split_once("; for a frame per wire packet: ").unwrap_or((w, ""));
+                check(name, Status::Warn, detail, Some(fix).filter(|f| !f.is_empty()))
+            }
+            None => check(name, Status::Pass, "GRO, LRO and TSO off: a frame captured is a packet on the wire", None),
+        },
+        Err(e) => check(name, Status::Warn, format!("offloads not readable (ethtool): {e}"), None),
+    }
 }
 
 /// Reads a PHC through its dynamic POSIX clock and compares it with CLOCK_REALTIME read around it.

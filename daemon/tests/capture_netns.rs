@@ -1501,3 +1501,51 @@ fn rotated_files_count_their_own_frames_and_drops() {
     assert_eq!(report["counters"]["capture_drops"], dropped, "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Offloads that merge what a host capture sees: with veth's TSO on (its default), 20,000 bytes of TCP
+/// written at once are captured as frames longer than any on the wire, and the capture says so, with
+/// the fix, on stderr and in the file's comment (capinfos reads it); with TSO off, every frame is a
+/// wire packet (at most 1,514 bytes) and nothing is said. Both host sources (AF_PACKET, libpcap).
+#[test]
+fn offloads_that_merge_frames_are_warned_of_and_are_what_the_capture_sees() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    const TCP_PORT: u16 = 40100;
+    let pair = VethPair::new();
+    let dir = tmp("offload");
+    let listener = pair.b.run(|| TcpListener::bind((ADDR_B, TCP_PORT)).unwrap());
+    let warning = "va: TSO on: sent TCP may be captured as one frame the NIC then cuts into several segments (one \
+                   stamp for them all); for a frame per wire packet: ethtool -K va tso off";
+    for source in ["afpacket", "pcap"] {
+        for tso in ["on", "off"] {
+            let o = pair.a.command("ethtool", &["-K", "va", "tso", tso]);
+            assert!(o.status.success(), "ethtool: {}", String::from_utf8_lossy(&o.stderr));
+            let out = dir.join(format!("{source}-{tso}.pcapng"));
+            let a = args(&["--source", source, "-i", "va", "-f", "tcp port 40100", "--no-hwtstamp"], &out);
+            let child = start(&pair.a, a, dir.join(format!("{source}-{tso}.pcapng.part")));
+            let mut client = pair.a.run(|| TcpStream::connect((ADDR_B, TCP_PORT)).unwrap());
+            let (mut server, _) = listener.accept().unwrap();
+            client.write_all(&[0x5a; 20_000]).unwrap();
+            server.read_exact(&mut [0; 20_000]).unwrap();
+            drop((client, server));
+            std::thread::sleep(Duration::from_millis(300));
+            // SAFETY: signals our own child by pid.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+            let res = finish(child, 10);
+            let err = String::from_utf8_lossy(&res.stderr);
+            assert!(res.status.success(), "{err}");
+            // (libpcap gives no direction; what comes back is ACKs.)
+            let longest = frames(&out).iter().map(|f| f.2).max().unwrap();
+            let info = Command::new("capinfos").arg("-k").arg(&out).output().unwrap();
+            let comment = String::from_utf8_lossy(&info.stdout);
+            if tso == "on" {
+                assert!(longest > 1_514, "{source}: TSO on, longest frame {longest}");
+                assert!(err.contains(warning), "{source}: {err}");
+                assert!(comment.contains(warning), "{source}: {comment}");
+            } else {
+                assert!(longest <= 1_514, "{source}: TSO off, longest frame {longest}");
+                assert!(!err.contains("TSO") && !comment.contains("TSO"), "{source}: {err}\n{comment}");
+            }
+        }
+    }
+}

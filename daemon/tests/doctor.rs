@@ -49,6 +49,44 @@ fn veth_is_software_only_without_phc_and_root_has_the_capabilities() {
     assert!(out.status.success());
 }
 
+/// GRO, LRO and TSO, turned on and off with ethtool: veth has TSO on and GRO off by default.
+#[test]
+fn offloads_that_merge_frames_are_a_warning_with_the_fix() {
+    let ns = netns::VethPair::new();
+    let doctor =
+        || -> Value { serde_json::from_slice(&ns.a.command(BIN, &["doctor", "-i", "va", "--json"]).stdout).unwrap() };
+    let ethtool = |args: &[&str]| assert!(ns.a.command("ethtool", args).status.success(), "ethtool {args:?}");
+    let fix = |doc: &Value| {
+        doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == "offload:va").unwrap()["fix"].clone()
+    };
+    let doc = doctor();
+    assert_eq!(
+        status_of(&doc, "offload:va"),
+        (
+            "warn",
+            "TSO on: sent TCP may be captured as one frame the NIC then cuts into several segments (one stamp for \
+             them all)"
+        )
+    );
+    assert_eq!(fix(&doc), "ethtool -K va tso off");
+    ethtool(&["-K", "va", "tso", "off", "gro", "on"]);
+    let doc = doctor();
+    assert_eq!(
+        status_of(&doc, "offload:va"),
+        (
+            "warn",
+            "GRO on: received TCP segments may be captured merged into one frame, stamped once (a response's time \
+             may be an earlier segment's)"
+        )
+    );
+    assert_eq!(fix(&doc), "ethtool -K va gro off");
+    ethtool(&["-K", "va", "gro", "off"]);
+    assert_eq!(
+        status_of(&doctor(), "offload:va"),
+        ("pass", "GRO, LRO and TSO off: a frame captured is a packet on the wire")
+    );
+}
+
 #[test]
 fn a_failed_check_exits_non_zero() {
     let out = std::process::Command::new(BIN).args(["doctor", "-i", "nosuch0"]).output().unwrap();
