@@ -609,7 +609,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 let mut cfg = RingConfig::new(name);
                 cfg.filter = args.filter.clone();
                 cfg.snaplen = snaplen;
-                cfg.block_nr = args.ring_mb.max(1);
+                cfg.set_ring_mb(args.ring_mb);
                 cfg.interface_id = id as u32;
                 rings.push(AfPacket::open(&cfg)?);
                 modes.extend(offload_warning(name, true, true));

@@ -335,7 +335,9 @@ pub struct CaptureArgs {
     /// 0 means the largest, 262144, as with tcpdump's `-s 0`.
     #[arg(long, default_value_t = 262_144, value_name = "BYTES")]
     pub snaplen: u32,
-    /// AF_PACKET ring size in MiB (ebpf: the BPF ring buffer per interface, rounded up to a power of two).
+    /// AF_PACKET ring size in MiB, per interface, in blocks of 1 MiB (256 KiB below 4 MiB: at least four
+    /// blocks, one filled while another is read); ebpf: the BPF ring buffer per interface, rounded up
+    /// to a power of two.
     /// The kernel takes it from the memory other processes use: at least 1, and at most a quarter of
     /// the memory available (MemAvailable) for all the interfaces.
     #[arg(long, default_value_t = 8, value_name = "MB")]

@@ -1549,3 +1549,30 @@ fn offloads_that_merge_frames_are_warned_of_and_are_what_the_capture_sees() {
         }
     }
 }
+
+/// The smallest ring, `--ring-mb 1`, loses nothing at a steady rate: it is cut into blocks the kernel
+/// fills while wirestamp reads another (as one block of 1 MiB, every frame that came while wirestamp
+/// held it was dropped).
+#[test]
+fn the_smallest_ring_loses_nothing_at_a_steady_rate() {
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("ring-1");
+    let out = dir.join("r.pcapng");
+    const N: u32 = 2_000;
+    let args =
+        args(&["-i", "va", "-f", "udp port 40000", "--ring-mb", "1", "-c", &N.to_string(), "--no-hwtstamp"], &out);
+    let child = start(&pair.a, args, dir.join("r.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    for _ in 0..N {
+        sa.send_to(&[0x5a; 100], (ADDR_B, PORT)).unwrap();
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    let res = finish(child, 15);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let (_, va) = counter_line(&err, "kernel (va):");
+    assert_eq!(va[..3], [u64::from(N), u64::from(N), 0], "passed, read, dropped: {err}");
+    assert_eq!(frames(&out).len(), N as usize);
+}

@@ -83,6 +83,14 @@ impl RingConfig {
             interface_id: 0,
         }
     }
+
+    /// A ring of `mb` MiB (at least 1): blocks of 1 MiB, or of 256 KiB below 4 MiB, so that there
+    /// are at least four. The kernel fills one block while the reader holds another: a ring of one
+    /// block dropped every frame that came while it was held.
+    pub fn set_ring_mb(&mut self, mb: u32) {
+        let mb = mb.max(1);
+        (self.block_size, self.block_nr) = if mb >= 4 { (1 << 20, mb) } else { (1 << 18, mb * 4) };
+    }
 }
 
 /// Kernel counters since opening (PACKET_STATISTICS, accumulated; the kernel resets them on each read).
