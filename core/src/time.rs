@@ -39,6 +39,41 @@ pub enum TsSource {
 }
 
 impl TsSource {
+    /// Every source without a tap's, in [`TsSource::clock_bit`] order (tap kinds follow, in
+    /// [`crate::trailer::TrailerKind::ALL`] order).
+    const PLAIN: [TsSource; 8] = [
+        TsSource::PcapRecord,
+        TsSource::PcapngBlock,
+        TsSource::PcapngNone,
+        TsSource::Erf,
+        TsSource::KernelHardware,
+        TsSource::KernelSoftware,
+        TsSource::KernelNone,
+        TsSource::BpfHook,
+    ];
+
+    /// This source's bit in a set of sources (a `u32`: 8 plain kinds and 6 tap kinds).
+    #[inline(always)]
+    pub fn clock_bit(self) -> u32 {
+        1 << match self {
+            TsSource::PcapRecord => 0,
+            TsSource::PcapngBlock => 1,
+            TsSource::PcapngNone => 2,
+            TsSource::Erf => 3,
+            TsSource::KernelHardware => 4,
+            TsSource::KernelSoftware => 5,
+            TsSource::KernelNone => 6,
+            TsSource::BpfHook => 7,
+            TsSource::Trailer(k) => 8 + k as u32,
+        }
+    }
+
+    /// The names of the sources in a set of [`TsSource::clock_bit`]s, in that order.
+    pub fn names_in(set: u32) -> Vec<&'static str> {
+        let taps = crate::trailer::TrailerKind::ALL.map(TsSource::Trailer);
+        TsSource::PLAIN.iter().chain(&taps).filter(|s| set & s.clock_bit() != 0).map(|s| s.name()).collect()
+    }
+
     /// Short stable name used in CSV/JSON output.
     pub fn name(self) -> &'static str {
         match self {
@@ -129,6 +164,24 @@ pub fn format_epoch(ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each source has a bit of its own, and the names of a set are its sources', in order.
+    #[test]
+    fn each_source_has_a_clock_bit_of_its_own() {
+        let taps = crate::trailer::TrailerKind::ALL.map(TsSource::Trailer);
+        let all: Vec<TsSource> = TsSource::PLAIN.iter().chain(&taps).copied().collect();
+        let set = all.iter().fold(0u32, |a, s| {
+            assert_eq!(a & s.clock_bit(), 0, "{s:?} shares a bit");
+            a | s.clock_bit()
+        });
+        assert_eq!(set, (1 << 14) - 1);
+        for s in &all {
+            assert_eq!(TsSource::names_in(s.clock_bit()), [s.name()]);
+        }
+        let two =
+            TsSource::Trailer(crate::trailer::TrailerKind::Metamako).clock_bit() | TsSource::PcapRecord.clock_bit();
+        assert_eq!(TsSource::names_in(two), ["pcap", "metamako"]);
+    }
 
     #[test]
     fn epoch_formatting() {

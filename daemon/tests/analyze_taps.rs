@@ -180,3 +180,49 @@ fn a_feeds_repeats_are_its_duplicates_not_ab_copies() {
     assert_eq!(once["counters"]["tick_copies"], once["counters"]["ticks"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Each figure says which clocks timed its two ends (measurement.md): with the market data stamped by
+/// the tap and the orders timed by the capture host's records, tick_to_trade subtracts the tap's time
+/// from the host's, and the terminal says the two clocks' offset is in it; the other figures have one
+/// clock at both ends (or the exchange's, for exchange_to_capture). With every frame stamped, one clock.
+#[test]
+fn each_figure_says_which_clocks_timed_its_ends() {
+    let dir = tmpdir("clocks");
+    let cap = synth_pcap(&dir, "s.pcap", 3000);
+    let bin = env!("CARGO_BIN_EXE_wirestamp");
+    for md_only in [true, false] {
+        let stamped: Vec<(i64, Vec<u8>)> = frames(&cap)
+            .into_iter()
+            .map(|(t, f)| if md_only && is_tcp(&f) { (t, f) } else { (t, with_trailer(&f, t)) })
+            .collect();
+        let file = dir.join("stamped.pcap");
+        write_pcap(&file, &stamped);
+        let r = analyze(&[file.to_str().unwrap()]);
+        let order_clock = if md_only { "pcap" } else { "metamako" };
+        let want = [
+            ("tick_to_trade", "metamako", order_clock),
+            ("order_to_ack", order_clock, order_clock),
+            ("feed_ab_delay", "metamako", "metamako"),
+            ("exchange_to_capture", "exchange", "metamako"),
+        ];
+        for (m, (name, from, to)) in r["metrics"].as_array().unwrap().iter().zip(want) {
+            assert_eq!(m["name"], name);
+            assert_eq!(m["clocks"], serde_json::json!({"from": [from], "to": [to]}), "{name}, md only {md_only}");
+        }
+        // No samples, no clocks.
+        assert_eq!(r["metrics"][4]["name"], "tick_to_snd");
+        assert!(r["metrics"][4].get("clocks").is_none());
+        let out = Command::new(bin).args(["analyze", file.to_str().unwrap()]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = format!(
+            "clocks: tick_to_trade metamako -> {order_clock}, order_to_ack {order_clock} -> {order_clock}, \
+             feed_ab_delay metamako -> metamako, exchange_to_capture exchange -> metamako\n"
+        );
+        assert!(text.contains(&line), "{text}");
+        let mixed = "clocks: tick_to_trade subtracts metamako times from pcap times: more than one clock, whose \
+                     offsets from one another are in every figure (wirestamp does not align them)\n";
+        assert_eq!(text.contains(mixed), md_only, "{text}");
+        assert_eq!(text.matches("more than one clock").count(), usize::from(md_only), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

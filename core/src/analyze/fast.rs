@@ -144,12 +144,14 @@ impl Analyzer {
         // Every condition holds: from here on, what `frame` and `market_data` do, in their order.
         before(self);
         let (t, ts_source, quality) = time;
+        // (`used` counts the source; nothing else reads what it changes.)
+        self.used(ts_source, quality);
+        self.feeds[fi].clocks |= self.run_bit;
         self.fast_frames += 1;
         self.counters.frames += 1;
         self.last_frame = index;
         self.advance_time(t);
         self.market_plain(fi, t, u.payload, lane, sequence);
-        self.used(ts_source, quality);
         true
     }
 

@@ -262,6 +262,8 @@ struct FeedState {
     /// The session of the feed's latest packet, its stream in the sequence tracker and its session
     /// in the arbiter: the packets the fast path takes continue it ([`fast`]).
     lane: Option<(Session, usize, SessionRef)>,
+    /// The sources that timed its frames ([`TsSource::clock_bit`]s): the clocks at its metrics' ends.
+    clocks: u32,
 }
 
 #[derive(Debug)]
@@ -273,6 +275,8 @@ struct SessionState {
     /// Dimension slots of this session, by metric index (all its connections: a client that
     /// reconnects, or several client processes, are one session).
     slots: [Option<usize>; METRICS.len()],
+    /// The sources that timed its frames to the exchange and from it ([`TsSource::clock_bit`]s).
+    clocks: [u32; 2],
 }
 
 #[derive(Debug)]
@@ -1030,6 +1034,9 @@ pub struct Analyzer {
     /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
     /// capture has one or two sources, so this saves a map update per frame).
     ts_run: (TsSource, u64),
+    /// `ts_run`'s source's [`TsSource::clock_bit`] (an enum's match costs the fast path ~14
+    /// instructions a frame; the run changes rarely).
+    run_bit: u32,
     /// Exchange-to-capture cache.
     eastern: EasternClock,
     first_time: Option<i64>,
@@ -1080,6 +1087,7 @@ impl Analyzer {
                     detected: false,
                     version_unknown: false,
                     slots: [None; METRICS.len()],
+                    clocks: [0; 2],
                 }),
             }
         }
@@ -1119,6 +1127,7 @@ impl Analyzer {
             pairs: Vec::new(),
             counters: Counters::default(),
             ts_run: (TsSource::PcapRecord, 0),
+            run_bit: TsSource::PcapRecord.clock_bit(),
             eastern: EasternClock::EMPTY,
             first_time: None,
             last_time: i64::MIN,
@@ -1237,6 +1246,7 @@ impl Analyzer {
         let used = match d.transport {
             Transport::Udp { dport, .. } => match self.feed_for(ip.dst, dport, payload) {
                 Some(fi) => {
+                    self.feeds[fi].clocks |= ts_source.clock_bit();
                     self.market_data(fi, index, time_ns, payload);
                     true
                 }
@@ -1256,6 +1266,7 @@ impl Analyzer {
                         let ack = (flags & crate::wire::tcp::flags::ACK != 0).then_some(ack);
                         let rst = flags & crate::wire::tcp::flags::RST != 0;
                         let seg = Segment { seq, syn, fin, rst, ack, payload };
+                        self.sessions[si].clocks[usize::from(!to_exchange)] |= ts_source.clock_bit();
                         self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
                         true
                     }
@@ -1313,6 +1324,7 @@ impl Analyzer {
                 ack: has(ACK).then_some(h.ack),
                 payload: &h.payload,
             };
+            self.sessions[si].clocks[usize::from(!to_exchange)] |= h.ts_source.clock_bit();
             self.order_segment(si, key, to_exchange, seg, FrameRef { index: h.index, time_ns: h.time_ns });
             // Counted as in no feed or session when it came: it is the session's now.
             self.counters.other_frames -= 1;
@@ -1360,6 +1372,7 @@ impl Analyzer {
         } else {
             self.flush_ts_run();
             self.ts_run = (ts_source, 1);
+            self.run_bit = ts_source.clock_bit();
         }
         if !quality.is_clean() {
             self.counters.degraded_clock_frames += 1;
@@ -1637,6 +1650,7 @@ impl Analyzer {
             detected: true,
             version_unknown: first.is_none(),
             slots: [None; METRICS.len()],
+            clocks: [0; 2],
         });
         Some((self.sessions.len() - 1, to_exchange))
     }
@@ -2245,6 +2259,28 @@ impl Analyzer {
     pub fn report(&self) -> report::Report {
         report::build(self)
     }
+
+    /// The clocks metric `m`'s ends were timed by: those of the feeds and sessions with samples in it
+    /// (of every feed for an A/B delay's first copy), "exchange" for ITCH timestamps and "snd" for
+    /// `--tx-events` SND times.
+    fn metric_clocks(&self, m: usize) -> report::Clocks {
+        let feeds = |k: Option<usize>| {
+            self.feeds.iter().filter(|f| k.is_none_or(|k| f.slots[k].is_some())).fold(0, |a, f| a | f.clocks)
+        };
+        let sessions = |m: usize, dir: usize| {
+            self.sessions.iter().filter(|s| s.slots[m].is_some()).fold(0, |a, s| a | s.clocks[dir])
+        };
+        let names = TsSource::names_in;
+        let (from, to) = match m {
+            T2T => (names(feeds(Some(2))), names(sessions(T2T, 0))),
+            O2A => (names(sessions(O2A, 0)), names(sessions(O2A, 1))),
+            AB => (names(feeds(None)), names(feeds(Some(1)))),
+            E2C => (vec!["exchange"], names(feeds(Some(0)))),
+            T2S => (names(feeds(Some(2))), vec!["snd"]),
+            _ => (vec!["snd"], names(sessions(S2W, 0))),
+        };
+        report::Clocks { from, to }
+    }
 }
 
 impl FeedState {
@@ -2285,6 +2321,7 @@ impl FeedState {
             first_bad_reason: None,
             seq_span: (u64::MAX, 0),
             lane: None,
+            clocks: 0,
         }
     }
 }

@@ -43,6 +43,29 @@ pub struct MetricReport {
     pub saturated: u64,
     /// Per-dimension figures.
     pub dims: Vec<MetricReport>,
+    /// The clocks its two ends were timed by (the metric's own row, with samples; not its dimensions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<Clocks>,
+}
+
+/// The clocks a metric's two ends were timed by: timestamp sources (`TsSource` names: `pcap`,
+/// `metamako`, `kernel_hw`, ...), `exchange` (ITCH timestamps) or `snd` (`--tx-events` SND times).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Clocks {
+    /// The start's (the tick, the order, the first copy, ...).
+    pub from: Vec<&'static str>,
+    /// The end's.
+    pub to: Vec<&'static str>,
+}
+
+impl Clocks {
+    /// More than one kind of clock at its ends (or none known).
+    fn mixed(&self) -> bool {
+        let mut all: Vec<&str> = self.from.iter().chain(&self.to).copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        all.len() != 1
+    }
 }
 
 impl MetricReport {
@@ -70,6 +93,7 @@ impl MetricReport {
             negative: s.negative,
             saturated: s.saturated,
             dims: Vec::new(),
+            clocks: None,
         }
     }
 
@@ -418,7 +442,11 @@ fn mode_name<S: serde::Serializer>(mode: &TrailerMode, s: S) -> Result<S::Ok, S:
 
 pub(super) fn build(a: &Analyzer) -> Report {
     let metrics = (0..METRICS.len())
-        .map(|i| MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i], &a.open_tallies(i)))
+        .map(|i| {
+            let mut r = MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i], &a.open_tallies(i));
+            r.clocks = (r.count > 0).then(|| a.metric_clocks(i));
+            r
+        })
         .collect();
     let feeds = a
         .feeds
@@ -711,6 +739,25 @@ impl Report {
         o.push_str(&lay_out(&cells));
         if any_unstable {
             let _ = writeln!(o, "* fewer than 100 samples beyond this percentile: not stable");
+        }
+        // Which clocks each figure subtracts (measurement.md: the clock domain of each end).
+        let clocked: Vec<(&str, &Clocks)> =
+            self.metrics.iter().filter_map(|m| Some((m.name.as_str(), m.clocks.as_ref()?))).collect();
+        if !clocked.is_empty() {
+            let ends = |v: &[&str]| if v.is_empty() { "?".to_owned() } else { v.join("+") };
+            let each: Vec<String> =
+                clocked.iter().map(|(n, c)| format!("{n} {} -> {}", ends(&c.from), ends(&c.to))).collect();
+            let _ = writeln!(o, "clocks: {}", each.join(", "));
+            // The exchange's clock against the capture's is what exchange_to_capture measures.
+            for (n, c) in clocked.iter().filter(|(n, c)| *n != METRICS[3] && c.mixed()) {
+                let _ = writeln!(
+                    o,
+                    "clocks: {n} subtracts {} times from {} times: more than one clock, whose offsets from one \
+                     another are in every figure (wirestamp does not align them)",
+                    ends(&c.from),
+                    ends(&c.to)
+                );
+            }
         }
         for n in notes {
             let _ = writeln!(o, "{n}");
