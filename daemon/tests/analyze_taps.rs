@@ -226,3 +226,28 @@ fn each_figure_says_which_clocks_timed_its_ends() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Market data and orders recorded by two hosts, in two files, with no tap: both ends are record
+/// times, but of two hosts' clocks, which the terminal says; the same frames in one file do not.
+#[test]
+fn record_times_of_several_files_are_said_to_be_several_clocks() {
+    let dir = tmpdir("clocks-files");
+    let cap = synth_pcap(&dir, "s.pcap", 2000);
+    let all = frames(&cap);
+    let (md, orders) = (dir.join("md.pcap"), dir.join("orders.pcap"));
+    write_pcap(&md, &all.iter().filter(|(_, f)| !is_tcp(f)).cloned().collect::<Vec<_>>());
+    write_pcap(&orders, &all.iter().filter(|(_, f)| is_tcp(f)).cloned().collect::<Vec<_>>());
+    let line = "clocks: record times come from 2 input files, each its capture host's clock: a figure whose two \
+                ends are in different files subtracts one host's clock from another's\n";
+    let text = |files: &[&Path]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).arg("analyze").args(files).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let two = text(&[&md, &orders]);
+    assert!(two.contains(line), "{two}");
+    assert!(two.contains("clocks: tick_to_trade pcap -> pcap,"), "{two}");
+    let one = text(&[&cap]);
+    assert!(!one.contains("input files"), "{one}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

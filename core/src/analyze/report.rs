@@ -748,6 +748,18 @@ impl Report {
             let each: Vec<String> =
                 clocked.iter().map(|(n, c)| format!("{n} {} -> {}", ends(&c.from), ends(&c.to))).collect();
             let _ = writeln!(o, "clocks: {}", each.join(", "));
+            // Record times of several files are several host clocks under one name.
+            let files = self.input.resolutions.len();
+            let records = |v: &[&str]| {
+                v.iter().any(|n| !["exchange", "snd"].contains(n) && TrailerKind::ALL.iter().all(|t| t.name() != *n))
+            };
+            if files > 1 && clocked.iter().any(|(n, c)| *n != METRICS[3] && (records(&c.from) || records(&c.to))) {
+                let _ = writeln!(
+                    o,
+                    "clocks: record times come from {files} input files, each its capture host's clock: a figure whose \
+                     two ends are in different files subtracts one host's clock from another's"
+                );
+            }
             // The exchange's clock against the capture's is what exchange_to_capture measures.
             for (n, c) in clocked.iter().filter(|(n, c)| *n != METRICS[3] && c.mixed()) {
                 let _ = writeln!(
