@@ -109,6 +109,30 @@ fn bytes_after_the_announced_blocks_make_a_malformed_packet() {
     assert_eq!(zeros["first_bad_reason"], "44 bytes after the 0 message blocks its header announces");
 }
 
+/// A feed whose packets each name a new MoldUDP64 session (garbage, or corrupt session names): the
+/// first 64 sessions are analysed, the packets of further ones counted as malformed, with the first
+/// one's frame and why (each session's state cost about 1.5 KB: 200,000 such packets took 289 MB).
+#[test]
+fn a_feed_of_ever_new_sessions_is_bounded() {
+    let packets: Vec<(i64, Vec<u8>)> = (0..100u64)
+        .map(|i| {
+            let session: [u8; 10] = format!("SESS{i:06}").into_bytes().try_into().unwrap();
+            (T0 + i as i64 * 1_000, udp([233, 54, 12, 111], 26477, &mold_packet(&session, 1, &[aapl_add()])))
+        })
+        .collect();
+    let r = analyze_frames("sessions", &packets, &["--md", "udp:233.54.12.111:26477"]);
+    let f = &r["feeds"][0];
+    assert_eq!(f["malformed_packets"], 36, "{f}");
+    assert_eq!(f["first_bad_frame"], 64);
+    assert_eq!(
+        f["first_bad_reason"],
+        "session SESS000064 would be this feed's 65th: a MoldUDP64 feed has one a day (not MoldUDP64, or its \
+         session names corrupt?); packets of further sessions are not analysed"
+    );
+    assert_eq!(f["sessions"].as_array().unwrap().len(), 64);
+    assert_eq!((f["messages"].as_u64(), r["counters"]["ticks"].as_u64()), (Some(64), Some(64)));
+}
+
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
 /// proven packet boundary (a segment's start, or a place in the bytes since the hole where packets of
 /// their types' lengths follow), and counts the bytes it had to skip.

@@ -264,6 +264,8 @@ struct FeedState {
     lane: Option<(Session, usize, SessionRef)>,
     /// The sources that timed its frames ([`TsSource::clock_bit`]s): the clocks at its metrics' ends.
     clocks: u32,
+    /// MoldUDP64 sessions it brought (at most [`MAX_FEED_SESSIONS`]).
+    sessions: u32,
 }
 
 #[derive(Debug)]
@@ -577,6 +579,10 @@ const HOLD_MAX_NS: i64 = orders::GAP_TIMEOUT_NS;
 /// Feeds detected at most: each costs its histograms and state (about 140 KB), and noise that looks
 /// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
 pub const MAX_DETECTED_FEEDS: usize = 1_024;
+
+/// MoldUDP64 sessions analysed per feed, at most (a feed has one a day): the packets of further ones
+/// are counted as malformed.
+pub const MAX_FEED_SESSIONS: u32 = 64;
 
 /// Flows in no feed or session given that look like one, noted at most ([`Analyzer::unclaimed`]).
 const UNCLAIMED_MAX: usize = 16;
@@ -1670,6 +1676,21 @@ impl Analyzer {
             Ok(w) => w,
             Err(e) => return self.feeds[fi].bad_packet(index, &e),
         };
+        if self.seq.next_expected(fi as u16, w.session()).is_none() {
+            // Each session costs its state (about 1.5 KB): a stream of garbage session names must
+            // not take gigabytes.
+            let feed = &mut self.feeds[fi];
+            if feed.sessions >= MAX_FEED_SESSIONS {
+                let why = format!(
+                    "session {} would be this feed's {}th: a MoldUDP64 feed has one a day (not MoldUDP64, or its \
+                     session names corrupt?); packets of further sessions are not analysed",
+                    w.session(),
+                    MAX_FEED_SESSIONS + 1
+                );
+                return feed.bad_packet(index, &why);
+            }
+            feed.sessions += 1;
+        }
         let (mut copies, decoder) = Copies::new(self, fi, w.session(), ArbSession::Find(w.sequence()), t);
         while let Some(m) = decoder.next_key(&mut w, copies.track_symbols) {
             copies.message(m);
@@ -2322,6 +2343,7 @@ impl FeedState {
             seq_span: (u64::MAX, 0),
             lane: None,
             clocks: 0,
+            sessions: 0,
         }
     }
 }
