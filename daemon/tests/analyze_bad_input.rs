@@ -133,6 +133,38 @@ fn a_feed_of_ever_new_sessions_is_bounded() {
     assert_eq!((f["messages"].as_u64(), r["counters"]["ticks"].as_u64()), (Some(64), Some(64)));
 }
 
+/// Ever-new connections to an order session (a scan, garbage): the first 16,384 are analysed, the
+/// frames of further ones counted and noted (each connection cost about 2.5 KB: 200,000 took 514 MB).
+#[test]
+fn ever_new_connections_are_bounded() {
+    const MAX: u16 = 16_384;
+    let frames: Vec<(i64, Vec<u8>)> = (0..MAX + 10)
+        .map(|i| {
+            // A SYN from client port 1024 + i (the TCP source port, after Ethernet and IPv4 headers).
+            let mut f = segment(true, 1_000, 0, 0x02, &[]);
+            f[34..36].copy_from_slice(&(1_024 + i).to_be_bytes());
+            (T0 + i64::from(i) * 1_000, f)
+        })
+        .collect();
+    let args = ["--orders", "tcp:10.1.0.1:8003@ouch50"];
+    let r = analyze_frames("connections", &frames, &args);
+    assert_eq!(r["counters"]["connections_not_analysed_frames"], 10);
+    assert_eq!(r["connections"].as_array().unwrap().len(), usize::from(MAX));
+    let dir = tmpdir("connections-text");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let text = support::analyze_text(&args, &cap);
+    assert!(
+        text.contains(
+            "note: 16384 order connections were analysed, the most there can be: 10 frames of further connections \
+             were not"
+        ),
+        "{}",
+        &text[text.len().saturating_sub(2_000)..]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
 /// proven packet boundary (a segment's start, or a place in the bytes since the hole where packets of
 /// their types' lengths follow), and counts the bytes it had to skip.

@@ -403,6 +403,8 @@ pub struct Counters {
     /// Frames that look like MoldUDP64 on flows not analysed because [`MAX_DETECTED_FEEDS`] feeds were
     /// detected already.
     pub feeds_not_detected_frames: u64,
+    /// Frames of order sessions' connections beyond the first [`MAX_CONNECTIONS`], not analysed.
+    pub connections_not_analysed_frames: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -579,6 +581,11 @@ const HOLD_MAX_NS: i64 = orders::GAP_TIMEOUT_NS;
 /// Feeds detected at most: each costs its histograms and state (about 140 KB), and noise that looks
 /// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
 pub const MAX_DETECTED_FEEDS: usize = 1_024;
+
+/// Order connections analysed at most (each costs about 2.5 KB: a capture of ever-new connections,
+/// a scan or garbage, must not take gigabytes; a client reconnecting every minute for a week stays
+/// within it): the frames of further ones are counted, not analysed.
+pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// MoldUDP64 sessions analysed per feed, at most (a feed has one a day): the packets of further ones
 /// are counted as malformed.
@@ -1716,6 +1723,10 @@ impl Analyzer {
     fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seg: Segment<'_>, frame: FrameRef) {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
+            None if self.conn_list.len() >= MAX_CONNECTIONS => {
+                self.counters.connections_not_analysed_frames += 1;
+                return;
+            }
             None => {
                 let s = &self.sessions[si];
                 let proto = (!s.version_unknown).then_some(s.spec.proto);

@@ -545,6 +545,13 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.counters.feeds_not_detected_frames
         ));
     }
+    if a.counters.connections_not_analysed_frames > 0 {
+        notes.push(format!(
+            "{} order connections were analysed, the most there can be: {} frames of further connections were not",
+            super::MAX_CONNECTIONS,
+            a.counters.connections_not_analysed_frames
+        ));
+    }
     if a.symbol_slots.len() >= super::MAX_SYMBOL_ROWS
         && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::OTHER_SYMBOLS)
     {
