@@ -405,6 +405,8 @@ pub struct Counters {
     pub feeds_not_detected_frames: u64,
     /// Frames of order sessions' connections beyond the first [`MAX_CONNECTIONS`], not analysed.
     pub connections_not_analysed_frames: u64,
+    /// Symbol rule: ticks of symbols beyond the first [`MAX_SYMBOLS`], not kept.
+    pub symbols_not_tracked_ticks: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -582,6 +584,11 @@ const HOLD_MAX_NS: i64 = orders::GAP_TIMEOUT_NS;
 /// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
 pub const MAX_DETECTED_FEEDS: usize = 1_024;
 
+/// Symbols whose ticks the symbol rule keeps, at most: a day's feed names at most 65,536 (a symbol
+/// per stock locate), and garbage naming ever-new ones must not take gigabytes (each costs about
+/// 200 bytes). The ticks of further symbols are counted, not kept: their orders are unmatched.
+pub const MAX_SYMBOLS: usize = 1 << 16;
+
 /// Order connections analysed at most (each costs about 2.5 KB: a capture of ever-new connections,
 /// a scan or garbage, must not take gigabytes; a client reconnecting every minute for a week stays
 /// within it): the frames of further ones are counted, not analysed.
@@ -637,6 +644,8 @@ struct SymbolTicks {
     parked_to: i64,
     /// Such ticks (or a tick's new time, [`SymbolTicks::retime`]), for `Analyzer::late_ticks`.
     late: Vec<(Symbol, SymTick)>,
+    /// Ticks of symbols beyond the first [`MAX_SYMBOLS`], not kept.
+    untracked: u64,
 }
 
 impl SymbolTicks {
@@ -648,6 +657,7 @@ impl SymbolTicks {
             hold_from: i64::MAX,
             parked_to: i64::MIN,
             late: Vec::new(),
+            untracked: 0,
         }
     }
 
@@ -673,7 +683,7 @@ impl SymbolTicks {
         {
             return h.push(t, session, seq, feed, reach);
         }
-        let i = self.find(locate, symbol);
+        let Some(i) = self.find(locate, symbol) else { return };
         self.histories[i as usize].push(t, session, seq, feed, reach);
     }
 
@@ -703,19 +713,29 @@ impl SymbolTicks {
         self.histories[*self.index.get(&symbol)? as usize].at_or_before(t)
     }
 
+    /// The history of `symbol`, made on its first tick (none beyond [`MAX_SYMBOLS`]: counted), and
+    /// set as `locate`'s.
     #[cold]
-    fn find(&mut self, locate: u16, symbol: Symbol) -> u32 {
-        let next = self.histories.len() as u32;
-        let i = *self.index.entry(symbol).or_insert(next);
-        if i == next {
-            self.histories.push(SymHistory::default());
-        }
+    fn find(&mut self, locate: u16, symbol: Symbol) -> Option<u32> {
+        let i = match self.index.get(&symbol) {
+            Some(&i) => i,
+            None if self.histories.len() >= MAX_SYMBOLS => {
+                self.untracked += 1;
+                return None;
+            }
+            None => {
+                let i = self.histories.len() as u32;
+                self.index.insert(symbol, i);
+                self.histories.push(SymHistory::default());
+                i
+            }
+        };
         let at = usize::from(locate);
         if self.by_locate.len() <= at {
             self.by_locate.resize(at + 1, (Symbol([0; 8]), u32::MAX));
         }
         self.by_locate[at] = (symbol, i);
-        i
+        Some(i)
     }
 
     /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history, was
@@ -1404,6 +1424,7 @@ impl Analyzer {
         let mut c = self.counters.clone();
         c.tick_index_resets = self.arbiter.resets;
         c.tx_writes_dropped = self.tx_writes.values().map(|w| w.dropped).sum();
+        c.symbols_not_tracked_ticks = self.last_by_symbol.untracked;
         if self.ts_run.1 > 0 {
             *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }

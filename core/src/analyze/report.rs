@@ -545,6 +545,14 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.counters.feeds_not_detected_frames
         ));
     }
+    if a.last_by_symbol.untracked > 0 {
+        notes.push(format!(
+            "the symbol rule keeps the ticks of {} symbols, the most there can be: {} ticks of further symbols were \
+             not kept, and orders of those symbols are unmatched",
+            super::MAX_SYMBOLS,
+            a.last_by_symbol.untracked
+        ));
+    }
     if a.counters.connections_not_analysed_frames > 0 {
         notes.push(format!(
             "{} order connections were analysed, the most there can be: {} frames of further connections were not",

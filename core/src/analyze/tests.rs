@@ -378,3 +378,20 @@ fn missing_counts_of_a_feeds_sessions_saturate() {
         assert_eq!((r.feeds[0].gaps, r.feeds[0].missing), (2, u64::MAX), "fast path {fast_path}");
     }
 }
+
+/// Ticks of ever-new symbols (garbage names) are kept for the first `MAX_SYMBOLS` symbols only; those
+/// of further symbols are counted, and a symbol kept already still gets its ticks.
+#[test]
+fn symbols_kept_are_bounded() {
+    let s = Session(*b"SESSION001");
+    let mut ticks = SymbolTicks::new();
+    let name = |n: usize| Symbol(format!("{n:08}").into_bytes().try_into().unwrap());
+    for n in 0..MAX_SYMBOLS + 3 {
+        ticks.push((n % 65_536) as u16, name(n), n as i64, s, n as u64, 0);
+    }
+    assert_eq!((ticks.histories.len(), ticks.untracked), (MAX_SYMBOLS, 3));
+    assert_eq!(ticks.at_or_before(name(MAX_SYMBOLS), i64::MAX), None);
+    ticks.push(9, name(9), 1 << 40, s, 1 << 40, 0);
+    assert_eq!(ticks.at_or_before(name(9), i64::MAX).map(|k| k.2), Some(1 << 40));
+    assert_eq!(ticks.untracked, 3);
+}
