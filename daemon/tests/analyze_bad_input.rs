@@ -165,6 +165,34 @@ fn ever_new_connections_are_bounded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Traffic that looks like SoupBinTCP on ever-new ports (a Login Request to each): the first 256
+/// sessions are detected, the frames of further ones counted and noted. Each TCP frame is looked up
+/// among the sessions: 60,000 of them took 15 s for as many frames.
+#[test]
+fn sessions_detected_are_bounded() {
+    let mut login = Vec::new();
+    soup::packet(&mut login, b'L', &soup::login_request("user", "pass"));
+    let frames: Vec<(i64, Vec<u8>)> = (0..300u16)
+        .map(|i| {
+            // To exchange port 2000 + i (the TCP destination port, after Ethernet and IPv4 headers).
+            let mut f = segment(true, 1_000, 1, 0x18, &login);
+            f[36..38].copy_from_slice(&(2_000 + i).to_be_bytes());
+            (T0 + i64::from(i) * 1_000, f)
+        })
+        .collect();
+    let r = analyze_frames("detected-sessions", &frames, &[]);
+    assert_eq!(r["counters"]["sessions_not_detected_frames"], 44);
+    assert_eq!(r["connections"].as_array().unwrap().len(), 256);
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(
+        notes.contains(
+            &"256 order sessions were detected, the most analysed from detection: 44 more frames that look like \
+              SoupBinTCP went to other flows and were not analysed (give the sessions with --orders)"
+        ),
+        "{notes:?}"
+    );
+}
+
 /// An order stream with capture loss: a lost segment is a hole; the stream resynchronises at the next
 /// proven packet boundary (a segment's start, or a place in the bytes since the hole where packets of
 /// their types' lengths follow), and counts the bytes it had to skip.

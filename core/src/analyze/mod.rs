@@ -407,6 +407,9 @@ pub struct Counters {
     pub connections_not_analysed_frames: u64,
     /// Symbol rule: ticks of symbols beyond the first [`MAX_SYMBOLS`], not kept.
     pub symbols_not_tracked_ticks: u64,
+    /// Frames that look like SoupBinTCP on flows not analysed because [`MAX_DETECTED_SESSIONS`]
+    /// sessions were detected already.
+    pub sessions_not_detected_frames: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -583,6 +586,11 @@ const HOLD_MAX_NS: i64 = orders::GAP_TIMEOUT_NS;
 /// Feeds detected at most: each costs its histograms and state (about 140 KB), and noise that looks
 /// like MoldUDP64 on thousands of ports must not take gigabytes. Give more with `--md`.
 pub const MAX_DETECTED_FEEDS: usize = 1_024;
+
+/// Order sessions detected at most: every TCP frame is looked up among them, and traffic that looks
+/// like SoupBinTCP on thousands of ports must not make the analysis quadratic (60,000 took 15 s for
+/// as many frames). Give more with `--orders`.
+pub const MAX_DETECTED_SESSIONS: usize = 256;
 
 /// Symbols whose ticks the symbol rule keeps, at most: a day's feed names at most 65,536 (a symbol
 /// per stock locate), and garbage naming ever-new ones must not take gigabytes (each costs about
@@ -1673,6 +1681,10 @@ impl Analyzer {
             b'A' | b'J' | b'S' | b'H' | b'Z' => false,
             _ => return None,
         };
+        if self.sessions.len() >= MAX_DETECTED_SESSIONS {
+            self.counters.sessions_not_detected_frames += 1;
+            return None;
+        }
         let (host, port) = if to_exchange { (dst, dport) } else { (src, sport) };
         // The version, from an Enter Order in this first packet; else 5.0 (the current one) until one
         // shows it.

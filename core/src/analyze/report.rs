@@ -545,6 +545,14 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.counters.feeds_not_detected_frames
         ));
     }
+    if a.counters.sessions_not_detected_frames > 0 {
+        notes.push(format!(
+            "{} order sessions were detected, the most analysed from detection: {} more frames that look like \
+             SoupBinTCP went to other flows and were not analysed (give the sessions with --orders)",
+            super::MAX_DETECTED_SESSIONS,
+            a.counters.sessions_not_detected_frames
+        ));
+    }
     if a.last_by_symbol.untracked > 0 {
         notes.push(format!(
             "the symbol rule keeps the ticks of {} symbols, the most there can be: {} ticks of further symbols were \
