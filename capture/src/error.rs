@@ -27,6 +27,7 @@ impl fmt::Display for ReadError {
         match &self.kind {
             // Nothing was read: no place in the file to name.
             ReadErrorKind::Open(e) => write!(f, "{}: cannot open it: {e}", self.path),
+            ReadErrorKind::Directory => write!(f, "{}: {}", self.path, self.kind),
             kind => write!(f, "{}: {}: {kind}", self.path, place(self.offset, self.frame_index, self.packets)),
         }
     }
@@ -38,6 +39,9 @@ pub enum ReadErrorKind {
     /// The file could not be opened.
     #[error("cannot open it: {0}")]
     Open(std::io::Error),
+    /// The path names a directory.
+    #[error("is a directory: give the capture files in it (DIR/*.pcap)")]
+    Directory,
     /// The OS or the decompressor failed.
     #[error("read failed: {0}")]
     Io(#[from] std::io::Error),

@@ -111,6 +111,10 @@ impl CaptureReader {
         }
         let name = path.display().to_string();
         match File::open(path) {
+            // Opening a directory succeeds; reading it fails with a less helpful message.
+            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => {
+                Err(ReadError { path: name, offset: 0, frame_index: 0, packets: 0, kind: ReadErrorKind::Directory })
+            }
             Ok(f) => CaptureReader::from_reader(name, Box::new(f)),
             Err(e) => {
                 Err(ReadError { path: name, offset: 0, frame_index: 0, packets: 0, kind: ReadErrorKind::Open(e) })

@@ -107,6 +107,10 @@ fn open_error_names_the_missing_file() {
     let e = MergedReader::open(&[PathBuf::from("/nonexistent/x.pcap")]).err().unwrap();
     // No place in the file: it was never read.
     assert_eq!(e.to_string(), "/nonexistent/x.pcap: cannot open it: No such file or directory (os error 2)");
+    // A directory opens, and read failed with "Is a directory (os error 21)" at byte 0.
+    let dir = std::env::temp_dir();
+    let e = MergedReader::open(std::slice::from_ref(&dir)).err().unwrap();
+    assert_eq!(e.to_string(), format!("{}: is a directory: give the capture files in it (DIR/*.pcap)", dir.display()));
 }
 
 #[test]
