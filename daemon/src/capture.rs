@@ -555,8 +555,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     )),
                     _ => {}
                 }
-                // tc ingress runs after GRO; egress before the NIC segments.
-                modes.extend(offload_warning(name, c.hook == "tc", true));
+                // tc ingress runs after GRO. Egress runs before the stack cuts a write into segments,
+                // whatever the offloads (GSO): its records count as such, and no ethtool setting helps.
+                modes.extend(offload_warning(name, c.hook == "tc", false));
             }
             let specs: Vec<String> = flows.iter().map(flow_name).collect();
             modes.push(format!(

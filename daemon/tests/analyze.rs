@@ -625,5 +625,13 @@ fn a_clock_stepping_back_is_reported() {
         ),
         "{text}"
     );
+    // Every frame after the step is behind the latest time before it: said to be the step's doing.
+    assert!(
+        text.contains(
+            "time: 3 frames were recorded after a frame timed later (out of time order, by up to 7200.000s): the \
+             step back below, and what comes up to 1ms out of order besides is waited for"
+        ),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

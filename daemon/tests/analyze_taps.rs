@@ -220,7 +220,7 @@ fn each_figure_says_which_clocks_timed_its_ends() {
         );
         assert!(text.contains(&line), "{text}");
         let mixed = "clocks: tick_to_trade subtracts metamako times from pcap times: more than one clock, whose \
-                     offsets from one another are in every figure (wirestamp does not align them)\n";
+                     offsets from one another are in the samples between them (wirestamp does not align them)\n";
         assert_eq!(text.contains(mixed), md_only, "{text}");
         assert_eq!(text.matches("more than one clock").count(), usize::from(md_only), "{text}");
     }
@@ -228,7 +228,7 @@ fn each_figure_says_which_clocks_timed_its_ends() {
 }
 
 /// Market data and orders recorded by two hosts, in two files, with no tap: both ends are record
-/// times, but of two hosts' clocks, which the terminal says; the same frames in one file do not.
+/// times, perhaps of two hosts' clocks, which the terminal says; the same frames in one file do not.
 #[test]
 fn record_times_of_several_files_are_said_to_be_several_clocks() {
     let dir = tmpdir("clocks-files");
@@ -237,8 +237,8 @@ fn record_times_of_several_files_are_said_to_be_several_clocks() {
     let (md, orders) = (dir.join("md.pcap"), dir.join("orders.pcap"));
     write_pcap(&md, &all.iter().filter(|(_, f)| !is_tcp(f)).cloned().collect::<Vec<_>>());
     write_pcap(&orders, &all.iter().filter(|(_, f)| is_tcp(f)).cloned().collect::<Vec<_>>());
-    let line = "clocks: record times come from 2 input files, each its capture host's clock: a figure whose two \
-                ends are in different files subtracts one host's clock from another's\n";
+    let line = "clocks: record times come from 2 input files: if different hosts recorded them (not one capture \
+                rotated), a sample whose two ends are in different files subtracts one host's clock from another's\n";
     let text = |files: &[&Path]| {
         let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).arg("analyze").args(files).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -266,6 +266,9 @@ struct FeedState {
     clocks: u32,
     /// MoldUDP64 sessions it brought (at most [`MAX_FEED_SESSIONS`]).
     sessions: u32,
+    /// Packets of further sessions, not analysed, and the first one's frame and session.
+    sessions_beyond: u64,
+    first_session_beyond: Option<(u64, Session)>,
 }
 
 #[derive(Debug)]
@@ -501,6 +504,7 @@ impl SymHistory {
     }
 
     /// Gives tick `(session, seq)`, if kept, time `t` and feed `feed`; returns it if so.
+    #[cold]
     fn retime(&mut self, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
         let live = self.ticks.get_mut(self.start..).unwrap_or_default();
         let mut found = None;
@@ -509,8 +513,18 @@ impl SymHistory {
             found = Some(*k);
         }
         if found.is_some() {
-            // Kept in time order (stable: of two at one time, the one recorded last stays last).
-            live.sort_by_key(|k| k.0);
+            // Kept in time order, and one tick per time: moved onto another's time, the two are one
+            // tick of both their messages (named by the one placed later), as a symbol match cannot
+            // tell them apart.
+            self.compact();
+            self.ticks.sort_by_key(|k| k.0);
+            self.ticks.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    *kept = (later.0, later.1, later.2, later.3 + kept.3, later.4);
+                }
+                same
+            });
         }
         found
     }
@@ -603,7 +617,7 @@ pub const MAX_SYMBOLS: usize = 1 << 16;
 pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// MoldUDP64 sessions analysed per feed, at most (a feed has one a day): the packets of further ones
-/// are counted as malformed.
+/// are counted ([`report::FeedReport::sessions_not_analysed_packets`]) and noted.
 pub const MAX_FEED_SESSIONS: u32 = 64;
 
 /// Flows in no feed or session given that look like one, noted at most ([`Analyzer::unclaimed`]).
@@ -1075,6 +1089,8 @@ pub struct Analyzer {
     /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
     /// capture has one or two sources, so this saves a map update per frame).
     ts_run: (TsSource, u64),
+    /// SND events fed: software (the kernel's clock), hardware (the NIC's).
+    snd_kinds: [bool; 2],
     /// `ts_run`'s source's [`TsSource::clock_bit`] (an enum's match costs the fast path ~14
     /// instructions a frame; the run changes rarely).
     run_bit: u32,
@@ -1169,6 +1185,7 @@ impl Analyzer {
             counters: Counters::default(),
             ts_run: (TsSource::PcapRecord, 0),
             run_bit: TsSource::PcapRecord.clock_bit(),
+            snd_kinds: [false; 2],
             eastern: EasternClock::EMPTY,
             first_time: None,
             last_time: i64::MIN,
@@ -1214,6 +1231,7 @@ impl Analyzer {
     pub fn tx_event(&mut self, e: tx::TxEvent) {
         self.counters.tx_events += 1;
         if matches!(e.kind, tx::TxKind::SndSoftware | tx::TxKind::SndHardware) {
+            self.snd_kinds[usize::from(e.kind == tx::TxKind::SndHardware)] = true;
             let key = (tx::canonical(e.local.ip()), e.local.port(), tx::canonical(e.remote.ip()), e.remote.port());
             self.tx_writes.entry(key).or_default().add(&e);
         }
@@ -1721,13 +1739,9 @@ impl Analyzer {
             // not take gigabytes.
             let feed = &mut self.feeds[fi];
             if feed.sessions >= MAX_FEED_SESSIONS {
-                let why = format!(
-                    "session {} would be this feed's {}th: a MoldUDP64 feed has one a day (not MoldUDP64, or its \
-                     session names corrupt?); packets of further sessions are not analysed",
-                    w.session(),
-                    MAX_FEED_SESSIONS + 1
-                );
-                return feed.bad_packet(index, &why);
+                feed.sessions_beyond += 1;
+                feed.first_session_beyond.get_or_insert((index, w.session()));
+                return;
             }
             feed.sessions += 1;
         }
@@ -2326,8 +2340,8 @@ impl Analyzer {
     }
 
     /// The clocks metric `m`'s ends were timed by: those of the feeds and sessions with samples in it
-    /// (of every feed for an A/B delay's first copy), "exchange" for ITCH timestamps and "snd" for
-    /// `--tx-events` SND times.
+    /// (of every feed for an A/B delay's first copy), "exchange" for ITCH timestamps, and "snd_sw" and
+    /// "snd_hw" for `--tx-events` SND times (the kernel's, the NIC's).
     fn metric_clocks(&self, m: usize) -> report::Clocks {
         let feeds = |k: Option<usize>| {
             self.feeds.iter().filter(|f| k.is_none_or(|k| f.slots[k].is_some())).fold(0, |a, f| a | f.clocks)
@@ -2336,13 +2350,15 @@ impl Analyzer {
             self.sessions.iter().filter(|s| s.slots[m].is_some()).fold(0, |a, s| a | s.clocks[dir])
         };
         let names = TsSource::names_in;
+        let snd: Vec<&'static str> =
+            ["snd_sw", "snd_hw"].into_iter().zip(self.snd_kinds).filter(|k| k.1).map(|k| k.0).collect();
         let (from, to) = match m {
             T2T => (names(feeds(Some(2))), names(sessions(T2T, 0))),
             O2A => (names(sessions(O2A, 0)), names(sessions(O2A, 1))),
             AB => (names(feeds(None)), names(feeds(Some(1)))),
             E2C => (vec!["exchange"], names(feeds(Some(0)))),
-            T2S => (names(feeds(Some(2))), vec!["snd"]),
-            _ => (vec!["snd"], names(sessions(S2W, 0))),
+            T2S => (names(feeds(Some(2))), snd),
+            _ => (snd, names(sessions(S2W, 0))),
         };
         report::Clocks { from, to }
     }
@@ -2388,6 +2404,8 @@ impl FeedState {
             lane: None,
             clocks: 0,
             sessions: 0,
+            sessions_beyond: 0,
+            first_session_beyond: None,
         }
     }
 }

@@ -49,7 +49,8 @@ pub struct MetricReport {
 }
 
 /// The clocks a metric's two ends were timed by: timestamp sources (`TsSource` names: `pcap`,
-/// `metamako`, `kernel_hw`, ...), `exchange` (ITCH timestamps) or `snd` (`--tx-events` SND times).
+/// `metamako`, `kernel_hw`, ...), `exchange` (ITCH timestamps), `snd_sw` or `snd_hw` (`--tx-events`
+/// SND times, the kernel's or the NIC's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Clocks {
     /// The start's (the tick, the order, the first copy, ...).
@@ -59,12 +60,24 @@ pub struct Clocks {
 }
 
 impl Clocks {
-    /// More than one kind of clock at its ends (or none known).
-    fn mixed(&self) -> bool {
-        let mut all: Vec<&str> = self.from.iter().chain(&self.to).copied().collect();
+    /// More than one clock among `ends` (or none known): sources grouped by the clock behind them.
+    fn mixed<'a>(ends: impl Iterator<Item = &'a &'static str>) -> bool {
+        let mut all: Vec<&str> = ends.map(|n| clock_of(n)).collect();
         all.sort_unstable();
         all.dedup();
         all.len() != 1
+    }
+}
+
+/// The clock behind a timestamp source's name: a capture's records, the kernel's stamps, a BPF
+/// hook's time and software SND times are all the capturing host's system clock (as a capture host
+/// writes them; records of several files may be several hosts', said apart); a NIC's stamps and
+/// hardware SND times its PHC; an ERF card and each tap kind their own.
+fn clock_of(name: &str) -> &str {
+    match name {
+        "pcap" | "pcapng" | "kernel_sw" | "kernel_none" | "bpf_hook" | "snd_sw" => "host",
+        "kernel_hw" | "snd_hw" => "nic",
+        other => other,
     }
 }
 
@@ -144,6 +157,8 @@ pub struct FeedReport {
     pub itch_truncated: u64,
     /// MoldUDP64 sessions seen.
     pub sessions: Vec<String>,
+    /// Packets of MoldUDP64 sessions beyond the feed's first [`super::MAX_FEED_SESSIONS`], not analysed.
+    pub sessions_not_analysed_packets: u64,
     /// Lowest message sequence number seen.
     pub first_seq: Option<u64>,
     /// Highest message sequence number seen.
@@ -472,6 +487,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 itch_unknown: f.decoder.itch.unknown_by_type.iter().sum(),
                 itch_truncated: f.decoder.itch.truncated,
                 sessions: Vec::new(),
+                sessions_not_analysed_packets: f.sessions_beyond,
                 first_seq: f.seq_range().map(|r| r.0),
                 last_seq: f.seq_range().map(|r| r.1),
             };
@@ -544,6 +560,18 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             super::MAX_DETECTED_FEEDS,
             a.counters.feeds_not_detected_frames
         ));
+    }
+    for f in &a.feeds {
+        if let Some((frame, session)) = f.first_session_beyond {
+            notes.push(format!(
+                "feed {}: {} packets of MoldUDP64 sessions beyond its first {} were not analysed, the first at frame \
+                 {frame} (session {session}): a feed has one session a day (not MoldUDP64, or its session names \
+                 corrupt?)",
+                f.spec,
+                f.sessions_beyond,
+                super::MAX_FEED_SESSIONS
+            ));
+        }
     }
     if a.counters.sessions_not_detected_frames > 0 {
         notes.push(format!(
@@ -771,24 +799,28 @@ impl Report {
             let each: Vec<String> =
                 clocked.iter().map(|(n, c)| format!("{n} {} -> {}", ends(&c.from), ends(&c.to))).collect();
             let _ = writeln!(o, "clocks: {}", each.join(", "));
-            // Record times of several files are several host clocks under one name.
+            // Record times of several files may be several host clocks under one name.
             let files = self.input.resolutions.len();
-            let records = |v: &[&str]| {
-                v.iter().any(|n| !["exchange", "snd"].contains(n) && TrailerKind::ALL.iter().all(|t| t.name() != *n))
-            };
+            let records = |v: &[&str]| v.iter().any(|n| clock_of(n) == "host");
             if files > 1 && clocked.iter().any(|(n, c)| *n != METRICS[3] && (records(&c.from) || records(&c.to))) {
                 let _ = writeln!(
                     o,
-                    "clocks: record times come from {files} input files, each its capture host's clock: a figure whose \
-                     two ends are in different files subtracts one host's clock from another's"
+                    "clocks: record times come from {files} input files: if different hosts recorded them (not one \
+                     capture rotated), a sample whose two ends are in different files subtracts one host's clock \
+                     from another's"
                 );
             }
-            // The exchange's clock against the capture's is what exchange_to_capture measures.
-            for (n, c) in clocked.iter().filter(|(n, c)| *n != METRICS[3] && c.mixed()) {
+            // The exchange's clock against the capture's is what exchange_to_capture measures: only its
+            // capture end is judged.
+            let mixed = |n: &str, c: &Clocks| match n == METRICS[3] {
+                true => Clocks::mixed(c.to.iter()),
+                false => Clocks::mixed(c.from.iter().chain(&c.to)),
+            };
+            for (n, c) in clocked.iter().filter(|(n, c)| mixed(n, c)) {
                 let _ = writeln!(
                     o,
                     "clocks: {n} subtracts {} times from {} times: more than one clock, whose offsets from one \
-                     another are in every figure (wirestamp does not align them)",
+                     another are in the samples between them (wirestamp does not align them)",
                     ends(&c.from),
                     ends(&c.to)
                 );
@@ -984,12 +1016,14 @@ impl Report {
         }
         if c.reordered_frames > 0 {
             // Beyond the allowance with no step back: frames drift out of order a little at a time.
-            let waited = match c.largest_reorder_ns <= super::REORDER_NS.unsigned_abs() {
-                true => "what comes up to 1ms out of order is waited for",
-                false => {
-                    "more than the 1ms the analysis waits for: a trigger, order or response recorded that far out \
-                     of order may be unmatched or paired with another"
-                }
+            let waited = if c.largest_reorder_ns <= super::REORDER_NS.unsigned_abs() {
+                "what comes up to 1ms out of order is waited for"
+            } else if c.time_steps_back == 0 {
+                "more than the 1ms the analysis waits for: a trigger, order or response recorded that far out of \
+                 order may be unmatched or paired with another"
+            } else {
+                // Every frame after a step back is behind the latest time before it.
+                "the step back below, and what comes up to 1ms out of order besides is waited for"
             };
             let _ = writeln!(
                 o,
@@ -1025,6 +1059,21 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Sources of one clock are one clock: the host's records, kernel stamps, hook times and software
+    /// SND times; a NIC's stamps and hardware SND times; a tap's. Two of these are mixed.
+    #[test]
+    fn sources_are_judged_by_the_clock_behind_them() {
+        let mixed = |v: &[&'static str]| Clocks::mixed(v.iter());
+        assert!(!mixed(&["kernel_sw", "bpf_hook", "pcap", "snd_sw"]));
+        assert!(!mixed(&["kernel_hw", "snd_hw"]));
+        assert!(!mixed(&["metamako", "metamako"]));
+        assert!(mixed(&["pcap", "snd_hw"]));
+        assert!(mixed(&["pcap", "metamako"]));
+        assert!(mixed(&["metamako", "cpacket"]));
+        assert!(mixed(&["erf", "pcap"]));
+        assert!(mixed(&[]));
+    }
 
     /// A count of a billion samples and a maximum of 30 years are wider than their columns: the
     /// columns widen, every row alike. A name with a newline (a symbol's bytes) stays on its row,

@@ -395,3 +395,19 @@ fn symbols_kept_are_bounded() {
     assert_eq!(ticks.at_or_before(name(9), i64::MAX).map(|k| k.2), Some(1 << 40));
     assert_eq!(ticks.untracked, 3);
 }
+
+/// A tick given an earlier copy's time that another tick kept has already: one tick of both their
+/// messages (ambiguous to a symbol match), named by the one retimed; times stay in order.
+#[test]
+fn a_tick_retimed_onto_anothers_time_joins_it() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new();
+    for (seq, t) in [(1, 100), (2, 200), (3, 300)] {
+        ticks.push(7, aapl, t, s, seq, 0);
+    }
+    ticks.retime(7, s, 3, 100, 1);
+    let kept: Vec<_> = ticks.histories[0].live().iter().map(|k| (k.0, k.2, k.3, k.4)).collect();
+    assert_eq!(kept, [(100, 3, 2, 1), (200, 2, 1, 0)]);
+    assert_eq!(ticks.at_or_before(aapl, 250).map(|k| (k.0, k.2, k.3)), Some((200, 2, 1)));
+    assert_eq!(ticks.at_or_before(aapl, 150).map(|k| (k.0, k.2, k.3)), Some((100, 3, 2)));
+}
