@@ -220,7 +220,8 @@ fn each_figure_says_which_clocks_timed_its_ends() {
         );
         assert!(text.contains(&line), "{text}");
         let mixed = "clocks: tick_to_trade subtracts metamako times from pcap times: more than one clock, whose \
-                     offsets from one another are in the samples between them (wirestamp does not align them)\n";
+                     offsets from one another are in the samples between them (wirestamp does not align them; per \
+                     dimension in --json)\n";
         assert_eq!(text.contains(mixed), md_only, "{text}");
         assert_eq!(text.matches("more than one clock").count(), usize::from(md_only), "{text}");
     }
@@ -249,5 +250,51 @@ fn record_times_of_several_files_are_said_to_be_several_clocks() {
     assert!(two.contains("clocks: tick_to_trade pcap -> pcap,"), "{two}");
     let one = text(&[&cap]);
     assert!(!one.contains("input files"), "{one}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Feed B alone stamped by the tap: tick_to_trade as a whole subtracts pcap and metamako times from
+/// pcap times, and its dimensions say which: feed A's samples one clock, feed B's two, the session's
+/// both. exchange_to_capture's capture end mixes them too.
+#[test]
+fn each_dimension_says_which_clocks_timed_its_ends() {
+    let dir = tmpdir("clocks-dims");
+    let cap = synth_pcap(&dir, "s.pcap", 3000);
+    // The IPv4 destination, after an 802.1Q tag if there is one.
+    let feed_b = |f: &[u8]| {
+        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+        f.get(ip + 16..ip + 20) == Some(&[233, 54, 12, 112][..])
+    };
+    let stamped: Vec<(i64, Vec<u8>)> =
+        frames(&cap).into_iter().map(|(t, f)| if feed_b(&f) { (t, with_trailer(&f, t)) } else { (t, f) }).collect();
+    let file = dir.join("b-stamped.pcap");
+    write_pcap(&file, &stamped);
+    let r = analyze(&[file.to_str().unwrap()]);
+    let clocks = |metric: usize, dim: Option<&str>| {
+        let m = &r["metrics"][metric];
+        let row = match dim {
+            None => m,
+            Some(d) => m["dims"].as_array().unwrap().iter().find(|x| x["name"] == d).unwrap(),
+        };
+        row["clocks"].clone()
+    };
+    let json = |from: &[&str], to: &[&str]| serde_json::json!({"from": from, "to": to});
+    let (a, b, s) =
+        ("feed:udp:233.54.12.111:26477", "feed:udp:233.54.12.112:26478", "session:tcp:10.1.0.1:8003@ouch50");
+    assert_eq!(clocks(0, None), json(&["pcap", "metamako"], &["pcap"]));
+    assert_eq!(clocks(0, Some(a)), json(&["pcap"], &["pcap"]));
+    assert_eq!(clocks(0, Some(b)), json(&["metamako"], &["pcap"]));
+    assert_eq!(clocks(0, Some(s)), json(&["pcap", "metamako"], &["pcap"]));
+    assert_eq!(clocks(1, Some(s)), json(&["pcap"], &["pcap"]));
+    assert_eq!(clocks(3, None), json(&["exchange"], &["pcap", "metamako"]));
+    assert_eq!(clocks(3, Some(b)), json(&["exchange"], &["metamako"]));
+    // A/B delays: the first copy on either feed, the later one on the dimension's.
+    assert_eq!(clocks(2, Some(a)), json(&["pcap", "metamako"], &["pcap"]));
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", file.to_str().unwrap()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    for m in ["tick_to_trade", "feed_ab_delay", "exchange_to_capture"] {
+        assert!(text.contains(&format!("clocks: {m} subtracts ")), "{m}: {text}");
+    }
+    assert!(!text.contains("clocks: order_to_ack subtracts"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

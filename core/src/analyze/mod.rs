@@ -2341,13 +2341,16 @@ impl Analyzer {
 
     /// The clocks metric `m`'s ends were timed by: those of the feeds and sessions with samples in it
     /// (of every feed for an A/B delay's first copy), "exchange" for ITCH timestamps, and "snd_sw" and
-    /// "snd_hw" for `--tx-events` SND times (the kernel's, the NIC's).
-    fn metric_clocks(&self, m: usize) -> report::Clocks {
-        let feeds = |k: Option<usize>| {
-            self.feeds.iter().filter(|f| k.is_none_or(|k| f.slots[k].is_some())).fold(0, |a, f| a | f.clocks)
+    /// "snd_hw" for `--tx-events` SND times (the kernel's, the NIC's). For one of its dimensions
+    /// (`dim`: a feed's or a session's), that feed or session's own at its end.
+    fn metric_clocks(&self, m: usize, dim: Dim) -> report::Clocks {
+        let feeds = |k: Option<usize>| match dim {
+            Dim::Feed(i) if k.is_some() => self.feeds[i].clocks,
+            _ => self.feeds.iter().filter(|f| k.is_none_or(|k| f.slots[k].is_some())).fold(0, |a, f| a | f.clocks),
         };
-        let sessions = |m: usize, dir: usize| {
-            self.sessions.iter().filter(|s| s.slots[m].is_some()).fold(0, |a, s| a | s.clocks[dir])
+        let sessions = |m: usize, dir: usize| match dim {
+            Dim::Session(i) => self.sessions[i].clocks[dir],
+            _ => self.sessions.iter().filter(|s| s.slots[m].is_some()).fold(0, |a, s| a | s.clocks[dir]),
         };
         let names = TsSource::names_in;
         let snd: Vec<&'static str> =
@@ -2362,6 +2365,22 @@ impl Analyzer {
         };
         report::Clocks { from, to }
     }
+
+    /// What each dimension name of the metrics stands for.
+    fn dims_by_name(&self) -> FxHashMap<String, Dim> {
+        let feeds = self.feeds.iter().enumerate().map(|(i, f)| (format!("feed:{}", f.spec), Dim::Feed(i)));
+        let sessions = self.sessions.iter().enumerate().map(|(i, s)| (format!("session:{}", s.spec), Dim::Session(i)));
+        feeds.chain(sessions).collect()
+    }
+}
+
+/// A metric's dimension, for its clocks ([`Analyzer::metric_clocks`]): a feed's, a session's, or
+/// another (a symbol's) or the metric's own, which take the metric's.
+#[derive(Debug, Clone, Copy)]
+enum Dim {
+    Feed(usize),
+    Session(usize),
+    Whole,
 }
 
 impl FeedState {

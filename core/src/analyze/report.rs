@@ -43,7 +43,8 @@ pub struct MetricReport {
     pub saturated: u64,
     /// Per-dimension figures.
     pub dims: Vec<MetricReport>,
-    /// The clocks its two ends were timed by (the metric's own row, with samples; not its dimensions).
+    /// The clocks its two ends were timed by (with samples; a feed's or a session's dimension, that
+    /// one's at its end).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clocks: Option<Clocks>,
 }
@@ -456,10 +457,14 @@ fn mode_name<S: serde::Serializer>(mode: &TrailerMode, s: S) -> Result<S::Ok, S:
 }
 
 pub(super) fn build(a: &Analyzer) -> Report {
+    let dims = a.dims_by_name();
     let metrics = (0..METRICS.len())
         .map(|i| {
             let mut r = MetricReport::from_metric(METRICS[i], &a.metrics[i], &a.interval[i], &a.open_tallies(i));
-            r.clocks = (r.count > 0).then(|| a.metric_clocks(i));
+            r.clocks = (r.count > 0).then(|| a.metric_clocks(i, super::Dim::Whole));
+            for d in r.dims.iter_mut().filter(|d| d.count > 0) {
+                d.clocks = Some(a.metric_clocks(i, dims.get(&d.name).copied().unwrap_or(super::Dim::Whole)));
+            }
             r
         })
         .collect();
@@ -820,7 +825,8 @@ impl Report {
                 let _ = writeln!(
                     o,
                     "clocks: {n} subtracts {} times from {} times: more than one clock, whose offsets from one \
-                     another are in the samples between them (wirestamp does not align them)",
+                     another are in the samples between them (wirestamp does not align them; per dimension in \
+                     --json)",
                     ends(&c.from),
                     ends(&c.to)
                 );
