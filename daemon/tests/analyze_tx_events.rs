@@ -110,6 +110,11 @@ fn orders_are_joined_to_the_snd_time_of_the_write_holding_their_last_byte() {
     );
     assert_eq!(s2w["negative"], 1);
     assert_eq!(s2w["dims"][0]["name"], format!("session:tcp:{EXCHANGE}@ouch50"));
+    // The clocks at their ends: the capture's records, and SND times of both kinds (software and
+    // the NIC's were fed).
+    let clocks = |from: &[&str], to: &[&str]| serde_json::json!({"from": from, "to": to});
+    assert_eq!(t2s["clocks"], clocks(&["pcap"], &["snd_sw", "snd_hw"]));
+    assert_eq!(s2w["clocks"], clocks(&["snd_sw", "snd_hw"], &["pcap"]));
     // tick_to_trade is unchanged by the join: first byte's frame - T0.
     let t2t = metric("tick_to_trade");
     assert_eq!(

@@ -2344,9 +2344,15 @@ impl Analyzer {
     /// "snd_hw" for `--tx-events` SND times (the kernel's, the NIC's). For one of its dimensions
     /// (`dim`: a feed's or a session's), that feed or session's own at its end.
     fn metric_clocks(&self, m: usize, dim: Dim) -> report::Clocks {
+        // A feed has a dimension in the metric (`k`: its slot in tick_to_trade, A/B delays or
+        // exchange_to_capture; tick_to_snd's are looked up by name), or any feed (`None`).
+        let in_metric = |f: &FeedState, k: Option<usize>| match (m, k) {
+            (T2S, _) => self.metrics[T2S].by_name.contains_key(&format!("feed:{}", f.spec)),
+            (_, k) => k.is_none_or(|k| f.slots[k].is_some()),
+        };
         let feeds = |k: Option<usize>| match dim {
             Dim::Feed(i) if k.is_some() => self.feeds[i].clocks,
-            _ => self.feeds.iter().filter(|f| k.is_none_or(|k| f.slots[k].is_some())).fold(0, |a, f| a | f.clocks),
+            _ => self.feeds.iter().filter(|f| in_metric(f, k)).fold(0, |a, f| a | f.clocks),
         };
         let sessions = |m: usize, dir: usize| match dim {
             Dim::Session(i) => self.sessions[i].clocks[dir],
