@@ -179,7 +179,15 @@ pub struct Arbiter {
     pub stale: u64,
     /// Sequence jumps too large to index (the ring restarted there).
     pub resets: u64,
+    /// Slots the rings may still grow by, all sessions together ([`TOTAL_SLOTS`]).
+    spare_slots: usize,
 }
+
+/// Slots all sessions' rings hold at most together (16 bytes each: 128 MiB). Each ring grows to what
+/// its session needs up to `max_slots`, and keeps its room: two packets of a session far apart in
+/// sequence grew a ring to `max_slots` (64 MiB), so garbage of many sessions took gigabytes. Past the
+/// total, a ring keeps the newest ticks its room holds.
+pub const TOTAL_SLOTS: usize = 1 << 23;
 
 impl Arbiter {
     /// An arbiter keeping ticks for `retain_ns` of capture time, and at most `max_slots` per session.
@@ -195,6 +203,7 @@ impl Arbiter {
             stale_before: i64::MIN,
             stale: 0,
             resets: 0,
+            spare_slots: TOTAL_SLOTS.max(max_slots),
         }
     }
 
@@ -276,8 +285,15 @@ impl Arbiter {
     /// with many saves looking the session up again for each).
     #[inline(always)]
     pub fn ring(&mut self, session: SessionRef) -> Ring<'_> {
-        let Arbiter { sessions, max_slots, stale, resets, stale_before, .. } = self;
-        Ring { s: &mut sessions[session.0].1, max_slots: *max_slots, stale_before: *stale_before, stale, resets }
+        let Arbiter { sessions, max_slots, stale, resets, stale_before, spare_slots, .. } = self;
+        Ring {
+            s: &mut sessions[session.0].1,
+            max_slots: *max_slots,
+            stale_before: *stale_before,
+            stale,
+            resets,
+            spare: spare_slots,
+        }
     }
 
     /// Records a copy of `(session, seq)` seen at `time_ns` on `feed` (a packet of one message).
@@ -375,9 +391,27 @@ pub struct Ring<'a> {
     stale_before: i64,
     stale: &'a mut u64,
     resets: &'a mut u64,
+    /// [`Arbiter::spare_slots`].
+    spare: &'a mut usize,
 }
 
 impl Ring<'_> {
+    /// The most slots this ring may hold now: `max_slots`, within its room and what all rings may
+    /// still grow by (a power of two: the ring's capacity is one).
+    fn room(&self) -> usize {
+        let cap = self.s.slots.len();
+        let avail = cap.saturating_add(*self.spare);
+        let pow = if avail == 0 { 0 } else { 1 << (usize::BITS - 1 - avail.leading_zeros()) };
+        self.max_slots.min(pow.max(cap)).max(1)
+    }
+
+    /// [`SessionTicks::reserve`], taking what it grows by from the rings' spare slots.
+    fn reserve(&mut self, len: usize, max: usize) {
+        let before = self.s.slots.len();
+        self.s.reserve(len, max);
+        *self.spare = self.spare.saturating_sub(self.s.slots.len() - before);
+    }
+
     /// Records a copy of `seq`, seen at `time_ns` on `feed`.
     #[inline(always)]
     pub fn observe(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
@@ -420,14 +454,15 @@ impl Ring<'_> {
     /// the sequences between marked missing), else too late to arbitrate.
     #[cold]
     fn below(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
-        let s = &mut *self.s;
-        let k = s.base - seq;
-        if s.base != s.first || s.restarted || k > (self.max_slots - s.len) as u64 {
+        let max = self.room();
+        let k = self.s.base - seq;
+        if self.s.base != self.s.first || self.s.restarted || k > max.saturating_sub(self.s.len) as u64 {
             *self.stale += 1;
             return Arrival::Stale;
         }
         let k = k as usize;
-        s.reserve(s.len + k, self.max_slots);
+        self.reserve(self.s.len + k, max);
+        let s = &mut *self.s;
         // `reserve` left room for `k` slots before the head.
         s.head = (s.head + s.slots.len() - k) & s.mask;
         (s.base, s.first, s.len) = (seq, seq, s.len + k);
@@ -443,7 +478,7 @@ impl Ring<'_> {
     /// day, garbage).
     #[cold]
     fn extend(&mut self, mut idx: usize, new: Slot) {
-        let max = self.max_slots;
+        let max = self.room();
         let s = &mut *self.s;
         if idx >= max + s.len {
             s.clear(s.base + idx as u64);
@@ -455,7 +490,8 @@ impl Ring<'_> {
             s.pop_front();
             idx -= 1;
         }
-        s.reserve(idx + 1, max);
+        self.reserve(idx + 1, max);
+        let s = &mut *self.s;
         // The sequences jumped over are missing as of this copy's time.
         for i in s.len..idx {
             *s.at_mut(i) = Slot::missing(new.time_ns);
@@ -470,6 +506,27 @@ mod tests {
     use super::*;
 
     const S: Session = Session(*b"SESSION001");
+
+    /// Sessions whose two packets lie far apart in sequence (garbage): each ring grew to `max_slots`
+    /// (4 M slots, 64 MiB) and kept it, 64 sessions 4 GiB. All rings together now hold at most
+    /// `TOTAL_SLOTS` (and a slot each for its newest tick); every message is still a first copy, and
+    /// the ring of a session out of room restarts at such a jump (counted).
+    #[test]
+    fn all_rings_together_are_bounded() {
+        let mut a = Arbiter::new(i64::MAX, 1 << 22);
+        for n in 0..64u32 {
+            let session = Session(*format!("S{n:09}").as_bytes().first_chunk().unwrap());
+            for seq in [1, 4_190_000] {
+                assert_eq!(a.observe(session, seq, 0, 1, 0), Arrival::First, "session {n}, seq {seq}");
+            }
+        }
+        // (A ring out of room still holds its newest tick: one slot each beyond the total.)
+        let held: usize = a.sessions.iter().map(|(_, s)| s.slots.len()).sum();
+        assert!(held <= TOTAL_SLOTS + 64, "{held} slots");
+        assert_eq!(a.spare_slots, 0);
+        // Two rings of 4 M took the whole room; the other 62 restarted at their jump.
+        assert_eq!(a.resets, 62);
+    }
 
     /// A feed lagging at the start: sequences below the first one seen are new ticks while nothing
     /// has left the ring (the ring grows down to them, the sequences between missing), and too late
