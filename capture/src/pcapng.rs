@@ -26,6 +26,9 @@ use crate::pcap::unwrap_erf;
 use crate::raw::{RawFrame, Step, pad4, sll_direction, u16_at, u32_at, u64_at};
 use crate::reader::ReadStats;
 
+/// Interface Description Blocks read at most per input (all sections together).
+pub const MAX_INTERFACES: usize = 65_536;
+
 const SHB: u32 = 0x0A0D_0D0A;
 const EPB: u32 = 6;
 
@@ -344,6 +347,17 @@ impl PcapngParser {
                 format!(
                     "option if_tsresol has {n} bytes where the format has 1: the interface's timestamp unit is \
                      unknown (rewrite the file with a correct option, e.g. editcap)"
+                ),
+            ));
+        }
+        // Each interface is kept for the whole read (names, units, statistics): a file of nothing but
+        // interface blocks must not take gigabytes.
+        if ifaces.len() >= MAX_INTERFACES {
+            return Err(bad(
+                "IDB",
+                format!(
+                    "more than {MAX_INTERFACES} interface blocks in the input: more than any capture has (not a \
+                     capture, or a damaged one?)"
                 ),
             ));
         }

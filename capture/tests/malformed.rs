@@ -253,3 +253,32 @@ fn a_file_of_an_unsupported_version_is_refused_when_opened() {
         assert!(e.to_string().starts_with(&want), "{e}");
     }
 }
+
+/// A pcapng of nothing but interface blocks: every one is kept for the whole read, so past 65,536 the
+/// input is refused at the block with a reason (1 M of them took 383 MB), after the packets before it.
+#[test]
+fn interface_blocks_are_bounded() {
+    let ng = common::build::Ng { be: false };
+    let mut f = ng.shb();
+    f.extend(ng.idb(1, 65535, &[]));
+    f.extend(ng.epb(0, 1, &[0u8; 60], 60, &[]));
+    for _ in 0..65_536 {
+        f.extend(ng.idb(1, 65535, &[]));
+    }
+    let mut r = CaptureReader::from_reader("idbs".into(), Box::new(std::io::Cursor::new(f))).unwrap();
+    assert!(r.next_frame().unwrap().is_some());
+    let e = loop {
+        match r.next_frame() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("read to the end"),
+            Err(e) => break e,
+        }
+    };
+    // At the 65,537th interface block: SHB 28 bytes, IDB 20, EPB 92, then 65,535 IDBs of 20.
+    assert_eq!(28 + 20 + 92 + 65_535 * 20, 1_310_840);
+    assert_eq!(
+        e.to_string(),
+        "idbs: at byte 1310840 (record 65538, after 1 packet): malformed pcapng IDB block: more than 65536 interface \
+         blocks in the input: more than any capture has (not a capture, or a damaged one?)"
+    );
+}
