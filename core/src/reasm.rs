@@ -30,6 +30,11 @@ pub trait Arrival {
 /// Default bound on bytes held for out-of-order segments, per stream direction.
 pub const DEFAULT_MAX_PENDING: usize = 1 << 20;
 
+/// What a held piece costs beside its bytes (its buffer and map entry), in bytes: the pieces held are
+/// bounded too, so that 1-byte segments each behind a 1-byte hole cannot hold a million pieces
+/// (about 130 MB) within the byte bound.
+pub const PIECE_COST: usize = 64;
+
 /// What the reassembler hands to the consumer, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Piece<'a, M> {
@@ -106,7 +111,13 @@ impl<M: Copy> Default for Reassembler<M> {
 }
 
 impl<M: Copy> Reassembler<M> {
-    /// A reassembler holding at most `max_pending` bytes of out-of-order data.
+    /// Out-of-order pieces held at most: one per [`PIECE_COST`] bytes of `max_pending`, and at least 64.
+    fn max_pieces(&self) -> usize {
+        (self.max_pending / PIECE_COST).max(64)
+    }
+
+    /// A reassembler holding at most `max_pending` bytes of out-of-order data, in at most one piece per
+    /// [`PIECE_COST`] of them.
     pub fn new(max_pending: usize) -> Self {
         Reassembler {
             next_seq: None,
@@ -243,7 +254,7 @@ impl<M: Copy> Reassembler<M> {
             }
         } else {
             self.store(start, payload, meta);
-            while self.pending_bytes > self.max_pending {
+            while self.pending_bytes > self.max_pending || self.pending.len() > self.max_pieces() {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
             }

@@ -444,3 +444,19 @@ fn every_byte_once_in_order_from_its_first_carrier() {
         assert_eq!(r.stats().bytes + r.stats().retransmitted_bytes, pushed, "case {case}: {segs:?}");
     }
 }
+
+/// 1-byte segments, each behind a 1-byte hole: the pieces held stay within one per `PIECE_COST` bytes of
+/// the bound (the oldest given up as holes, counted), not one per byte.
+#[test]
+fn pieces_held_are_bounded_as_well_as_bytes() {
+    let mut r = Reassembler::new(DEFAULT_MAX_PENDING);
+    let mut out = Vec::new();
+    let mut most = 0;
+    for k in 0..50_000u32 {
+        r.push(1 + 2 * k, false, b"x", k, &mut recorder(&mut out));
+        most = most.max(r.pending.len());
+    }
+    // (Bounded by bytes alone, all 49,999 after the first were held: 50,000 bytes are within 1 MiB.)
+    assert_eq!(most, DEFAULT_MAX_PENDING / PIECE_COST);
+    assert_eq!(r.stats().holes, 49_999 - DEFAULT_MAX_PENDING as u64 / PIECE_COST as u64);
+}
