@@ -1073,6 +1073,9 @@ pub struct Analyzer {
     next_prune: i64,
     /// Responses whose request was not read yet, by when they stop waiting for it.
     early_responses: VecDeque<EarlyResponse>,
+    /// How many of `early_responses` each (connection, order id) has: an order looks there only when
+    /// its id has one (a scan per order was quadratic when many responses wait).
+    early_ids: FxHashMap<(usize, OrderId), u32>,
     /// A step back of the capture's clock: every order in `reorder` is matched at the next frame.
     release_reorder: bool,
     /// The first order token the token rule read no sequence from: the report shows it when no order
@@ -1195,6 +1198,7 @@ impl Analyzer {
             parked_n: 0,
             reorder: VecDeque::new(),
             early_responses: VecDeque::new(),
+            early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
             release_reorder: false,
             first_unreadable_token: None,
@@ -1885,9 +1889,20 @@ impl Analyzer {
         self.watch_parked();
     }
 
+    /// A response of order `id` on connection `ci` left [`Analyzer::early_responses`].
+    fn early_gone(&mut self, ci: usize, id: OrderId) {
+        if let Some(n) = self.early_ids.get_mut(&(ci, id)) {
+            *n -= 1;
+            if *n == 0 {
+                self.early_ids.remove(&(ci, id));
+            }
+        }
+    }
+
     /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: unmatched.
     fn early_response_unmatched(&mut self) {
         if let Some(e) = self.early_responses.pop_front() {
+            self.early_gone(e.conn, e.id);
             match e.cancel {
                 true => self.counters.unsolicited_cancels += 1,
                 false => self.counters.unmatched_responses += 1,
@@ -2012,8 +2027,11 @@ impl Analyzer {
                         self.wake_at = self.wake_at.min(self.ack_deadline(at));
                     }
                     // Its response, recorded before it (frames out of order), waits for it.
-                    if let Some(k) = self.early_responses.iter().position(|e| (e.conn, e.id) == (ci, id)) {
+                    if self.early_ids.contains_key(&(ci, id))
+                        && let Some(k) = self.early_responses.iter().position(|e| (e.conn, e.id) == (ci, id))
+                    {
                         let e = self.early_responses.remove(k).expect("position found above");
+                        self.early_gone(ci, id);
                         if let Some(t) = self.answer_oldest(ci, id) {
                             self.counters.acked += 1;
                             let slot = self.conn_slot(ci, O2A);
@@ -2054,6 +2072,7 @@ impl Analyzer {
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
                         self.early_responses.push_back(e);
+                        *self.early_ids.entry((ci, id)).or_default() += 1;
                         self.wake_at = self.wake_at.min(due);
                     }
                 }
