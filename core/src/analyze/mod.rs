@@ -1058,8 +1058,11 @@ pub struct Analyzer {
     symbol_slots: FxHashMap<Symbol, usize>,
     /// Requests awaiting their response, by connection and order id.
     pending: FxHashMap<(usize, OrderId), Waiting>,
-    /// The same requests in arrival order, for their timeouts (answered ones leave lazily).
-    pending_order: VecDeque<(i64, usize, OrderId)>,
+    /// The same requests by time, then arrival (the key's second part counts them), for their
+    /// timeouts; answered ones leave lazily. (A queue kept sorted by inserting in place was
+    /// quadratic when frames alternated between two times.)
+    pending_order: BTreeMap<(i64, u64), (usize, OrderId)>,
+    pending_n: u64,
     metrics: [Metric; METRICS.len()],
     interval: [Latency; METRICS.len()],
     /// Orders waiting for a trigger that may still come ([`Parked`]), by when they are due and then
@@ -1178,7 +1181,8 @@ impl Analyzer {
             wrong_kind: FxHashMap::default(),
             symbol_slots: FxHashMap::default(),
             pending: FxHashMap::default(),
-            pending_order: VecDeque::new(),
+            pending_order: BTreeMap::new(),
+            pending_n: 0,
             metrics: Default::default(),
             interval: Default::default(),
             tx_writes: FxHashMap::default(),
@@ -1528,11 +1532,11 @@ impl Analyzer {
             self.interval_start = Some(interval_of(t, len));
         }
         // Orders waiting too long for a response are unacknowledged.
-        while let Some(&(at, conn, id)) = self.pending_order.front() {
+        while let Some((&(at, _), &(conn, id))) = self.pending_order.first_key_value() {
             if t < self.ack_deadline(at) {
                 break;
             }
-            self.pending_order.pop_front();
+            self.pending_order.pop_first();
             if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
                 self.answer_oldest(conn, id);
                 self.counters.unacked += 1;
@@ -1559,7 +1563,7 @@ impl Analyzer {
             self.watch_parked();
         }
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
-        let timeout = self.pending_order.front().map_or(i64::MAX, |&(at, ..)| self.ack_deadline(at));
+        let timeout = self.pending_order.first_key_value().map_or(i64::MAX, |(&(at, _), _)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
         let reorder = self.reorder.front().map_or(i64::MAX, |(due, _)| *due);
         let early = self.early_responses.front().map_or(i64::MAX, |e| e.due);
@@ -2005,25 +2009,21 @@ impl Analyzer {
                     // Answered orders leave the front of the timeout queue here, not at their timeout
                     // only: the queue holds the unanswered ones (and those behind them), not every
                     // order of the last timeout's worth of capture.
-                    while let Some(&(at, conn, id)) = self.pending_order.front() {
+                    while let Some((&(at, _), &(conn, id))) = self.pending_order.first_key_value() {
                         if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
                             break;
                         }
-                        self.pending_order.pop_front();
+                        self.pending_order.pop_first();
                     }
                     // In time order: an order read late (replayed from the detection backlog, or
                     // in a frame recorded out of order) must not wait behind newer ones, whose
                     // timeouts are the only ones looked at.
-                    if self.pending_order.back().is_none_or(|&(back, ..)| back <= t) {
-                        self.pending_order.push_back((t, ci, id));
-                    } else {
-                        let at = self.pending_order.partition_point(|&(o, ..)| o <= t);
-                        self.pending_order.insert(at, (t, ci, id));
-                    }
+                    self.pending_n += 1;
+                    self.pending_order.insert((t, self.pending_n), (ci, id));
                     // The front may have changed either way: answered orders left it (the one now
                     // there may be older than those, when frames come out of time order), or the
                     // queue was empty.
-                    if let Some(&(at, ..)) = self.pending_order.front() {
+                    if let Some((&(at, _), _)) = self.pending_order.first_key_value() {
                         self.wake_at = self.wake_at.min(self.ack_deadline(at));
                     }
                     // Its response, recorded before it (frames out of order), waits for it.
