@@ -131,15 +131,9 @@ fn nic_checks(iface: &str, out: &mut Vec<Check>) {
 /// GRO, LRO and TSO: what a host capture sees of the wire (AF_PACKET and libpcap see both directions).
 fn offload_check(iface: &str) -> Check {
     let name = format!("offload:{iface}");
-    match offloads(iface) {
-        Ok(o) => match o.warning(iface, true, true) {
-            Some(w) => {
-                let w = w.strip_prefix(&format!("{iface}: ")).unwrap_or(&w);
-                let (detail, fix) = w.split_once("; for a frame per wire packet: ").unwrap_or((w, ""));
-                check(name, Status::Warn, detail, Some(fix).filter(|f| !f.is_empty()))
-            }
-            None => check(name, Status::Pass, "GRO, LRO and TSO off: a frame captured is a packet on the wire", None),
-        },
+    match offloads(iface).map(|o| o.issue(true, true)) {
+        Ok(Some(i)) => check(name, Status::Warn, &i.what, Some(&i.fix(iface))),
+        Ok(None) => check(name, Status::Pass, "GRO, LRO and TSO off: a frame captured is a packet on the wire", None),
         Err(e) => check(name, Status::Warn, format!("offloads not readable (ethtool): {e}"), None),
     }
 }

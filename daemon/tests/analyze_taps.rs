@@ -19,10 +19,14 @@ fn frames(path: &Path) -> Vec<(i64, Vec<u8>)> {
     out
 }
 
+/// Where an untagged or 802.1Q-tagged frame's IPv4 header starts.
+fn ip_start(f: &[u8]) -> usize {
+    if f[12..14] == [0x81, 0x00] { 18 } else { 14 }
+}
+
 /// Whether an untagged or 802.1Q-tagged IPv4 frame carries TCP.
 fn is_tcp(f: &[u8]) -> bool {
-    let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
-    f.get(ip + 9) == Some(&6)
+    f.get(ip_start(f) + 9) == Some(&6)
 }
 
 fn analyze(args: &[&str]) -> serde_json::Value {
@@ -146,7 +150,7 @@ fn the_report_says_what_each_taps_trailers_gave() {
 fn a_feeds_repeats_are_its_duplicates_not_ab_copies() {
     let dir = tmpdir("repeats");
     let cap = synth_pcap(&dir, "s.pcap", 3000);
-    let ip = |f: &[u8]| if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
+    let ip = ip_start;
     let dport = |f: &[u8]| (f.get(ip(f) + 9) == Some(&17)).then(|| u16::from_be_bytes([f[ip(f) + 22], f[ip(f) + 23]]));
     let all = frames(&cap);
     // Feed B's heartbeats (a MoldUDP64 message count of 0, 18 bytes into the UDP payload): no
@@ -189,7 +193,6 @@ fn a_feeds_repeats_are_its_duplicates_not_ab_copies() {
 fn each_figure_says_which_clocks_timed_its_ends() {
     let dir = tmpdir("clocks");
     let cap = synth_pcap(&dir, "s.pcap", 3000);
-    let bin = env!("CARGO_BIN_EXE_wirestamp");
     for md_only in [true, false] {
         let stamped: Vec<(i64, Vec<u8>)> = frames(&cap)
             .into_iter()
@@ -212,8 +215,7 @@ fn each_figure_says_which_clocks_timed_its_ends() {
         // No samples, no clocks.
         assert_eq!(r["metrics"][4]["name"], "tick_to_snd");
         assert!(r["metrics"][4].get("clocks").is_none());
-        let out = Command::new(bin).args(["analyze", file.to_str().unwrap()]).output().unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = analyze_text(&[], &file);
         let line = format!(
             "clocks: tick_to_trade metamako -> {order_clock}, order_to_ack {order_clock} -> {order_clock}, \
              feed_ab_delay metamako -> metamako, exchange_to_capture exchange -> metamako\n"
@@ -240,15 +242,10 @@ fn record_times_of_several_files_are_said_to_be_several_clocks() {
     write_pcap(&orders, &all.iter().filter(|(_, f)| is_tcp(f)).cloned().collect::<Vec<_>>());
     let line = "clocks: record times come from 2 input files: if different hosts recorded them (not one capture \
                 rotated), a sample whose two ends are in different files subtracts one host's clock from another's\n";
-    let text = |files: &[&Path]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).arg("analyze").args(files).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
-    let two = text(&[&md, &orders]);
+    let two = analyze_text(&[md.to_str().unwrap()], &orders);
     assert!(two.contains(line), "{two}");
     assert!(two.contains("clocks: tick_to_trade pcap -> pcap,"), "{two}");
-    let one = text(&[&cap]);
+    let one = analyze_text(&[], &cap);
     assert!(!one.contains("input files"), "{one}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -260,11 +257,7 @@ fn record_times_of_several_files_are_said_to_be_several_clocks() {
 fn each_dimension_says_which_clocks_timed_its_ends() {
     let dir = tmpdir("clocks-dims");
     let cap = synth_pcap(&dir, "s.pcap", 3000);
-    // The IPv4 destination, after an 802.1Q tag if there is one.
-    let feed_b = |f: &[u8]| {
-        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
-        f.get(ip + 16..ip + 20) == Some(&[233, 54, 12, 112][..])
-    };
+    let feed_b = |f: &[u8]| f.get(ip_start(f) + 16..ip_start(f) + 20) == Some(&[233, 54, 12, 112][..]);
     let stamped: Vec<(i64, Vec<u8>)> =
         frames(&cap).into_iter().map(|(t, f)| if feed_b(&f) { (t, with_trailer(&f, t)) } else { (t, f) }).collect();
     let file = dir.join("b-stamped.pcap");
@@ -290,8 +283,7 @@ fn each_dimension_says_which_clocks_timed_its_ends() {
     assert_eq!(clocks(3, Some(b)), json(&["exchange"], &["metamako"]));
     // A/B delays: the first copy on either feed, the later one on the dimension's.
     assert_eq!(clocks(2, Some(a)), json(&["pcap", "metamako"], &["pcap"]));
-    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", file.to_str().unwrap()]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = analyze_text(&[], &file);
     for m in ["tick_to_trade", "feed_ab_delay", "exchange_to_capture"] {
         assert!(text.contains(&format!("clocks: {m} subtracts ")), "{m}: {text}");
     }

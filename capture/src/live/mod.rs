@@ -35,7 +35,7 @@ pub mod tstamp;
 pub use afxdp::{AfXdp, AfXdpStats};
 pub use ebpf::{EbpfConfig, EbpfSource, EbpfStats};
 pub use error::LiveError;
-pub use offload::{Offloads, offloads};
+pub use offload::{OffloadIssue, Offloads, offloads};
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
 pub use ring_merge::{RingMerge, Step};

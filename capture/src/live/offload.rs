@@ -24,35 +24,58 @@ pub struct Offloads {
     pub tso: bool,
 }
 
+/// What an interface's offloads do to a capture ([`Offloads::issue`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffloadIssue {
+    /// What merges or splits the frames the capture sees.
+    pub what: String,
+    /// The `ethtool -K IFACE` settings that stop it (`gro off`, ...).
+    pub off: Vec<&'static str>,
+}
+
+impl OffloadIssue {
+    /// The command that stops it.
+    pub fn fix(&self, iface: &str) -> String {
+        format!("ethtool -K {iface} {}", self.off.join(" "))
+    }
+}
+
 impl Offloads {
-    /// What a capture of `iface` that sees inbound frames after GRO (`rx`: AF_PACKET, libpcap, tc
-    /// ingress) and outbound ones before the NIC (`tx`) is told, or `None` when nothing merges or splits
-    /// what it sees.
-    pub fn warning(&self, iface: &str, rx: bool, tx: bool) -> Option<String> {
-        let merged: Vec<&str> =
-            [(self.gro, "GRO"), (self.lro, "LRO")].iter().filter(|o| o.0 && rx).map(|o| o.1).collect();
-        let split = self.tso && tx;
+    /// What a capture that sees inbound frames after GRO (`rx`: AF_PACKET, libpcap, tc ingress) and
+    /// outbound ones before the NIC (`tx`) must be told, or `None` when nothing merges or splits what it
+    /// sees.
+    pub fn issue(&self, rx: bool, tx: bool) -> Option<OffloadIssue> {
+        let merged: Vec<(&str, &'static str)> = [(self.gro, "GRO", "gro off"), (self.lro, "LRO", "lro off")]
+            .iter()
+            .filter(|o| o.0 && rx)
+            .map(|o| (o.1, o.2))
+            .collect();
         let mut what = Vec::new();
         let mut off = Vec::new();
         if !merged.is_empty() {
+            let names: Vec<&str> = merged.iter().map(|m| m.0).collect();
             what.push(format!(
                 "{} on: received TCP segments may be captured merged into one frame, stamped once (a response's time \
                  may be an earlier segment's)",
-                merged.join(" and ")
+                names.join(" and ")
             ));
-            off.extend(merged.iter().map(|m| format!("{} off", m.to_lowercase())));
+            off.extend(merged.iter().map(|m| m.1));
         }
-        if split {
+        if self.tso && tx {
             what.push(
                 "TSO on: sent TCP may be captured as one frame the NIC then cuts into several segments (one stamp for \
                  them all)"
                     .to_string(),
             );
-            off.push("tso off".into());
+            off.push("tso off");
         }
-        (!what.is_empty()).then(|| {
-            format!("{iface}: {}; for a frame per wire packet: ethtool -K {iface} {}", what.join("; "), off.join(" "))
-        })
+        (!what.is_empty()).then(|| OffloadIssue { what: what.join("; "), off })
+    }
+
+    /// [`Offloads::issue`] as one line for `iface`, with its fix.
+    pub fn warning(&self, iface: &str, rx: bool, tx: bool) -> Option<String> {
+        let i = self.issue(rx, tx)?;
+        Some(format!("{iface}: {}; for a frame per wire packet: {}", i.what, i.fix(iface)))
     }
 }
 

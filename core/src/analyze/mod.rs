@@ -449,10 +449,11 @@ impl SymHistory {
     #[inline(always)]
     fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, reach: i64) {
         // `forget_before` leaves a tick: the last of `ticks`, when there is one, is a live one.
+        let tick = (t, session, seq, 1, feed);
         match self.ticks.last_mut() {
-            Some(b) if b.0 == t => *b = (t, session, seq, b.3 + 1, feed),
-            Some(b) if b.0 > t => self.insert((t, session, seq, 1, feed)),
-            _ => self.ticks.push((t, session, seq, 1, feed)),
+            Some(b) if b.0 == t => join(b, tick),
+            Some(b) if b.0 > t => self.insert(tick),
+            _ => self.ticks.push(tick),
         }
         self.forget_before(reach);
     }
@@ -467,7 +468,7 @@ impl SymHistory {
     fn insert(&mut self, tick: SymTick) {
         let at = self.start + self.live().partition_point(|k| k.0 <= tick.0);
         match self.ticks[self.start..at].last_mut() {
-            Some(k) if k.0 == tick.0 => *k = (tick.0, tick.1, tick.2, k.3 + 1, tick.4),
+            Some(k) if k.0 == tick.0 => join(k, tick),
             _ => self.ticks.insert(at, tick),
         }
     }
@@ -521,13 +522,18 @@ impl SymHistory {
             self.ticks.dedup_by(|later, kept| {
                 let same = later.0 == kept.0;
                 if same {
-                    *kept = (later.0, later.1, later.2, later.3 + kept.3, later.4);
+                    join(kept, *later);
                 }
                 same
             });
         }
         found
     }
+}
+
+/// `later`, a tick at `kept`'s time, joins it: one tick of both their messages, named by `later`.
+fn join(kept: &mut SymTick, later: SymTick) {
+    *kept = (later.0, later.1, later.2, kept.3 + later.3, later.4);
 }
 
 /// An order whose trigger (by its token) no session has reached yet: the feed's frames may be behind
