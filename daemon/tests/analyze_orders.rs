@@ -2,45 +2,15 @@
 //! responses, which actions are correlated. Each case's expected counts follow from how its frames
 //! were built.
 
-use serde_json::Value;
 use wirestamp_lab::encode::{ouch, soup};
 
 mod support;
-use support::{T0, accepted, analyze_frames, dims, metric, order, segment};
+use support::{
+    MS, T0, aapl_tick, accepted, analyze_frames, conversation, count_min_max, dims, enter42, enter42_min, fates,
+    metric, order, order_for, segment, soup_packet,
+};
 
-const MS: i64 = 1_000_000;
 const ORDERS: &str = "tcp:10.1.0.1:8003";
-
-/// The counters that say what became of the orders and responses.
-fn fates(r: &Value) -> [u64; 5] {
-    let c = &r["counters"];
-    ["orders", "acked", "unacked", "awaiting_at_end", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
-}
-
-/// A metric's count, minimum and maximum.
-fn count_min_max(m: &Value) -> (Option<u64>, Option<i64>, Option<i64>) {
-    (m["count"].as_u64(), m["min_ns"].as_i64(), m["max_ns"].as_i64())
-}
-
-/// One SoupBinTCP packet of type `ty` holding `msg`.
-fn soup_packet(ty: u8, msg: &[u8]) -> Vec<u8> {
-    let mut p = Vec::new();
-    soup::packet(&mut p, ty, msg);
-    p
-}
-
-/// An order session's frames from a script of (ms after T0, to the exchange, bytes): each direction's
-/// sequence numbers run on from 1, and each segment acknowledges all the other direction sent before.
-fn conversation(script: &[(i64, bool, Vec<u8>)]) -> Vec<(i64, Vec<u8>)> {
-    let (mut inbound, mut outbound) = (1u32, 1u32);
-    let mut frames = Vec::new();
-    for (ms, to_exchange, bytes) in script {
-        let (seq, ack) = if *to_exchange { (inbound, outbound) } else { (outbound, inbound) };
-        frames.push((T0 + ms * MS, segment(*to_exchange, seq, ack, 0x18, bytes)));
-        *(if *to_exchange { &mut inbound } else { &mut outbound }) += bytes.len() as u32;
-    }
-    frames
-}
 
 /// Order 2 (client bytes 51..101) was not captured; order 3 waits behind it until the exchange's
 /// ACK of 151 shows the range was sent. The frame carrying that ACK also carries the Accepted of all
@@ -230,30 +200,6 @@ fn a_second_request_of_an_order_awaiting_its_response_is_paired_too() {
     assert_eq!(fates(&r), [2, 2, 0, 0, 0]);
     let o2a = metric(&r, "order_to_ack");
     assert_eq!(count_min_max(o2a), (Some(2), Some(3 * MS), Some(4 * MS)));
-}
-
-/// OUCH 4.2 Enter Order (49 bytes) with `token`, in a SoupBinTCP Unsequenced Data packet.
-fn enter42(token: &[u8; 14]) -> Vec<u8> {
-    enter42_min(token, 0)
-}
-
-/// [`enter42`] with a minimum quantity.
-fn enter42_min(token: &[u8; 14], min_qty: u32) -> Vec<u8> {
-    let mut m = vec![b'O'];
-    m.extend_from_slice(token);
-    m.push(b'B');
-    m.extend_from_slice(&100u32.to_be_bytes());
-    m.extend_from_slice(b"AAPL    ");
-    m.extend_from_slice(&1_000_000u32.to_be_bytes());
-    m.extend_from_slice(&99_999u32.to_be_bytes()); // time in force: market hours
-    m.extend_from_slice(b"FIRM");
-    m.extend_from_slice(b"YPN"); // display, capacity, intermarket sweep
-    m.extend_from_slice(&min_qty.to_be_bytes()); // minimum quantity
-    m.extend_from_slice(b"NR"); // cross type, customer type
-    assert_eq!(m.len(), 49);
-    let mut p = Vec::new();
-    soup::packet(&mut p, b'U', &m);
-    p
 }
 
 /// A Cancel or Modify acts on an order already entered: an OUCH 4.2 Cancel repeats the order's
@@ -581,20 +527,6 @@ fn a_parked_order_finds_its_trigger_before_the_window_lets_it_go() {
     assert_eq!(["matched", "unmatched_orders", "trigger_after_order"].map(|k| c[k].as_u64()), [1, 0, 0].map(Some));
     let t2t = metric(&r, "tick_to_trade");
     assert_eq!((t2t["count"].as_u64(), t2t["max_ns"].as_i64()), (Some(1), Some(5_000)));
-}
-
-/// An OUCH 5.0 Enter Order packet for AAPL, UserRefNum `n`, whose ClOrdID carries tick `seq`.
-fn order_for(n: u32, seq: u64) -> Vec<u8> {
-    let mut ord = support::aapl_order(n);
-    ord.cl_ord_id = format!("T{seq:013}");
-    let mut m = Vec::new();
-    ouch::enter_order(&mut m, &ord);
-    soup_packet(b'U', &m)
-}
-
-/// A MoldUDP64 packet of feed 233.54.12.111:26477 carrying one AAPL Add Order, sequence `seq`.
-fn aapl_tick(seq: u64) -> Vec<u8> {
-    support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[support::aapl_add()]))
 }
 
 /// Under the symbol rule, an order split over two segments 20 us apart, its symbol ticking every 5 us:

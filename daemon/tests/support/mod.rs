@@ -10,6 +10,8 @@ use wirestamp_lab::packet::{self, TcpHdr};
 
 /// 2026-11-30T14:30:00Z, in ns.
 pub const T0: i64 = 1_796_049_000_000_000_000;
+/// A millisecond, in ns.
+pub const MS: i64 = 1_000_000;
 
 /// A fresh directory for one test's files, `name` telling the tests apart (the test removes it).
 pub fn tmpdir(name: &str) -> PathBuf {
@@ -176,4 +178,73 @@ pub fn accepted(n: u32) -> Vec<u8> {
     let mut p = Vec::new();
     soup::packet(&mut p, b'S', &m);
     p
+}
+
+/// The counters that say what became of the orders and responses.
+pub fn fates(r: &serde_json::Value) -> [u64; 5] {
+    let c = &r["counters"];
+    ["orders", "acked", "unacked", "awaiting_at_end", "unmatched_responses"].map(|k| c[k].as_u64().unwrap())
+}
+
+/// A metric's count, minimum and maximum.
+pub fn count_min_max(m: &serde_json::Value) -> (Option<u64>, Option<i64>, Option<i64>) {
+    (m["count"].as_u64(), m["min_ns"].as_i64(), m["max_ns"].as_i64())
+}
+
+/// One SoupBinTCP packet of type `ty` holding `msg`.
+pub fn soup_packet(ty: u8, msg: &[u8]) -> Vec<u8> {
+    let mut p = Vec::new();
+    soup::packet(&mut p, ty, msg);
+    p
+}
+
+/// An order session's frames from a script of (ms after T0, to the exchange, bytes): each direction's
+/// sequence numbers run on from 1, and each segment acknowledges all the other direction sent before.
+pub fn conversation(script: &[(i64, bool, Vec<u8>)]) -> Vec<(i64, Vec<u8>)> {
+    let (mut inbound, mut outbound) = (1u32, 1u32);
+    let mut frames = Vec::new();
+    for (ms, to_exchange, bytes) in script {
+        let (seq, ack) = if *to_exchange { (inbound, outbound) } else { (outbound, inbound) };
+        frames.push((T0 + ms * MS, segment(*to_exchange, seq, ack, 0x18, bytes)));
+        *(if *to_exchange { &mut inbound } else { &mut outbound }) += bytes.len() as u32;
+    }
+    frames
+}
+
+/// OUCH 4.2 Enter Order (49 bytes) with `token`, in a SoupBinTCP Unsequenced Data packet.
+pub fn enter42(token: &[u8; 14]) -> Vec<u8> {
+    enter42_min(token, 0)
+}
+
+/// [`enter42`] with a minimum quantity.
+pub fn enter42_min(token: &[u8; 14], min_qty: u32) -> Vec<u8> {
+    let mut m = vec![b'O'];
+    m.extend_from_slice(token);
+    m.push(b'B');
+    m.extend_from_slice(&100u32.to_be_bytes());
+    m.extend_from_slice(b"AAPL    ");
+    m.extend_from_slice(&1_000_000u32.to_be_bytes());
+    m.extend_from_slice(&99_999u32.to_be_bytes()); // time in force: market hours
+    m.extend_from_slice(b"FIRM");
+    m.extend_from_slice(b"YPN"); // display, capacity, intermarket sweep
+    m.extend_from_slice(&min_qty.to_be_bytes()); // minimum quantity
+    m.extend_from_slice(b"NR"); // cross type, customer type
+    assert_eq!(m.len(), 49);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    p
+}
+
+/// An OUCH 5.0 Enter Order packet for AAPL, UserRefNum `n`, whose ClOrdID carries tick `seq`.
+pub fn order_for(n: u32, seq: u64) -> Vec<u8> {
+    let mut ord = aapl_order(n);
+    ord.cl_ord_id = format!("T{seq:013}");
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &ord);
+    soup_packet(b'U', &m)
+}
+
+/// A MoldUDP64 packet of feed 233.54.12.111:26477 carrying one AAPL Add Order, sequence `seq`.
+pub fn aapl_tick(seq: u64) -> Vec<u8> {
+    udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[aapl_add()]))
 }
