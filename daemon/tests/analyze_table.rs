@@ -1,0 +1,171 @@
+//! The terminal report line by line, on hand-built captures whose every figure follows from how they
+//! were built: what detection chose, the table's header and rows (units, the `*` of a percentile with
+//! fewer than 100 samples beyond it), and the lines of counters under it (ticks and responses, each
+//! feed, each direction of each order session, frames and their clocks).
+
+mod support;
+use support::{
+    MS, T0, aapl_add, accepted, analyze_json, analyze_text, mold_packet, order, order_for, segment, tmpdir, udp,
+    with_trailer, write_pcap,
+};
+
+const FEED_A: &str = "udp:233.54.12.111:26477";
+
+/// A packet of feed A (233.54.12.111:26477), session SESSION001, carrying one AAPL Add Order at `seq`.
+fn tick_a(seq: u64) -> Vec<u8> {
+    udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[aapl_add()]))
+}
+
+/// The report's lines split into whitespace-separated cells.
+fn cells(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// The row of the table whose first cell is `name`.
+fn row<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    text.lines().map(cells).find(|c| c.first() == Some(&name)).unwrap_or_else(|| panic!("no row {name}:\n{text}"))
+}
+
+/// The line starting with `prefix`.
+fn line<'a>(text: &'a str, prefix: &str) -> &'a str {
+    text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no line {prefix}:\n{text}"))
+}
+
+/// Two feeds and an order session, none given: the first line names them, feeds first, the session
+/// with the OUCH version of its first Enter Order; a capture with neither says so and what to give.
+#[test]
+fn what_detection_chose_is_the_first_line() {
+    let mut frames = Vec::new();
+    for seq in 1..=3u64 {
+        let t = T0 + seq as i64 * MS;
+        let md = mold_packet(b"SESSION001", seq, &[aapl_add()]);
+        frames.push((t, udp([233, 54, 12, 111], 26477, &md)));
+        frames.push((t + 1_000, udp([233, 54, 12, 112], 26478, &md)));
+        frames.push((t + 2_000, segment(true, 1 + 50 * (seq as u32 - 1), 1, 0x18, &order(seq as u32))));
+    }
+    let dir = tmpdir("detected-line");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let text = analyze_text(&[], &cap);
+    assert_eq!(
+        text.lines().next(),
+        Some("detected from the traffic: udp:233.54.12.111:26477, udp:233.54.12.112:26478, tcp:10.1.0.1:8003@ouch50")
+    );
+    // Datagrams that are not MoldUDP64 (a 5-byte payload cannot hold its 20-byte header).
+    let noise: Vec<(i64, Vec<u8>)> = (0..3).map(|i| (T0 + i * MS, udp([239, 1, 1, 1], 5000, b"hello"))).collect();
+    write_pcap(&cap, &noise);
+    let text = analyze_text(&[], &cap);
+    assert_eq!(
+        text.lines().next(),
+        Some("detected no MoldUDP64 feed and no SoupBinTCP session: give them with --md / --orders")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// One feed with a gap, a duplicate and the late packet that fills the gap, and one order session whose
+/// client sends four orders in five segments (order 3's segment before order 2's, then order 2's again)
+/// and gets one Accepted. Under the token rule the four orders' latencies are 100, 400, 300 and 1,500 ns
+/// (below 2,048 ns every value has an HdrHistogram bucket of its own, so percentiles are exact), and
+/// each percentile is the sample of rank ceil(q x n): p50 the 2nd of 4 (300 ns), p90 and above the 4th.
+#[test]
+fn the_table_and_its_counter_lines_say_what_the_capture_holds() {
+    let (o1, o2, o3, o4) = (order_for(1, 1), order_for(2, 4), order_for(3, 4), order_for(4, 3));
+    let frames = vec![
+        (T0, tick_a(1)),
+        (T0 + 100, segment(true, 1, 1, 0x18, &o1)),
+        (T0 + 2_100, segment(false, 1, 51, 0x18, &accepted(1))),
+        (T0 + MS, tick_a(2)),
+        (T0 + 2 * MS, tick_a(4)),
+        (T0 + 2 * MS + 300, segment(true, 101, 1, 0x18, &o3)),
+        (T0 + 2 * MS + 400, segment(true, 51, 1, 0x18, &o2)),
+        (T0 + 2 * MS + 500, segment(true, 51, 1, 0x18, &o2)),
+        (T0 + 3 * MS, tick_a(2)),
+        (T0 + 4 * MS, tick_a(3)),
+        (T0 + 4 * MS + 1_500, segment(true, 151, 1, 0x18, &o4)),
+    ];
+    let dir = tmpdir("table");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", r"token:T(\d+)"];
+    let text = analyze_text(&args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    assert_eq!(
+        cells(text.lines().next().unwrap()),
+        ["metric", "count", "min", "p50", "p90", "p99", "p99.9", "p99.99", "max", "mean"]
+    );
+    // Fewer than 100 samples beyond every percentile of 4: each is marked.
+    let t2t = ["4", "100ns", "300ns*", "1.50us*", "1.50us*", "1.50us*", "1.50us*", "1.50us", "575ns"];
+    assert_eq!(row(&text, "tick_to_trade")[1..], t2t);
+    assert_eq!(row(&text, "feed:udp:233.54.12.111:26477")[1..], t2t);
+    assert_eq!(row(&text, "session:tcp:10.1.0.1:8003@ouch50")[1..], t2t);
+    let o2a = ["1", "2.00us", "2.00us*", "2.00us*", "2.00us*", "2.00us*", "2.00us*", "2.00us", "2.00us"];
+    assert_eq!(row(&text, "order_to_ack")[1..], o2a);
+    assert_eq!(row(&text, "feed_ab_delay")[1..], ["0", "-", "-", "-", "-", "-", "-", "-", "-"]);
+    assert!(text.lines().any(|l| l == "* fewer than 100 samples beyond this percentile: not stable"));
+
+    assert_eq!(
+        line(&text, "ticks:"),
+        "ticks: 4 (first copies), 0 later copies, 0 too late to arbitrate; responses: 1 paired, 0 orders \
+         unacknowledged (3 more awaiting a response at the capture's end, sent less than the timeout before it), \
+         0 responses unmatched"
+    );
+    // Sequences 1, 2, 4 (a gap: 3 missing), 2 again (a duplicate), 3 (late: the gap filled, none missing).
+    assert_eq!(
+        line(&text, "feed "),
+        "feed udp:233.54.12.111:26477: 5 packets, 4 messages (A 5) seq 1..4, 0 heartbeats, 1 gaps (0 missing), \
+         1 duplicates, 1 out of order, 0 malformed packets, 0 unknown and 0 truncated ITCH messages"
+    );
+    assert_eq!(
+        line(&text, "orders 10.1.0.2:40001>10.1.0.1:8003 ->"),
+        "orders 10.1.0.2:40001>10.1.0.1:8003 -> tcp:10.1.0.1:8003@ouch50: 4 SoupBinTCP packets, 4 OUCH messages \
+         (0 unknown, 0 malformed), TCP: 5 segments, 1 retransmitted, 1 out of order, 0 holes (0 bytes), 0 bytes \
+         skipped to resync, 0 framing errors, 0 bytes cut at the end"
+    );
+    assert_eq!(
+        line(&text, "orders 10.1.0.2:40001>10.1.0.1:8003 <-"),
+        "orders 10.1.0.2:40001>10.1.0.1:8003 <- tcp:10.1.0.1:8003@ouch50: 1 SoupBinTCP packets, 1 OUCH messages \
+         (0 unknown, 0 malformed), TCP: 1 segments, 0 retransmitted, 0 out of order, 0 holes (0 bytes), 0 bytes \
+         skipped to resync, 0 framing errors, 0 bytes cut at the end"
+    );
+    assert_eq!(
+        line(&text, "frames:"),
+        "frames: 11 (0 not in any feed or session, 0 with malformed headers, 0 IP fragments); timestamps used: \
+         pcap 11; with clock warnings: 0"
+    );
+}
+
+/// Frames stamped by an Arista 7130 / Metamako trailer whose flags say the timestamp is degraded
+/// (0x10, formats.md) are counted as frames with clock warnings: 2 of 5 here, in the JSON and on the
+/// `frames:` line; with every flag clean, none.
+#[test]
+fn frames_whose_tap_says_its_clock_is_degraded_are_counted() {
+    for degraded in [0usize, 2] {
+        let frames: Vec<(i64, Vec<u8>)> = (1..=5u64)
+            .map(|seq| {
+                let t = T0 + seq as i64 * MS;
+                let mut f = with_trailer(&tick_a(seq), t + 500);
+                if (seq as usize) <= degraded {
+                    // The flags byte: the 4th from the end (flags, device (2), port).
+                    let at = f.len() - 4;
+                    f[at] |= 0x10;
+                }
+                (t, f)
+            })
+            .collect();
+        let dir = tmpdir(&format!("degraded-{degraded}"));
+        let cap = dir.join("c.pcap");
+        write_pcap(&cap, &frames);
+        let args = ["--md", FEED_A, "--trailer", "metamako"];
+        let r = analyze_json(&args, &cap);
+        assert_eq!(r["counters"]["degraded_clock_frames"], degraded as u64);
+        assert_eq!(r["counters"]["ts_sources"]["metamako"], 5);
+        let text = analyze_text(&args, &cap);
+        let want = format!(
+            "frames: 5 (0 not in any feed or session, 0 with malformed headers, 0 IP fragments); timestamps used: \
+             metamako 5; with clock warnings: {degraded}"
+        );
+        assert_eq!(line(&text, "frames:"), want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
