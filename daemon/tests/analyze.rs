@@ -330,6 +330,14 @@ fn a_counter_devices_stamps_and_keyframes_are_reported() {
 fn demo_checks_itself_against_the_truth() {
     let out = ok(&["demo", "-n", "20000"]);
     assert!(out.contains("measured tick-to-trade pairs equal the ground truth, to the nanosecond"), "{out}");
+    // The report is printed, its tick_to_trade row counting every pair of the truth synth wrote.
+    let truth_pairs = out
+        .lines()
+        .find_map(|l| l.strip_suffix(" tick-to-trade pairs")?.rsplit(' ').next()?.parse::<u64>().ok())
+        .expect("synth's truth line");
+    assert!(out.lines().any(|l| l.split_whitespace().next() == Some("metric")), "{out}");
+    let row = out.lines().find(|l| l.starts_with("tick_to_trade ")).expect("the tick_to_trade row");
+    assert_eq!(row.split_whitespace().nth(1), Some(truth_pairs.to_string().as_str()), "{out}");
     // A check of nothing is no pass (it said "all 0 measured ... pairs equal the ground truth").
     let out = wirestamp(&["demo", "-n", "1"]);
     assert_eq!(out.status.code(), Some(1));
