@@ -273,7 +273,8 @@ pub struct SynthArgs {
     #[arg(long)]
     pub no_feed_b: bool,
     /// ITCH messages per MoldUDP64 packet: each packet carries a number drawn uniformly from 1 to
-    /// this (1 to 30; 1 gives the one-message packets of a thin feed).
+    /// this (1 to 30; 1 gives the one-message packets of a thin feed), except the first, the Stock
+    /// Directory of every symbol (8 messages) that a trading day opens with.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub max_msgs: u64,
 }

@@ -65,7 +65,8 @@ pub struct SynthConfig {
     pub burst_len: (u64, u64),
     /// Gap between packets inside a burst, ns.
     pub burst_gap_ns: u64,
-    /// Messages per packet (uniform in 1..=this).
+    /// Messages per packet (uniform in 1..=this), except the opening Stock Directory packet (one
+    /// message per symbol).
     pub max_msgs: u64,
     /// Send a B copy of every packet.
     pub feed_b: bool,
