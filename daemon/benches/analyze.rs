@@ -13,7 +13,9 @@
 //! - `WIRESTAMP_BENCH_RUNS`: runs per measurement (default 3); figures are median [min-max].
 //! - `WIRESTAMP_BENCH_DIR`: where captures are generated and kept for later runs (default
 //!   `target/bench-data`, never committed).
-//! - `WIRESTAMP_BENCH_TSHARK=0`: skip tshark.
+//! - `WIRESTAMP_BENCH_TSHARK`: how tshark is run: on the same file as the analysis (default; about a
+//!   minute per million frames), `prefix` on its first 200,000 frames (extrapolated per frame: tshark's
+//!   cost per frame is flat), or `0` not at all.
 //!
 //! Every run times the same file in the same order (reader, merged reader, pipeline front, full
 //! analysis, the same frames as two files, tshark), and ratios are computed per run before taking
@@ -394,7 +396,13 @@ fn main() {
     }
     let target_frames = env_u64("WIRESTAMP_BENCH_PACKETS", 5_000_000);
     let runs = env_u64("WIRESTAMP_BENCH_RUNS", 3).max(1) as usize;
-    let use_tshark = std::env::var("WIRESTAMP_BENCH_TSHARK").map_or(true, |v| v != "0");
+    let tshark_mode = std::env::var("WIRESTAMP_BENCH_TSHARK").unwrap_or_default();
+    let tshark_mode = match tshark_mode.as_str() {
+        "" | "1" | "full" => Some(false),
+        "prefix" => Some(true),
+        "0" => None,
+        v => panic!("WIRESTAMP_BENCH_TSHARK={v}: expected full (the default), prefix or 0"),
+    };
     let dir = std::env::var_os("WIRESTAMP_BENCH_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data"));
@@ -417,13 +425,19 @@ fn main() {
         size as f64 / big.frames as f64,
         big.truth_pairs
     );
+    // Set by scripts/pgo.sh: both sides of every ratio then come from the same profiled build.
+    let build = match option_env!("WIRESTAMP_PGO") {
+        Some(_) => "profile-guided (scripts/pgo.sh bench, trained on a 200,000-frame run of this bench)",
+        None => "plain release (cargo bench)",
+    };
+    println!("build: {build}");
 
     let (mut reader, mut merged, mut front, mut full, mut tshark) = (vec![], vec![], vec![], vec![], vec![]);
     let mut dissected = vec![];
     let mut full_symbol = vec![];
     let (mut full_two, mut two_vs_one) = (vec![], vec![]);
     let (mut full_tapped, mut tapped_vs_plain) = (vec![], vec![]);
-    let (mut full_vs_reader, mut full_vs_tshark) = (vec![], vec![]);
+    let (mut full_vs_reader, mut full_vs_tshark, mut process_vs_tshark) = (vec![], vec![], vec![]);
     let (mut floor, mut full_vs_floor) = (vec![], vec![]);
     let mut full_messages = vec![];
     let (mut full_thin, mut floor_thin, mut thin_vs_floor) = (vec![], vec![], vec![]);
@@ -473,11 +487,24 @@ fn main() {
         front.push(f);
         full.push(a);
         full_vs_reader.push(a / r);
-        if use_tshark && let Some(s) = run_tshark(&prefix) {
+        match tshark_mode {
+            // The same file, and `wirestamp analyze` on it as a process too: both whole processes.
+            Some(false) => {
+                let s = run_tshark(&big.path).expect("tshark (scripts/setup.sh installs it)");
+                let t = big.frames as f64 / s / 1e6;
+                let p = run_process(&big.path);
+                tshark.push(t);
+                full_vs_tshark.push(a / t);
+                process_vs_tshark.push(big.frames as f64 / p.secs / 1e6 / t);
+            }
             // Extrapolated: tshark's cost per frame is flat (perf.md §5/6: 1 M and 5 M agree).
-            let t = prefix_frames as f64 / s / 1e6;
-            tshark.push(t);
-            full_vs_tshark.push(a / t);
+            Some(true) => {
+                let s = run_tshark(&prefix).expect("tshark (scripts/setup.sh installs it)");
+                let t = prefix_frames as f64 / s / 1e6;
+                tshark.push(t);
+                full_vs_tshark.push(a / t);
+            }
+            None => {}
         }
     }
     println!("\nthroughput, M frames/s, median [min-max] of {runs} (in-process, file in page cache)");
@@ -499,8 +526,12 @@ fn main() {
     let thin_name = format!("one ITCH message per MoldUDP64 packet ({} frames)", thin.frames);
     row(&format!("full analyze, --match token, {thin_name}"), "Mpps", &full_thin);
     row(&format!("floor, {thin_name}"), "Mpps", &floor_thin);
+    let tshark_input = match tshark_mode {
+        Some(true) => format!("its {prefix_frames}-frame prefix, extrapolated"),
+        _ => "the same file, as a process".to_owned(),
+    };
     if !tshark.is_empty() {
-        row(&format!("tshark -T fields -e frame.time_epoch ({prefix_frames}-frame prefix)"), "Mpps", &tshark);
+        row(&format!("tshark -T fields -e frame.time_epoch ({tshark_input})"), "Mpps", &tshark);
     }
     println!("\nper frame, ns (from the medians)");
     for (name, v) in [
@@ -520,7 +551,10 @@ fn main() {
     row("full analyze as two files / as one", "x", &two_vs_one);
     row("full analyze with tap trailers / without", "x", &tapped_vs_plain);
     if !full_vs_tshark.is_empty() {
-        row("full analyze / tshark -T fields (tshark extrapolated per frame)", "x", &full_vs_tshark);
+        row(&format!("full analyze / tshark -T fields (tshark on {tshark_input})"), "x", &full_vs_tshark);
+    }
+    if !process_vs_tshark.is_empty() {
+        row("`wirestamp analyze` / tshark -T fields, the same file, both whole processes", "x", &process_vs_tshark);
     }
 
     println!("\n`wirestamp analyze -q --match '{MATCH}'` as a process (wall time includes start-up)");
