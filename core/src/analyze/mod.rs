@@ -413,6 +413,10 @@ pub struct Counters {
     /// Frames that look like SoupBinTCP on flows not analysed because [`MAX_DETECTED_SESSIONS`]
     /// sessions were detected already.
     pub sessions_not_detected_frames: u64,
+    /// Symbol rule: ticks forgotten because [`MAX_SYMBOL_TICKS`] of their symbol were kept (ticks at
+    /// ever-new times faster than the allowance lets them go): an order whose match may have been
+    /// one finds none, and is unmatched.
+    pub symbol_ticks_forgotten: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -435,10 +439,26 @@ type SymTick = (i64, Session, u64, u32, u16);
 /// so that the ticks are one slice, in order, for a search by time. (A ring of the last four recorded
 /// with the ticks leaving it kept in a queue beside it cost a third more per message on a busy
 /// symbol: the allowance for orders recorded late keeps a millisecond of ticks.)
-#[derive(Debug, Default)]
+///
+/// At most [`MAX_SYMBOL_TICKS`] are kept: beyond, the oldest are forgotten for room, and what may
+/// have matched one of them is not known any more. Every tick kept is newer than `forgot_to`, the
+/// newest forgotten so: an order stamped before the oldest kept finds none (unmatched, not matched
+/// to an older tick a forgotten one would have bettered), and a tick recorded late at or before
+/// `forgot_to` is forgotten as well.
+#[derive(Debug)]
 struct SymHistory {
     ticks: Vec<SymTick>,
     start: usize,
+    /// The time of the newest tick forgotten for room (`i64::MIN`: none).
+    forgot_to: i64,
+    /// Ticks forgotten for room.
+    forgotten: u64,
+}
+
+impl Default for SymHistory {
+    fn default() -> Self {
+        SymHistory { ticks: Vec::new(), start: 0, forgot_to: i64::MIN, forgotten: 0 }
+    }
 }
 
 impl SymHistory {
@@ -456,6 +476,10 @@ impl SymHistory {
             _ => self.ticks.push(tick),
         }
         self.forget_before(reach);
+        // Ticks at ever-new times faster than time forgets them (a clock of 1 ns, or a hold).
+        if self.ticks.len() - self.start > MAX_SYMBOL_TICKS {
+            self.forget_for_room();
+        }
     }
 
     /// The ticks kept, in time order.
@@ -466,11 +490,52 @@ impl SymHistory {
     /// A tick recorded after a newer one.
     #[cold]
     fn insert(&mut self, tick: SymTick) {
+        if tick.0 <= self.forgot_to {
+            return self.forget_late(tick.0);
+        }
         let at = self.start + self.live().partition_point(|k| k.0 <= tick.0);
+        let nearer_front_of_full = self.live().len() >= MAX_SYMBOL_TICKS && at - self.start < self.ticks.len() - at;
         match self.ticks[self.start..at].last_mut() {
             Some(k) if k.0 == tick.0 => join(k, tick),
+            // Full, and nearer the front: the oldest makes room, and the ticks before the place
+            // move instead of those after it (so a tick recorded late costs at most half the ticks
+            // kept, not all of them).
+            _ if nearer_front_of_full => {
+                if at == self.start {
+                    return self.forget_late(tick.0);
+                }
+                self.forget_oldest(1);
+                self.ticks[self.start - 1..at].rotate_left(1);
+                self.ticks[at - 1] = tick;
+                self.start -= 1;
+            }
             _ => self.ticks.insert(at, tick),
         }
+    }
+
+    /// A tick recorded late at `t`, older than a tick forgotten for room or than every tick kept when
+    /// they are as many as may be: forgotten.
+    #[cold]
+    fn forget_late(&mut self, t: i64) {
+        self.forgot_to = self.forgot_to.max(t);
+        self.forgotten += 1;
+    }
+
+    /// More than [`MAX_SYMBOL_TICKS`] kept: the oldest go.
+    #[cold]
+    #[inline(never)]
+    fn forget_for_room(&mut self) {
+        self.forget_oldest(self.ticks.len() - self.start - MAX_SYMBOL_TICKS);
+        if self.start * 2 >= self.ticks.len() {
+            self.compact();
+        }
+    }
+
+    /// Forgets the `n` oldest ticks kept (`n` at least 1, at most as many as are kept).
+    fn forget_oldest(&mut self, n: usize) {
+        self.start += n;
+        self.forgot_to = self.ticks[self.start - 1].0;
+        self.forgotten += n as u64;
     }
 
     /// Forgets the ticks no order starting at `from` or later can match: those followed by a tick at
@@ -504,30 +569,48 @@ impl SymHistory {
         }
     }
 
-    /// Gives tick `(session, seq)`, if kept, time `t` and feed `feed`; returns it if so.
+    /// Gives tick `(session, seq)`, kept at time `old` (ticks are unique by time), the earlier time `t`
+    /// and feed `feed`; returns it if so (with `t` at or before [`SymHistory::forgot_to`] it is
+    /// forgotten). Found by time and moved by rotating the ticks between, not by sorting them all: a
+    /// copy earlier than every one of many kept would make that quadratic.
     #[cold]
-    fn retime(&mut self, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
-        let live = self.ticks.get_mut(self.start..).unwrap_or_default();
-        let mut found = None;
-        for k in live.iter_mut().filter(|k| k.1 == session && k.2 == seq) {
-            (k.0, k.4) = (t, feed);
-            found = Some(*k);
+    fn retime(&mut self, old: i64, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
+        let i = self.start + self.live().partition_point(|k| k.0 < old);
+        let k = self.ticks.get_mut(i).filter(|k| k.0 == old && (k.1, k.2) == (session, seq))?;
+        (k.0, k.4) = (t, feed);
+        let found = *k;
+        if t <= self.forgot_to {
+            self.ticks.remove(i);
+            self.forget_late(t);
+            return Some(found);
         }
-        if found.is_some() {
+        let j = self.start + self.live().partition_point(|k| k.0 < t);
+        match self.ticks.get_mut(j) {
             // Kept in time order, and one tick per time: moved onto another's time, the two are one
-            // tick of both their messages (named by the one placed later), as a symbol match cannot
-            // tell them apart.
-            self.compact();
-            self.ticks.sort_by_key(|k| k.0);
-            self.ticks.dedup_by(|later, kept| {
-                let same = later.0 == kept.0;
-                if same {
-                    join(kept, *later);
+            // tick of both their messages (named by the one moved), as a symbol match cannot tell
+            // them apart.
+            Some(other) if j < i && other.0 == t => {
+                join(other, found);
+                self.ticks.remove(i);
+            }
+            _ if j < i => self.ticks[j..=i].rotate_right(1),
+            // Later (not an earlier copy's time: not done), as a sort would: joined, it is named by
+            // the tick it joins.
+            _ if t > old => {
+                self.ticks.remove(i);
+                let j = self.start + self.live().partition_point(|k| k.0 < t);
+                match self.ticks.get_mut(j) {
+                    Some(other) if other.0 == t => {
+                        let mut moved = found;
+                        join(&mut moved, *other);
+                        *other = moved;
+                    }
+                    _ => self.ticks.insert(j, found),
                 }
-                same
-            });
+            }
+            _ => {}
         }
-        found
+        Some(found)
     }
 }
 
@@ -639,6 +722,12 @@ pub const MAX_SYMBOL_ROWS: usize = 1_024;
 /// The `--by symbol` row shared by the symbols beyond the first [`MAX_SYMBOL_ROWS`].
 const OTHER_SYMBOLS: &str = "symbol:(others)";
 
+/// Ticks one symbol's history keeps, at most (`SymHistory`): a busy symbol's ticks over the 1 s an
+/// order held by reassembly keeps them, well beyond its millisecond of the allowance; each costs 40
+/// bytes, and a tick recorded late moves up to half of them. Beyond, the oldest are forgotten
+/// ([`Counters::symbol_ticks_forgotten`]).
+pub const MAX_SYMBOL_TICKS: usize = 1 << 14;
+
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
 const ORDER_SYMBOLS_MAX: usize = 1 << 20;
 
@@ -741,6 +830,16 @@ impl SymbolTicks {
         self.histories[*self.index.get(&symbol)? as usize].at_or_before(t)
     }
 
+    /// The time of the newest tick of `symbol` forgotten for room ([`SymHistory::forgot_to`]).
+    fn forgot_to(&self, symbol: Symbol) -> i64 {
+        self.index.get(&symbol).map_or(i64::MIN, |&i| self.histories[i as usize].forgot_to)
+    }
+
+    /// Ticks forgotten for room, all symbols.
+    fn forgotten(&self) -> u64 {
+        self.histories.iter().map(|h| h.forgotten).sum()
+    }
+
     /// The history of `symbol`, made on its first tick (none beyond [`MAX_SYMBOLS`]: counted), and
     /// set as `locate`'s.
     #[cold]
@@ -766,12 +865,12 @@ impl SymbolTicks {
         Some(i)
     }
 
-    /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history, was
-    /// first copied at `t` on `feed`.
+    /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history (at time
+    /// `old`), was first copied at `t` on `feed`.
     /// A parked order may match it at its new time: it is then in [`SymbolTicks::late`] too.
-    fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
+    fn retime(&mut self, locate: u16, old: i64, session: Session, seq: u64, t: i64, feed: u16) {
         let Some(&(symbol, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(session, seq, t, feed));
+        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(old, session, seq, t, feed));
         if let Some(k) = found.filter(|_| t <= self.parked_to) {
             self.late.push((symbol, k));
         }
@@ -989,7 +1088,8 @@ impl<'a> Copies<'a> {
         // Scalars, not the message's keys: passing those made the hot loop build them on the stack.
         if self.track_symbols {
             // `wake_at` is set below: a retimed tick for the parked orders is offered them then.
-            self.last_by_symbol.retime(locate, self.session, seq, self.t, self.feed);
+            let old = self.t.saturating_add(delay_ns);
+            self.last_by_symbol.retime(locate, old, self.session, seq, self.t, self.feed);
         }
         self.ab_elsewhere.push((first_feed, delay_ns));
         *self.wake_at = i64::MIN;
@@ -1465,6 +1565,7 @@ impl Analyzer {
         c.tick_index_resets = self.arbiter.resets;
         c.tx_writes_dropped = self.tx_writes.values().map(|w| w.dropped).sum();
         c.symbols_not_tracked_ticks = self.last_by_symbol.untracked;
+        c.symbol_ticks_forgotten = self.last_by_symbol.forgotten();
         if self.ts_run.1 > 0 {
             *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }
@@ -1937,12 +2038,18 @@ impl Analyzer {
     fn late_ticks(&mut self) {
         let Analyzer { last_by_symbol: ticks, reorder, .. } = self;
         for (symbol, k) in std::mem::take(&mut ticks.late) {
+            // A tick forgotten for room (or given such a time): a forgotten one may be newer than
+            // it, so an order it would better has no match known.
+            let forgotten = k.0 <= ticks.forgot_to(symbol);
             for (_, p) in reorder.iter_mut() {
                 let t = p.msg.first.time_ns;
                 if p.msg.summary.symbol != Some(symbol) || k.0 > t {
                     continue;
                 }
                 p.best = match p.best {
+                    Some(b) if forgotten && (b.1, b.2) == (k.1, k.2) => ticks.at_or_before(symbol, t),
+                    Some(b) if forgotten && b.0 > k.0 => Some(b),
+                    _ if forgotten => None,
                     // The match given an earlier time: another tick kept may now be newer.
                     Some(b) if (b.1, b.2) == (k.1, k.2) => {
                         let retimed = (k.0, b.1, b.2, b.3, k.4);

@@ -594,6 +594,14 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.last_by_symbol.untracked
         ));
     }
+    if a.last_by_symbol.forgotten() > 0 {
+        notes.push(format!(
+            "the symbol rule keeps {} ticks of a symbol, the most there can be: {} ticks of symbols with more at \
+             once were forgotten (a clock of too fine a step?), and orders that may have matched them are unmatched",
+            super::MAX_SYMBOL_TICKS,
+            a.last_by_symbol.forgotten()
+        ));
+    }
     if a.counters.connections_not_analysed_frames > 0 {
         notes.push(format!(
             "{} order connections were analysed, the most there can be: {} frames of further connections were not",

@@ -405,9 +405,46 @@ fn a_tick_retimed_onto_anothers_time_joins_it() {
     for (seq, t) in [(1, 100), (2, 200), (3, 300)] {
         ticks.push(7, aapl, t, s, seq, 0);
     }
-    ticks.retime(7, s, 3, 100, 1);
+    ticks.retime(7, 300, s, 3, 100, 1);
     let kept: Vec<_> = ticks.histories[0].live().iter().map(|k| (k.0, k.2, k.3, k.4)).collect();
     assert_eq!(kept, [(100, 3, 2, 1), (200, 2, 1, 0)]);
     assert_eq!(ticks.at_or_before(aapl, 250).map(|k| (k.0, k.2, k.3)), Some((200, 2, 1)));
     assert_eq!(ticks.at_or_before(aapl, 150).map(|k| (k.0, k.2, k.3)), Some((100, 3, 2)));
+}
+
+/// A symbol's history keeps at most `MAX_SYMBOL_TICKS` ticks: beyond, the oldest are forgotten,
+/// counted, and an order stamped before the oldest kept finds none (not an older tick that a
+/// forgotten one would have bettered); a tick recorded late at or before a forgotten one is forgotten
+/// too, and one recorded late among those kept takes the place of the oldest.
+#[test]
+fn symbol_ticks_kept_are_bounded() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new();
+    // 1 ns apart, from 10 ms on: the allowance (1 ms) keeps them all, the bound does not.
+    let t0 = 10_000_000;
+    let n = MAX_SYMBOL_TICKS as i64 + 5;
+    for i in 0..n {
+        ticks.push(7, aapl, t0 + 2 * i, s, i as u64, 0);
+    }
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 5, t0 + 8));
+    let seq_at = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| k.2);
+    assert_eq!(seq_at(&ticks, t0 + 9), None, "its match, tick 4, is forgotten");
+    assert_eq!(seq_at(&ticks, t0 + 10), Some(5));
+    // Late, before a forgotten one: forgotten too. Late, among those kept: the oldest makes room.
+    ticks.push(7, aapl, t0 + 3, s, 1_000_000, 0);
+    ticks.push(7, aapl, t0 + 13, s, 1_000_001, 0);
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 7, t0 + 10));
+    assert_eq!(seq_at(&ticks, t0 + 11), None, "tick 5 is forgotten");
+    assert_eq!(seq_at(&ticks, t0 + 12), Some(6));
+    assert_eq!(seq_at(&ticks, t0 + 13), Some(1_000_001));
+    assert!(h.live().windows(2).all(|w| w[0].0 < w[1].0), "in time order");
+    // A tick given an earlier copy's time at or before a forgotten one is forgotten.
+    let newest = t0 + 2 * (n - 1);
+    ticks.retime(7, newest, s, n as u64 - 1, t0 + 1, 1);
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten), (MAX_SYMBOL_TICKS - 1, 8));
+    assert_eq!(seq_at(&ticks, newest), Some(n as u64 - 2));
+    assert_eq!(ticks.forgotten(), 8);
 }
