@@ -666,6 +666,16 @@ struct EarlyResponse {
     cancel: bool,
 }
 
+/// Symbol rule: an order of [`Analyzer::reorder`] as the ticks of its symbol recorded late see it,
+/// by its key there, in key order: its first byte's time and its match so far (its `Parked::best`
+/// while it waits). Beside the others of its symbol, so that offering them a tick reads one slice.
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    key: (i64, u64),
+    t: i64,
+    best: Option<SymTick>,
+}
+
 /// An order looked for again ([`Parked`]): the capture time now (`i64::MAX` at the end: no more
 /// parking), and what it was parked with.
 #[derive(Debug, Clone, Copy)]
@@ -1175,9 +1185,14 @@ pub struct Analyzer {
     /// in arrival order (the count of orders parked so far).
     parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
-    /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due (in the order
-    /// parked, for one time): mostly appended, so a queue rather than a map.
-    reorder: VecDeque<(i64, Parked)>,
+    /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due, then in the
+    /// order parked (the key's second part counts them). (A queue kept sorted by inserting in place
+    /// was quadratic when frames alternated between two times.)
+    reorder: BTreeMap<(i64, u64), Parked>,
+    reorder_n: u64,
+    /// Symbol rule: each symbol's orders in `reorder` ([`Waiter`]), so that a tick recorded late is
+    /// offered to the orders of its symbol only.
+    reorder_by_symbol: FxHashMap<Symbol, VecDeque<Waiter>>,
     /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
     next_prune: i64,
     /// Responses whose request was not read yet, by when they stop waiting for it.
@@ -1306,7 +1321,9 @@ impl Analyzer {
             wake_at: i64::MIN,
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
-            reorder: VecDeque::new(),
+            reorder: BTreeMap::new(),
+            reorder_n: 0,
+            reorder_by_symbol: FxHashMap::default(),
             early_responses: VecDeque::new(),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
@@ -1662,9 +1679,10 @@ impl Analyzer {
             self.early_response_unmatched();
         }
         let all = std::mem::take(&mut self.release_reorder);
-        if self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
-            while self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
-                let Some((_, p)) = self.reorder.pop_front() else { break };
+        if self.reorder.first_key_value().is_some_and(|(&(due, _), _)| all || t >= due) {
+            while let Some(e) = self.reorder.first_entry().filter(|e| all || t >= e.key().0) {
+                let (key, mut p) = e.remove_entry();
+                self.unindex_reorder(key, &mut p);
                 self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
             }
             self.watch_parked();
@@ -1672,7 +1690,7 @@ impl Analyzer {
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.first_key_value().map_or(i64::MAX, |(&(at, _), _)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
-        let reorder = self.reorder.front().map_or(i64::MAX, |(due, _)| *due);
+        let reorder = self.reorder.first_key_value().map_or(i64::MAX, |(&(due, _), _)| due);
         let early = self.early_responses.front().map_or(i64::MAX, |e| e.due);
         self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(early).min(self.gap_due);
     }
@@ -1993,11 +2011,34 @@ impl Analyzer {
     /// far (`best` under the symbol rule, `found` under the token rule).
     fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
         let until = m.first.time_ns.saturating_add(REORDER_NS);
+        let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
         let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found };
-        let at = self.reorder.partition_point(|(due, _)| *due <= until);
-        self.reorder.insert(at, (until, p));
+        self.reorder_n += 1;
+        let key = (until, self.reorder_n);
+        self.reorder.insert(key, p);
+        if let Some(s) = symbol {
+            let waiters = self.reorder_by_symbol.entry(s).or_default();
+            let at = waiters.partition_point(|w| w.key < key);
+            waiters.insert(at, Waiter { key, t: m.first.time_ns, best });
+        }
         self.wake_at = self.wake_at.min(until);
         self.watch_parked();
+    }
+
+    /// Order `key` of [`Analyzer::reorder`] left it: out of the index by symbol, with its match so far.
+    fn unindex_reorder(&mut self, key: (i64, u64), p: &mut Parked) {
+        let Some(s) = p.msg.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. })) else {
+            return;
+        };
+        if let Some(waiters) = self.reorder_by_symbol.get_mut(&s) {
+            let at = waiters.partition_point(|w| w.key < key);
+            if let Some(w) = waiters.remove(at).filter(|w| w.key == key) {
+                p.best = w.best;
+            }
+            if waiters.is_empty() {
+                self.reorder_by_symbol.remove(&s);
+            }
+        }
     }
 
     /// A response of order `id` on connection `ci` left [`Analyzer::early_responses`].
@@ -2025,7 +2066,7 @@ impl Analyzer {
     /// (all wait [`REORDER_NS`] past it: the last to be retried).
     fn watch_parked(&mut self) {
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) {
-            let last = self.reorder.back().map(|(due, _)| due.saturating_sub(REORDER_NS));
+            let last = self.reorder.last_key_value().map(|(&(due, _), _)| due.saturating_sub(REORDER_NS));
             self.last_by_symbol.parked_to = last.unwrap_or(i64::MIN);
         }
     }
@@ -2036,14 +2077,15 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn late_ticks(&mut self) {
-        let Analyzer { last_by_symbol: ticks, reorder, .. } = self;
+        let Analyzer { last_by_symbol: ticks, reorder_by_symbol, .. } = self;
         for (symbol, k) in std::mem::take(&mut ticks.late) {
+            let Some(waiters) = reorder_by_symbol.get_mut(&symbol) else { continue };
             // A tick forgotten for room (or given such a time): a forgotten one may be newer than
             // it, so an order it would better has no match known.
             let forgotten = k.0 <= ticks.forgot_to(symbol);
-            for (_, p) in reorder.iter_mut() {
-                let t = p.msg.first.time_ns;
-                if p.msg.summary.symbol != Some(symbol) || k.0 > t {
+            for p in waiters.iter_mut() {
+                let t = p.t;
+                if k.0 > t {
                     continue;
                 }
                 p.best = match p.best {
@@ -2429,7 +2471,8 @@ impl Analyzer {
         if !self.last_by_symbol.late.is_empty() {
             self.late_ticks();
         }
-        while let Some((_, p)) = self.reorder.pop_front() {
+        while let Some((key, mut p)) = self.reorder.pop_first() {
+            self.unindex_reorder(key, &mut p);
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         while let Some((_, p)) = self.parked.pop_first() {
