@@ -413,6 +413,22 @@ pub struct Counters {
     /// Frames that look like SoupBinTCP on flows not analysed because [`MAX_DETECTED_SESSIONS`]
     /// sessions were detected already.
     pub sessions_not_detected_frames: u64,
+    /// Orders that stopped waiting before their time because as many as may wait did (a clock that
+    /// stands still, or ticks 1 ns apart, packs more in than any real capture): those waiting the
+    /// [`REORDER_NS`] allowance ([`MAX_WAITING_ORDERS`], [`MAX_WAITING_PER_SYMBOL`] of one symbol)
+    /// are matched with what came so far, those parked for a trigger not seen yet (token rule,
+    /// [`MAX_WAITING_ORDERS`]) are looked for one last time and otherwise unmatched. Each is among
+    /// `matched`, `unmatched_orders` or `ambiguous` too.
+    pub orders_released_for_room: u64,
+    /// Requests no longer waited for a response because [`MAX_PENDING_REQUESTS`] did: neither
+    /// acknowledged nor unacknowledged (a response to one is an unmatched response).
+    pub requests_released_for_room: u64,
+    /// Responses no longer waited for their request because [`MAX_EARLY_RESPONSES`] did: counted in
+    /// `unmatched_responses` (or `unsolicited_cancels`) too.
+    pub responses_released_for_room: u64,
+    /// The first frame (0-based over all inputs) at which an order, request or response above was
+    /// released for room.
+    pub first_released_for_room_frame: Option<u64>,
     /// Symbol rule: ticks forgotten because [`MAX_SYMBOL_TICKS`] of their symbol were kept (ticks at
     /// ever-new times faster than the allowance lets them go): an order whose match may have been
     /// one finds none, and is unmatched.
@@ -732,11 +748,52 @@ pub const MAX_SYMBOL_ROWS: usize = 1_024;
 /// The `--by symbol` row shared by the symbols beyond the first [`MAX_SYMBOL_ROWS`].
 const OTHER_SYMBOLS: &str = "symbol:(others)";
 
+/// Orders waiting at once for the [`REORDER_NS`] allowance (`Analyzer::reorder`), at most, and
+/// orders parked for a trigger not seen yet (`Analyzer::parked`), at most: each costs about 600
+/// bytes, and those are released by capture time only, so a clock that stands still would hold every
+/// order of the capture. More than any real capture holds (65,536 orders in 1 ms); beyond, the one
+/// due first stops waiting ([`Counters::orders_released_for_room`]).
+pub const MAX_WAITING_ORDERS: usize = 1 << 16;
+
+/// Orders of one symbol waiting the allowance at once, at most (symbol rule): each tick of the
+/// symbol recorded late is offered to every one of them, so that many stamped at one time made the
+/// ticks cost orders x ticks. An order a microsecond on one symbol stays below it.
+pub const MAX_WAITING_PER_SYMBOL: usize = 1_024;
+
+/// Requests awaiting a response at once, at most: those are released by the timeout in capture time
+/// only, and a clock that stands still held them all (about 300 bytes each: 2.4 M orders never
+/// answered took 853 MB with 1 M of them held, 618 MB with this bound, most of it the symbols kept for
+/// Replaces, `ORDER_SYMBOLS_MAX`). A session answered within the 10 s timeout stays below it at
+/// 26,000 orders a second. Beyond, the oldest is no longer waited for
+/// ([`Counters::requests_released_for_room`]).
+pub const MAX_PENDING_REQUESTS: usize = 1 << 18;
+
+/// Responses waiting for their request at once, at most (`Analyzer::early_responses`); beyond, the
+/// oldest is unmatched ([`Counters::responses_released_for_room`]).
+pub const MAX_EARLY_RESPONSES: usize = 1 << 16;
+
 /// Ticks one symbol's history keeps, at most (`SymHistory`): a busy symbol's ticks over the 1 s an
 /// order held by reassembly keeps them, well beyond its millisecond of the allowance; each costs 40
 /// bytes, and a tick recorded late moves up to half of them. Beyond, the oldest are forgotten
 /// ([`Counters::symbol_ticks_forgotten`]).
 pub const MAX_SYMBOL_TICKS: usize = 1 << 14;
+
+/// The bounds on what waits for capture time ([`Analyzer::limits`]): the constants above, which the
+/// tests lower.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    waiting: usize,
+    per_symbol: usize,
+    pending: usize,
+    early: usize,
+}
+
+const LIMITS: Limits = Limits {
+    waiting: MAX_WAITING_ORDERS,
+    per_symbol: MAX_WAITING_PER_SYMBOL,
+    pending: MAX_PENDING_REQUESTS,
+    early: MAX_EARLY_RESPONSES,
+};
 
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
 const ORDER_SYMBOLS_MAX: usize = 1 << 20;
@@ -752,7 +809,7 @@ struct Waiting {
     later: VecDeque<i64>,
 }
 
-/// Recent ticks by symbol ([`SymHistory`]), found through the message's stock locate: a locate
+/// Recent ticks by symbol (`SymHistory`), found through the message's stock locate: a locate
 /// keeps its symbol for the day, so the symbol map is consulted once per locate, not per tick.
 #[derive(Debug)]
 struct SymbolTicks {
@@ -1193,6 +1250,10 @@ pub struct Analyzer {
     /// Symbol rule: each symbol's orders in `reorder` ([`Waiter`]), so that a tick recorded late is
     /// offered to the orders of its symbol only.
     reorder_by_symbol: FxHashMap<Symbol, VecDeque<Waiter>>,
+    /// Requests in `pending` ([`MAX_PENDING_REQUESTS`]).
+    pending_n_live: usize,
+    /// How many orders, requests and responses may wait at once.
+    limits: Limits,
     /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
     next_prune: i64,
     /// Responses whose request was not read yet, by when they stop waiting for it.
@@ -1324,6 +1385,8 @@ impl Analyzer {
             reorder: BTreeMap::new(),
             reorder_n: 0,
             reorder_by_symbol: FxHashMap::default(),
+            pending_n_live: 0,
+            limits: LIMITS,
             early_responses: VecDeque::new(),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
@@ -2009,9 +2072,21 @@ impl Analyzer {
 
     /// Order `m` waits [`REORDER_NS`] past its first byte in [`Analyzer::reorder`], with its match so
     /// far (`best` under the symbol rule, `found` under the token rule).
+    /// At most [`MAX_WAITING_ORDERS`] wait, [`MAX_WAITING_PER_SYMBOL`] of one symbol: beyond, the one
+    /// due first is matched now.
     fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
         let until = m.first.time_ns.saturating_add(REORDER_NS);
         let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
+        if let Some(first) = symbol.and_then(|s| self.reorder_by_symbol.get(&s)).and_then(|waiters| {
+            (waiters.len() >= self.limits.per_symbol).then(|| waiters.front().map(|w| w.key)).flatten()
+        }) {
+            self.release_for_room(first);
+        }
+        if self.reorder.len() >= self.limits.waiting
+            && let Some((&first, _)) = self.reorder.first_key_value()
+        {
+            self.release_for_room(first);
+        }
         let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found };
         self.reorder_n += 1;
         let key = (until, self.reorder_n);
@@ -2039,6 +2114,25 @@ impl Analyzer {
                 self.reorder_by_symbol.remove(&s);
             }
         }
+    }
+
+    /// Order `key` stops waiting the allowance for room: matched now with what came so far (the
+    /// ticks recorded late offered it first), as a step back of the clock would.
+    #[cold]
+    fn release_for_room(&mut self, key: (i64, u64)) {
+        if !self.last_by_symbol.late.is_empty() {
+            self.late_ticks();
+        }
+        let Some(mut p) = self.reorder.remove(&key) else { return };
+        self.unindex_reorder(key, &mut p);
+        self.released_for_room(|c| &mut c.orders_released_for_room);
+        self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(self.last_time)));
+    }
+
+    /// Counts an order, request or response released for room, and the first frame that did.
+    fn released_for_room(&mut self, counter: fn(&mut Counters) -> &mut u64) {
+        *counter(&mut self.counters) += 1;
+        self.counters.first_released_for_room_frame.get_or_insert(self.last_frame);
     }
 
     /// A response of order `id` on connection `ci` left [`Analyzer::early_responses`].
@@ -2161,6 +2255,10 @@ impl Analyzer {
                             v.insert(Waiting { oldest: t, later: VecDeque::new() });
                         }
                     }
+                    self.pending_n_live += 1;
+                    if self.pending_n_live > self.limits.pending {
+                        self.release_oldest_request();
+                    }
                     // Answered orders leave the front of the timeout queue here, not at their timeout
                     // only: the queue holds the unanswered ones (and those behind them), not every
                     // order of the last timeout's worth of capture.
@@ -2223,6 +2321,10 @@ impl Analyzer {
                     // Its request may be recorded after it (frames out of order), or be held behind a
                     // range reassembly waits for: it waits as long as such a range (`reasm::REORDER_NS`).
                     None => {
+                        if self.early_responses.len() >= self.limits.early {
+                            self.released_for_room(|c| &mut c.responses_released_for_room);
+                            self.early_response_unmatched();
+                        }
                         let due = self.last_time.saturating_add(crate::reasm::REORDER_NS);
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
@@ -2267,9 +2369,23 @@ impl Analyzer {
         }
     }
 
+    /// More than [`MAX_PENDING_REQUESTS`] await a response: the oldest by time of those in the
+    /// timeout queue is no longer waited for.
+    #[cold]
+    fn release_oldest_request(&mut self) {
+        while let Some(((at, _), (conn, id))) = self.pending_order.pop_first() {
+            if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
+                self.answer_oldest(conn, id);
+                self.released_for_room(|c| &mut c.requests_released_for_room);
+                return;
+            }
+        }
+    }
+
     /// Takes the oldest request of order `id` on connection `ci` awaiting a response: its time.
     fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
         let w = self.pending.get_mut(&(ci, id))?;
+        self.pending_n_live -= 1;
         let oldest = w.oldest;
         match w.later.pop_front() {
             Some(next) => w.oldest = next,
@@ -2290,6 +2406,20 @@ impl Analyzer {
                 (0..self.feeds.len())
                     .any(|fi| self.seq.next_expected(fi as u16, session).is_some_and(|next| next <= seq))
             })
+    }
+
+    /// Parks order `p` until `until` ([`Parked`]). At most [`MAX_WAITING_ORDERS`] are: beyond, the one
+    /// due first is looked for one last time now, and unmatched if its trigger has not come.
+    fn park(&mut self, until: i64, p: Parked) {
+        if self.parked.len() >= self.limits.waiting
+            && let Some((_, first)) = self.parked.pop_first()
+        {
+            self.released_for_room(|c| &mut c.orders_released_for_room);
+            self.correlate(first.conn, &first.msg, first.snd, Some(first.retry(i64::MAX)));
+        }
+        self.parked_n += 1;
+        self.parked.insert((until, self.parked_n), p);
+        self.wake_at = self.wake_at.min(until);
     }
 
     /// Finds order `m`'s trigger under the rule and records the pair. Every order first waits
@@ -2340,11 +2470,8 @@ impl Analyzer {
                             false => now.saturating_add(step),
                             true => t.saturating_add(REORDER_NS).min(now.saturating_add(step)),
                         };
-                        self.parked_n += 1;
                         let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only, found: None };
-                        self.parked.insert((until, self.parked_n), p);
-                        self.wake_at = self.wake_at.min(until);
-                        return;
+                        return self.park(until, p);
                     }
                     Ok(None) => None,
                     Err(_) => {
@@ -2479,6 +2606,7 @@ impl Analyzer {
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         let last = self.last_time;
+        self.pending_n_live = 0;
         for w in std::mem::take(&mut self.pending).values() {
             for at in std::iter::once(&w.oldest).chain(&w.later) {
                 if self.ack_deadline(*at) > last {
