@@ -635,3 +635,50 @@ fn symbol_ticks_kept_are_bounded() {
     assert_eq!(seq_at(&ticks, newest), Some(n as u64 - 2));
     assert_eq!(ticks.forgotten(), 8);
 }
+
+/// The reorder queue against a B-tree of the same keys: orders come mostly in time order, some
+/// before the last (recorded out of order), and leave first-due-first or out of turn (released for
+/// room); the first and last keys, the count and the order given back agree throughout.
+#[test]
+fn the_reorder_queue_gives_orders_back_by_key() {
+    use crate::proto::OrderDir;
+    let parked = |id: i64| Parked {
+        give_up: id,
+        conn: 0,
+        msg: OrderMsg {
+            summary: crate::proto::OrderSummary::new(OrderDir::Inbound, b'O'),
+            first: FrameRef::default(),
+            last: FrameRef::default(),
+            end: 0,
+        },
+        snd: None,
+        best: None,
+        late_only: false,
+        found: None,
+    };
+    let mut rand = lcg(7);
+    let (mut q, mut model) = (ReorderQueue::default(), BTreeMap::new());
+    let mut due = 0;
+    for n in 0..20_000u64 {
+        match rand(10) {
+            0..=5 => {
+                due += rand(3) as i64;
+                // One in eight comes before the latest.
+                let key = (if rand(8) == 0 { due - rand(50) as i64 } else { due }, n);
+                q.insert(key, parked(n as i64));
+                model.insert(key, n as i64);
+            }
+            6 | 7 if !model.is_empty() => {
+                let key = *model.keys().nth(rand(model.len() as u64) as usize).unwrap();
+                assert_eq!(q.remove(&key).map(|p| p.give_up), model.remove(&key), "{key:?}");
+            }
+            _ => assert_eq!(q.pop_first().map(|(k, p)| (k, p.give_up)), model.pop_first()),
+        }
+        assert_eq!(
+            (q.len(), q.first_key(), q.last_key()),
+            (model.len(), model.first_key_value().map(|(k, _)| *k), model.last_key_value().map(|(k, _)| *k))
+        );
+        assert!(q.stale <= q.live.max(1), "the keys left behind stay as many as the orders at most");
+    }
+    assert_eq!(q.remove(&(-1, 0)).map(|p| p.give_up), None, "a key not there");
+}
