@@ -492,10 +492,6 @@ impl SymHistory {
             _ => self.ticks.push(tick),
         }
         self.forget_before(reach);
-        // Ticks at ever-new times faster than time forgets them (a clock of 1 ns, or a hold).
-        if self.ticks.len() - self.start > MAX_SYMBOL_TICKS {
-            self.forget_for_room();
-        }
     }
 
     /// The ticks kept, in time order.
@@ -555,7 +551,9 @@ impl SymHistory {
     }
 
     /// Forgets the ticks no order starting at `from` or later can match: those followed by a tick at
-    /// or before it (every such order has that one, or a newer one, as a better match).
+    /// or before it (every such order has that one, or a newer one, as a better match). Beyond
+    /// [`MAX_SYMBOL_TICKS`] (ticks at ever-new times faster than time forgets them: a clock of 1 ns,
+    /// or a hold), the oldest.
     #[inline(always)]
     fn forget_before(&mut self, from: i64) {
         let mut s = self.start;
@@ -567,6 +565,10 @@ impl SymHistory {
             if s >= 16 && s * 2 >= self.ticks.len() {
                 self.compact();
             }
+        } else if self.ticks.len() - self.start > MAX_SYMBOL_TICKS {
+            // Looked at only when none was forgotten: a push adds one tick at most, so only then can
+            // the count pass the bound (a symbol whose ticks time lets go pays nothing for it).
+            self.forget_for_room();
         }
     }
 
