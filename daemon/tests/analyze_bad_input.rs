@@ -174,6 +174,40 @@ fn ever_new_connections_are_bounded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A clock that stands still (every frame at T0): orders waiting the 1 ms reorder allowance were
+/// released by capture time only, so all were held (about 600 bytes each), and every tick of their
+/// symbol recorded meanwhile was offered to each (300,000 frames took minutes). At most 1,024 of one
+/// symbol wait: of 1,027 orders after one AAPL tick, the 3 oldest are matched when the 1,025th to
+/// 1,027th come (frames 1,026 to 1,028, after the SYN, the tick and 1,024 orders), counted and noted.
+#[test]
+fn orders_waiting_under_a_frozen_clock_are_bounded() {
+    let mut frames = vec![(T0, segment(true, 0, 0, 0x02, &[]))];
+    frames.push((T0, udp([233, 54, 12, 111], 26477, &mold_packet(b"FROZEN0001", 1, &[aapl_add()]))));
+    let mut seq = 1u32;
+    for n in 1..=1_027 {
+        frames.push((T0, tcp(seq, &order(n))));
+        seq += 50;
+    }
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003@ouch50"];
+    let r = analyze_frames("frozen-orders", &frames, &args);
+    let c = &r["counters"];
+    assert_eq!(counts(c, ["orders", "matched", "unmatched_orders"]), [1_027, 1_027, 0], "{c}");
+    assert_eq!(counts(c, ["orders_released_for_room", "first_released_for_room_frame"]), [3, 1_026], "{c}");
+    let note = "more orders or responses waited at once than the analysis keeps (the capture's clock stands still, \
+                or frames are packed closer than any link carries them?): 3 orders stopped waiting (for the 1ms \
+                reorder allowance, or a trigger not seen yet), the first at frame 1026 (such an order is matched \
+                with what had come, or unmatched; a request is neither acked nor unacked; a response is \
+                unmatched)";
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.contains(&note), "{notes:?}");
+    let dir = tmpdir("frozen-orders-text");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let text = support::analyze_text(&args, &cap);
+    assert!(text.contains(&format!("note: {note}")), "{}", &text[text.len().saturating_sub(2_000)..]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Traffic that looks like SoupBinTCP on ever-new ports (a Login Request to each): the first 256
 /// sessions are detected, the frames of further ones counted and noted. Each TCP frame is looked up
 /// among the sessions: 60,000 of them took 15 s for as many frames.

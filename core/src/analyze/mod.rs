@@ -413,6 +413,26 @@ pub struct Counters {
     /// Frames that look like SoupBinTCP on flows not analysed because [`MAX_DETECTED_SESSIONS`]
     /// sessions were detected already.
     pub sessions_not_detected_frames: u64,
+    /// Orders that stopped waiting before their time because as many as may wait did (a clock that
+    /// stands still, or ticks 1 ns apart, packs more in than any real capture): those waiting the
+    /// [`REORDER_NS`] allowance ([`MAX_WAITING_ORDERS`], [`MAX_WAITING_PER_SYMBOL`] of one symbol)
+    /// are matched with what came so far, those parked for a trigger not seen yet (token rule,
+    /// [`MAX_WAITING_ORDERS`]) are looked for one last time and otherwise unmatched. Each is among
+    /// `matched`, `unmatched_orders` or `ambiguous` too.
+    pub orders_released_for_room: u64,
+    /// Requests no longer waited for a response because [`MAX_PENDING_REQUESTS`] did: neither
+    /// acknowledged nor unacknowledged (a response to one is an unmatched response).
+    pub requests_released_for_room: u64,
+    /// Responses no longer waited for their request because [`MAX_EARLY_RESPONSES`] did: counted in
+    /// `unmatched_responses` (or `unsolicited_cancels`) too.
+    pub responses_released_for_room: u64,
+    /// The first frame (0-based over all inputs) at which an order, request or response above was
+    /// released for room.
+    pub first_released_for_room_frame: Option<u64>,
+    /// Symbol rule: ticks forgotten because [`MAX_SYMBOL_TICKS`] of their symbol were kept (ticks at
+    /// ever-new times faster than the allowance lets them go): an order whose match may have been
+    /// one finds none, and is unmatched.
+    pub symbol_ticks_forgotten: u64,
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -435,10 +455,26 @@ type SymTick = (i64, Session, u64, u32, u16);
 /// so that the ticks are one slice, in order, for a search by time. (A ring of the last four recorded
 /// with the ticks leaving it kept in a queue beside it cost a third more per message on a busy
 /// symbol: the allowance for orders recorded late keeps a millisecond of ticks.)
-#[derive(Debug, Default)]
+///
+/// At most [`MAX_SYMBOL_TICKS`] are kept: beyond, the oldest are forgotten for room, and what may
+/// have matched one of them is not known any more. Every tick kept is newer than `forgot_to`, the
+/// newest forgotten so: an order stamped before the oldest kept finds none (unmatched, not matched
+/// to an older tick a forgotten one would have bettered), and a tick recorded late at or before
+/// `forgot_to` is forgotten as well.
+#[derive(Debug)]
 struct SymHistory {
     ticks: Vec<SymTick>,
     start: usize,
+    /// The time of the newest tick forgotten for room (`i64::MIN`: none).
+    forgot_to: i64,
+    /// Ticks forgotten for room.
+    forgotten: u64,
+}
+
+impl Default for SymHistory {
+    fn default() -> Self {
+        SymHistory { ticks: Vec::new(), start: 0, forgot_to: i64::MIN, forgotten: 0 }
+    }
 }
 
 impl SymHistory {
@@ -466,15 +502,58 @@ impl SymHistory {
     /// A tick recorded after a newer one.
     #[cold]
     fn insert(&mut self, tick: SymTick) {
+        if tick.0 <= self.forgot_to {
+            return self.forget_late(tick.0);
+        }
         let at = self.start + self.live().partition_point(|k| k.0 <= tick.0);
+        let nearer_front_of_full = self.live().len() >= MAX_SYMBOL_TICKS && at - self.start < self.ticks.len() - at;
         match self.ticks[self.start..at].last_mut() {
             Some(k) if k.0 == tick.0 => join(k, tick),
+            // Full, and nearer the front: the oldest makes room, and the ticks before the place
+            // move instead of those after it (so a tick recorded late costs at most half the ticks
+            // kept, not all of them).
+            _ if nearer_front_of_full => {
+                if at == self.start {
+                    return self.forget_late(tick.0);
+                }
+                self.forget_oldest(1);
+                self.ticks[self.start - 1..at].rotate_left(1);
+                self.ticks[at - 1] = tick;
+                self.start -= 1;
+            }
             _ => self.ticks.insert(at, tick),
         }
     }
 
+    /// A tick recorded late at `t`, older than a tick forgotten for room or than every tick kept when
+    /// they are as many as may be: forgotten.
+    #[cold]
+    fn forget_late(&mut self, t: i64) {
+        self.forgot_to = self.forgot_to.max(t);
+        self.forgotten += 1;
+    }
+
+    /// More than [`MAX_SYMBOL_TICKS`] kept: the oldest go.
+    #[cold]
+    #[inline(never)]
+    fn forget_for_room(&mut self) {
+        self.forget_oldest(self.ticks.len() - self.start - MAX_SYMBOL_TICKS);
+        if self.start * 2 >= self.ticks.len() {
+            self.compact();
+        }
+    }
+
+    /// Forgets the `n` oldest ticks kept (`n` at least 1, at most as many as are kept).
+    fn forget_oldest(&mut self, n: usize) {
+        self.start += n;
+        self.forgot_to = self.ticks[self.start - 1].0;
+        self.forgotten += n as u64;
+    }
+
     /// Forgets the ticks no order starting at `from` or later can match: those followed by a tick at
-    /// or before it (every such order has that one, or a newer one, as a better match).
+    /// or before it (every such order has that one, or a newer one, as a better match). Beyond
+    /// [`MAX_SYMBOL_TICKS`] (ticks at ever-new times faster than time forgets them: a clock of 1 ns,
+    /// or a hold), the oldest.
     #[inline(always)]
     fn forget_before(&mut self, from: i64) {
         let mut s = self.start;
@@ -486,6 +565,10 @@ impl SymHistory {
             if s >= 16 && s * 2 >= self.ticks.len() {
                 self.compact();
             }
+        } else if self.ticks.len() - self.start > MAX_SYMBOL_TICKS {
+            // Looked at only when none was forgotten: a push adds one tick at most, so only then can
+            // the count pass the bound (a symbol whose ticks time lets go pays nothing for it).
+            self.forget_for_room();
         }
     }
 
@@ -504,30 +587,48 @@ impl SymHistory {
         }
     }
 
-    /// Gives tick `(session, seq)`, if kept, time `t` and feed `feed`; returns it if so.
+    /// Gives tick `(session, seq)`, kept at time `old` (ticks are unique by time), the earlier time `t`
+    /// and feed `feed`; returns it if so (with `t` at or before [`SymHistory::forgot_to`] it is
+    /// forgotten). Found by time and moved by rotating the ticks between, not by sorting them all: a
+    /// copy earlier than every one of many kept would make that quadratic.
     #[cold]
-    fn retime(&mut self, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
-        let live = self.ticks.get_mut(self.start..).unwrap_or_default();
-        let mut found = None;
-        for k in live.iter_mut().filter(|k| k.1 == session && k.2 == seq) {
-            (k.0, k.4) = (t, feed);
-            found = Some(*k);
+    fn retime(&mut self, old: i64, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
+        let i = self.start + self.live().partition_point(|k| k.0 < old);
+        let k = self.ticks.get_mut(i).filter(|k| k.0 == old && (k.1, k.2) == (session, seq))?;
+        (k.0, k.4) = (t, feed);
+        let found = *k;
+        if t <= self.forgot_to {
+            self.ticks.remove(i);
+            self.forget_late(t);
+            return Some(found);
         }
-        if found.is_some() {
+        let j = self.start + self.live().partition_point(|k| k.0 < t);
+        match self.ticks.get_mut(j) {
             // Kept in time order, and one tick per time: moved onto another's time, the two are one
-            // tick of both their messages (named by the one placed later), as a symbol match cannot
-            // tell them apart.
-            self.compact();
-            self.ticks.sort_by_key(|k| k.0);
-            self.ticks.dedup_by(|later, kept| {
-                let same = later.0 == kept.0;
-                if same {
-                    join(kept, *later);
+            // tick of both their messages (named by the one moved), as a symbol match cannot tell
+            // them apart.
+            Some(other) if j < i && other.0 == t => {
+                join(other, found);
+                self.ticks.remove(i);
+            }
+            _ if j < i => self.ticks[j..=i].rotate_right(1),
+            // Later (not an earlier copy's time: not done), as a sort would: joined, it is named by
+            // the tick it joins.
+            _ if t > old => {
+                self.ticks.remove(i);
+                let j = self.start + self.live().partition_point(|k| k.0 < t);
+                match self.ticks.get_mut(j) {
+                    Some(other) if other.0 == t => {
+                        let mut moved = found;
+                        join(&mut moved, *other);
+                        *other = moved;
+                    }
+                    _ => self.ticks.insert(j, found),
                 }
-                same
-            });
+            }
+            _ => {}
         }
-        found
+        Some(found)
     }
 }
 
@@ -581,6 +682,124 @@ struct EarlyResponse {
     id: OrderId,
     time_ns: i64,
     cancel: bool,
+}
+
+/// Orders waiting the reorder allowance ([`Analyzer::reorder`]), by when they are due, then in the
+/// order they came (the key's second part counts them). A queue sorted by inserting in place was
+/// quadratic when frames alternate between two times, and a B-tree of the orders cost 2.5% more
+/// instructions on a real capture (it moves its values, about 600 bytes each, as nodes fill): the
+/// orders are in a slab, their keys appended to a queue while they come in time order (nearly
+/// always), and kept in a B-tree when they come before the queue's last. An order leaving out of turn
+/// (released for room) leaves its key in the queue, skipped, until those are as many as the orders.
+#[derive(Debug, Default)]
+struct ReorderQueue {
+    in_order: VecDeque<((i64, u64), usize)>,
+    out_of_order: BTreeMap<(i64, u64), usize>,
+    slots: Vec<Option<((i64, u64), Parked)>>,
+    free: Vec<usize>,
+    live: usize,
+    /// Keys in `in_order` whose order has left.
+    stale: usize,
+}
+
+impl ReorderQueue {
+    fn len(&self) -> usize {
+        self.live
+    }
+
+    fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Whether `in_order`'s entry `e` is an order still waiting (a slot is reused under another key).
+    fn holds(&self, e: &((i64, u64), usize)) -> bool {
+        self.slots[e.1].as_ref().is_some_and(|(k, _)| *k == e.0)
+    }
+
+    /// The key of the order due first (`in_order`'s ends are never stale).
+    fn first_key(&self) -> Option<(i64, u64)> {
+        let queued = self.in_order.front().map(|e| e.0);
+        match (queued, self.out_of_order.first_key_value()) {
+            (Some(q), Some((&o, _))) => Some(q.min(o)),
+            (q, o) => q.or(o.map(|(&k, _)| k)),
+        }
+    }
+
+    /// The key of the order due last.
+    fn last_key(&self) -> Option<(i64, u64)> {
+        let queued = self.in_order.back().map(|e| e.0);
+        match (queued, self.out_of_order.last_key_value()) {
+            (Some(q), Some((&o, _))) => Some(q.max(o)),
+            (q, o) => q.or(o.map(|(&k, _)| k)),
+        }
+    }
+
+    fn insert(&mut self, key: (i64, u64), p: Parked) {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some((key, p));
+                i
+            }
+            None => {
+                self.slots.push(Some((key, p)));
+                self.slots.len() - 1
+            }
+        };
+        self.live += 1;
+        match self.in_order.back() {
+            Some(&(last, _)) if key < last => {
+                self.out_of_order.insert(key, slot);
+            }
+            _ => self.in_order.push_back((key, slot)),
+        }
+    }
+
+    fn remove(&mut self, key: &(i64, u64)) -> Option<Parked> {
+        let (slot, queued) = match self.out_of_order.remove(key) {
+            Some(slot) => (slot, false),
+            None => {
+                let i = self.in_order.partition_point(|e| e.0 < *key);
+                let &(_, slot) = self.in_order.get(i).filter(|e| e.0 == *key && self.holds(e))?;
+                (slot, true)
+            }
+        };
+        let (_, p) = self.slots[slot].take()?;
+        self.live -= 1;
+        self.free.push(slot);
+        if queued {
+            self.stale += 1;
+            // The ends are kept live, so that the first and last keys are read without a check.
+            while self.in_order.front().is_some_and(|e| !self.holds(e)) {
+                self.in_order.pop_front();
+                self.stale -= 1;
+            }
+            while self.in_order.back().is_some_and(|e| !self.holds(e)) {
+                self.in_order.pop_back();
+                self.stale -= 1;
+            }
+            if self.stale > self.live {
+                let slots = &self.slots;
+                self.in_order.retain(|e| slots[e.1].as_ref().is_some_and(|(k, _)| *k == e.0));
+                self.stale = 0;
+            }
+        }
+        Some(p)
+    }
+
+    fn pop_first(&mut self) -> Option<((i64, u64), Parked)> {
+        let key = self.first_key()?;
+        Some((key, self.remove(&key)?))
+    }
+}
+
+/// Symbol rule: an order of [`Analyzer::reorder`] as the ticks of its symbol recorded late see it,
+/// by its key there, in key order: its first byte's time and its match so far (its `Parked::best`
+/// while it waits). Beside the others of its symbol, so that offering them a tick reads one slice.
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    key: (i64, u64),
+    t: i64,
+    best: Option<SymTick>,
 }
 
 /// An order looked for again ([`Parked`]): the capture time now (`i64::MAX` at the end: no more
@@ -639,6 +858,53 @@ pub const MAX_SYMBOL_ROWS: usize = 1_024;
 /// The `--by symbol` row shared by the symbols beyond the first [`MAX_SYMBOL_ROWS`].
 const OTHER_SYMBOLS: &str = "symbol:(others)";
 
+/// Orders waiting at once for the [`REORDER_NS`] allowance (`Analyzer::reorder`), at most, and
+/// orders parked for a trigger not seen yet (`Analyzer::parked`), at most: each costs about 600
+/// bytes, and those are released by capture time only, so a clock that stands still would hold every
+/// order of the capture. More than any real capture holds (65,536 orders in 1 ms); beyond, the one
+/// due first stops waiting ([`Counters::orders_released_for_room`]).
+pub const MAX_WAITING_ORDERS: usize = 1 << 16;
+
+/// Orders of one symbol waiting the allowance at once, at most (symbol rule): each tick of the
+/// symbol recorded late is offered to every one of them, so that many stamped at one time made the
+/// ticks cost orders x ticks. An order a microsecond on one symbol stays below it.
+pub const MAX_WAITING_PER_SYMBOL: usize = 1_024;
+
+/// Requests awaiting a response at once, at most: those are released by the timeout in capture time
+/// only, and a clock that stands still held them all (about 300 bytes each: 2.4 M orders never
+/// answered took 853 MB with 1 M of them held, 618 MB with this bound, most of it the symbols kept for
+/// Replaces, `ORDER_SYMBOLS_MAX`). A session answered within the 10 s timeout stays below it at
+/// 26,000 orders a second. Beyond, the oldest is no longer waited for
+/// ([`Counters::requests_released_for_room`]).
+pub const MAX_PENDING_REQUESTS: usize = 1 << 18;
+
+/// Responses waiting for their request at once, at most (`Analyzer::early_responses`); beyond, the
+/// oldest is unmatched ([`Counters::responses_released_for_room`]).
+pub const MAX_EARLY_RESPONSES: usize = 1 << 16;
+
+/// Ticks one symbol's history keeps, at most (`SymHistory`): a busy symbol's ticks over the 1 s an
+/// order held by reassembly keeps them, well beyond its millisecond of the allowance; each costs 40
+/// bytes, and a tick recorded late moves up to half of them. Beyond, the oldest are forgotten
+/// ([`Counters::symbol_ticks_forgotten`]).
+pub const MAX_SYMBOL_TICKS: usize = 1 << 14;
+
+/// The bounds on what waits for capture time ([`Analyzer::limits`]): the constants above, which the
+/// tests lower.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    waiting: usize,
+    per_symbol: usize,
+    pending: usize,
+    early: usize,
+}
+
+const LIMITS: Limits = Limits {
+    waiting: MAX_WAITING_ORDERS,
+    per_symbol: MAX_WAITING_PER_SYMBOL,
+    pending: MAX_PENDING_REQUESTS,
+    early: MAX_EARLY_RESPONSES,
+};
+
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
 const ORDER_SYMBOLS_MAX: usize = 1 << 20;
 
@@ -653,7 +919,7 @@ struct Waiting {
     later: VecDeque<i64>,
 }
 
-/// Recent ticks by symbol ([`SymHistory`]), found through the message's stock locate: a locate
+/// Recent ticks by symbol (`SymHistory`), found through the message's stock locate: a locate
 /// keeps its symbol for the day, so the symbol map is consulted once per locate, not per tick.
 #[derive(Debug)]
 struct SymbolTicks {
@@ -741,6 +1007,16 @@ impl SymbolTicks {
         self.histories[*self.index.get(&symbol)? as usize].at_or_before(t)
     }
 
+    /// The time of the newest tick of `symbol` forgotten for room ([`SymHistory::forgot_to`]).
+    fn forgot_to(&self, symbol: Symbol) -> i64 {
+        self.index.get(&symbol).map_or(i64::MIN, |&i| self.histories[i as usize].forgot_to)
+    }
+
+    /// Ticks forgotten for room, all symbols.
+    fn forgotten(&self) -> u64 {
+        self.histories.iter().map(|h| h.forgotten).sum()
+    }
+
     /// The history of `symbol`, made on its first tick (none beyond [`MAX_SYMBOLS`]: counted), and
     /// set as `locate`'s.
     #[cold]
@@ -766,12 +1042,12 @@ impl SymbolTicks {
         Some(i)
     }
 
-    /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history, was
-    /// first copied at `t` on `feed`.
+    /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history (at time
+    /// `old`), was first copied at `t` on `feed`.
     /// A parked order may match it at its new time: it is then in [`SymbolTicks::late`] too.
-    fn retime(&mut self, locate: u16, session: Session, seq: u64, t: i64, feed: u16) {
+    fn retime(&mut self, locate: u16, old: i64, session: Session, seq: u64, t: i64, feed: u16) {
         let Some(&(symbol, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(session, seq, t, feed));
+        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(old, session, seq, t, feed));
         if let Some(k) = found.filter(|_| t <= self.parked_to) {
             self.late.push((symbol, k));
         }
@@ -989,7 +1265,8 @@ impl<'a> Copies<'a> {
         // Scalars, not the message's keys: passing those made the hot loop build them on the stack.
         if self.track_symbols {
             // `wake_at` is set below: a retimed tick for the parked orders is offered them then.
-            self.last_by_symbol.retime(locate, self.session, seq, self.t, self.feed);
+            let old = self.t.saturating_add(delay_ns);
+            self.last_by_symbol.retime(locate, old, self.session, seq, self.t, self.feed);
         }
         self.ab_elsewhere.push((first_feed, delay_ns));
         *self.wake_at = i64::MIN;
@@ -1075,9 +1352,18 @@ pub struct Analyzer {
     /// in arrival order (the count of orders parked so far).
     parked: std::collections::BTreeMap<(i64, u64), Parked>,
     parked_n: u64,
-    /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due (in the order
-    /// parked, for one time): mostly appended, so a queue rather than a map.
-    reorder: VecDeque<(i64, Parked)>,
+    /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due, then in the
+    /// order parked (the key's second part counts them). (A queue kept sorted by inserting in place
+    /// was quadratic when frames alternated between two times.)
+    reorder: ReorderQueue,
+    reorder_n: u64,
+    /// Symbol rule: each symbol's orders in `reorder` ([`Waiter`]), so that a tick recorded late is
+    /// offered to the orders of its symbol only.
+    reorder_by_symbol: FxHashMap<Symbol, VecDeque<Waiter>>,
+    /// Requests in `pending` ([`MAX_PENDING_REQUESTS`]).
+    pending_n_live: usize,
+    /// How many orders, requests and responses may wait at once.
+    limits: Limits,
     /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
     next_prune: i64,
     /// Responses whose request was not read yet, by when they stop waiting for it.
@@ -1206,7 +1492,11 @@ impl Analyzer {
             wake_at: i64::MIN,
             parked: std::collections::BTreeMap::new(),
             parked_n: 0,
-            reorder: VecDeque::new(),
+            reorder: ReorderQueue::default(),
+            reorder_n: 0,
+            reorder_by_symbol: FxHashMap::default(),
+            pending_n_live: 0,
+            limits: LIMITS,
             early_responses: VecDeque::new(),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
@@ -1465,6 +1755,7 @@ impl Analyzer {
         c.tick_index_resets = self.arbiter.resets;
         c.tx_writes_dropped = self.tx_writes.values().map(|w| w.dropped).sum();
         c.symbols_not_tracked_ticks = self.last_by_symbol.untracked;
+        c.symbol_ticks_forgotten = self.last_by_symbol.forgotten();
         if self.ts_run.1 > 0 {
             *c.ts_sources.entry(self.ts_run.0.name()).or_default() += self.ts_run.1;
         }
@@ -1561,9 +1852,11 @@ impl Analyzer {
             self.early_response_unmatched();
         }
         let all = std::mem::take(&mut self.release_reorder);
-        if self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
-            while self.reorder.front().is_some_and(|(due, _)| all || t >= *due) {
-                let Some((_, p)) = self.reorder.pop_front() else { break };
+        if self.reorder.first_key().is_some_and(|(due, _)| all || t >= due) {
+            while let Some((key, mut p)) =
+                self.reorder.first_key().filter(|k| all || t >= k.0).and_then(|_| self.reorder.pop_first())
+            {
+                self.unindex_reorder(key, &mut p);
                 self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
             }
             self.watch_parked();
@@ -1571,7 +1864,7 @@ impl Analyzer {
         let interval_end = self.interval_start.and_then(|s| s.checked_add(len)).unwrap_or(i64::MAX);
         let timeout = self.pending_order.first_key_value().map_or(i64::MAX, |(&(at, _), _)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
-        let reorder = self.reorder.front().map_or(i64::MAX, |(due, _)| *due);
+        let reorder = self.reorder.first_key().map_or(i64::MAX, |(due, _)| due);
         let early = self.early_responses.front().map_or(i64::MAX, |e| e.due);
         self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(early).min(self.gap_due);
     }
@@ -1890,13 +2183,71 @@ impl Analyzer {
 
     /// Order `m` waits [`REORDER_NS`] past its first byte in [`Analyzer::reorder`], with its match so
     /// far (`best` under the symbol rule, `found` under the token rule).
+    /// At most [`MAX_WAITING_ORDERS`] wait, [`MAX_WAITING_PER_SYMBOL`] of one symbol: beyond, the one
+    /// due first is matched now.
     fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
         let until = m.first.time_ns.saturating_add(REORDER_NS);
+        let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
+        // (Never more of one symbol than of all: the common case looks nothing up.)
+        let many = self.reorder.len() >= self.limits.per_symbol;
+        if let Some(first) = symbol.filter(|_| many).and_then(|s| self.reorder_by_symbol.get(&s)).and_then(|waiters| {
+            (waiters.len() >= self.limits.per_symbol).then(|| waiters.front().map(|w| w.key)).flatten()
+        }) {
+            self.release_for_room(first);
+        }
+        if self.reorder.len() >= self.limits.waiting
+            && let Some(first) = self.reorder.first_key()
+        {
+            self.release_for_room(first);
+        }
         let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found };
-        let at = self.reorder.partition_point(|(due, _)| *due <= until);
-        self.reorder.insert(at, (until, p));
+        self.reorder_n += 1;
+        let key = (until, self.reorder_n);
+        self.reorder.insert(key, p);
+        if let Some(s) = symbol {
+            let waiters = self.reorder_by_symbol.entry(s).or_default();
+            let at = waiters.partition_point(|w| w.key < key);
+            waiters.insert(at, Waiter { key, t: m.first.time_ns, best });
+        }
         self.wake_at = self.wake_at.min(until);
         self.watch_parked();
+    }
+
+    /// Order `key` of [`Analyzer::reorder`] left it: out of the index by symbol, with its match so far.
+    fn unindex_reorder(&mut self, key: (i64, u64), p: &mut Parked) {
+        let Some(s) = p.msg.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. })) else {
+            return;
+        };
+        if let Some(waiters) = self.reorder_by_symbol.get_mut(&s) {
+            let at = waiters.partition_point(|w| w.key < key);
+            if let Some(w) = waiters.remove(at).filter(|w| w.key == key) {
+                p.best = w.best;
+            }
+            // Kept empty for the symbol's next order (no allocation per order), unless there are many
+            // (symbols of orders are any bytes).
+            if waiters.is_empty() && self.reorder_by_symbol.len() > 1_024 {
+                self.reorder_by_symbol.remove(&s);
+            }
+        }
+    }
+
+    /// Order `key` stops waiting the allowance for room: matched now with what came so far (the
+    /// ticks recorded late offered it first), as a step back of the clock would.
+    #[cold]
+    fn release_for_room(&mut self, key: (i64, u64)) {
+        if !self.last_by_symbol.late.is_empty() {
+            self.late_ticks();
+        }
+        let Some(mut p) = self.reorder.remove(&key) else { return };
+        self.unindex_reorder(key, &mut p);
+        self.released_for_room(|c| &mut c.orders_released_for_room);
+        self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(self.last_time)));
+    }
+
+    /// Counts an order, request or response released for room, and the first frame that did.
+    fn released_for_room(&mut self, counter: fn(&mut Counters) -> &mut u64) {
+        *counter(&mut self.counters) += 1;
+        self.counters.first_released_for_room_frame.get_or_insert(self.last_frame);
     }
 
     /// A response of order `id` on connection `ci` left [`Analyzer::early_responses`].
@@ -1924,7 +2275,7 @@ impl Analyzer {
     /// (all wait [`REORDER_NS`] past it: the last to be retried).
     fn watch_parked(&mut self) {
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) {
-            let last = self.reorder.back().map(|(due, _)| due.saturating_sub(REORDER_NS));
+            let last = self.reorder.last_key().map(|(due, _)| due.saturating_sub(REORDER_NS));
             self.last_by_symbol.parked_to = last.unwrap_or(i64::MIN);
         }
     }
@@ -1935,14 +2286,21 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn late_ticks(&mut self) {
-        let Analyzer { last_by_symbol: ticks, reorder, .. } = self;
+        let Analyzer { last_by_symbol: ticks, reorder_by_symbol, .. } = self;
         for (symbol, k) in std::mem::take(&mut ticks.late) {
-            for (_, p) in reorder.iter_mut() {
-                let t = p.msg.first.time_ns;
-                if p.msg.summary.symbol != Some(symbol) || k.0 > t {
+            let Some(waiters) = reorder_by_symbol.get_mut(&symbol) else { continue };
+            // A tick forgotten for room (or given such a time): a forgotten one may be newer than
+            // it, so an order it would better has no match known.
+            let forgotten = k.0 <= ticks.forgot_to(symbol);
+            for p in waiters.iter_mut() {
+                let t = p.t;
+                if k.0 > t {
                     continue;
                 }
                 p.best = match p.best {
+                    Some(b) if forgotten && (b.1, b.2) == (k.1, k.2) => ticks.at_or_before(symbol, t),
+                    Some(b) if forgotten && b.0 > k.0 => Some(b),
+                    _ if forgotten => None,
                     // The match given an earlier time: another tick kept may now be newer.
                     Some(b) if (b.1, b.2) == (k.1, k.2) => {
                         let retimed = (k.0, b.1, b.2, b.3, k.4);
@@ -2012,6 +2370,10 @@ impl Analyzer {
                             v.insert(Waiting { oldest: t, later: VecDeque::new() });
                         }
                     }
+                    self.pending_n_live += 1;
+                    if self.pending_n_live > self.limits.pending {
+                        self.release_oldest_request();
+                    }
                     // Answered orders leave the front of the timeout queue here, not at their timeout
                     // only: the queue holds the unanswered ones (and those behind them), not every
                     // order of the last timeout's worth of capture.
@@ -2074,6 +2436,10 @@ impl Analyzer {
                     // Its request may be recorded after it (frames out of order), or be held behind a
                     // range reassembly waits for: it waits as long as such a range (`reasm::REORDER_NS`).
                     None => {
+                        if self.early_responses.len() >= self.limits.early {
+                            self.released_for_room(|c| &mut c.responses_released_for_room);
+                            self.early_response_unmatched();
+                        }
                         let due = self.last_time.saturating_add(crate::reasm::REORDER_NS);
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
@@ -2118,9 +2484,23 @@ impl Analyzer {
         }
     }
 
+    /// More than [`MAX_PENDING_REQUESTS`] await a response: the oldest by time of those in the
+    /// timeout queue is no longer waited for.
+    #[cold]
+    fn release_oldest_request(&mut self) {
+        while let Some(((at, _), (conn, id))) = self.pending_order.pop_first() {
+            if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
+                self.answer_oldest(conn, id);
+                self.released_for_room(|c| &mut c.requests_released_for_room);
+                return;
+            }
+        }
+    }
+
     /// Takes the oldest request of order `id` on connection `ci` awaiting a response: its time.
     fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
         let w = self.pending.get_mut(&(ci, id))?;
+        self.pending_n_live -= 1;
         let oldest = w.oldest;
         match w.later.pop_front() {
             Some(next) => w.oldest = next,
@@ -2141,6 +2521,20 @@ impl Analyzer {
                 (0..self.feeds.len())
                     .any(|fi| self.seq.next_expected(fi as u16, session).is_some_and(|next| next <= seq))
             })
+    }
+
+    /// Parks order `p` until `until` ([`Parked`]). At most [`MAX_WAITING_ORDERS`] are: beyond, the one
+    /// due first is looked for one last time now, and unmatched if its trigger has not come.
+    fn park(&mut self, until: i64, p: Parked) {
+        if self.parked.len() >= self.limits.waiting
+            && let Some((_, first)) = self.parked.pop_first()
+        {
+            self.released_for_room(|c| &mut c.orders_released_for_room);
+            self.correlate(first.conn, &first.msg, first.snd, Some(first.retry(i64::MAX)));
+        }
+        self.parked_n += 1;
+        self.parked.insert((until, self.parked_n), p);
+        self.wake_at = self.wake_at.min(until);
     }
 
     /// Finds order `m`'s trigger under the rule and records the pair. Every order first waits
@@ -2191,11 +2585,8 @@ impl Analyzer {
                             false => now.saturating_add(step),
                             true => t.saturating_add(REORDER_NS).min(now.saturating_add(step)),
                         };
-                        self.parked_n += 1;
                         let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only, found: None };
-                        self.parked.insert((until, self.parked_n), p);
-                        self.wake_at = self.wake_at.min(until);
-                        return;
+                        return self.park(until, p);
                     }
                     Ok(None) => None,
                     Err(_) => {
@@ -2322,13 +2713,15 @@ impl Analyzer {
         if !self.last_by_symbol.late.is_empty() {
             self.late_ticks();
         }
-        while let Some((_, p)) = self.reorder.pop_front() {
+        while let Some((key, mut p)) = self.reorder.pop_first() {
+            self.unindex_reorder(key, &mut p);
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         while let Some((_, p)) = self.parked.pop_first() {
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(i64::MAX)));
         }
         let last = self.last_time;
+        self.pending_n_live = 0;
         for w in std::mem::take(&mut self.pending).values() {
             for at in std::iter::once(&w.oldest).chain(&w.later) {
                 if self.ack_deadline(*at) > last {

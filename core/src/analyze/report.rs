@@ -594,6 +594,37 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.last_by_symbol.untracked
         ));
     }
+    let c = &a.counters;
+    if let Some(frame) = c.first_released_for_room_frame {
+        let mut what = Vec::new();
+        for (n, kind) in [
+            (
+                c.orders_released_for_room,
+                "orders stopped waiting (for the 1ms reorder allowance, or a trigger not seen yet)",
+            ),
+            (c.requests_released_for_room, "requests stopped waiting for a response"),
+            (c.responses_released_for_room, "responses stopped waiting for their request"),
+        ] {
+            if n > 0 {
+                what.push(format!("{n} {kind}"));
+            }
+        }
+        notes.push(format!(
+            "more orders or responses waited at once than the analysis keeps (the capture's clock stands still, \
+             or frames are packed closer than any link carries them?): {}, the first at frame {frame} (such an \
+             order is matched with what had come, or unmatched; a request is neither acked nor unacked; a \
+             response is unmatched)",
+            what.join(", ")
+        ));
+    }
+    if a.last_by_symbol.forgotten() > 0 {
+        notes.push(format!(
+            "the symbol rule keeps {} ticks of a symbol, the most there can be: {} ticks of symbols with more at \
+             once were forgotten (a clock of too fine a step?), and orders that may have matched them are unmatched",
+            super::MAX_SYMBOL_TICKS,
+            a.last_by_symbol.forgotten()
+        ));
+    }
     if a.counters.connections_not_analysed_frames > 0 {
         notes.push(format!(
             "{} order connections were analysed, the most there can be: {} frames of further connections were not",

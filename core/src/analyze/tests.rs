@@ -405,9 +405,280 @@ fn a_tick_retimed_onto_anothers_time_joins_it() {
     for (seq, t) in [(1, 100), (2, 200), (3, 300)] {
         ticks.push(7, aapl, t, s, seq, 0);
     }
-    ticks.retime(7, s, 3, 100, 1);
+    ticks.retime(7, 300, s, 3, 100, 1);
     let kept: Vec<_> = ticks.histories[0].live().iter().map(|k| (k.0, k.2, k.3, k.4)).collect();
     assert_eq!(kept, [(100, 3, 2, 1), (200, 2, 1, 0)]);
     assert_eq!(ticks.at_or_before(aapl, 250).map(|k| (k.0, k.2, k.3)), Some((200, 2, 1)));
     assert_eq!(ticks.at_or_before(aapl, 150).map(|k| (k.0, k.2, k.3)), Some((100, 3, 2)));
+}
+
+/// An order session (client 10.1.0.2:40001, exchange 10.1.0.1:8003, OUCH 5.0) and a MoldUDP64 feed,
+/// built frame by frame for [`frozen`].
+struct Frames {
+    frames: Vec<Vec<u8>>,
+    client_seq: u32,
+    exchange_seq: u32,
+}
+
+impl Frames {
+    /// The connection's SYN and SYN-ACK.
+    fn new() -> Self {
+        let mut f = Frames { frames: Vec::new(), client_seq: 1_000, exchange_seq: 5_000 };
+        f.frames.push(tcp_frame(true, 1_000, 0, 0x02, &[]));
+        f.frames.push(tcp_frame(false, 5_000, 1_001, 0x12, &[]));
+        (f.client_seq, f.exchange_seq) = (1_001, 5_001);
+        f
+    }
+
+    /// A SoupBinTCP packet of type `ty` carrying `msg`, to the exchange or from it.
+    fn soup(&mut self, to_exchange: bool, ty: u8, msg: &[u8]) {
+        let mut p = ((msg.len() + 1) as u16).to_be_bytes().to_vec();
+        p.push(ty);
+        p.extend_from_slice(msg);
+        let (seq, ack) =
+            if to_exchange { (self.client_seq, self.exchange_seq) } else { (self.exchange_seq, self.client_seq) };
+        self.frames.push(tcp_frame(to_exchange, seq, ack, 0x18, &p));
+        *if to_exchange { &mut self.client_seq } else { &mut self.exchange_seq } += p.len() as u32;
+    }
+
+    /// An OUCH 5.0 Enter Order: UserRefNum `urn`, `symbol`, ClOrdID `token`.
+    fn order(&mut self, urn: u32, symbol: &[u8], token: &[u8]) {
+        let mut m = vec![b'O'];
+        m.extend(urn.to_be_bytes());
+        m.push(b'B');
+        m.extend(100u32.to_be_bytes());
+        m.extend(format!("{:<8}", std::str::from_utf8(symbol).unwrap()).as_bytes());
+        m.extend(10_000u64.to_be_bytes());
+        m.extend(b"0YP N");
+        m.extend(format!("{:<14}", std::str::from_utf8(token).unwrap()).as_bytes());
+        m.extend(0u16.to_be_bytes());
+        self.soup(true, b'U', &m);
+    }
+
+    /// An OUCH 5.0 Order Accepted of UserRefNum `urn`.
+    fn accepted(&mut self, urn: u32) {
+        let mut m = vec![b'A'];
+        m.extend(0u64.to_be_bytes());
+        m.extend(urn.to_be_bytes());
+        m.push(b'B');
+        m.extend(100u32.to_be_bytes());
+        m.extend(b"AAPL    ");
+        m.extend(10_000u64.to_be_bytes());
+        m.extend(b"0Y");
+        m.extend(u64::from(urn).to_be_bytes());
+        m.extend(b"PN L");
+        m.extend([b' '; 14]);
+        m.extend(0u16.to_be_bytes());
+        self.soup(false, b'S', &m);
+    }
+
+    /// A MoldUDP64 packet of one ITCH Add Order of `symbol` (stock locate 1), sequence `seq`.
+    fn tick(&mut self, seq: u64, symbol: &[u8; 8]) {
+        let mut itch = vec![b'A', 0, 1, 0, 0, 0, 0, 0, 0, 0, 7];
+        itch.extend(seq.to_be_bytes());
+        itch.push(b'B');
+        itch.extend(100u32.to_be_bytes());
+        itch.extend(symbol);
+        itch.extend(1_000u32.to_be_bytes());
+        let mut mold = b"SESSION001".to_vec();
+        mold.extend(seq.to_be_bytes());
+        mold.extend(1u16.to_be_bytes());
+        mold.extend((itch.len() as u16).to_be_bytes());
+        mold.extend(&itch);
+        self.frames.push(udp_frame(false, [233, 1, 2, 3], 26477, &mold));
+    }
+}
+
+/// Ethernet + IPv4 + TCP (no options) between the client 10.1.0.2:40001 and the exchange
+/// 10.1.0.1:8003, either way, carrying `payload`.
+fn tcp_frame(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let (client, exchange) = (([10, 1, 0, 2], 40001u16), ([10, 1, 0, 1], 8003u16));
+    let (src, dst) = if to_exchange { (client, exchange) } else { (exchange, client) };
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+    let total = 40 + payload.len();
+    f.extend([0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0x40, 0, 64, 6, 0, 0]);
+    f.extend(src.0);
+    f.extend(dst.0);
+    f.extend(src.1.to_be_bytes());
+    f.extend(dst.1.to_be_bytes());
+    f.extend(seq.to_be_bytes());
+    f.extend(ack.to_be_bytes());
+    f.extend([5 << 4, flags, 0xff, 0xff, 0, 0, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// `frames` analysed under `rule` with `limits`, every one stamped at one time (a clock that stands
+/// still): the counters.
+fn frozen(frames: &Frames, rule: &str, limits: Limits) -> Counters {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let t = 1_796_049_000_000_000_000;
+    let mut a = Analyzer::new(AnalyzeConfig { matching: MatchRule::parse(rule).unwrap(), ..AnalyzeConfig::default() });
+    a.limits = limits;
+    for (i, data) in frames.frames.iter().enumerate() {
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        if !a.frame_fast(i as u64, &f, |_| {}) {
+            a.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        }
+    }
+    a.finish();
+    a.counters()
+}
+
+/// Under a clock that stands still, orders waiting the reorder allowance are released by count, not
+/// only by capture time: beyond the bound of one symbol's, or of all, the one due first is matched
+/// with what came so far, counted with the frame where that began.
+#[test]
+fn orders_waiting_the_allowance_are_bounded() {
+    let mut f = Frames::new();
+    f.tick(1, b"AAPL    ");
+    // Frames 3..=7: AAPL orders; the 4th and 5th each release the oldest AAPL one (3 of a symbol).
+    for urn in 1..=5 {
+        f.order(urn, b"AAPL", b"X");
+    }
+    // Frames 8..=10: MSFT orders (no tick of it); the third finds 5 waiting and releases the one due
+    // first (all at one time: the oldest, AAPL order 3).
+    for urn in 6..=8 {
+        f.order(urn, b"MSFT", b"X");
+    }
+    let c = frozen(&f, "symbol", Limits { waiting: 5, per_symbol: 3, ..LIMITS });
+    assert_eq!((c.orders, c.matched, c.unmatched_orders, c.ambiguous), (8, 5, 3, 0));
+    assert_eq!((c.orders_released_for_room, c.first_released_for_room_frame), (3, Some(6)));
+    // The same under the token rule (no symbol bound): orders whose trigger is found wait too.
+    let mut f = Frames::new();
+    f.tick(1, b"AAPL    ");
+    for urn in 1..=4 {
+        f.order(urn, b"AAPL", b"T1");
+    }
+    let c = frozen(&f, r"token:T(\d+)", Limits { waiting: 2, ..LIMITS });
+    assert_eq!((c.orders, c.matched, c.orders_released_for_room, c.first_released_for_room_frame), (4, 4, 2, Some(5)));
+}
+
+/// Token rule, under a clock that stands still: orders whose trigger no session has reached are
+/// parked until capture time passes; beyond the bound, the one due first is looked for one last time
+/// and, its trigger not come, unmatched.
+#[test]
+fn orders_parked_for_their_trigger_are_bounded() {
+    let mut f = Frames::new();
+    f.tick(1, b"AAPL    ");
+    for (urn, token) in [(1, b"T100"), (2, b"T101"), (3, b"T102"), (4, b"T1  ")] {
+        f.order(urn, b"AAPL", token);
+    }
+    let c = frozen(&f, r"token:T(\d+)", Limits { waiting: 2, ..LIMITS });
+    assert_eq!((c.orders, c.matched, c.unmatched_orders), (4, 1, 3));
+    assert_eq!((c.orders_released_for_room, c.first_released_for_room_frame), (1, Some(5)));
+}
+
+/// Requests awaiting a response are bounded: beyond, the oldest is no longer waited for (neither
+/// acknowledged nor not), and a response to it is unmatched.
+#[test]
+fn requests_awaiting_a_response_are_bounded() {
+    let mut f = Frames::new();
+    for urn in 1..=4 {
+        f.order(urn, b"AAPL", b"X");
+    }
+    f.accepted(1);
+    f.accepted(4);
+    let c = frozen(&f, "symbol", Limits { pending: 2, ..LIMITS });
+    assert_eq!((c.requests_released_for_room, c.first_released_for_room_frame), (2, Some(4)));
+    assert_eq!((c.acked, c.unacked, c.awaiting_at_end, c.unmatched_responses), (1, 0, 1, 1));
+}
+
+/// Responses waiting for their request are bounded: beyond, the oldest is unmatched now.
+#[test]
+fn responses_waiting_for_their_request_are_bounded() {
+    let mut f = Frames::new();
+    for urn in 11..=14 {
+        f.accepted(urn);
+    }
+    f.order(11, b"AAPL", b"X");
+    f.order(14, b"AAPL", b"X");
+    let c = frozen(&f, "symbol", Limits { early: 2, ..LIMITS });
+    assert_eq!((c.responses_released_for_room, c.first_released_for_room_frame), (2, Some(4)));
+    assert_eq!((c.acked, c.awaiting_at_end, c.unmatched_responses), (1, 1, 3));
+}
+
+/// A symbol's history keeps at most `MAX_SYMBOL_TICKS` ticks: beyond, the oldest are forgotten,
+/// counted, and an order stamped before the oldest kept finds none (not an older tick that a
+/// forgotten one would have bettered); a tick recorded late at or before a forgotten one is forgotten
+/// too, and one recorded late among those kept takes the place of the oldest.
+#[test]
+fn symbol_ticks_kept_are_bounded() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new();
+    // 1 ns apart, from 10 ms on: the allowance (1 ms) keeps them all, the bound does not.
+    let t0 = 10_000_000;
+    let n = MAX_SYMBOL_TICKS as i64 + 5;
+    for i in 0..n {
+        ticks.push(7, aapl, t0 + 2 * i, s, i as u64, 0);
+    }
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 5, t0 + 8));
+    let seq_at = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| k.2);
+    assert_eq!(seq_at(&ticks, t0 + 9), None, "its match, tick 4, is forgotten");
+    assert_eq!(seq_at(&ticks, t0 + 10), Some(5));
+    // Late, before a forgotten one: forgotten too. Late, among those kept: the oldest makes room.
+    ticks.push(7, aapl, t0 + 3, s, 1_000_000, 0);
+    ticks.push(7, aapl, t0 + 13, s, 1_000_001, 0);
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 7, t0 + 10));
+    assert_eq!(seq_at(&ticks, t0 + 11), None, "tick 5 is forgotten");
+    assert_eq!(seq_at(&ticks, t0 + 12), Some(6));
+    assert_eq!(seq_at(&ticks, t0 + 13), Some(1_000_001));
+    assert!(h.live().windows(2).all(|w| w[0].0 < w[1].0), "in time order");
+    // A tick given an earlier copy's time at or before a forgotten one is forgotten.
+    let newest = t0 + 2 * (n - 1);
+    ticks.retime(7, newest, s, n as u64 - 1, t0 + 1, 1);
+    let h = &ticks.histories[0];
+    assert_eq!((h.live().len(), h.forgotten), (MAX_SYMBOL_TICKS - 1, 8));
+    assert_eq!(seq_at(&ticks, newest), Some(n as u64 - 2));
+    assert_eq!(ticks.forgotten(), 8);
+}
+
+/// The reorder queue against a B-tree of the same keys: orders come mostly in time order, some
+/// before the last (recorded out of order), and leave first-due-first or out of turn (released for
+/// room); the first and last keys, the count and the order given back agree throughout.
+#[test]
+fn the_reorder_queue_gives_orders_back_by_key() {
+    use crate::proto::OrderDir;
+    let parked = |id: i64| Parked {
+        give_up: id,
+        conn: 0,
+        msg: OrderMsg {
+            summary: crate::proto::OrderSummary::new(OrderDir::Inbound, b'O'),
+            first: FrameRef::default(),
+            last: FrameRef::default(),
+            end: 0,
+        },
+        snd: None,
+        best: None,
+        late_only: false,
+        found: None,
+    };
+    let mut rand = lcg(7);
+    let (mut q, mut model) = (ReorderQueue::default(), BTreeMap::new());
+    let mut due = 0;
+    for n in 0..20_000u64 {
+        match rand(10) {
+            0..=5 => {
+                due += rand(3) as i64;
+                // One in eight comes before the latest.
+                let key = (if rand(8) == 0 { due - rand(50) as i64 } else { due }, n);
+                q.insert(key, parked(n as i64));
+                model.insert(key, n as i64);
+            }
+            6 | 7 if !model.is_empty() => {
+                let key = *model.keys().nth(rand(model.len() as u64) as usize).unwrap();
+                assert_eq!(q.remove(&key).map(|p| p.give_up), model.remove(&key), "{key:?}");
+            }
+            _ => assert_eq!(q.pop_first().map(|(k, p)| (k, p.give_up)), model.pop_first()),
+        }
+        assert_eq!(
+            (q.len(), q.first_key(), q.last_key()),
+            (model.len(), model.first_key_value().map(|(k, _)| *k), model.last_key_value().map(|(k, _)| *k))
+        );
+        assert!(q.stale <= q.live.max(1), "the keys left behind stay as many as the orders at most");
+    }
+    assert_eq!(q.remove(&(-1, 0)).map(|p| p.give_up), None, "a key not there");
 }
