@@ -599,6 +599,11 @@ impl SymHistory {
         let found = *k;
         if t <= self.forgot_to {
             self.ticks.remove(i);
+            // The last kept gone, what is left is forgotten ticks: a push must not find one last.
+            if self.start == self.ticks.len() {
+                self.ticks.clear();
+                self.start = 0;
+            }
             self.forget_late(t);
             return Some(found);
         }
@@ -911,12 +916,22 @@ const ORDER_SYMBOLS_MAX: usize = 1 << 20;
 /// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
 const PARK_STEP_DIV: i64 = 32;
 
-/// The requests of one order id awaiting a response: their times, oldest first. A second one is
-/// rare (a cancel sent before the order's acceptance) and the only one that allocates.
+/// The requests of one order id awaiting a response: (time, request number) of the oldest, and the
+/// later ones by number (the exchange answers them in the order sent). A second one is rare (a
+/// cancel sent before the order's acceptance) and the only one that allocates. The number is the
+/// request's in `Analyzer::pending_order` too, so that an entry there tells whether its request
+/// still waits even when requests of one id come out of time order.
 #[derive(Debug)]
 struct Waiting {
-    oldest: i64,
-    later: VecDeque<i64>,
+    oldest: (i64, u64),
+    later: BTreeMap<u64, i64>,
+}
+
+impl Waiting {
+    /// Whether request `n` still waits.
+    fn holds(&self, n: u64) -> bool {
+        self.oldest.1 == n || self.later.contains_key(&n)
+    }
 }
 
 /// Recent ticks by symbol (`SymHistory`), found through the message's stock locate: a locate
@@ -1829,13 +1844,12 @@ impl Analyzer {
             self.interval_start = Some(interval_of(t, len));
         }
         // Orders waiting too long for a response are unacknowledged.
-        while let Some((&(at, _), &(conn, id))) = self.pending_order.first_key_value() {
+        while let Some((&(at, n), &(conn, id))) = self.pending_order.first_key_value() {
             if t < self.ack_deadline(at) {
                 break;
             }
             self.pending_order.pop_first();
-            if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
-                self.answer_oldest(conn, id);
+            if self.take_request(conn, id, n).is_some() {
                 self.counters.unacked += 1;
             }
         }
@@ -2364,10 +2378,14 @@ impl Analyzer {
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
+                    self.pending_n += 1;
+                    let n = self.pending_n;
                     match self.pending.entry((ci, id)) {
-                        Entry::Occupied(mut w) => w.get_mut().later.push_back(t),
+                        Entry::Occupied(mut w) => {
+                            w.get_mut().later.insert(n, t);
+                        }
                         Entry::Vacant(v) => {
-                            v.insert(Waiting { oldest: t, later: VecDeque::new() });
+                            v.insert(Waiting { oldest: (t, n), later: BTreeMap::new() });
                         }
                     }
                     self.pending_n_live += 1;
@@ -2377,8 +2395,8 @@ impl Analyzer {
                     // Answered orders leave the front of the timeout queue here, not at their timeout
                     // only: the queue holds the unanswered ones (and those behind them), not every
                     // order of the last timeout's worth of capture.
-                    while let Some((&(at, _), &(conn, id))) = self.pending_order.first_key_value() {
-                        if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
+                    while let Some((&(_, n), &(conn, id))) = self.pending_order.first_key_value() {
+                        if self.pending.get(&(conn, id)).is_some_and(|w| w.holds(n)) {
                             break;
                         }
                         self.pending_order.pop_first();
@@ -2386,8 +2404,7 @@ impl Analyzer {
                     // In time order: an order read late (replayed from the detection backlog, or
                     // in a frame recorded out of order) must not wait behind newer ones, whose
                     // timeouts are the only ones looked at.
-                    self.pending_n += 1;
-                    self.pending_order.insert((t, self.pending_n), (ci, id));
+                    self.pending_order.insert((t, n), (ci, id));
                     // The front may have changed either way: answered orders left it (the one now
                     // there may be older than those, when frames come out of time order), or the
                     // queue was empty.
@@ -2488,9 +2505,8 @@ impl Analyzer {
     /// timeout queue is no longer waited for.
     #[cold]
     fn release_oldest_request(&mut self) {
-        while let Some(((at, _), (conn, id))) = self.pending_order.pop_first() {
-            if self.pending.get(&(conn, id)).is_some_and(|w| w.oldest == at) {
-                self.answer_oldest(conn, id);
+        while let Some(((_, n), (conn, id))) = self.pending_order.pop_first() {
+            if self.take_request(conn, id, n).is_some() {
                 self.released_for_room(|c| &mut c.requests_released_for_room);
                 return;
             }
@@ -2501,14 +2517,27 @@ impl Analyzer {
     fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
         let w = self.pending.get_mut(&(ci, id))?;
         self.pending_n_live -= 1;
-        let oldest = w.oldest;
-        match w.later.pop_front() {
-            Some(next) => w.oldest = next,
+        let (oldest, _) = w.oldest;
+        match w.later.pop_first() {
+            Some((n, t)) => w.oldest = (t, n),
             None => {
                 self.pending.remove(&(ci, id));
             }
         }
         Some(oldest)
+    }
+
+    /// Takes request `n` of order `id` on connection `ci` if it still awaits a response (its time):
+    /// the one whose timeout came, or the one released for room, which need not be the oldest sent
+    /// when requests of one id come out of time order.
+    fn take_request(&mut self, ci: usize, id: OrderId, n: u64) -> Option<i64> {
+        let w = self.pending.get_mut(&(ci, id))?;
+        if w.oldest.1 == n {
+            return self.answer_oldest(ci, id);
+        }
+        let t = w.later.remove(&n)?;
+        self.pending_n_live -= 1;
+        Some(t)
     }
 
     /// Whether tick `seq`, not found, may still come: no session has reached it (the feed's frames
@@ -2723,7 +2752,7 @@ impl Analyzer {
         let last = self.last_time;
         self.pending_n_live = 0;
         for w in std::mem::take(&mut self.pending).values() {
-            for at in std::iter::once(&w.oldest).chain(&w.later) {
+            for at in std::iter::once(&w.oldest.0).chain(w.later.values()) {
                 if self.ack_deadline(*at) > last {
                     self.counters.awaiting_at_end += 1;
                 } else {

@@ -511,12 +511,17 @@ fn tcp_frame(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -
 /// `frames` analysed under `rule` with `limits`, every one stamped at one time (a clock that stands
 /// still): the counters.
 fn frozen(frames: &Frames, rule: &str, limits: Limits) -> Counters {
+    timed(frames, |_| 0, rule, limits)
+}
+
+/// [`frozen`], frame `i` stamped `offset(i)` ns after one time.
+fn timed(frames: &Frames, offset: impl Fn(usize) -> i64, rule: &str, limits: Limits) -> Counters {
     use crate::dissect::dissect;
     use crate::{ClockQuality, Frame, LinkType, TsSource};
-    let t = 1_796_049_000_000_000_000;
     let mut a = Analyzer::new(AnalyzeConfig { matching: MatchRule::parse(rule).unwrap(), ..AnalyzeConfig::default() });
     a.limits = limits;
     for (i, data) in frames.frames.iter().enumerate() {
+        let t = 1_796_049_000_000_000_000 + offset(i);
         let f = Frame::record(data, t, LinkType::Ethernet);
         if !a.frame_fast(i as u64, &f, |_| {}) {
             a.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
@@ -583,6 +588,51 @@ fn requests_awaiting_a_response_are_bounded() {
     let c = frozen(&f, "symbol", Limits { pending: 2, ..LIMITS });
     assert_eq!((c.requests_released_for_room, c.first_released_for_room_frame), (2, Some(4)));
     assert_eq!((c.acked, c.unacked, c.awaiting_at_end, c.unmatched_responses), (1, 0, 1, 1));
+}
+
+/// A retime that forgets the one tick a symbol still kept, while ticks pruned before it are still in
+/// its history's `Vec` (fewer than compaction waits for): the next tick of the symbol is kept, and
+/// found (it was joined to a forgotten tick at its time, and lost). Found by review.
+#[test]
+fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new();
+    let t0 = 10_000_000;
+    // One more than the bound, 2 ns apart: the first is forgotten for room (`forgot_to` is t0).
+    let n = MAX_SYMBOL_TICKS as i64 + 1;
+    for i in 0..n {
+        ticks.push(7, aapl, t0 + 2 * i, s, i as u64, 0);
+    }
+    let ta = t0 + 2 * n + 100;
+    // Pruned to the newest at or before ta - 1, then 10 newer ticks, pruned to the last of them (9
+    // left behind in the `Vec`, too few to compact).
+    ticks.prune(ta - 1);
+    for j in 0..10 {
+        ticks.push(7, aapl, ta + 2 * j, s, 100_000 + j as u64, 0);
+    }
+    ticks.prune(ta + 100);
+    // Its one kept tick given a time before the forgotten one: forgotten too, none kept.
+    ticks.retime(7, ta + 18, s, 100_009, t0 - 5, 1);
+    assert_eq!(ticks.at_or_before(aapl, i64::MAX), None);
+    // A new tick at the time of one left behind.
+    ticks.push(7, aapl, ta + 16, s, 200_000, 0);
+    assert_eq!(ticks.at_or_before(aapl, ta + 16).map(|k| k.2), Some(200_000));
+}
+
+/// Requests of one order id recorded in falling time order (each 1 ns before the one before it, no
+/// step back): the timeout queue holds each of them, not only the id's first, so the bound of 2 holds
+/// whatever the order: of 4 never answered, 2 are released (at the third's frame, 4: the SYN and
+/// SYN-ACK come first) and 2 await a response at the end. (Only 1 was released, the queue having
+/// dropped the entries of requests behind their id's first.)
+#[test]
+fn requests_of_one_id_out_of_time_order_are_bounded_too() {
+    let mut f = Frames::new();
+    for _ in 0..4 {
+        f.order(7, b"AAPL", b"X");
+    }
+    let c = timed(&f, |i| 10 - i as i64, "symbol", Limits { pending: 2, ..LIMITS });
+    assert_eq!((c.orders, c.requests_released_for_room, c.first_released_for_room_frame), (4, 2, Some(4)));
+    assert_eq!((c.acked, c.unacked, c.awaiting_at_end, c.unmatched_responses), (0, 0, 2, 0));
 }
 
 /// Responses waiting for their request are bounded: beyond, the oldest is unmatched now.
