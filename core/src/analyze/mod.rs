@@ -1381,11 +1381,15 @@ pub struct Analyzer {
     limits: Limits,
     /// When the symbol histories' kept ticks are next pruned ([`PRUNE_EVERY_NS`]).
     next_prune: i64,
-    /// Responses whose request was not read yet, by when they stop waiting for it.
-    early_responses: VecDeque<EarlyResponse>,
-    /// How many of `early_responses` each (connection, order id) has: an order looks there only when
-    /// its id has one (a scan per order was quadratic when many responses wait).
-    early_ids: FxHashMap<(usize, OrderId), u32>,
+    /// Responses whose request was not read yet, by arrival (and so by when they stop waiting for
+    /// it: each waits as long from the latest time).
+    early_responses: BTreeMap<u64, EarlyResponse>,
+    /// The responses counted in `early_responses` so far.
+    early_n: u64,
+    /// Each (connection, order id)'s responses in `early_responses`, by arrival: an order takes its
+    /// id's first without a scan (a scan per order, or one for its position, was quadratic when many
+    /// responses wait).
+    early_ids: FxHashMap<(usize, OrderId), VecDeque<u64>>,
     /// A step back of the capture's clock: every order in `reorder` is matched at the next frame.
     release_reorder: bool,
     /// The first order token the token rule read no sequence from: the report shows it when no order
@@ -1512,7 +1516,8 @@ impl Analyzer {
             reorder_by_symbol: FxHashMap::default(),
             pending_n_live: 0,
             limits: LIMITS,
-            early_responses: VecDeque::new(),
+            early_responses: BTreeMap::new(),
+            early_n: 0,
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
             release_reorder: false,
@@ -1862,7 +1867,7 @@ impl Analyzer {
             let p = e.remove();
             self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(t)));
         }
-        while self.early_responses.front().is_some_and(|e| t >= e.due) {
+        while self.early_responses.first_key_value().is_some_and(|(_, e)| t >= e.due) {
             self.early_response_unmatched();
         }
         let all = std::mem::take(&mut self.release_reorder);
@@ -1879,7 +1884,7 @@ impl Analyzer {
         let timeout = self.pending_order.first_key_value().map_or(i64::MAX, |(&(at, _), _)| self.ack_deadline(at));
         let parked = self.parked.first_key_value().map_or(i64::MAX, |(&(until, _), _)| until);
         let reorder = self.reorder.first_key().map_or(i64::MAX, |(due, _)| due);
-        let early = self.early_responses.front().map_or(i64::MAX, |e| e.due);
+        let early = self.early_responses.first_key_value().map_or(i64::MAX, |(_, e)| e.due);
         self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(early).min(self.gap_due);
     }
 
@@ -2264,11 +2269,11 @@ impl Analyzer {
         self.counters.first_released_for_room_frame.get_or_insert(self.last_frame);
     }
 
-    /// A response of order `id` on connection `ci` left [`Analyzer::early_responses`].
+    /// The first response of order `id` on connection `ci` left [`Analyzer::early_responses`].
     fn early_gone(&mut self, ci: usize, id: OrderId) {
-        if let Some(n) = self.early_ids.get_mut(&(ci, id)) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(q) = self.early_ids.get_mut(&(ci, id)) {
+            q.pop_front();
+            if q.is_empty() {
                 self.early_ids.remove(&(ci, id));
             }
         }
@@ -2276,7 +2281,8 @@ impl Analyzer {
 
     /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: unmatched.
     fn early_response_unmatched(&mut self) {
-        if let Some(e) = self.early_responses.pop_front() {
+        // The oldest of all is the first of its id's.
+        if let Some((_, e)) = self.early_responses.pop_first() {
             self.early_gone(e.conn, e.id);
             match e.cancel {
                 true => self.counters.unsolicited_cancels += 1,
@@ -2412,10 +2418,9 @@ impl Analyzer {
                         self.wake_at = self.wake_at.min(self.ack_deadline(at));
                     }
                     // Its response, recorded before it (frames out of order), waits for it.
-                    if self.early_ids.contains_key(&(ci, id))
-                        && let Some(k) = self.early_responses.iter().position(|e| (e.conn, e.id) == (ci, id))
+                    if let Some(&k) = self.early_ids.get(&(ci, id)).and_then(VecDeque::front)
+                        && let Some(e) = self.early_responses.remove(&k)
                     {
-                        let e = self.early_responses.remove(k).expect("position found above");
                         self.early_gone(ci, id);
                         if let Some(t) = self.answer_oldest(ci, id) {
                             self.counters.acked += 1;
@@ -2460,8 +2465,9 @@ impl Analyzer {
                         let due = self.last_time.saturating_add(crate::reasm::REORDER_NS);
                         let cancel = s.msg_type == b'C';
                         let e = EarlyResponse { due, conn: ci, id, time_ns: m.first.time_ns, cancel };
-                        self.early_responses.push_back(e);
-                        *self.early_ids.entry((ci, id)).or_default() += 1;
+                        self.early_n += 1;
+                        self.early_responses.insert(self.early_n, e);
+                        self.early_ids.entry((ci, id)).or_default().push_back(self.early_n);
                         self.wake_at = self.wake_at.min(due);
                     }
                 }
