@@ -194,7 +194,8 @@ fn orders_waiting_under_a_frozen_clock_are_bounded() {
     assert_eq!(counts(c, ["orders", "matched", "unmatched_orders"]), [1_027, 1_027, 0], "{c}");
     assert_eq!(counts(c, ["orders_released_for_room", "first_released_for_room_frame"]), [3, 1_026], "{c}");
     let note = "more orders or responses waited at once than the analysis keeps (the capture's clock stands still, \
-                or frames are packed closer than any link carries them?): 3 orders stopped waiting (for the 1ms \
+                frames are packed closer than any link carries them, or, under the token rule, orders name ticks \
+                of a feed not in the capture?): 3 orders stopped waiting (for the 1ms \
                 reorder allowance, or a trigger not seen yet), the first at frame 1026 (such an order is matched \
                 with what had come, or unmatched; a request is neither acked nor unacked; a response is \
                 unmatched)";

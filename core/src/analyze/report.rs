@@ -611,7 +611,8 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         }
         notes.push(format!(
             "more orders or responses waited at once than the analysis keeps (the capture's clock stands still, \
-             or frames are packed closer than any link carries them?): {}, the first at frame {frame} (such an \
+             frames are packed closer than any link carries them, or, under the token rule, orders name ticks \
+             of a feed not in the capture?): {}, the first at frame {frame} (such an \
              order is matched with what had come, or unmatched; a request is neither acked nor unacked; a \
              response is unmatched)",
             what.join(", ")
@@ -620,7 +621,8 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     if a.last_by_symbol.forgotten() > 0 {
         notes.push(format!(
             "the symbol rule keeps {} ticks of a symbol, the most there can be: {} ticks of symbols with more at \
-             once were forgotten (a clock of too fine a step?), and orders that may have matched them are unmatched",
+             once were forgotten (a clock of too fine a step, or a symbol ticking that often within the 1 s an order \
+             held behind a capture hole keeps its ticks?), and orders that may have matched them are unmatched",
             super::MAX_SYMBOL_TICKS,
             a.last_by_symbol.forgotten()
         ));
