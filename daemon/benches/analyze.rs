@@ -307,16 +307,20 @@ fn run_full_argv(input: &Input, token: bool, argv: Vec<String>) -> (f64, u64, u6
     (secs, out.frames, c.ticks + c.tick_copies + c.stale_copies)
 }
 
-/// Seconds for `tshark -T fields -e frame.time_epoch` over `path` (output discarded).
-fn run_tshark(path: &Path) -> Option<f64> {
+/// Seconds for `tshark -T fields -e frame.time_epoch` over `path` (output discarded), or why it
+/// could not run (then the bench goes on without it).
+fn run_tshark(path: &Path) -> Result<f64, String> {
     let t = Instant::now();
-    let st = Command::new("tshark")
+    let out = Command::new("tshark")
         .args(["-r", path.to_str().unwrap(), "-T", "fields", "-e", "frame.time_epoch"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
-    st.success().then(|| t.elapsed().as_secs_f64())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run tshark ({e}): scripts/setup.sh installs it"))?;
+    match out.status.success() {
+        true => Ok(t.elapsed().as_secs_f64()),
+        false => Err(format!("tshark failed: {}", String::from_utf8_lossy(&out.stderr).trim())),
+    }
 }
 
 /// What one `wirestamp analyze` process took: wall seconds, peak RSS (KiB), and CPU seconds in user
@@ -397,7 +401,7 @@ fn main() {
     let target_frames = env_u64("WIRESTAMP_BENCH_PACKETS", 5_000_000);
     let runs = env_u64("WIRESTAMP_BENCH_RUNS", 3).max(1) as usize;
     let tshark_mode = std::env::var("WIRESTAMP_BENCH_TSHARK").unwrap_or_default();
-    let tshark_mode = match tshark_mode.as_str() {
+    let mut tshark_mode = match tshark_mode.as_str() {
         "" | "1" | "full" => Some(false),
         "prefix" => Some(true),
         "0" => None,
@@ -487,24 +491,25 @@ fn main() {
         front.push(f);
         full.push(a);
         full_vs_reader.push(a / r);
-        match tshark_mode {
-            // The same file, and `wirestamp analyze` on it as a process too: both whole processes.
-            Some(false) => {
-                let s = run_tshark(&big.path).expect("tshark (scripts/setup.sh installs it)");
-                let t = big.frames as f64 / s / 1e6;
-                let p = run_process(&big.path);
-                tshark.push(t);
-                full_vs_tshark.push(a / t);
-                process_vs_tshark.push(big.frames as f64 / p.secs / 1e6 / t);
+        // The same file, and `wirestamp analyze` on it as a process too: both whole processes; or
+        // the prefix, extrapolated (tshark's cost per frame is flat: perf.md §5/6, 1 M and 5 M agree).
+        if let Some(on_prefix) = tshark_mode {
+            let (path, frames) = if on_prefix { (&prefix, prefix_frames) } else { (&big.path, big.frames) };
+            match run_tshark(path) {
+                Ok(s) => {
+                    let t = frames as f64 / s / 1e6;
+                    tshark.push(t);
+                    full_vs_tshark.push(a / t);
+                    if !on_prefix {
+                        let p = run_process(&big.path);
+                        process_vs_tshark.push(big.frames as f64 / p.secs / 1e6 / t);
+                    }
+                }
+                Err(why) => {
+                    eprintln!("no tshark figures: {why}");
+                    tshark_mode = None;
+                }
             }
-            // Extrapolated: tshark's cost per frame is flat (perf.md §5/6: 1 M and 5 M agree).
-            Some(true) => {
-                let s = run_tshark(&prefix).expect("tshark (scripts/setup.sh installs it)");
-                let t = prefix_frames as f64 / s / 1e6;
-                tshark.push(t);
-                full_vs_tshark.push(a / t);
-            }
-            None => {}
         }
     }
     println!("\nthroughput, M frames/s, median [min-max] of {runs} (in-process, file in page cache)");
