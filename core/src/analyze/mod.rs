@@ -2239,7 +2239,10 @@ impl Analyzer {
         };
         if let Some(waiters) = self.reorder_by_symbol.get_mut(&s) {
             let at = waiters.partition_point(|w| w.key < key);
-            if let Some(w) = waiters.remove(at).filter(|w| w.key == key) {
+            // Only the order's own entry (none other, should the index ever be out of step).
+            if waiters.get(at).is_some_and(|w| w.key == key)
+                && let Some(w) = waiters.remove(at)
+            {
                 p.best = w.best;
             }
             // Kept empty for the symbol's next order (no allocation per order), unless there are many
