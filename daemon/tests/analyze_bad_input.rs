@@ -174,6 +174,36 @@ fn ever_new_connections_are_bounded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Ticks of one symbol 1 ns apart, more than a symbol's history keeps (16,384; all are within the
+/// 1 ms allowance, which keeps every tick an order recorded late may match): the 6 oldest of 16,390
+/// are forgotten, counted and noted. An order stamped at the 3rd's time and recorded after them all
+/// (16 us late, within the allowance) finds its match forgotten and is unmatched, not matched to an
+/// older tick; one stamped at the 20th's time is matched to it (0 ns: a tick at every ns).
+#[test]
+fn ticks_beyond_what_a_symbol_keeps_are_forgotten_and_counted() {
+    let n = 16_390u64;
+    let mut frames = vec![(T0 - 1_000_000, segment(true, 0, 0, 0x02, &[]))];
+    for seq in 1..=n {
+        let md = mold_packet(b"SESSION001", seq, &[aapl_add()]);
+        frames.push((T0 + seq as i64, udp([233, 54, 12, 111], 26477, &md)));
+    }
+    frames.push((T0 + 3, tcp(1, &order(1))));
+    frames.push((T0 + 20, tcp(51, &order(2))));
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", "symbol"];
+    let r = analyze_frames("symbol-ticks-forgotten", &frames, &args);
+    let c = &r["counters"];
+    assert_eq!(counts(c, ["symbol_ticks_forgotten", "orders", "matched", "unmatched_orders"]), [6, 2, 1, 1], "{c}");
+    let t2t = &r["metrics"][0];
+    assert_eq!(
+        (t2t["name"].as_str(), t2t["count"].as_u64(), t2t["max_ns"].as_i64()),
+        (Some("tick_to_trade"), Some(1), Some(0))
+    );
+    let note = "the symbol rule keeps 16384 ticks of a symbol, the most there can be: 6 ticks of symbols with more \
+                at once were forgotten";
+    let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert!(notes.iter().any(|n| n.starts_with(note)), "{notes:?}");
+}
+
 /// A clock that stands still (every frame at T0): orders waiting the 1 ms reorder allowance were
 /// released by capture time only, so all were held (about 600 bytes each), and every tick of their
 /// symbol recorded meanwhile was offered to each (300,000 frames took minutes). At most 1,024 of one
