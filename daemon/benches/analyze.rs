@@ -307,6 +307,16 @@ fn run_full_argv(input: &Input, token: bool, argv: Vec<String>) -> (f64, u64, u6
     (secs, out.frames, c.ticks + c.tick_copies + c.stale_copies)
 }
 
+/// What tshark reads (`WIRESTAMP_BENCH_TSHARK`).
+#[derive(Clone, Copy, PartialEq)]
+enum Tshark {
+    /// The analysis's file, also set against `wirestamp analyze` as a whole process.
+    SameFile,
+    /// Its first [`TSHARK_FRAMES`] frames, extrapolated per frame.
+    Prefix,
+    Off,
+}
+
 /// Seconds for `tshark -T fields -e frame.time_epoch` over `path` (output discarded), or why it
 /// could not run (then the bench goes on without it).
 fn run_tshark(path: &Path) -> Result<f64, String> {
@@ -400,11 +410,10 @@ fn main() {
     }
     let target_frames = env_u64("WIRESTAMP_BENCH_PACKETS", 5_000_000);
     let runs = env_u64("WIRESTAMP_BENCH_RUNS", 3).max(1) as usize;
-    let tshark_mode = std::env::var("WIRESTAMP_BENCH_TSHARK").unwrap_or_default();
-    let mut tshark_mode = match tshark_mode.as_str() {
-        "" | "1" | "full" => Some(false),
-        "prefix" => Some(true),
-        "0" => None,
+    let mut tshark_mode = match std::env::var("WIRESTAMP_BENCH_TSHARK").unwrap_or_default().as_str() {
+        "" | "1" | "full" => Tshark::SameFile,
+        "prefix" => Tshark::Prefix,
+        "0" => Tshark::Off,
         v => panic!("WIRESTAMP_BENCH_TSHARK={v}: expected full (the default), prefix or 0"),
     };
     let dir = std::env::var_os("WIRESTAMP_BENCH_DIR")
@@ -493,7 +502,8 @@ fn main() {
         full_vs_reader.push(a / r);
         // The same file, and `wirestamp analyze` on it as a process too: both whole processes; or
         // the prefix, extrapolated (tshark's cost per frame is flat: perf.md §5/6, 1 M and 5 M agree).
-        if let Some(on_prefix) = tshark_mode {
+        if tshark_mode != Tshark::Off {
+            let on_prefix = tshark_mode == Tshark::Prefix;
             let (path, frames) = if on_prefix { (&prefix, prefix_frames) } else { (&big.path, big.frames) };
             match run_tshark(path) {
                 Ok(s) => {
@@ -507,7 +517,7 @@ fn main() {
                 }
                 Err(why) => {
                     eprintln!("no tshark figures: {why}");
-                    tshark_mode = None;
+                    tshark_mode = Tshark::Off;
                 }
             }
         }
@@ -532,8 +542,8 @@ fn main() {
     row(&format!("full analyze, --match token, {thin_name}"), "Mpps", &full_thin);
     row(&format!("floor, {thin_name}"), "Mpps", &floor_thin);
     let tshark_input = match tshark_mode {
-        Some(true) => format!("its {prefix_frames}-frame prefix, extrapolated"),
-        _ => "the same file, as a process".to_owned(),
+        Tshark::Prefix => format!("its {prefix_frames}-frame prefix, extrapolated"),
+        Tshark::SameFile | Tshark::Off => "the same file, as a process".to_owned(),
     };
     if !tshark.is_empty() {
         row(&format!("tshark -T fields -e frame.time_epoch ({tshark_input})"), "Mpps", &tshark);

@@ -588,11 +588,13 @@ impl SymHistory {
     }
 
     /// Gives tick `(session, seq)`, kept at time `old` (ticks are unique by time), the earlier time `t`
-    /// and feed `feed`; returns it if so (with `t` at or before [`SymHistory::forgot_to`] it is
-    /// forgotten). Found by time and moved by rotating the ticks between, not by sorting them all: a
-    /// copy earlier than every one of many kept would make that quadratic.
+    /// (an earlier copy's) and feed `feed`; returns it if so (with `t` at or before
+    /// [`SymHistory::forgot_to`] it is forgotten). Found by time and moved by rotating the ticks
+    /// between, not by sorting them all: a copy earlier than every one of many kept would make that
+    /// quadratic.
     #[cold]
     fn retime(&mut self, old: i64, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
+        debug_assert!(t < old, "a tick is retimed to an earlier copy's time only");
         let i = self.start + self.live().partition_point(|k| k.0 < old);
         let k = self.ticks.get_mut(i).filter(|k| k.0 == old && (k.1, k.2) == (session, seq))?;
         (k.0, k.4) = (t, feed);
@@ -607,7 +609,8 @@ impl SymHistory {
             self.forget_late(t);
             return Some(found);
         }
-        let j = self.start + self.live().partition_point(|k| k.0 < t);
+        // Its place among the ticks before it (at `i` itself when none is at `t` or later).
+        let j = self.start + self.ticks[self.start..i].partition_point(|k| k.0 < t);
         match self.ticks.get_mut(j) {
             // Kept in time order, and one tick per time: moved onto another's time, the two are one
             // tick of both their messages (named by the one moved), as a symbol match cannot tell
@@ -616,22 +619,7 @@ impl SymHistory {
                 join(other, found);
                 self.ticks.remove(i);
             }
-            _ if j < i => self.ticks[j..=i].rotate_right(1),
-            // Later (not an earlier copy's time: not done), as a sort would: joined, it is named by
-            // the tick it joins.
-            _ if t > old => {
-                self.ticks.remove(i);
-                let j = self.start + self.live().partition_point(|k| k.0 < t);
-                match self.ticks.get_mut(j) {
-                    Some(other) if other.0 == t => {
-                        let mut moved = found;
-                        join(&mut moved, *other);
-                        *other = moved;
-                    }
-                    _ => self.ticks.insert(j, found),
-                }
-            }
-            _ => {}
+            _ => self.ticks[j..=i].rotate_right(1),
         }
         Some(found)
     }
@@ -2209,10 +2197,14 @@ impl Analyzer {
         let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
         // (Never more of one symbol than of all: the common case looks nothing up.)
         let many = self.reorder.len() >= self.limits.per_symbol;
-        if let Some(first) = symbol.filter(|_| many).and_then(|s| self.reorder_by_symbol.get(&s)).and_then(|waiters| {
-            (waiters.len() >= self.limits.per_symbol).then(|| waiters.front().map(|w| w.key)).flatten()
-        }) {
-            self.release_for_room(first);
+        let per_symbol = self.limits.per_symbol;
+        if let Some(first) = symbol
+            .filter(|_| many)
+            .and_then(|s| self.reorder_by_symbol.get(&s))
+            .filter(|waiters| waiters.len() >= per_symbol)
+            .and_then(|waiters| waiters.front())
+        {
+            self.release_for_room(first.key);
         }
         if self.reorder.len() >= self.limits.waiting
             && let Some(first) = self.reorder.first_key()

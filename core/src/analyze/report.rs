@@ -618,13 +618,14 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             what.join(", ")
         ));
     }
-    if a.last_by_symbol.forgotten() > 0 {
+    let forgotten = a.last_by_symbol.forgotten();
+    if forgotten > 0 {
         notes.push(format!(
-            "the symbol rule keeps {} ticks of a symbol, the most there can be: {} ticks of symbols with more at \
-             once were forgotten (a clock of too fine a step, or a symbol ticking that often within the 1 s an order \
-             held behind a capture hole keeps its ticks?), and orders that may have matched them are unmatched",
+            "the symbol rule keeps {} ticks of a symbol, the most there can be: {forgotten} ticks of symbols with \
+             more at once were forgotten (a clock of too fine a step, or a symbol ticking that often within the 1 s \
+             an order held behind a capture hole keeps its ticks?), and orders that may have matched them are \
+             unmatched",
             super::MAX_SYMBOL_TICKS,
-            a.last_by_symbol.forgotten()
         ));
     }
     if a.counters.connections_not_analysed_frames > 0 {

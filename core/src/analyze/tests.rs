@@ -590,20 +590,30 @@ fn requests_awaiting_a_response_are_bounded() {
     assert_eq!((c.acked, c.unacked, c.awaiting_at_end, c.unmatched_responses), (1, 0, 1, 1));
 }
 
+/// Where [`aapl_ticks_2ns_apart`] begins: 10 ms, so that a time before it is still positive.
+const HISTORY_T0: i64 = 10_000_000;
+
+/// `n` AAPL ticks (stock locate 7, sequences from 0) 2 ns apart from [`HISTORY_T0`], the gaps left for
+/// ticks recorded late.
+fn aapl_ticks_2ns_apart(n: i64) -> SymbolTicks {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::new();
+    for i in 0..n {
+        ticks.push(7, aapl, HISTORY_T0 + 2 * i, s, i as u64, 0);
+    }
+    ticks
+}
+
 /// A retime that forgets the one tick a symbol still kept, while ticks pruned before it are still in
 /// its history's `Vec` (fewer than compaction waits for): the next tick of the symbol is kept, and
 /// found (it was joined to a forgotten tick at its time, and lost). Found by review.
 #[test]
 fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new();
-    let t0 = 10_000_000;
-    // One more than the bound, 2 ns apart: the first is forgotten for room (`forgot_to` is t0).
+    // One more than the bound: the first is forgotten for room (`forgot_to` is T0).
     let n = MAX_SYMBOL_TICKS as i64 + 1;
-    for i in 0..n {
-        ticks.push(7, aapl, t0 + 2 * i, s, i as u64, 0);
-    }
-    let ta = t0 + 2 * n + 100;
+    let mut ticks = aapl_ticks_2ns_apart(n);
+    let ta = HISTORY_T0 + 2 * n + 100;
     // Pruned to the newest at or before ta - 1, then 10 newer ticks, pruned to the last of them (9
     // left behind in the `Vec`, too few to compact).
     ticks.prune(ta - 1);
@@ -612,7 +622,7 @@ fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
     }
     ticks.prune(ta + 100);
     // Its one kept tick given a time before the forgotten one: forgotten too, none kept.
-    ticks.retime(7, ta + 18, s, 100_009, t0 - 5, 1);
+    ticks.retime(7, ta + 18, s, 100_009, HISTORY_T0 - 5, 1);
     assert_eq!(ticks.at_or_before(aapl, i64::MAX), None);
     // A new tick at the time of one left behind.
     ticks.push(7, aapl, ta + 16, s, 200_000, 0);
@@ -656,13 +666,9 @@ fn responses_waiting_for_their_request_are_bounded() {
 #[test]
 fn symbol_ticks_kept_are_bounded() {
     let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
-    let mut ticks = SymbolTicks::new();
-    // 1 ns apart, from 10 ms on: the allowance (1 ms) keeps them all, the bound does not.
-    let t0 = 10_000_000;
-    let n = MAX_SYMBOL_TICKS as i64 + 5;
-    for i in 0..n {
-        ticks.push(7, aapl, t0 + 2 * i, s, i as u64, 0);
-    }
+    // The allowance (1 ms) keeps them all, the bound does not.
+    let (t0, n) = (HISTORY_T0, MAX_SYMBOL_TICKS as i64 + 5);
+    let mut ticks = aapl_ticks_2ns_apart(n);
     let h = &ticks.histories[0];
     assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 5, t0 + 8));
     let seq_at = |ticks: &SymbolTicks, t| ticks.at_or_before(aapl, t).map(|k| k.2);
