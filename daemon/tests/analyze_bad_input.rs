@@ -198,8 +198,8 @@ fn ticks_beyond_what_a_symbol_keeps_are_forgotten_and_counted() {
         (t2t["name"].as_str(), t2t["count"].as_u64(), t2t["max_ns"].as_i64()),
         (Some("tick_to_trade"), Some(1), Some(0))
     );
-    let note = "the symbol rule keeps 16384 ticks of a symbol, the most there can be: 6 ticks of symbols with more \
-                at once were forgotten";
+    let note = "the symbol rule keeps 16384 ticks of a symbol and about 2097152 of all symbols together, the most \
+                there can be: 6 of the oldest ticks were forgotten";
     let notes: Vec<&str> = r["notes"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(notes.iter().any(|n| n.starts_with(note)), "{notes:?}");
 }

@@ -578,6 +578,15 @@ impl SymHistory {
         self.start = 0;
     }
 
+    /// Gives back the room of a `Vec` four times larger than what it holds (and more than a few
+    /// ticks' worth).
+    fn shrink(&mut self) {
+        let len = self.ticks.len();
+        if self.ticks.capacity() > 4 * len.max(16) {
+            self.ticks.shrink_to(2 * len);
+        }
+    }
+
     /// The newest tick at or before `t`, by time (of two at one time, the one recorded last).
     fn at_or_before(&self, t: i64) -> Option<SymTick> {
         let live = self.live();
@@ -881,6 +890,12 @@ pub const MAX_EARLY_RESPONSES: usize = 1 << 16;
 /// ([`Counters::symbol_ticks_forgotten`]).
 pub const MAX_SYMBOL_TICKS: usize = 1 << 14;
 
+/// Ticks all symbols together keep, at most, give or take an eighth (`SymbolTicks`): 65,536 symbols
+/// of [`MAX_SYMBOL_TICKS`] each would take 43 GB, and a feed at a million messages a second keeps a
+/// million over the 1 s an order held by reassembly keeps them (84 MB at this bound). Beyond, the
+/// oldest of all go (each symbol keeps its newest), counted in [`Counters::symbol_ticks_forgotten`].
+pub const MAX_TICKS_KEPT: usize = 1 << 21;
+
 /// The bounds on what waits for capture time ([`Analyzer::limits`]): the constants above, which the
 /// tests lower.
 #[derive(Debug, Clone, Copy)]
@@ -943,10 +958,20 @@ struct SymbolTicks {
     late: Vec<(Symbol, SymTick)>,
     /// Ticks of symbols beyond the first [`MAX_SYMBOLS`], not kept.
     untracked: u64,
+    /// Ticks all histories together keep at most ([`MAX_TICKS_KEPT`]; tests lower it), counted every
+    /// eighth of it pushed ([`SymbolTicks::bound_all`]).
+    max_kept: usize,
+    /// Ticks to push before they are counted again.
+    until_count: usize,
 }
 
 impl SymbolTicks {
     fn new() -> Self {
+        Self::keeping(MAX_TICKS_KEPT)
+    }
+
+    /// Keeping at most `max_kept` ticks of all symbols together (and an eighth of it more).
+    fn keeping(max_kept: usize) -> Self {
         SymbolTicks {
             index: FxHashMap::default(),
             histories: Vec::new(),
@@ -955,6 +980,8 @@ impl SymbolTicks {
             parked_to: i64::MIN,
             late: Vec::new(),
             untracked: 0,
+            max_kept,
+            until_count: max_kept / 8 + 1,
         }
     }
 
@@ -973,6 +1000,12 @@ impl SymbolTicks {
     #[inline(always)]
     fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
         let reach = Self::reach_of(self.hold_from, t);
+        // Counted, not summed per push: a history's count changes in too many places for a running
+        // total to stay cheap and true.
+        self.until_count -= 1;
+        if self.until_count == 0 {
+            self.bound_all();
+        }
         // An unset locate holds no history index (`u32::MAX`), whatever its symbol bytes.
         if let Some(&(s, i)) = self.by_locate.get(usize::from(locate))
             && s == symbol
@@ -1018,6 +1051,50 @@ impl SymbolTicks {
     /// Ticks forgotten for room, all symbols.
     fn forgotten(&self) -> u64 {
         self.histories.iter().map(|h| h.forgotten).sum()
+    }
+
+    /// Every eighth of [`SymbolTicks::max_kept`] pushed: more kept than that, the oldest of all symbols
+    /// go, down to half of it; and a history's room that a burst left behind (its `Vec` four times
+    /// what it holds) is given back, so that what all hold stays bounded whatever the order of
+    /// their bursts.
+    #[cold]
+    #[inline(never)]
+    fn bound_all(&mut self) {
+        self.until_count = self.max_kept / 8 + 1;
+        let kept: usize = self.histories.iter().map(|h| h.live().len()).sum();
+        if kept > self.max_kept {
+            self.forget_oldest_of_all(kept - self.max_kept / 2);
+        }
+        for h in &mut self.histories {
+            h.shrink();
+        }
+    }
+
+    /// Forgets at least `n` ticks, the oldest of all symbols (those up to a time found by bisection;
+    /// all at that time go together), but each symbol's newest: an order on a quiet symbol still
+    /// matches its last tick. Fewer when only the newest are left.
+    fn forget_oldest_of_all(&mut self, n: usize) {
+        let old = |h: &SymHistory, c: i64| h.live().partition_point(|k| k.0 <= c).min(h.live().len().saturating_sub(1));
+        let upto = |c: i64| -> usize { self.histories.iter().map(|h| old(h, c)).sum() };
+        let ends = self.histories.iter().filter_map(|h| Some((h.live().first()?.0, h.live().last()?.0)));
+        let (mut lo, mut hi) = ends.fold((i64::MAX, i64::MIN), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        if lo > hi {
+            return;
+        }
+        // The earliest time up to which at least `n` would go (the newest of all when none is).
+        while lo < hi {
+            let mid = lo + ((hi as i128 - lo as i128) / 2) as i64;
+            if upto(mid) >= n { hi = mid } else { lo = mid + 1 }
+        }
+        for h in &mut self.histories {
+            let k = old(h, lo);
+            if k > 0 {
+                h.forget_oldest(k);
+                if h.start * 2 >= h.ticks.len() {
+                    h.compact();
+                }
+            }
+        }
     }
 
     /// The history of `symbol`, made on its first tick (none beyond [`MAX_SYMBOLS`]: counted), and

@@ -621,11 +621,12 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     let forgotten = a.last_by_symbol.forgotten();
     if forgotten > 0 {
         notes.push(format!(
-            "the symbol rule keeps {} ticks of a symbol, the most there can be: {forgotten} ticks of symbols with \
-             more at once were forgotten (a clock of too fine a step, or a symbol ticking that often within the 1 s \
-             an order held behind a capture hole keeps its ticks?), and orders that may have matched them are \
-             unmatched",
+            "the symbol rule keeps {} ticks of a symbol and about {} of all symbols together, the most there can \
+             be: {forgotten} of the oldest ticks were forgotten (a clock of too fine a step, or ticks that many \
+             within the 1 s an order held behind a capture hole keeps them?), and orders that may have matched \
+             them are unmatched",
             super::MAX_SYMBOL_TICKS,
+            super::MAX_TICKS_KEPT,
         ));
     }
     if a.counters.connections_not_analysed_frames > 0 {

@@ -738,3 +738,84 @@ fn the_reorder_queue_gives_orders_back_by_key() {
     }
     assert_eq!(q.remove(&(-1, 0)).map(|p| p.give_up), None, "a key not there");
 }
+
+/// Symbol `i`'s name: `S` and `i` in decimal, padded.
+fn sym(i: usize) -> Symbol {
+    let mut b = *b"        ";
+    let name = format!("S{i}");
+    b[..name.len()].copy_from_slice(name.as_bytes());
+    Symbol(b)
+}
+
+/// The ticks of all symbols together are bounded: counted when more than an eighth of the bound have
+/// been pushed since the last count, and beyond the bound the oldest of all go, down to half of it.
+/// With a bound of 1,000 the 1,008th push finds 1,007 kept (counts at the 126th, 252nd, ... pushes):
+/// the 507 oldest go. Ten symbols in turn, 1 ns apart (the allowance keeps them all, and no symbol
+/// reaches its own bound).
+#[test]
+fn ticks_of_all_symbols_together_are_bounded() {
+    let s = Session(*b"SESSION001");
+    let mut ticks = SymbolTicks::keeping(1_000);
+    for i in 0..1_008usize {
+        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, s, i as u64, 0);
+    }
+    let kept: usize = ticks.histories.iter().map(|h| h.live().len()).sum();
+    assert_eq!((kept, ticks.forgotten()), (1_008 - 507, 507));
+    // Ticks 0..=506 are forgotten: symbol 6's newest forgotten is 506, its oldest kept 516; symbol 7's
+    // oldest kept is 507.
+    let seq_at = |sym_i: usize, t: i64| ticks.at_or_before(sym(sym_i), HISTORY_T0 + t).map(|k| k.2);
+    assert_eq!(seq_at(6, 515), None, "its match, tick 506, is forgotten");
+    assert_eq!(seq_at(6, 516), Some(516));
+    assert_eq!(seq_at(7, 507), Some(507));
+    assert_eq!(seq_at(7, 506), None);
+    assert_eq!(ticks.forgot_to(sym(6)), HISTORY_T0 + 506);
+    // Before 1,134 pushes no further count: 501 + 125 kept.
+    for i in 1_008..1_133usize {
+        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, s, i as u64, 0);
+    }
+    assert_eq!(ticks.forgotten(), 507);
+}
+
+/// Forgetting the oldest of all leaves every symbol its newest tick: an order on a quiet symbol still
+/// matches it. Bound 80 (a count every 11th push): 60 symbols with one tick each, then one busy
+/// symbol; at the 88th push 87 are kept, 47 should go, but only the busy symbol's 26 older ticks can.
+#[test]
+fn forgetting_the_oldest_of_all_leaves_each_symbol_its_newest() {
+    let s = Session(*b"SESSION001");
+    let mut ticks = SymbolTicks::keeping(80);
+    for i in 0..60usize {
+        ticks.push(i as u16, sym(i), HISTORY_T0 + i as i64, s, i as u64, 0);
+    }
+    for i in 60..88usize {
+        ticks.push(60, sym(60), HISTORY_T0 + 100 + i as i64, s, i as u64, 0);
+    }
+    assert_eq!(ticks.forgotten(), 26);
+    for i in 0..60 {
+        assert_eq!(ticks.at_or_before(sym(i), i64::MAX).map(|k| k.2), Some(i as u64), "symbol {i}");
+    }
+    let busy = &ticks.histories[60];
+    assert_eq!(busy.live().iter().map(|k| k.2).collect::<Vec<_>>(), [86, 87]);
+    assert_eq!(ticks.at_or_before(sym(60), HISTORY_T0 + 185), None);
+}
+
+/// A burst's room is given back once time has let its ticks go, at the next count: what all symbols
+/// hold stays bounded whatever the order of their bursts (each burst left its `Vec`'s room behind).
+#[test]
+fn the_room_a_burst_left_is_given_back() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut ticks = SymbolTicks::keeping(8_000);
+    for i in 0..900i64 {
+        ticks.push(7, aapl, HISTORY_T0 + i, s, i as u64, 0);
+    }
+    let burst = ticks.histories[0].ticks.capacity();
+    assert!(burst >= 900, "{burst}");
+    // 2 ms on, time forgets the burst but its newest (the newest at or before the reach, 1 ms back);
+    // another symbol's ticks bring the next count.
+    ticks.push(7, aapl, HISTORY_T0 + 2_000_000, s, 900, 0);
+    for i in 0..200u64 {
+        ticks.push(1, sym(1), HISTORY_T0 + 2_000_000 + i as i64, s, 1_000 + i, 0);
+    }
+    let h = &ticks.histories[0];
+    assert_eq!(h.live().iter().map(|k| k.2).collect::<Vec<_>>(), [899, 900]);
+    assert!(h.ticks.capacity() <= 64, "{} of {burst} kept", h.ticks.capacity());
+}
