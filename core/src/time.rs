@@ -108,6 +108,10 @@ impl ClockQuality {
     pub const RECORD_ERROR: ClockQuality = ClockQuality(1 << 4);
     /// The timestamp went backwards relative to the previous one of the same source.
     pub const BACKWARDS: ClockQuality = ClockQuality(1 << 5);
+    /// A record time moved onto a tap's clock by the host's offset from the tap, as the input's last
+    /// stamped frame showed it (a frame the tap did not stamp in an input it stamps): an estimate, off
+    /// by how much the capture host's delay varies.
+    pub const HOST_OFFSET: ClockQuality = ClockQuality(1 << 6);
 
     /// No flag set.
     pub const fn is_clean(self) -> bool {
@@ -117,7 +121,8 @@ impl ClockQuality {
     pub const fn contains(self, other: ClockQuality) -> bool {
         self.0 & other.0 == other.0
     }
-    const NAMES: [&str; 6] = ["degraded", "unsynced", "stale_keyframe", "extended", "record_error", "backwards"];
+    const NAMES: [&str; 7] =
+        ["degraded", "unsynced", "stale_keyframe", "extended", "record_error", "backwards", "host_offset"];
 
     /// The flags [`ClockQuality::names`] wrote (unknown names are ignored).
     pub fn from_names(s: &str) -> ClockQuality {

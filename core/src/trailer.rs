@@ -174,8 +174,10 @@ pub enum Decoded {
     None,
     /// A timestamp.
     Stamp(TrailerStamp),
-    /// The frame was a keyframe consumed by the decoder (it carries no stamp of its own).
-    Keyframe,
+    /// The frame was a keyframe consumed by the decoder. It carries no stamp in a trailer, but the time
+    /// it left its device, on the device's clock (ns since the epoch; UTC sample plus the time to
+    /// leaving), which times it on the tap's clock as its stamps are.
+    Keyframe(TrailerKind, i64),
 }
 
 /// A forced format did not validate: why. The caller adds the file and frame index.
@@ -401,7 +403,7 @@ impl TrailerDecoder {
         let out = self.decode_inner(frame, d)?;
         match out {
             Decoded::None => self.stats.no_trailer += 1,
-            Decoded::Keyframe => {}
+            Decoded::Keyframe(..) => {}
             Decoded::Stamp(s) => self.count_stamp(&s),
         }
         Ok(out)
@@ -478,9 +480,9 @@ impl TrailerDecoder {
             };
         }
         match self.counters.try_keyframe(frame, d, None) {
-            counter::KeyframeSeen::Accepted(kind) => {
+            counter::KeyframeSeen::Accepted(kind, left_ns) => {
                 *self.stats.keyframes.slot(kind) += 1;
-                return Decoded::Keyframe;
+                return Decoded::Keyframe(kind, left_ns);
             }
             counter::KeyframeSeen::Rejected => self.stats.keyframes_rejected += 1,
             counter::KeyframeSeen::No => {}
@@ -515,9 +517,9 @@ impl TrailerDecoder {
             TrailerKind::Arista7280 => arista7280::decode(frame, d).map_err(str::to_owned),
             TrailerKind::ExablazeFusion | TrailerKind::Arista7150 => {
                 match self.counters.try_keyframe(frame, d, Some(kind)) {
-                    counter::KeyframeSeen::Accepted(k) => {
+                    counter::KeyframeSeen::Accepted(k, left_ns) => {
                         *self.stats.keyframes.slot(k) += 1;
-                        return Ok(Decoded::Keyframe);
+                        return Ok(Decoded::Keyframe(k, left_ns));
                     }
                     counter::KeyframeSeen::Rejected => self.stats.keyframes_rejected += 1,
                     counter::KeyframeSeen::No => {}

@@ -43,8 +43,14 @@ struct Kf {
 #[derive(Debug, PartialEq, Eq)]
 enum Want {
     None,
-    Keyframe,
-    Stamp { time_ns: i64, sub_ns: u32, wrapped: bool },
+    /// The time the keyframe left its device: its UTC sample plus `kf_timestamp - asic_time` ticks (7150,
+    /// when 0..=3.5e9; else nothing) at the keyframe's rate.
+    Keyframe(i64),
+    Stamp {
+        time_ns: i64,
+        sub_ns: u32,
+        wrapped: bool,
+    },
 }
 
 fn be64(b: &[u8], at: usize) -> i128 {
@@ -97,7 +103,13 @@ fn expected(rel: &str, mode_trailing: usize) -> (Vec<Want>, Vec<Option<Kf>>) {
                 Kf { utc, ticks, num, den, compressed: true, rec }
             };
             kf = Some(k);
-            want.push(Want::Keyframe);
+            let kt = match data.len() {
+                62 => be64(&data, 40),
+                46 => be64(&data, 24),
+                _ => k.ticks,
+            };
+            let to_left = if (0..=3_500_000_000).contains(&(kt - k.ticks)) { kt - k.ticks } else { 0 };
+            want.push(Want::Keyframe((k.utc + (to_left * k.num).div_euclid(k.den)) as i64));
             used.push(Some(k));
             continue;
         }
@@ -146,7 +158,10 @@ fn run(rel: &str, mode: TrailerMode, kind: TrailerKind) -> (usize, usize, usize)
         let got = dec.decode(&f, &dissect(f.data, f.link)).unwrap_or_else(|e| panic!("{rel} frame {i}: {e}"));
         match (w, got) {
             (Want::None, Decoded::None) => {}
-            (Want::Keyframe, Decoded::Keyframe) => n_kf += 1,
+            (Want::Keyframe(left_ns), Decoded::Keyframe(k, got_ns)) => {
+                assert_eq!((k, got_ns), (kind, *left_ns), "{rel} frame {i}: keyframe's time");
+                n_kf += 1;
+            }
             (Want::Stamp { time_ns, sub_ns, wrapped }, Decoded::Stamp(s)) => {
                 assert_eq!(s.kind, kind, "{rel} frame {i}");
                 assert_eq!((s.time_ns, s.sub_ns), (*time_ns, *sub_ns), "{rel} frame {i}: time to the 2^-32 ns");

@@ -182,7 +182,7 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         };
         match &s.decoded {
             Decoded::Stamp(st) => *summary.by_trailer.entry(st.kind.name()).or_default() += 1,
-            Decoded::Keyframe => summary.keyframes += 1,
+            Decoded::Keyframe(..) => summary.keyframes += 1,
             Decoded::None => {}
         }
         if let Some(a) = s.dissection.anomaly {

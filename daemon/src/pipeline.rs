@@ -22,6 +22,10 @@ pub struct Stamped<'a> {
     pub dissection: Dissection,
     /// Its tap trailer, if any.
     pub decoded: Decoded,
+    /// The host's offset from the tap (record time - tap time) as its input's last stamped frame (or
+    /// keyframe) before it showed it; `None` while its input has shown none. A frame without a stamp
+    /// of its own is timed by its record time moved by it ([`Stamped::best_time`]).
+    pub host_offset: Option<i64>,
 }
 
 impl Stamped<'_> {
@@ -33,22 +37,50 @@ impl Stamped<'_> {
         }
     }
 
-    /// The best timestamp: the tap's when there is one, else the record's (none for a pcapng SPB).
+    /// The best timestamp: the tap's when there is one (a keyframe's, the time it left its device),
+    /// else the record's (none for a pcapng SPB), moved onto the tap's clock by the host's offset in an
+    /// input the tap stamps ([`Stamped::host_offset`]).
     pub fn best_time(&self) -> Option<i64> {
-        match self.stamp() {
-            Some(s) => Some(s.time_ns),
-            None => self.frame.has_ts().then_some(self.frame.ts_ns),
+        match self.decoded {
+            Decoded::Stamp(s) => Some(s.time_ns),
+            Decoded::Keyframe(_, left_ns) => Some(left_ns),
+            Decoded::None => {
+                self.frame.has_ts().then(|| self.frame.ts_ns.saturating_sub(self.host_offset.unwrap_or(0)))
+            }
         }
     }
 
     /// Where [`Stamped::best_time`] came from.
     pub fn ts_source(&self) -> TsSource {
-        self.stamp().map_or(self.frame.ts_source, |s| TsSource::Trailer(s.kind))
+        match self.decoded {
+            Decoded::Stamp(s) => TsSource::Trailer(s.kind),
+            Decoded::Keyframe(kind, _) => TsSource::Trailer(kind),
+            Decoded::None => self.frame.ts_source,
+        }
     }
 
-    /// Quality flags of the container and of the trailer together.
+    /// Quality flags of the container and of the trailer together ([`ClockQuality::HOST_OFFSET`] for a
+    /// record time moved).
     pub fn quality(&self) -> ClockQuality {
-        self.frame.quality | self.stamp().map_or(ClockQuality::default(), |s| s.quality)
+        match self.decoded {
+            Decoded::Stamp(s) => self.frame.quality | s.quality,
+            Decoded::Keyframe(..) => self.frame.quality,
+            Decoded::None if self.host_offset.is_some() && self.frame.has_ts() => {
+                self.frame.quality | ClockQuality::HOST_OFFSET
+            }
+            Decoded::None => self.frame.quality,
+        }
+    }
+
+    /// The tap's time and the record time of a frame that shows the host's offset from the tap: a
+    /// stamped frame or a keyframe, with a record time.
+    fn tap_and_record(&self) -> Option<(i64, i64)> {
+        let tap = match self.decoded {
+            Decoded::Stamp(s) => s.time_ns,
+            Decoded::Keyframe(_, left_ns) => left_ns,
+            Decoded::None => return None,
+        };
+        self.frame.has_ts().then_some((tap, self.frame.ts_ns))
     }
 }
 
@@ -69,6 +101,9 @@ pub struct Pipeline {
     merging: Vec<Merging>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
+    /// Whether an input showed a tap's stamp (a single input's loop reads this, not `merging`, per
+    /// frame: the lookup cost it 5 instructions a frame).
+    stamps_seen: bool,
 }
 
 /// What [`TapTime`] keeps of one input.
@@ -78,15 +113,22 @@ struct Merging {
     head: Head,
     /// Whether its frames are looked at.
     tapped: Tapped,
-    /// The host's offset from the tap (record time - stamp) of its last stamped frame.
-    offset: i64,
+    /// The host's offset from the tap (record time - stamp) of its last stamped frame, once it showed
+    /// one (apart from `tapped`, which says the same: read per frame, this is one compare).
+    offset: Option<i64>,
 }
 
 impl Merging {
     /// A frame of the input recorded at `record_ns` carries a tap's stamp `stamp_ns`: the input is
     /// looked at for good, and the host's offset from the tap is the frame's.
     fn saw_stamp(&mut self, record_ns: i64, stamp_ns: i64) {
-        (self.tapped, self.offset) = (Tapped::Yes, record_ns.saturating_sub(stamp_ns));
+        (self.tapped, self.offset) = (Tapped::Yes, Some(record_ns.saturating_sub(stamp_ns)));
+    }
+
+    /// The host's offset from the tap, once the input showed a stamp.
+    #[inline(always)]
+    fn host_offset(&self) -> Option<i64> {
+        self.offset
     }
 }
 
@@ -158,7 +200,7 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
             }
         }
         // The record time on the tap's clock, for a frame without a stamp.
-        let moved = (m.tapped == Tapped::Yes && frame.has_ts()).then(|| frame.ts_ns.saturating_sub(m.offset));
+        let moved = m.offset.filter(|_| frame.has_ts()).map(|off| frame.ts_ns.saturating_sub(off));
         // A plain frame has no room for a trailer: its check waits for the fast path to be tried.
         if decoder.takes_plain() {
             if wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
@@ -170,13 +212,19 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
                 return Some(stamp.time_ns);
             }
         }
-        let mut s = Stamped { input, frame: *frame, dissection: Dissection::default(), decoded: Decoded::None };
+        let mut s = Stamped {
+            input,
+            frame: *frame,
+            dissection: Dissection::default(),
+            decoded: Decoded::None,
+            host_offset: None,
+        };
         match check_into(&mut s, decoder) {
             Ok(()) => {
-                let key = match s.stamp() {
-                    Some(stamp) => {
-                        m.saw_stamp(frame.ts_ns, stamp.time_ns);
-                        Some(stamp.time_ns)
+                let key = match s.tap_and_record() {
+                    Some((tap, record)) => {
+                        m.saw_stamp(record, tap);
+                        Some(tap)
                     }
                     None => moved,
                 };
@@ -217,10 +265,11 @@ impl Pipeline {
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
             merging: files
                 .iter()
-                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: 0 })
+                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: None })
                 .collect(),
             per_input: vec![0; files.len()],
             files: files.to_vec(),
+            stamps_seen: false,
         })
     }
 
@@ -229,7 +278,13 @@ impl Pipeline {
     // Not an `Iterator`: each frame borrows the reader's buffer until the next call.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {
-        self.next_with(|s| Stamped { input: s.input, frame: s.frame, dissection: s.dissection, decoded: s.decoded })
+        self.next_with(|s| Stamped {
+            input: s.input,
+            frame: s.frame,
+            dissection: s.dissection,
+            decoded: s.decoded,
+            host_offset: s.host_offset,
+        })
     }
 
     /// As [`Pipeline::next`], handing the frame to `f` where it was built: the per-frame loop of
@@ -270,7 +325,11 @@ impl Pipeline {
         self.per_input[input] += 1;
         let decoder = &mut self.decoders[input];
         if decoder.takes_plain() {
-            if let Some(r) = fast(state, &frame) {
+            // A plain frame of an input the tap stamps is host traffic, timed by a moved record time:
+            // the general path's (rare; the fast path reads the frame's own time).
+            if !self.stamps_seen
+                && let Some(r) = fast(state, &frame)
+            {
                 decoder.count_plain(&frame);
                 return Ok(Some(r));
             }
@@ -278,11 +337,20 @@ impl Pipeline {
                 && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
             {
                 decoder.count_plain_stamp(&frame, &stamp);
+                if frame.has_ts() {
+                    self.merging[input].saw_stamp(frame.ts_ns, stamp.time_ns);
+                    self.stamps_seen = true;
+                }
                 return Ok(Some(r));
             }
         }
-        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
+        let host_offset = self.merging[input].host_offset();
+        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
         check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
+        if let Some((tap, record)) = s.tap_and_record() {
+            self.merging[input].saw_stamp(record, tap);
+            self.stamps_seen = true;
+        }
         Ok(Some(general(state, &s)))
     }
 
@@ -321,6 +389,7 @@ impl Pipeline {
                 Head::Deferred => None,
             },
         };
+        let host_offset = self.merging.get(input).and_then(Merging::host_offset);
         // Not taken, such a frame goes on as a deferred one: checked below, and its stamp counted then.
         if let Some(stamp) = stamped
             && let Some((udp, _)) = wirestamp_core::analyze::udp_shape(frame.data, frame.wire_len)
@@ -335,24 +404,28 @@ impl Pipeline {
             // fast path.
             Some((_, decoded)) => matches!(decoded, Decoded::None),
         };
-        if plain && let Some(r) = fast(state, &frame) {
+        if plain
+            && host_offset.is_none()
+            && let Some(r) = fast(state, &frame)
+        {
             if done.is_none() {
                 decoder.count_plain(&frame);
             }
             return Ok(Some(r));
         }
         let s = match done {
-            Some((dissection, decoded)) => Stamped { input, frame, dissection, decoded },
+            Some((dissection, decoded)) => Stamped { input, frame, dissection, decoded, host_offset },
             None => {
-                let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None };
+                let mut s =
+                    Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
                 check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
                 s
             }
         };
         // A stamp on a frame checked only now (an input merged by record time until then, or a
         // stamped head the fast path declined: the same offset again).
-        if let (Some(stamp), Some(m)) = (s.stamp(), self.merging.get_mut(input)) {
-            m.saw_stamp(s.frame.ts_ns, stamp.time_ns);
+        if let (Some((tap, record)), Some(m)) = (s.tap_and_record(), self.merging.get_mut(input)) {
+            m.saw_stamp(record, tap);
         }
         Ok(Some(general(state, &s)))
     }

@@ -119,8 +119,8 @@ impl Device {
 pub(crate) enum KeyframeSeen {
     /// Not a keyframe.
     No,
-    /// A keyframe of this kind, state updated.
-    Accepted(TrailerKind),
+    /// A keyframe of this kind, state updated, and the time it left the device, on the device's clock.
+    Accepted(TrailerKind, i64),
     /// Shaped like a keyframe, but invalid.
     Rejected,
 }
@@ -248,7 +248,9 @@ impl CounterState {
         dev.rate = rate;
         dev.sync_age_ns = p.sync_age_ns;
         dev.seq = self.seq;
-        KeyframeSeen::Accepted(p.kind)
+        // Its UTC sample plus the ticks from the sample to its leaving: the tap's own time for it.
+        let left_ns = rate.ticks_to_ns(p.ref_off).map_or(utc, |(ns, _)| utc.saturating_add(ns));
+        KeyframeSeen::Accepted(p.kind, left_ns)
     }
 
     /// Decodes the counter at the end of `frame` against the keyframes of kind `only` (or any).

@@ -182,11 +182,29 @@ fn stamp(d: Decoded) -> TrailerStamp {
     }
 }
 
+/// A keyframe is timed by when it left the switch: its UTC sample plus `kf_timestamp - asic_time`
+/// ticks at its skewed rate (7,000,000 ticks of 22/7 ns: 22 ms); a `kf_timestamp` before the sample
+/// (or over 10 s after it) is not trusted, and the keyframe is timed by its sample.
+#[test]
+fn a7150_keyframe_is_timed_by_its_leaving() {
+    let mut dec = TrailerDecoder::new(TrailerMode::Auto);
+    let kf = kf_v2(5_000, U, 0, (11, 10), 5_000 + 7_000_000, 888);
+    assert_eq!(run(&mut dec, &kf, R), Decoded::Keyframe(TrailerKind::Arista7150, U as i64 + 22_000_000));
+    let kf = kf_v2(5_000, U + 1_000_000_000, 0, (11, 10), 4_000, 888);
+    assert_eq!(
+        run(&mut dec, &kf, R + 1_000_000_000),
+        Decoded::Keyframe(TrailerKind::Arista7150, U as i64 + 1_000_000_000)
+    );
+}
+
 #[test]
 fn a7150_v2_skew_exact() {
     // Skew 11/10: 20/7 * 1.1 = 22/7 ns per tick. 7,000,000 ticks = 22 ms exactly.
     let mut dec = TrailerDecoder::new(TrailerMode::Auto);
-    assert_eq!(run(&mut dec, &kf_v2(5_000, U, 0, (11, 10), 5_000, 888), R), Decoded::Keyframe);
+    assert_eq!(
+        run(&mut dec, &kf_v2(5_000, U, 0, (11, 10), 5_000, 888), R),
+        Decoded::Keyframe(TrailerKind::Arista7150, U as i64)
+    );
     let s = stamp(run(&mut dec, &stamped(field7150(5_000 + 7_000_000)), R + 22_000_000));
     assert_eq!((s.kind, s.time_ns, s.sub_ns, s.device), (TrailerKind::Arista7150, U as i64 + 22_000_000, 0, Some(888)));
     assert_eq!((s.trailer_len, s.keyframe_age_ns, s.quality), (4, Some(22_000_000), ClockQuality::default()));
@@ -328,7 +346,7 @@ fn fusion_native_keyframe_and_append_mode_with_valid_fcs() {
     }
     kf.extend_from_slice(&[0; 10]);
     let mut dec = TrailerDecoder::new(TrailerMode::Auto);
-    assert_eq!(run(&mut dec, &kf, R), Decoded::Keyframe);
+    assert_eq!(run(&mut dec, &kf, R), Decoded::Keyframe(TrailerKind::ExablazeFusion, U as i64));
     assert_eq!(dec.stats().keyframes.exablaze_fusion, 1);
     // Counter 2,500 ticks later (wrapped to 1,500), then a valid FCS: 2500 * 1e9 / 350e6 = 7142.857 ns.
     let mut v = stamped(1_500u32.to_be_bytes());
@@ -445,6 +463,9 @@ fn the_fast_paths_stamp_is_the_decoders() {
     let (_, end) = crate::analyze::udp_shape(&data, data.len() as u32).unwrap();
     let mut dec = TrailerDecoder::new(TrailerMode::Auto);
     assert!(dec.plain_stamp(&frame(&data, ts), end).is_some());
-    assert_eq!(run(&mut dec, &kf_v2(5_000, U, 0, (1, 1), 5_000, 888), R), Decoded::Keyframe);
+    assert_eq!(
+        run(&mut dec, &kf_v2(5_000, U, 0, (1, 1), 5_000, 888), R),
+        Decoded::Keyframe(TrailerKind::Arista7150, U as i64)
+    );
     assert_eq!(dec.plain_stamp(&frame(&data, ts), end), None);
 }

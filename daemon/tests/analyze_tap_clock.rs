@@ -1,0 +1,126 @@
+//! Two clocks in one capture: the tap's, in the stamps it appends, and the capture host's, in the
+//! records. Frames the tap does not stamp (its keyframes, host traffic) are put on the tap's clock,
+//! so that a capture whose host clock is minutes off its tap's reports no step back and times an
+//! unstamped order against a stamped tick by the tap's clock.
+
+mod support;
+use serde_json::Value;
+use std::process::Command;
+use support::{MS, T0, aapl_add, analyze_json, mold_packet, order_for, segment, tmpdir, udp, with_trailer, write_pcap};
+use wirestamp_testdata::data_file;
+
+const FEED_A: &str = "udp:233.54.12.111:26477";
+const ORDERS: &str = "tcp:10.1.0.1:8003@ouch50";
+
+/// The tap's clock runs this far behind the host's record clock (a host clock 870 s off, as in the
+/// Arista 7150 samples of ../shared/data), and the tap stamps a frame this long before the host
+/// records it.
+const BEHIND: i64 = 870 * 1_000_000_000;
+const HOST_DELAY: i64 = 700;
+
+fn wirestamp(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A stamped tick of feed A recorded at `rec` (the tap stamped it `BEHIND + HOST_DELAY` earlier).
+fn stamped_tick(seq: u64, rec: i64) -> (i64, Vec<u8>) {
+    let p = mold_packet(b"SESSION001", seq, &[aapl_add()]);
+    (rec, with_trailer(&udp([233, 54, 12, 111], 26477, &p), rec - BEHIND - HOST_DELAY))
+}
+
+/// An order session's SYN, then orders (unstamped host traffic) and ticks (stamped by the tap), with
+/// noise (unstamped) between. The host records frames in time order on its clock.
+fn capture() -> Vec<(i64, Vec<u8>)> {
+    let o = order_for(1, 2);
+    vec![
+        stamped_tick(1, T0),
+        (T0 + MS, segment(true, 0, 0, 0x02, &[])),
+        stamped_tick(2, T0 + 2 * MS),
+        // 20 us after tick 2 on the host's clock: on the tap's too, once moved by the offset tick 2
+        // showed (BEHIND + HOST_DELAY).
+        (T0 + 2 * MS + 20_000, segment(true, 1, 0, 0x18, &o)),
+        (T0 + 3 * MS, udp([10, 9, 9, 9], 9999, b"noise")),
+        stamped_tick(3, T0 + 4 * MS),
+    ]
+}
+
+/// `frames` times each unstamped frame by its record time less the offset the input's last stamped
+/// frame showed, flagged `host_offset`, and keeps the record time beside it.
+#[test]
+fn frames_the_tap_did_not_stamp_are_moved_onto_its_clock() {
+    let dir = tmpdir("tap-clock-frames");
+    let cap = dir.join("c.pcap");
+    let frames = capture();
+    write_pcap(&cap, &frames);
+    let out = wirestamp(&["frames", "--format", "json", "--trailer", "metamako", cap.to_str().unwrap()]);
+    let rows: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let shift = BEHIND + HOST_DELAY;
+    let want: Vec<(i64, &str, &str)> = vec![
+        (T0 - shift, "metamako", ""),
+        (T0 + MS - shift, "pcap", "host_offset"),
+        (T0 + 2 * MS - shift, "metamako", ""),
+        (T0 + 2 * MS + 20_000 - shift, "pcap", "host_offset"),
+        (T0 + 3 * MS - shift, "pcap", "host_offset"),
+        (T0 + 4 * MS - shift, "metamako", ""),
+    ];
+    let got: Vec<(i64, &str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (r["time_ns"].as_i64().unwrap(), r["ts_source"].as_str().unwrap(), r["quality"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(got, want);
+    let records: Vec<i64> = rows.iter().map(|r| r["record_time_ns"].as_i64().unwrap()).collect();
+    assert_eq!(records, frames.iter().map(|f| f.0).collect::<Vec<_>>());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `analyze` on the same capture: no step back (timed by the record clock, each stamped frame would
+/// step 870 s back from the unstamped one before it), the order's tick-to-trade 20 us, as the host
+/// saw it, and the session's two moved frames (the SYN, the order; the noise is in no flow) counted
+/// among those with clock warnings.
+#[test]
+fn an_unstamped_order_is_timed_on_the_taps_clock() {
+    let dir = tmpdir("tap-clock-analyze");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &capture());
+    let r =
+        analyze_json(&["--md", FEED_A, "--orders", ORDERS, "--match", r"token:T(\d+)", "--trailer", "metamako"], &cap);
+    let c = &r["counters"];
+    assert_eq!((c["time_steps_back"].as_u64(), c["reordered_frames"].as_u64()), (Some(0), Some(0)), "{c}");
+    assert_eq!(c["degraded_clock_frames"], 2, "{c}");
+    assert_eq!((&c["ts_sources"]["metamako"], &c["ts_sources"]["pcap"]), (&3.into(), &2.into()), "{c}");
+    let t2t = support::metric(&r, "tick_to_trade");
+    assert_eq!(support::count_min_max(t2t), (Some(1), Some(20_000), Some(20_000)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The Arista 7150 samples (../shared/data/hwts_arista7150): the host recorded them 870 s off the
+/// switch's clock, and the keyframes (once a second) carry no stamp. Each keyframe is timed by the time
+/// it left the switch (its UTC sample plus `kf_timestamp - asic_time` ticks), so nothing steps back;
+/// the capture spans the switch's time from the first keyframe to the last frame.
+#[test]
+fn arista7150_keyframes_are_timed_by_the_switch() {
+    for file in ["test-1.pcap", "test-2.pcap"] {
+        let f = data_file(&format!("hwts_arista7150/{file}"));
+        let r: Value = serde_json::from_str(&wirestamp(&["analyze", "-q", "--json", f.to_str().unwrap()])).unwrap();
+        let c = &r["counters"];
+        assert_eq!((c["time_steps_back"].as_u64(), c["reordered_frames"].as_u64()), (Some(0), Some(0)), "{file}");
+        // The first frame is a keyframe (after the file and record headers, Ethernet and IPv4): asic_time
+        // and utc_nanos at bytes 0 and 8 of its payload, kf_timestamp at 24 in v1 (46 bytes), at 40 in
+        // v2 (62 bytes, with the skew at 24 and 32), ticks of 20/7 ns (formats.md) times the skew.
+        let bytes = std::fs::read(&f).unwrap();
+        let ip_len = usize::from(u16::from_be_bytes([bytes[56], bytes[57]]));
+        let payload = &bytes[24 + 16 + 34..][..ip_len - 20];
+        let be = |at: usize| u64::from_be_bytes(payload[at..at + 8].try_into().unwrap()) as i128;
+        let (kt, num, den) = match payload.len() {
+            46 => (be(24), 20, 7),
+            62 => (be(40), 20 * be(24), 7 * be(32)),
+            n => panic!("{file}: a keyframe of {n} bytes"),
+        };
+        let left = be(8) + (kt - be(0)) * num / den;
+        assert_eq!(r["first_time_ns"].as_i64().map(i128::from), Some(left), "{file}");
+    }
+}
