@@ -69,9 +69,10 @@ pub enum Command {
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
     ///
     /// Exit status: 0, every input read to its end; 1, an input could not be opened, an output would
-    /// replace another file, or a malformed record stopped reading (the report, printed all the same,
-    /// covers the frames before: see its `input`); 2, the command line or the --config file is wrong
-    /// (nothing was read).
+    /// replace another file or could not be written, or a malformed record stopped reading (the
+    /// report, printed all the same, covers the frames before: see its `input`); 2, the command line
+    /// or the --config file is wrong, as for an unknown flag or trailer kind, a capture or an output
+    /// given twice, or an output named `-` (nothing was read).
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
 
@@ -481,16 +482,55 @@ pub fn usage(e: anyhow::Error) -> anyhow::Error {
     anyhow::Error::new(UsageError(e))
 }
 
+/// Refuses, as [`UsageError`]s, the inputs and `--trailer` values no capture could make right: `-`
+/// twice, one capture given twice, an unknown trailer kind, `FILE=KIND` for a file not among the
+/// inputs. `Pipeline::open` refuses the same, with the same words, but among the errors of opening
+/// the files, which are not the command line's: checked here first, before anything is opened.
+pub fn check_inputs(files: &[PathBuf], trailer: &[String]) -> anyhow::Result<()> {
+    use crate::output::{same_file, same_pair};
+    use wirestamp_core::trailer::TrailerMode;
+    if files.iter().filter(|f| f.as_os_str() == wirestamp_capture::STDIN).count() > 1 {
+        return Err(usage(anyhow::anyhow!("standard input (-) is given more than once: it can be read once")));
+    }
+    if let Some((i, j)) = same_pair(files) {
+        return Err(usage(anyhow::anyhow!(
+            "{} and {} are the same file: give each capture once",
+            files[i].display(),
+            files[j].display()
+        )));
+    }
+    for spec in trailer {
+        // As `Pipeline::open` reads it: the last `=` splits FILE from KIND.
+        let (file, kind) = match spec.rsplit_once('=') {
+            Some((file, kind)) => (Some(file), kind),
+            None => (None, spec.as_str()),
+        };
+        kind.parse::<TrailerMode>().map_err(|e| usage(anyhow::anyhow!("--trailer {spec}: {e}")))?;
+        if let Some(file) = file
+            && !files.iter().any(|f| same_file(f, std::path::Path::new(file)))
+        {
+            return Err(usage(anyhow::anyhow!("--trailer {spec}: {file} is not one of the input files")));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Frames(args) => crate::frames::run(&args),
+        Command::Frames(args) => {
+            check_inputs(&args.files, &args.trailer)?;
+            if let Some(o) = &args.output {
+                crate::output::refuse_stdout(o, "-o").map_err(usage)?;
+            }
+            crate::frames::run(&args)
+        }
         Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
         Command::Capture(args) => crate::capture::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
         Command::ProbeStats { session, interval, count, once, json } => {
             let ns = wirestamp_core::analyze::parse_duration_ns(&interval).filter(|ns| *ns > 0).ok_or_else(|| {
-                anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)")
+                usage(anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)"))
             })?;
             let args = wirestamp_probe::reader::ProbeStatsArgs {
                 session,

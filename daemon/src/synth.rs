@@ -1,16 +1,18 @@
 //! `wirestamp synth`: writes a synthetic capture and its ground truth (see `wirestamp-lab`).
 
-use crate::cli::SynthArgs;
-use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say};
+use crate::cli::{SynthArgs, usage};
+use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say, writing};
 use crate::progress::ProgressLine;
 use anyhow::{Context, Result, ensure};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use wirestamp_lab::synth::{
     Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, TRUTH_HEADER, synth_with_progress, write_truth,
 };
 
-pub fn run(args: &SynthArgs) -> Result<ExitCode> {
+/// The generator's configuration `args` ask for, or why they cannot be: the command line's fault.
+fn config(args: &SynthArgs) -> Result<SynthConfig> {
     for (name, p) in [("--order-prob", args.order_prob), ("--stall-prob", args.stall_prob)] {
         ensure!((0.0..=1.0).contains(&p), "{name} {p}: a probability must lie in 0..1");
     }
@@ -40,7 +42,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     );
     ensure!(args.packets >= 1, "-n 0: at least 1 packet (the Stock Directory packet that opens the feed)");
     let defaults = SynthConfig::default();
-    let cfg = SynthConfig {
+    Ok(SynthConfig {
         seed: args.seed,
         packets: args.packets,
         mean_gap_ns: args.gap_ns,
@@ -55,16 +57,23 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
         },
         container: if args.pcap { Container::Pcap } else { Container::Pcapng },
         ..defaults
-    };
-    let truth_path = args.truth.clone().unwrap_or_else(|| {
+    })
+}
+
+pub fn run(args: &SynthArgs) -> Result<ExitCode> {
+    let cfg = config(args).map_err(usage)?;
+    let truth_path: PathBuf = args.truth.clone().unwrap_or_else(|| {
         let mut p = args.output.clone().into_os_string();
         p.push(".truth.csv");
         p.into()
     });
     // The truth never replaces the capture, nor a file that is no earlier truth (a capture whose
     // name took the place of --truth's): checked, and the file made, before anything is written.
-    refuse_stdout(&args.output, "the capture")?;
-    distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
+    refuse_stdout(&args.output, "the capture").map_err(usage)?;
+    if let Some(t) = &args.truth {
+        refuse_stdout(t, "--truth").map_err(usage)?;
+    }
+    distinct(&[("the capture", &args.output), ("--truth", &truth_path)]).map_err(usage)?;
     // A capture is replaced only when it is an earlier synth's, known by its truth beside it: a real
     // capture given by mistake (`synth tap.pcap`) is refused.
     ensure!(
@@ -97,8 +106,10 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     line.finish();
     let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
     let mut f = std::io::BufWriter::new(truth_file);
-    write_truth(&truth, &mut f)?;
-    f.flush()?;
+    write_truth(&truth, &mut f).and_then(|()| f.flush()).with_context(|| match &args.truth {
+        Some(t) => writing("--truth", t),
+        None => format!("{} (the capture's truth): writing", truth_path.display()),
+    })?;
     say(format_args!(
         "wrote {}: {} frames ({} market-data packets with {} ITCH messages, seq {}..{} of session {}, {} heartbeats, {} noise; {} orders in {} segments)",
         args.output.display(),
