@@ -81,14 +81,26 @@ pub enum Command {
     /// An ITCH 5.0 / MoldUDP64 feed (A and B copies, several messages per packet, bursts, VLAN tags,
     /// noise) and an OUCH 5.0 / SoupBinTCP session (segmentation, coalescing, a retransmission).
     ///
-    /// Writes FILE (pcapng with one interface per capture point, or pcap with `--pcap`) and FILE's truth
-    /// as CSV (`--truth`, default FILE.truth.csv): one line per order with the trigger's MoldUDP64
-    /// sequence, tick time (earliest copy), order time (frame carrying its first byte), latency, and
-    /// ack time. Each order's ClOrdID is `T` followed by the trigger's sequence in 13 digits, so
-    /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
+    /// Writes FILE and its truth as CSV (--truth, default FILE.truth.csv): one line per order with the
+    /// trigger's MoldUDP64 sequence, tick time (earliest copy), order time (frame carrying its first
+    /// byte), latency, and ack time. FILE's name chooses its format: `.pcap`, classic pcap (ns);
+    /// `.pcapng`, pcapng with one interface per capture point; any other, pcapng, or pcap with --pcap.
+    /// Deterministic for a seed.
+    ///
+    /// Each order's ClOrdID is `T` followed by the trigger's sequence in 13 digits, so
+    /// `analyze --match 'token:T(\d+)'` pairs every order with its trigger exactly (the default symbol
+    /// rule may take another tick of the symbol: synth's come so close together). synth prints that
+    /// command on stderr.
+    ///
+    /// Examples:
+    ///   wirestamp synth market.pcapng
+    ///   wirestamp analyze --match 'token:T(\d+)' --pairs pairs.csv market.pcapng
+    ///   wirestamp synth -n 1000000 --seed 7 --truth truth.csv big.pcap
+    ///   wirestamp synth --no-feed-b --max-msgs 1 --median-ns 20000 thin.pcapng
+    #[command(verbatim_doc_comment)]
     Synth(SynthArgs),
 
-    /// Live table of the stage stamps a trading app writes with the probe library.
+    /// Live table of the stage stamps a trading app writes with the probe library
     ///
     /// Per point and stage of a wirestamp-probe session: count, min, p50, p99, p99.9, max, lost,
     /// orphans. TSC ticks are converted to ns by a continuous fit against CLOCK_REALTIME.
@@ -233,7 +245,7 @@ pub struct AnalyzeArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct SynthArgs {
-    /// Capture file to write.
+    /// Capture file to write: `.pcap`, classic pcap; `.pcapng` or any other name, pcapng (see --pcap).
     #[arg(value_name = "FILE")]
     pub output: PathBuf,
     /// Truth CSV to write (default: FILE.truth.csv).
@@ -246,7 +258,8 @@ pub struct SynthArgs {
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write classic pcap (nanosecond) instead of pcapng.
+    /// Write classic pcap (nanosecond) whatever FILE's name; with a `.pcapng` name, refused. Without
+    /// it, FILE's name chooses: `.pcap`, pcap; any other, pcapng.
     #[arg(long)]
     pub pcap: bool,
     /// Probability that a market-data packet triggers an order (0 to 1).

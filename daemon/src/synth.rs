@@ -3,13 +3,53 @@
 use crate::cli::{SynthArgs, usage};
 use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say, writing};
 use crate::progress::ProgressLine;
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wirestamp_lab::synth::{
     Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, TRUTH_HEADER, synth_with_progress, write_truth,
 };
+
+/// The token rule that pairs a synth capture's orders exactly: each ClOrdID is `T` and the trigger's
+/// MoldUDP64 sequence.
+pub const TOKEN_RULE: &str = r"token:T(\d+)";
+
+/// `synth`: writes the capture and its truth, then says how to analyse them.
+pub fn run(args: &SynthArgs) -> Result<ExitCode> {
+    write(args)?;
+    // The default symbol rule is ambiguous on synth's ticks, several of a symbol within a
+    // microsecond: the token rule is the one that pairs each order with its trigger.
+    crate::note!(
+        "wirestamp: to analyse it, each order paired with its trigger by its ClOrdID (T and the trigger's sequence):\n  \
+         wirestamp analyze --match {} {}",
+        shell_word(TOKEN_RULE),
+        shell_word(&args.output.to_string_lossy())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `s` as one word for a POSIX shell: as it is when it holds only characters no shell reads
+/// specially, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) { s.to_owned() } else { format!("'{}'", s.replace('\'', r"'\''")) }
+}
+
+/// The container `args` ask for: the file name's extension (`.pcap` or `.pcapng`) chooses it, `--pcap`
+/// for any other name; `--pcap` on a `.pcapng` name is a contradiction, refused.
+fn container(args: &SynthArgs) -> Result<Container> {
+    let ext = args.output.extension().map(|e| e.to_ascii_lowercase());
+    match (ext.as_ref().and_then(|e| e.to_str()), args.pcap) {
+        (Some("pcapng"), true) => bail!(
+            "--pcap with {}: a .pcapng name for a classic pcap file; name it .pcap, or leave out --pcap",
+            args.output.display()
+        ),
+        (Some("pcapng"), false) => Ok(Container::Pcapng),
+        (Some("pcap"), _) | (_, true) => Ok(Container::Pcap),
+        _ => Ok(Container::Pcapng),
+    }
+}
 
 /// The generator's configuration `args` ask for, or why they cannot be: the command line's fault.
 fn config(args: &SynthArgs) -> Result<SynthConfig> {
@@ -55,12 +95,13 @@ fn config(args: &SynthArgs) -> Result<SynthConfig> {
             stall_prob: args.stall_prob,
             stall_ns: args.stall_ns,
         },
-        container: if args.pcap { Container::Pcap } else { Container::Pcapng },
+        container: container(args)?,
         ..defaults
     })
 }
 
-pub fn run(args: &SynthArgs) -> Result<ExitCode> {
+/// Writes the capture and its truth `args` ask for, saying on standard output what was written.
+pub fn write(args: &SynthArgs) -> Result<()> {
     let cfg = config(args).map_err(usage)?;
     let truth_path: PathBuf = args.truth.clone().unwrap_or_else(|| {
         let mut p = args.output.clone().into_os_string();
@@ -140,5 +181,5 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
             sum.delayed_orders
         ))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -968,3 +968,78 @@ fn a_closed_standard_error_loses_messages_not_the_run() {
     assert_eq!(count(&out), count(Path::new(&cap)));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// synth writes the format its file's name says: a `.pcap` name classic pcap (nanosecond magic
+/// a1b23c4d, written little-endian), `.pcapng` (any case) or any other name pcapng (its Section
+/// Header Block type 0a0d0d0a), `--pcap` pcap whatever the name but a `.pcapng` one, which is the
+/// command line's fault (exit status 2, nothing written).
+#[test]
+fn synth_writes_the_format_its_file_name_says() {
+    let dir = tmpdir("synth-format");
+    const PCAP_NS: [u8; 4] = [0x4d, 0x3c, 0xb2, 0xa1];
+    const PCAPNG: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+    for (name, flags, magic) in [
+        ("a.pcap", &[][..], PCAP_NS),
+        ("b.PCAP", &[], PCAP_NS),
+        ("c.pcapng", &[], PCAPNG),
+        ("d.cap", &[], PCAPNG),
+        ("e", &[], PCAPNG),
+        ("f.cap", &["--pcap"], PCAP_NS),
+        ("g.pcap", &["--pcap"], PCAP_NS),
+    ] {
+        let p = dir.join(name);
+        let out = wirestamp(&[&["synth", "-n", "10", p.to_str().unwrap()][..], flags].concat());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::read(&p).unwrap()[..4], magic, "{name} {flags:?}");
+    }
+    let p = dir.join("h.pcapng");
+    let out = wirestamp(&["synth", "-n", "10", "--pcap", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "wirestamp: error: --pcap with {}: a .pcapng name for a classic pcap file; name it .pcap, or leave out \
+             --pcap\n",
+            p.display()
+        )
+    );
+    assert!(!p.exists() && !dir.join("h.pcapng.truth.csv").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// After writing, synth says on stderr the `analyze` command that pairs its orders exactly (the token
+/// rule its ClOrdIDs carry: `T` and the trigger's sequence), its file name quoted for a shell when it
+/// needs it. Run as said, that command pairs every order of the truth with its trigger and finds
+/// none ambiguous.
+#[test]
+fn synth_says_how_to_analyse_what_it_wrote() {
+    let dir = tmpdir("synth-hint");
+    let cap = dir.join("it's here.pcapng");
+    let out = wirestamp(&["synth", "-n", "1000", cap.to_str().unwrap()]);
+    assert!(out.status.success());
+    let quoted = format!("'{}'", cap.display().to_string().replace('\'', r"'\''"));
+    let command = format!(r"wirestamp analyze --match 'token:T(\d+)' {quoted}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "wirestamp: to analyse it, each order paired with its trigger by its ClOrdID (T and the trigger's \
+             sequence):\n  {command}\n"
+        )
+    );
+    let bin = env!("CARGO_BIN_EXE_wirestamp");
+    let run = Command::new("sh").arg("-c").arg(format!("{bin}{} -q --json", &command["wirestamp".len()..])).output();
+    let run = run.unwrap();
+    assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let truth = std::fs::read_to_string(format!("{}.truth.csv", cap.display())).unwrap();
+    let orders = truth.lines().count() - 1;
+    assert_eq!(orders, 42);
+    assert_eq!(r["counters"]["matched"], orders);
+    assert_eq!(r["counters"]["ambiguous"], 0);
+    // A name no shell reads specially is given as it is.
+    let plain = dir.join("plain.pcap");
+    let out = wirestamp(&["synth", "-n", "10", plain.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with(&format!("\n  wirestamp analyze --match 'token:T(\\d+)' {}\n", plain.display())), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
