@@ -64,11 +64,22 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     ];
     for (specs, feed) in sources {
         for (what, s) in specs {
-            let f = s.parse::<FlowSpec>().with_context(|| what.clone())?;
+            let (prefix, form) = if feed {
+                ("udp:", "a market-data feed is udp:GROUP:PORT[@moldudp64]")
+            } else {
+                ("tcp:", "an order session is tcp:HOST:PORT[@ouch50|@ouch42]")
+            };
+            let f = match s.parse::<FlowSpec>() {
+                Ok(f) => f,
+                // `--md 233.54.12.111:26477`, the transport left out: said with the one the option takes.
+                Err(_) if format!("{prefix}{s}").parse::<FlowSpec>().is_ok() => {
+                    bail!("{what}: the {prefix} prefix is missing: {form}, here {prefix}{s}")
+                }
+                Err(e) => return Err(anyhow::Error::new(e).context(what)),
+            };
             match (&f, feed) {
                 (FlowSpec::Feed(_), true) | (FlowSpec::Orders(_), false) => {}
-                (_, true) => bail!("{what}: a market-data feed is udp:GROUP:PORT"),
-                (_, false) => bail!("{what}: an order session is tcp:HOST:PORT"),
+                _ => bail!("{what}: {form}"),
             }
             // One exchange end given twice with two OUCH versions: the first would win silently, and
             // the other be noted as without traffic.

@@ -4,13 +4,24 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Honest wire-to-wire latency for electronic trading.
+/// Honest wire-to-wire latency for electronic trading
 ///
 /// wirestamp reads captures from taps and hosts (pcap, pcapng, ERF; plain, gzip or zstd), decodes the
 /// timestamp trailers tap devices append (Arista 7130/Metamako, Exablaze, Arista 7150/7280, cPacket),
 /// and reports latency with every timestamp's provenance and every loss counted.
+///
+/// Examples:
+///   wirestamp demo                      # synth, analyze and the check against the truth, in one
+///   wirestamp synth market.pcapng       # a market whose latencies are known, and its truth
+///   wirestamp analyze --match 'token:T(\d+)' market.pcapng
+///   wirestamp analyze --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 tap.pcapng
+///   wirestamp frames tap.pcap | head    # each frame's timestamps and where they came from
+///   wirestamp doctor                    # can this host measure?
+///   wirestamp capture -i eth1 -w md.pcapng
+///
+/// `wirestamp COMMAND --help` teaches each command, with examples.
 #[derive(Debug, Parser)]
-#[command(name = "wirestamp", version, propagate_version = true, max_term_width = 110)]
+#[command(name = "wirestamp", version, propagate_version = true, max_term_width = 110, verbatim_doc_comment)]
 pub struct Cli {
     /// Log filter (e.g. `info`, `wirestamp_capture=debug`); default `warn`, or `RUST_LOG`.
     #[arg(long, global = true, value_name = "FILTER")]
@@ -22,7 +33,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print every frame's timestamp, provenance and L3/L4 summary, one line per frame.
+    /// Print every frame's timestamp, provenance and L3/L4 summary, one line per frame
     ///
     /// Like `tshark -T fields` for timestamps: what wirestamp sees in a capture. Several files are merged
     /// into one stream ordered by time. Tap trailers are detected automatically; `--trailer` forces one.
@@ -44,7 +55,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Frames(FramesArgs),
 
-    /// Tick-to-trade from captures, as distributions with the counters that qualify them.
+    /// Tick-to-trade from captures, as distributions with the counters that qualify them
     ///
     /// Decodes market data (ITCH 5.0 over MoldUDP64) and orders (OUCH over SoupBinTCP), matches each
     /// order to the tick that triggered it, and reports honest percentiles.
@@ -62,10 +73,12 @@ pub enum Command {
     /// snd_to_wire (that SND time -> the order's frame). Under the table: the load they were measured
     /// under (span, ticks and orders per second, the busiest second).
     ///
-    /// Examples:
+    /// Examples (the first for a `wirestamp synth` capture: each of its ClOrdIDs is T and the trigger's
+    /// sequence, so the token rule pairs every order with its trigger, where the default symbol rule
+    /// may take another tick of the symbol, so close together are synth's):
+    ///   wirestamp analyze --match 'token:T(\d+)' market.pcapng
     ///   wirestamp analyze capture.pcapng
-    ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 \
-    ///       --orders tcp:10.1.0.1:8003 cap.pcap
+    ///   wirestamp analyze --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003@ouch42 cap.pcap
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
     ///
     /// Exit status: 0, every input read to its end; 1, an input could not be opened, an output would
@@ -76,7 +89,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
 
-    /// Generate a synthetic capture whose tick-to-trade latencies are known exactly.
+    /// Generate a synthetic capture whose tick-to-trade latencies are known exactly
     ///
     /// An ITCH 5.0 / MoldUDP64 feed (A and B copies, several messages per packet, bursts, VLAN tags,
     /// noise) and an OUCH 5.0 / SoupBinTCP session (segmentation, coalescing, a retransmission).
@@ -125,7 +138,7 @@ pub enum Command {
         json: bool,
     },
 
-    /// Capture live frames to pcapng with their timestamps' provenance: a tcpdump for latency work.
+    /// Capture live frames to pcapng with their timestamps' provenance: a tcpdump for latency work
     ///
     /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
@@ -147,17 +160,27 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
-    /// Check whether this host can measure, each check with its reason and fix.
+    /// Check whether this host can measure, each check with its reason and fix
     ///
     /// TSC and clocksource, NIC timestamping, PHC, offloads that merge captured frames (GRO, LRO,
-    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or fails with the reason and the fix; the exit status is
-    /// non-zero when a check fails.
+    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or
+    /// fails with the reason and the fix; the exit status is non-zero when a check fails.
+    ///
+    /// Examples:
+    ///   wirestamp doctor
+    ///   wirestamp doctor -i eth1 --json
+    #[command(verbatim_doc_comment)]
     Doctor(DoctorArgs),
 
-    /// Run wirestamp's main job on a built-in default and check it against the ground truth.
+    /// Run wirestamp's main job on a built-in default and check it against the ground truth
     ///
     /// Generates a synthetic market with known latencies (`synth`), analyses it (`analyze`), and
     /// checks every measured pair against the generator's truth.
+    ///
+    /// Examples:
+    ///   wirestamp demo
+    ///   wirestamp demo --keep demo-out -n 1000000
+    #[command(verbatim_doc_comment)]
     Demo {
         /// Keep the generated capture, truth, pairs and interval log in this directory (default: a
         /// temporary directory, removed afterwards).
@@ -177,11 +200,14 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// A market-data feed: `udp:GROUP:PORT[@moldudp64]` (GROUP may be `*`). Repeatable.
+    /// A market-data feed: `udp:GROUP:PORT[@moldudp64]` (GROUP may be `*`; `@itch` and `@itch50` are
+    /// other names for `@moldudp64`, ITCH 5.0 over MoldUDP64, the default). Repeatable.
     #[arg(long = "md", value_name = "SPEC")]
     pub md: Vec<String>,
 
-    /// An order session, by the exchange's end: `tcp:HOST:PORT[@ouch50|@ouch42]`. Repeatable.
+    /// An order session, by the exchange's end: `tcp:HOST:PORT[@ouch50|@ouch42]` (HOST may be `*`).
+    /// Without a version, OUCH 5.0: the version is detected only for sessions detected from the
+    /// traffic, when neither --md nor --orders is given. Repeatable.
     #[arg(long = "orders", value_name = "SPEC")]
     pub orders: Vec<String>,
 
@@ -189,9 +215,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How orders are matched to ticks: `token:REGEX` (the first capture group of REGEX, applied to
-    /// the ClOrdID or order token, is the trigger's MoldUDP64 sequence) or `symbol[:WINDOW]` (the last
-    /// message for the order's symbol within WINDOW before it; default 1s).
+    /// How orders are matched to ticks (default: `symbol:1s`, or the --config file's `match`):
+    /// `token:REGEX` (the first capture group of REGEX, applied to the ClOrdID or order token, is the
+    /// trigger's MoldUDP64 sequence; `token:T(\d+)` for a synth capture) or `symbol[:WINDOW]` (the
+    /// last message for the order's symbol within WINDOW before it; WINDOW 1s when left out).
     #[arg(long = "match", value_name = "RULE")]
     pub matching: Option<String>,
 
@@ -199,7 +226,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIM")]
     pub by: Vec<String>,
 
-    /// Timestamp trailer decoding, as for `frames`: auto (default), none, KIND or FILE=KIND.
+    /// Timestamp trailer decoding: `auto` (default: detect conservatively), `none`, or a KIND to force
+    /// on every file: metamako, cpacket, exablaze_hpt, exablaze_fusion, arista7150, arista7280.
+    /// `FILE=KIND` forces a kind on one file only. A forced kind that does not validate on a file's
+    /// first frames is an error naming the file, the frame and the reason. Repeatable.
     #[arg(long, value_name = "KIND|FILE=KIND")]
     pub trailer: Vec<String>,
 
@@ -207,11 +237,17 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write every matched pair to this CSV file.
+    /// Write every matched pair to this CSV file, with the columns tick_session, tick_seq,
+    /// tick_time_ns, order_id, token, order_time_ns, order_frame, order_last_frame, latency_ns.
+    /// order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what --match
+    /// token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame are the
+    /// frames carrying the order's first and last bytes (0-based over all inputs). An existing FILE is
+    /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
 
-    /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per metric).
+    /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per
+    /// metric). An existing FILE is replaced only when empty or an earlier --hlog output.
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<PathBuf>,
 

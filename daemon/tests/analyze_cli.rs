@@ -393,6 +393,10 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     // An error in the file names the file and the entry, not a flag that was never given.
     for (text, want) in [
         ("md = [\"tcp:1.2.3.4:5\"]\n", format!("{c}: md = \"tcp:1.2.3.4:5\": a market-data feed is udp:GROUP:PORT")),
+        (
+            "md = [\"233.54.12.111:26477\"]\n",
+            format!("{c}: md = \"233.54.12.111:26477\": the udp: prefix is missing: a market-data feed is udp:"),
+        ),
         ("orders = [\"udp:1.2.3.4\"]\n", format!("{c}: orders = \"udp:1.2.3.4\": flow `udp:1.2.3.4`: missing :PORT")),
         (
             "match = \"token:T\\\\d+\"\n",
@@ -407,9 +411,24 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     // The command line's errors name its flags.
     let err = String::from_utf8(run(&["--match", r"token:T\d+"]).stderr).unwrap();
     assert!(err.starts_with("wirestamp: error: --match token:T\\d+: the regular expression needs a capture"), "{err}");
-    // An address without its transport says so (it said "missing :PORT").
-    let err = String::from_utf8(run(&["--md", "233.54.12.111:26477"]).stderr).unwrap();
-    assert!(err.contains("`233.54.12.111:` is not udp: or tcp: (missing the udp:/tcp: prefix?)"), "{err}");
+    // An address without its transport says which prefix it lacks, and the spec with it (it said
+    // "missing :PORT", then "`233.54.12.111:` is not udp: or tcp:").
+    for (args, want) in [
+        (
+            ["--md", "233.54.12.111:26477"],
+            "--md 233.54.12.111:26477: the udp: prefix is missing: a market-data feed is \
+             udp:GROUP:PORT[@moldudp64], here udp:233.54.12.111:26477",
+        ),
+        (
+            ["--orders", "10.1.0.1:8003@ouch42"],
+            "--orders 10.1.0.1:8003@ouch42: the tcp: prefix is missing: an order session is \
+             tcp:HOST:PORT[@ouch50|@ouch42], here tcp:10.1.0.1:8003@ouch42",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("wirestamp: error: {want}\n"));
+    }
     // One exchange end with two OUCH versions is refused, naming both places (the first won silently).
     std::fs::write(&conf, "orders = [\"tcp:10.1.0.1:8003@ouch50\"]\n").unwrap();
     let err = String::from_utf8(run(&["--config", c, "--orders", "tcp:10.1.0.1:8003@ouch42"]).stderr).unwrap();
@@ -1042,4 +1061,37 @@ fn synth_says_how_to_analyse_what_it_wrote() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.ends_with(&format!("\n  wirestamp analyze --match 'token:T(\\d+)' {}\n", plain.display())), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `wirestamp --help` and each command's `--help` teach it with examples, as the README says; the
+/// commands' one-line descriptions end alike (no full stop); `analyze --help` shows the token rule
+/// for a synth capture first, names every trailer kind wirestamp decodes, and says `--match`'s default.
+#[test]
+fn the_help_teaches_with_examples() {
+    let help = |args: &[&str]| String::from_utf8(wirestamp(&[args, &["--help"]].concat()).stdout).unwrap();
+    let top = help(&[]);
+    for cmd in [&[][..], &["frames"], &["analyze"], &["synth"], &["capture"], &["doctor"], &["demo"]] {
+        let text = help(cmd);
+        assert!(text.lines().any(|l| l.starts_with("Examples")), "{cmd:?}: {text}");
+    }
+    assert!(help(&["probe-stats"]).contains("\nExample: wirestamp probe-stats "));
+    // Each command's line, with the lines its description wraps onto (indented further).
+    let mut commands: Vec<String> = Vec::new();
+    for l in top.lines().skip_while(|l| *l != "Commands:").skip(1).take_while(|l| !l.is_empty()) {
+        match commands.last_mut() {
+            Some(last) if l.starts_with("   ") => *last += l,
+            _ => commands.push(l.to_owned()),
+        }
+    }
+    assert_eq!(commands.len(), 8, "{top}");
+    for line in &commands {
+        assert!(!line.ends_with('.'), "{line}");
+    }
+    let analyze = help(&["analyze"]);
+    let first_example = analyze.lines().skip_while(|l| !l.starts_with("Examples")).find(|l| l.starts_with("  "));
+    assert_eq!(first_example, Some(r"  wirestamp analyze --match 'token:T(\d+)' market.pcapng"));
+    let flat = analyze.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kinds: Vec<&str> = wirestamp_core::trailer::TrailerKind::ALL.iter().map(|k| k.name()).collect();
+    assert!(flat.contains(&format!("force on every file: {}.", kinds.join(", "))), "{flat}");
+    assert!(flat.contains("How orders are matched to ticks (default: `symbol:1s`,"), "{flat}");
 }
