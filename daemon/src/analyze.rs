@@ -1,7 +1,7 @@
 //! `wirestamp analyze`: the offline tick-to-trade report.
 
-use crate::cli::{AnalyzeArgs, usage};
-use crate::output::{create_output, distinct};
+use crate::cli::{AnalyzeArgs, check_inputs, usage};
+use crate::output::{STDOUT_WRITING, create_output, distinct, refuse_stdout, writing};
 use crate::pipeline::Pipeline;
 use crate::progress::ProgressLine;
 use anyhow::{Context, Result, bail};
@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use serde::Deserialize;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use wirestamp_core::analyze::flows::FlowSpec;
@@ -64,11 +64,22 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     ];
     for (specs, feed) in sources {
         for (what, s) in specs {
-            let f = s.parse::<FlowSpec>().with_context(|| what.clone())?;
+            let (prefix, form) = if feed {
+                ("udp:", "a market-data feed is udp:GROUP:PORT[@moldudp64]")
+            } else {
+                ("tcp:", "an order session is tcp:HOST:PORT[@ouch50|@ouch42]")
+            };
+            let f = match s.parse::<FlowSpec>() {
+                Ok(f) => f,
+                // `--md 233.54.12.111:26477`, the transport left out: said with the one the option takes.
+                Err(_) if format!("{prefix}{s}").parse::<FlowSpec>().is_ok() => {
+                    bail!("{what}: the {prefix} prefix is missing: {form}, here {prefix}{s}")
+                }
+                Err(e) => return Err(anyhow::Error::new(e).context(what)),
+            };
             match (&f, feed) {
                 (FlowSpec::Feed(_), true) | (FlowSpec::Orders(_), false) => {}
-                (_, true) => bail!("{what}: a market-data feed is udp:GROUP:PORT"),
-                (_, false) => bail!("{what}: an order session is tcp:HOST:PORT"),
+                _ => bail!("{what}: {form}"),
             }
             // One exchange end given twice with two OUCH versions: the first would win silently, and
             // the other be noted as without traffic.
@@ -160,6 +171,27 @@ fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
 }
 
+/// The `--pairs` writer: matched pairs as CSV.
+pub struct PairsSink {
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+}
+
+impl PairsSink {
+    /// Creates the pairs file `p` and writes its header.
+    pub fn create(p: &Path) -> Result<PairsSink> {
+        let out = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER)?);
+        let mut sink = PairsSink { out, path: p.to_owned() };
+        sink.write(|w| writeln!(w, "{PAIRS_HEADER}"))?;
+        Ok(sink)
+    }
+
+    /// Runs `f` on the file; an error says which output failed.
+    fn write(&mut self, f: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<()> {
+        f(&mut self.out).with_context(|| writing("--pairs", &self.path))
+    }
+}
+
 fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     writeln!(
         w,
@@ -180,7 +212,7 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
 #[derive(Default)]
 pub struct Sinks {
     /// `--pairs`: matched pairs as CSV.
-    pub pairs: Option<BufWriter<std::fs::File>>,
+    pub pairs: Option<PairsSink>,
     /// `--hlog`: closed intervals as an HdrHistogram log.
     pub hlog: Option<HlogSink>,
 }
@@ -265,7 +297,7 @@ pub fn process_with_tx(
     analyzer.finish();
     sinks.drain(analyzer)?;
     if let Some(w) = sinks.pairs.as_mut() {
-        w.flush()?;
+        w.write(|w| w.flush())?;
     }
     if let Some(h) = sinks.hlog.as_mut() {
         h.finish(analyzer.first_time())?;
@@ -280,7 +312,7 @@ impl Sinks {
         match self.pairs.as_mut() {
             Some(w) => {
                 for p in analyzer.drain_pairs() {
-                    write_pair(w, &p)?;
+                    w.write(|w| write_pair(w, &p))?;
                 }
             }
             None => analyzer.drain_pairs().for_each(drop),
@@ -297,8 +329,23 @@ impl Sinks {
     }
 }
 
+/// Refuses `--pairs` or `--hlog` named `-`, and both on one file: the command line's fault.
+fn check_outputs(args: &AnalyzeArgs) -> Result<()> {
+    for (flag, p) in [("--pairs", &args.pairs), ("--hlog", &args.hlog)] {
+        if let Some(p) = p {
+            refuse_stdout(p, flag)?;
+        }
+    }
+    if let (Some(pairs), Some(hlog)) = (&args.pairs, &args.hlog) {
+        distinct(&[("--pairs", pairs), ("--hlog", hlog)])?;
+    }
+    Ok(())
+}
+
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let cfg = config(args).map_err(usage)?;
+    check_inputs(&args.files, &args.trailer)?;
+    check_outputs(args).map_err(usage)?;
     let detect = cfg.flows.is_empty();
     let declared = |feed: bool| cfg.flows.iter().any(|f| matches!(f, FlowSpec::Feed(_)) == feed);
     // Detection runs only with neither given: with one side alone, the other is not looked for.
@@ -312,13 +359,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut tx = TxFeed::read(&args.tx_events)?;
 
     let mut sinks = Sinks::default();
-    if let (Some(pairs), Some(hlog)) = (&args.pairs, &args.hlog) {
-        distinct(&[("--pairs", pairs), ("--hlog", hlog)])?;
-    }
     if let Some(p) = &args.pairs {
-        let mut w = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER)?);
-        writeln!(w, "{PAIRS_HEADER}")?;
-        sinks.pairs = Some(w);
+        sinks.pairs = Some(PairsSink::create(p)?);
     }
     if let Some(p) = &args.hlog {
         sinks.hlog = Some(HlogSink::create(p)?);
@@ -345,14 +387,12 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         trailers: pipe.trailers(),
         resolutions: pipe.resolutions(),
     };
-    // Written with `write!`, never `print!` (which panics on a closed pipe or a full disk): an error
-    // here ends the run like any other, and a closed pipe quietly (main).
-    let mut out = std::io::stdout().lock();
+    // Made whole first, then written with `write_all`, never `print!` (which panics on a closed pipe or
+    // a full disk): an error here ends the run like any other, and a closed pipe quietly (main).
+    let mut out = Vec::new();
     if args.json {
-        // Serialised first, so that an output error reaches main as the io::Error it is.
-        let mut doc = serde_json::to_vec_pretty(&report)?;
-        doc.push(b'\n');
-        out.write_all(&doc)?;
+        out = serde_json::to_vec_pretty(&report)?;
+        out.push(b'\n');
     } else {
         if detect {
             if detected.is_empty() {
@@ -371,8 +411,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    out.flush()?;
-    drop(out);
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(&out).and_then(|()| stdout.flush()).context(STDOUT_WRITING)?;
+    drop(stdout);
     pipe.print_warnings();
     match failure {
         Some(e) => Err(e.context(format!("stopped after {index} frames; the report covers those"))),
@@ -391,6 +432,7 @@ const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";
 /// the StartTime header (the first interval's start), maxima in ms (the processor's default ratio).
 pub struct HlogSink {
     out: BufWriter<std::fs::File>,
+    path: PathBuf,
     serializer: V2DeflateSerializer,
     start_ns: Option<i64>,
     buf: Vec<u8>,
@@ -415,11 +457,12 @@ impl HlogSink {
     /// Creates the log file `p`.
     pub fn create(p: &Path) -> Result<HlogSink> {
         let out = BufWriter::new(create_output(p, "--hlog", HLOG_HEADER)?);
-        Ok(HlogSink { out, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
+        let path = p.to_owned();
+        Ok(HlogSink { out, path, serializer: V2DeflateSerializer::new(), start_ns: None, buf: Vec::new() })
     }
 
     /// The log's header, its StartTime at `start_ns`.
-    fn header(&mut self, start_ns: i64) -> Result<()> {
+    fn header(&mut self, start_ns: i64) -> std::io::Result<()> {
         let ms = round_ms(start_ns);
         let (secs, ms) = (ms.div_euclid(1_000), ms.rem_euclid(1_000));
         writeln!(self.out, "{HLOG_HEADER}")?;
@@ -435,18 +478,20 @@ impl HlogSink {
     /// Ends the log: a log without a sample still gets its header (StartTime at `first_ns`, the
     /// capture's first time, or the epoch), so that it reads as an empty log, not as no log.
     fn finish(&mut self, first_ns: Option<i64>) -> Result<()> {
-        if self.start_ns.is_none() {
-            self.header(first_ns.unwrap_or(0))?;
-        }
-        self.out.flush()?;
-        Ok(())
+        let mut end = || {
+            if self.start_ns.is_none() {
+                self.header(first_ns.unwrap_or(0))?;
+            }
+            self.out.flush()
+        };
+        end().with_context(|| writing("--hlog", &self.path))
     }
 
     fn write(&mut self, i: &Interval) -> Result<()> {
         let start_ns = match self.start_ns {
             Some(s) => s,
             None => {
-                self.header(i.start_ns)?;
+                self.header(i.start_ns).with_context(|| writing("--hlog", &self.path))?;
                 i.start_ns
             }
         };
@@ -467,8 +512,8 @@ impl HlogSink {
             len_ms % 1000,
             max_ms,
             BASE64.encode(&self.buf)
-        )?;
-        Ok(())
+        )
+        .with_context(|| writing("--hlog", &self.path))
     }
 }
 

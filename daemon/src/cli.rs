@@ -4,13 +4,24 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Honest wire-to-wire latency for electronic trading.
+/// Honest wire-to-wire latency for electronic trading
 ///
 /// wirestamp reads captures from taps and hosts (pcap, pcapng, ERF; plain, gzip or zstd), decodes the
 /// timestamp trailers tap devices append (Arista 7130/Metamako, Exablaze, Arista 7150/7280, cPacket),
 /// and reports latency with every timestamp's provenance and every loss counted.
+///
+/// Examples:
+///   wirestamp demo                      # synth, analyze and the check against the truth, in one
+///   wirestamp synth market.pcapng       # a market whose latencies are known, and its truth
+///   wirestamp analyze --match 'token:T(\d+)' market.pcapng
+///   wirestamp analyze --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 tap.pcapng
+///   wirestamp frames tap.pcap | head    # each frame's timestamps and where they came from
+///   wirestamp doctor                    # can this host measure?
+///   wirestamp capture -i eth1 -w md.pcapng
+///
+/// `wirestamp COMMAND --help` teaches each command, with examples.
 #[derive(Debug, Parser)]
-#[command(name = "wirestamp", version, propagate_version = true, max_term_width = 110)]
+#[command(name = "wirestamp", version, propagate_version = true, max_term_width = 110, verbatim_doc_comment)]
 pub struct Cli {
     /// Log filter (e.g. `info`, `wirestamp_capture=debug`); default `warn`, or `RUST_LOG`.
     #[arg(long, global = true, value_name = "FILTER")]
@@ -22,7 +33,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Print every frame's timestamp, provenance and L3/L4 summary, one line per frame.
+    /// Print every frame's timestamp, provenance and L3/L4 summary, one line per frame
     ///
     /// Like `tshark -T fields` for timestamps: what wirestamp sees in a capture. Several files are merged
     /// into one stream ordered by time. Tap trailers are detected automatically; `--trailer` forces one.
@@ -44,7 +55,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Frames(FramesArgs),
 
-    /// Tick-to-trade from captures, as distributions with the counters that qualify them.
+    /// Tick-to-trade from captures, as distributions with the counters that qualify them
     ///
     /// Decodes market data (ITCH 5.0 over MoldUDP64) and orders (OUCH over SoupBinTCP), matches each
     /// order to the tick that triggered it, and reports honest percentiles.
@@ -62,32 +73,47 @@ pub enum Command {
     /// snd_to_wire (that SND time -> the order's frame). Under the table: the load they were measured
     /// under (span, ticks and orders per second, the busiest second).
     ///
-    /// Examples:
+    /// Examples (the first for a `wirestamp synth` capture: each of its ClOrdIDs is T and the trigger's
+    /// sequence, so the token rule pairs every order with its trigger, where the default symbol rule
+    /// may take another tick of the symbol, so close together are synth's):
+    ///   wirestamp analyze --match 'token:T(\d+)' market.pcapng
     ///   wirestamp analyze capture.pcapng
-    ///   wirestamp analyze --match 'token:T(\d+)' --md udp:233.54.12.111:26477 \
-    ///       --orders tcp:10.1.0.1:8003 cap.pcap
+    ///   wirestamp analyze --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003@ouch42 cap.pcap
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
     ///
     /// Exit status: 0, every input read to its end; 1, an input could not be opened, an output would
-    /// replace another file, or a malformed record stopped reading (the report, printed all the same,
-    /// covers the frames before: see its `input`); 2, the command line or the --config file is wrong
-    /// (nothing was read).
+    /// replace another file or could not be written, or a malformed record stopped reading (the
+    /// report, printed all the same, covers the frames before: see its `input`); 2, the command line
+    /// or the --config file is wrong, as for an unknown flag or trailer kind, a capture or an output
+    /// given twice, or an output named `-` (nothing was read).
     #[command(verbatim_doc_comment)]
     Analyze(AnalyzeArgs),
 
-    /// Generate a synthetic capture whose tick-to-trade latencies are known exactly.
+    /// Generate a synthetic capture whose tick-to-trade latencies are known exactly
     ///
     /// An ITCH 5.0 / MoldUDP64 feed (A and B copies, several messages per packet, bursts, VLAN tags,
     /// noise) and an OUCH 5.0 / SoupBinTCP session (segmentation, coalescing, a retransmission).
     ///
-    /// Writes FILE (pcapng with one interface per capture point, or pcap with `--pcap`) and FILE's truth
-    /// as CSV (`--truth`, default FILE.truth.csv): one line per order with the trigger's MoldUDP64
-    /// sequence, tick time (earliest copy), order time (frame carrying its first byte), latency, and
-    /// ack time. Each order's ClOrdID is `T` followed by the trigger's sequence in 13 digits, so
-    /// `--match 'token:T(\d+)'` correlates exactly. Deterministic for a seed.
+    /// Writes FILE and its truth as CSV (--truth, default FILE.truth.csv): one line per order with the
+    /// trigger's MoldUDP64 sequence, tick time (earliest copy), order time (frame carrying its first
+    /// byte), latency, and ack time. FILE's name chooses its format: `.pcap`, classic pcap (ns);
+    /// `.pcapng`, pcapng with one interface per capture point; any other, pcapng, or pcap with --pcap.
+    /// Deterministic for a seed.
+    ///
+    /// Each order's ClOrdID is `T` followed by the trigger's sequence in 13 digits, so
+    /// `analyze --match 'token:T(\d+)'` pairs every order with its trigger exactly (the default symbol
+    /// rule may take another tick of the symbol: synth's come so close together). synth prints that
+    /// command on stderr.
+    ///
+    /// Examples:
+    ///   wirestamp synth market.pcapng
+    ///   wirestamp analyze --match 'token:T(\d+)' --pairs pairs.csv market.pcapng
+    ///   wirestamp synth -n 1000000 --seed 7 --truth truth.csv big.pcap
+    ///   wirestamp synth --no-feed-b --max-msgs 1 --median-ns 20000 thin.pcapng
+    #[command(verbatim_doc_comment)]
     Synth(SynthArgs),
 
-    /// Live table of the stage stamps a trading app writes with the probe library.
+    /// Live table of the stage stamps a trading app writes with the probe library
     ///
     /// Per point and stage of a wirestamp-probe session: count, min, p50, p99, p99.9, max, lost,
     /// orphans. TSC ticks are converted to ns by a continuous fit against CLOCK_REALTIME.
@@ -112,7 +138,7 @@ pub enum Command {
         json: bool,
     },
 
-    /// Capture live frames to pcapng with their timestamps' provenance: a tcpdump for latency work.
+    /// Capture live frames to pcapng with their timestamps' provenance: a tcpdump for latency work
     ///
     /// Sources: `afpacket` (default; TPACKET_V3 ring, both directions, per-frame kernel timestamp flags,
     /// NIC hardware timestamping switched on where the driver has it and restored on exit), `pcap` (libpcap,
@@ -134,17 +160,27 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     Capture(CaptureArgs),
 
-    /// Check whether this host can measure, each check with its reason and fix.
+    /// Check whether this host can measure, each check with its reason and fix
     ///
     /// TSC and clocksource, NIC timestamping, PHC, offloads that merge captured frames (GRO, LRO,
-    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or fails with the reason and the fix; the exit status is
-    /// non-zero when a check fails.
+    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or
+    /// fails with the reason and the fix; the exit status is non-zero when a check fails.
+    ///
+    /// Examples:
+    ///   wirestamp doctor
+    ///   wirestamp doctor -i eth1 --json
+    #[command(verbatim_doc_comment)]
     Doctor(DoctorArgs),
 
-    /// Run wirestamp's main job on a built-in default and check it against the ground truth.
+    /// Run wirestamp's main job on a built-in default and check it against the ground truth
     ///
     /// Generates a synthetic market with known latencies (`synth`), analyses it (`analyze`), and
     /// checks every measured pair against the generator's truth.
+    ///
+    /// Examples:
+    ///   wirestamp demo
+    ///   wirestamp demo --keep demo-out -n 1000000
+    #[command(verbatim_doc_comment)]
     Demo {
         /// Keep the generated capture, truth, pairs and interval log in this directory (default: a
         /// temporary directory, removed afterwards).
@@ -164,11 +200,14 @@ pub struct AnalyzeArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// A market-data feed: `udp:GROUP:PORT[@moldudp64]` (GROUP may be `*`). Repeatable.
+    /// A market-data feed: `udp:GROUP:PORT[@moldudp64]` (GROUP may be `*`; `@itch` and `@itch50` are
+    /// other names for `@moldudp64`, ITCH 5.0 over MoldUDP64, the default). Repeatable.
     #[arg(long = "md", value_name = "SPEC")]
     pub md: Vec<String>,
 
-    /// An order session, by the exchange's end: `tcp:HOST:PORT[@ouch50|@ouch42]`. Repeatable.
+    /// An order session, by the exchange's end: `tcp:HOST:PORT[@ouch50|@ouch42]` (HOST may be `*`).
+    /// Without a version, OUCH 5.0: the version is detected only for sessions detected from the
+    /// traffic, when neither --md nor --orders is given. Repeatable.
     #[arg(long = "orders", value_name = "SPEC")]
     pub orders: Vec<String>,
 
@@ -176,9 +215,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 
-    /// How orders are matched to ticks: `token:REGEX` (the first capture group of REGEX, applied to
-    /// the ClOrdID or order token, is the trigger's MoldUDP64 sequence) or `symbol[:WINDOW]` (the last
-    /// message for the order's symbol within WINDOW before it; default 1s).
+    /// How orders are matched to ticks (default: `symbol:1s`, or the --config file's `match`):
+    /// `token:REGEX` (the first capture group of REGEX, applied to the ClOrdID or order token, is the
+    /// trigger's MoldUDP64 sequence; `token:T(\d+)` for a synth capture) or `symbol[:WINDOW]` (the
+    /// last message for the order's symbol within WINDOW before it; WINDOW 1s when left out).
     #[arg(long = "match", value_name = "RULE")]
     pub matching: Option<String>,
 
@@ -186,7 +226,10 @@ pub struct AnalyzeArgs {
     #[arg(long, value_name = "DIM")]
     pub by: Vec<String>,
 
-    /// Timestamp trailer decoding, as for `frames`: auto (default), none, KIND or FILE=KIND.
+    /// Timestamp trailer decoding: `auto` (default: detect conservatively), `none`, or a KIND to force
+    /// on every file: metamako, cpacket, exablaze_hpt, exablaze_fusion, arista7150, arista7280.
+    /// `FILE=KIND` forces a kind on one file only. A forced kind that does not validate on a file's
+    /// first frames is an error naming the file, the frame and the reason. Repeatable.
     #[arg(long, value_name = "KIND|FILE=KIND")]
     pub trailer: Vec<String>,
 
@@ -194,11 +237,17 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write every matched pair to this CSV file.
+    /// Write every matched pair to this CSV file, with the columns tick_session, tick_seq,
+    /// tick_time_ns, order_id, token, order_time_ns, order_frame, order_last_frame, latency_ns.
+    /// order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what --match
+    /// token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame are the
+    /// frames carrying the order's first and last bytes (0-based over all inputs). An existing FILE is
+    /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
 
-    /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per metric).
+    /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per
+    /// metric). An existing FILE is replaced only when empty or an earlier --hlog output.
     #[arg(long, value_name = "FILE")]
     pub hlog: Option<PathBuf>,
 
@@ -232,7 +281,7 @@ pub struct AnalyzeArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct SynthArgs {
-    /// Capture file to write.
+    /// Capture file to write: `.pcap`, classic pcap; `.pcapng` or any other name, pcapng (see --pcap).
     #[arg(value_name = "FILE")]
     pub output: PathBuf,
     /// Truth CSV to write (default: FILE.truth.csv).
@@ -245,7 +294,8 @@ pub struct SynthArgs {
     /// Random seed: the same seed gives the same bytes.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write classic pcap (nanosecond) instead of pcapng.
+    /// Write classic pcap (nanosecond) whatever FILE's name; with a `.pcapng` name, refused. Without
+    /// it, FILE's name chooses: `.pcap`, pcap; any other, pcapng.
     #[arg(long)]
     pub pcap: bool,
     /// Probability that a market-data packet triggers an order (0 to 1).
@@ -481,16 +531,55 @@ pub fn usage(e: anyhow::Error) -> anyhow::Error {
     anyhow::Error::new(UsageError(e))
 }
 
+/// Refuses, as [`UsageError`]s, the inputs and `--trailer` values no capture could make right: `-`
+/// twice, one capture given twice, an unknown trailer kind, `FILE=KIND` for a file not among the
+/// inputs. `Pipeline::open` refuses the same, with the same words, but among the errors of opening
+/// the files, which are not the command line's: checked here first, before anything is opened.
+pub fn check_inputs(files: &[PathBuf], trailer: &[String]) -> anyhow::Result<()> {
+    use crate::output::{same_file, same_pair};
+    use wirestamp_core::trailer::TrailerMode;
+    if files.iter().filter(|f| f.as_os_str() == wirestamp_capture::STDIN).count() > 1 {
+        return Err(usage(anyhow::anyhow!("standard input (-) is given more than once: it can be read once")));
+    }
+    if let Some((i, j)) = same_pair(files) {
+        return Err(usage(anyhow::anyhow!(
+            "{} and {} are the same file: give each capture once",
+            files[i].display(),
+            files[j].display()
+        )));
+    }
+    for spec in trailer {
+        // As `Pipeline::open` reads it: the last `=` splits FILE from KIND.
+        let (file, kind) = match spec.rsplit_once('=') {
+            Some((file, kind)) => (Some(file), kind),
+            None => (None, spec.as_str()),
+        };
+        kind.parse::<TrailerMode>().map_err(|e| usage(anyhow::anyhow!("--trailer {spec}: {e}")))?;
+        if let Some(file) = file
+            && !files.iter().any(|f| same_file(f, std::path::Path::new(file)))
+        {
+            return Err(usage(anyhow::anyhow!("--trailer {spec}: {file} is not one of the input files")));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Frames(args) => crate::frames::run(&args),
+        Command::Frames(args) => {
+            check_inputs(&args.files, &args.trailer)?;
+            if let Some(o) = &args.output {
+                crate::output::refuse_stdout(o, "-o").map_err(usage)?;
+            }
+            crate::frames::run(&args)
+        }
         Command::Analyze(args) => crate::analyze::run(&args),
         Command::Synth(args) => crate::synth::run(&args),
         Command::Capture(args) => crate::capture::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
         Command::ProbeStats { session, interval, count, once, json } => {
             let ns = wirestamp_core::analyze::parse_duration_ns(&interval).filter(|ns| *ns > 0).ok_or_else(|| {
-                anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)")
+                usage(anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)"))
             })?;
             let args = wirestamp_probe::reader::ProbeStatsArgs {
                 session,

@@ -25,7 +25,8 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
     let truth = dir.join("market.pcapng.truth.csv");
     let pairs = dir.join("pairs.csv");
     say(format_args!("== wirestamp synth: a market with known tick-to-trade latencies"))?;
-    crate::synth::run(&SynthArgs {
+    // Not `synth::run`: its advice to analyse the capture is what the demo does next.
+    crate::synth::write(&SynthArgs {
         output: capture.clone(),
         truth: None, // beside the capture: `truth`
         packets,
@@ -40,7 +41,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         no_feed_b: false,
         max_msgs: 3,
     })?;
-    let rule = r"token:T(\d+)";
+    let rule = crate::synth::TOKEN_RULE;
     say(format_args!("\n== wirestamp analyze --match '{rule}' {}", capture.display()))?;
     crate::analyze::run(&AnalyzeArgs {
         files: vec![capture.clone()],

@@ -110,8 +110,17 @@ pub fn refuse_stdout(p: &Path, flag: &str) -> Result<()> {
 }
 
 /// `println!` that hands back the write's error instead of panicking: a closed pipe (`wirestamp synth f
-/// | head -1`) then ends the command quietly in `main`, as for `analyze` and `frames`.
-pub fn say(line: std::fmt::Arguments<'_>) -> std::io::Result<()> {
+/// | head -1`) then ends the command quietly in `main`, as for `analyze` and `frames`, and a full
+/// disk is an error naming standard output.
+pub fn say(line: std::fmt::Arguments<'_>) -> Result<()> {
     use std::io::Write;
-    writeln!(std::io::stdout(), "{line}")
+    writeln!(std::io::stdout(), "{line}").context(STDOUT_WRITING)
+}
+
+/// What a failed write to standard output says before the system's reason (`> /dev/full`).
+pub const STDOUT_WRITING: &str = "standard output: writing";
+
+/// What a failed write to output `flag` `p` says before the system's reason: which output failed.
+pub fn writing(flag: &str, p: &Path) -> String {
+    format!("{flag} {}: writing", p.display())
 }

@@ -1,16 +1,58 @@
 //! `wirestamp synth`: writes a synthetic capture and its ground truth (see `wirestamp-lab`).
 
-use crate::cli::SynthArgs;
-use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say};
+use crate::cli::{SynthArgs, usage};
+use crate::output::{begins_with, create_output, distinct, kept_file, refuse_stdout, say, writing};
 use crate::progress::ProgressLine;
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use wirestamp_lab::synth::{
     Container, LatencyModel, MAX_LATENCY_NS, SynthConfig, TRUTH_HEADER, synth_with_progress, write_truth,
 };
 
+/// The token rule that pairs a synth capture's orders exactly: each ClOrdID is `T` and the trigger's
+/// MoldUDP64 sequence.
+pub const TOKEN_RULE: &str = r"token:T(\d+)";
+
+/// `synth`: writes the capture and its truth, then says how to analyse them.
 pub fn run(args: &SynthArgs) -> Result<ExitCode> {
+    write(args)?;
+    // The default symbol rule is ambiguous on synth's ticks, several of a symbol within a
+    // microsecond: the token rule is the one that pairs each order with its trigger.
+    crate::note!(
+        "wirestamp: to analyse it, each order paired with its trigger by its ClOrdID (T and the trigger's sequence):\n  \
+         wirestamp analyze --match {} {}",
+        shell_word(TOKEN_RULE),
+        shell_word(&args.output.to_string_lossy())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `s` as one word for a POSIX shell: as it is when it holds only characters no shell reads
+/// specially, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c);
+    if !s.is_empty() && s.chars().all(plain) { s.to_owned() } else { format!("'{}'", s.replace('\'', r"'\''")) }
+}
+
+/// The container `args` ask for: the file name's extension (`.pcap` or `.pcapng`) chooses it, `--pcap`
+/// for any other name; `--pcap` on a `.pcapng` name is a contradiction, refused.
+fn container(args: &SynthArgs) -> Result<Container> {
+    let ext = args.output.extension().map(|e| e.to_ascii_lowercase());
+    match (ext.as_ref().and_then(|e| e.to_str()), args.pcap) {
+        (Some("pcapng"), true) => bail!(
+            "--pcap with {}: a .pcapng name for a classic pcap file; name it .pcap, or leave out --pcap",
+            args.output.display()
+        ),
+        (Some("pcapng"), false) => Ok(Container::Pcapng),
+        (Some("pcap"), _) | (_, true) => Ok(Container::Pcap),
+        _ => Ok(Container::Pcapng),
+    }
+}
+
+/// The generator's configuration `args` ask for, or why they cannot be: the command line's fault.
+fn config(args: &SynthArgs) -> Result<SynthConfig> {
     for (name, p) in [("--order-prob", args.order_prob), ("--stall-prob", args.stall_prob)] {
         ensure!((0.0..=1.0).contains(&p), "{name} {p}: a probability must lie in 0..1");
     }
@@ -40,7 +82,7 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     );
     ensure!(args.packets >= 1, "-n 0: at least 1 packet (the Stock Directory packet that opens the feed)");
     let defaults = SynthConfig::default();
-    let cfg = SynthConfig {
+    Ok(SynthConfig {
         seed: args.seed,
         packets: args.packets,
         mean_gap_ns: args.gap_ns,
@@ -53,18 +95,26 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
             stall_prob: args.stall_prob,
             stall_ns: args.stall_ns,
         },
-        container: if args.pcap { Container::Pcap } else { Container::Pcapng },
+        container: container(args)?,
         ..defaults
-    };
-    let truth_path = args.truth.clone().unwrap_or_else(|| {
+    })
+}
+
+/// Writes the capture and its truth `args` ask for, saying on standard output what was written.
+pub fn write(args: &SynthArgs) -> Result<()> {
+    let cfg = config(args).map_err(usage)?;
+    let truth_path: PathBuf = args.truth.clone().unwrap_or_else(|| {
         let mut p = args.output.clone().into_os_string();
         p.push(".truth.csv");
         p.into()
     });
     // The truth never replaces the capture, nor a file that is no earlier truth (a capture whose
     // name took the place of --truth's): checked, and the file made, before anything is written.
-    refuse_stdout(&args.output, "the capture")?;
-    distinct(&[("the capture", &args.output), ("--truth", &truth_path)])?;
+    refuse_stdout(&args.output, "the capture").map_err(usage)?;
+    if let Some(t) = &args.truth {
+        refuse_stdout(t, "--truth").map_err(usage)?;
+    }
+    distinct(&[("the capture", &args.output), ("--truth", &truth_path)]).map_err(usage)?;
     // A capture is replaced only when it is an earlier synth's, known by its truth beside it: a real
     // capture given by mistake (`synth tap.pcap`) is refused.
     ensure!(
@@ -97,8 +147,10 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
     line.finish();
     let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
     let mut f = std::io::BufWriter::new(truth_file);
-    write_truth(&truth, &mut f)?;
-    f.flush()?;
+    write_truth(&truth, &mut f).and_then(|()| f.flush()).with_context(|| match &args.truth {
+        Some(t) => writing("--truth", t),
+        None => format!("{} (the capture's truth): writing", truth_path.display()),
+    })?;
     say(format_args!(
         "wrote {}: {} frames ({} market-data packets with {} ITCH messages, seq {}..{} of session {}, {} heartbeats, {} noise; {} orders in {} segments)",
         args.output.display(),
@@ -129,5 +181,5 @@ pub fn run(args: &SynthArgs) -> Result<ExitCode> {
             sum.delayed_orders
         ))?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -78,15 +78,57 @@ fn a_closed_pipe_ends_the_output_quietly_and_a_full_disk_is_an_error() {
         let out = closed_pipe(&[args, &[cap.as_str()]].concat());
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        // A full disk is an error, said in one line, not a panic.
+        // A full disk is an error, said in one line naming the output, not a panic.
         let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).arg(&cap).stdout(full).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert_eq!(
             String::from_utf8_lossy(&out.stderr),
-            "wirestamp: error: No space left on device (os error 28)\n",
+            "wirestamp: error: standard output: writing: No space left on device (os error 28)\n",
             "{args:?}"
         );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An output that cannot be written (a full disk: /dev/full) is an error naming it, exit status 1:
+/// `--pairs`, `--hlog`, synth's `--truth` and the truth it names itself, and standard output.
+#[test]
+fn a_full_disk_names_the_output_it_filled() {
+    let dir = tmpdir("full-disk");
+    let cap = small_capture(&dir);
+    let no_space = "No space left on device (os error 28)";
+    // Each synth run writes its own capture (one with a truth that is no earlier truth is refused).
+    let synth_cap = |n: u8| dir.join(format!("s{n}.pcapng")).display().to_string();
+    let (s1, s2, s3) = (synth_cap(1), synth_cap(2), synth_cap(3));
+    // The truth synth names after the capture, a link to the full device.
+    let beside = format!("{s2}.truth.csv");
+    std::os::unix::fs::symlink("/dev/full", &beside).unwrap();
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for (args, stdout_full, want) in [
+        (vec!["analyze", "-q", "--pairs", "/dev/full", &cap], false, format!("--pairs /dev/full: writing: {no_space}")),
+        (vec!["analyze", "-q", "--hlog", "/dev/full", &cap], false, format!("--hlog /dev/full: writing: {no_space}")),
+        (
+            vec!["synth", "-n", "100", "--truth", "/dev/full", &s1],
+            false,
+            format!("--truth /dev/full: writing: {no_space}"),
+        ),
+        (vec!["synth", "-n", "100", &s2], false, format!("{beside} (the capture's truth): writing: {no_space}")),
+        (vec!["analyze", "-q", &cap], true, format!("standard output: writing: {no_space}")),
+        (
+            vec!["synth", "-n", "100", "--truth", "/dev/null", &s3],
+            true,
+            format!("standard output: writing: {no_space}"),
+        ),
+    ] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirestamp"));
+        cmd.args(&args);
+        if stdout_full {
+            cmd.stdout(full());
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("wirestamp: error: {want}\n"), "{args:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -351,6 +393,10 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     // An error in the file names the file and the entry, not a flag that was never given.
     for (text, want) in [
         ("md = [\"tcp:1.2.3.4:5\"]\n", format!("{c}: md = \"tcp:1.2.3.4:5\": a market-data feed is udp:GROUP:PORT")),
+        (
+            "md = [\"233.54.12.111:26477\"]\n",
+            format!("{c}: md = \"233.54.12.111:26477\": the udp: prefix is missing: a market-data feed is udp:"),
+        ),
         ("orders = [\"udp:1.2.3.4\"]\n", format!("{c}: orders = \"udp:1.2.3.4\": flow `udp:1.2.3.4`: missing :PORT")),
         (
             "match = \"token:T\\\\d+\"\n",
@@ -365,9 +411,24 @@ fn flows_from_the_file_and_the_command_line_are_combined_and_errors_name_their_s
     // The command line's errors name its flags.
     let err = String::from_utf8(run(&["--match", r"token:T\d+"]).stderr).unwrap();
     assert!(err.starts_with("wirestamp: error: --match token:T\\d+: the regular expression needs a capture"), "{err}");
-    // An address without its transport says so (it said "missing :PORT").
-    let err = String::from_utf8(run(&["--md", "233.54.12.111:26477"]).stderr).unwrap();
-    assert!(err.contains("`233.54.12.111:` is not udp: or tcp: (missing the udp:/tcp: prefix?)"), "{err}");
+    // An address without its transport says which prefix it lacks, and the spec with it (it said
+    // "missing :PORT", then "`233.54.12.111:` is not udp: or tcp:").
+    for (args, want) in [
+        (
+            ["--md", "233.54.12.111:26477"],
+            "--md 233.54.12.111:26477: the udp: prefix is missing: a market-data feed is \
+             udp:GROUP:PORT[@moldudp64], here udp:233.54.12.111:26477",
+        ),
+        (
+            ["--orders", "10.1.0.1:8003@ouch42"],
+            "--orders 10.1.0.1:8003@ouch42: the tcp: prefix is missing: an order session is \
+             tcp:HOST:PORT[@ouch50|@ouch42], here tcp:10.1.0.1:8003@ouch42",
+        ),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("wirestamp: error: {want}\n"));
+    }
     // One exchange end with two OUCH versions is refused, naming both places (the first won silently).
     std::fs::write(&conf, "orders = [\"tcp:10.1.0.1:8003@ouch50\"]\n").unwrap();
     let err = String::from_utf8(run(&["--config", c, "--orders", "tcp:10.1.0.1:8003@ouch42"]).stderr).unwrap();
@@ -406,7 +467,8 @@ fn one_side_given_alone_says_the_other_is_not_detected() {
 }
 
 /// synth refuses what it cannot produce, naming the parameter (negative values reach the check,
-/// not clap's "unexpected argument"), and says where its output departs from what was asked.
+/// not clap's "unexpected argument"), with exit status 2 as for clap's own errors, and says where
+/// its output departs from what was asked.
 #[test]
 fn synth_refuses_what_it_cannot_produce_and_says_what_it_clamped() {
     let dir = tmpdir("synth-args");
@@ -420,10 +482,13 @@ fn synth_refuses_what_it_cannot_produce_and_says_what_it_clamped() {
         (&["--median-ns", "2e9"], "--median-ns 2000000000: must lie above 0 and at most 12500000 (12.5 ms)"),
         (&["--stall-ns", "1e12"], "--stall-ns 1000000000000: must lie in 0..8333333"),
         (&["--gap-ns", "1000000"], "--gap-ns 1000000: must lie in 1..100000"),
-        (&["-n", "0"], "-n 0: at least 1 packet"),
+        (&["-n", "0"], "-n 0: at least 1 packet (the Stock Directory packet that opens the feed)"),
+        (&["--order-prob", "2"], "--order-prob 2: a probability must lie in 0..1"),
+        (&["--max-msgs", "31"], "--max-msgs 31: must lie in 1..30 (messages per packet, drawn uniformly from 1 to it)"),
+        (&["--max-msgs", "0"], "--max-msgs 0: must lie in 1..30 (messages per packet, drawn uniformly from 1 to it)"),
     ] {
         let out = wirestamp(&[&["synth", c][..], args].concat());
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with(&format!("wirestamp: error: {want}")), "{args:?}: {err}");
         assert!(!cap.exists(), "{args:?}: nothing written");
@@ -548,9 +613,9 @@ fn a_capture_on_standard_input() {
         assert_eq!(r, from_file, "{input} on standard input");
     }
     let out = wirestamp(&["analyze", "-", "-"]);
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("standard input (-) is given more than once"), "{err}");
+    assert_eq!(err, "wirestamp: error: standard input (-) is given more than once: it can be read once\n");
     // Standard input a terminal (`script` gives one): an error at once, not a wait for bytes.
     let cmd = format!("{} analyze -; echo exit=$?", env!("CARGO_BIN_EXE_wirestamp"));
     // Without the check the run would wait for the terminal's bytes for ever: 10 s, then it fails.
@@ -620,24 +685,27 @@ fn synth_shows_progress_on_a_terminal_when_a_run_takes_more_than_a_second() {
 /// `synth --truth` never replace a capture (the input itself included), nor `synth` a capture
 /// without its truth beside it, `--pairs` and `--hlog` never
 /// share a file, and a capture given twice is refused (each frame would be its own duplicate). An
-/// earlier output of the same kind may be replaced. Each refusal exits 1 and leaves the files as
-/// they were.
+/// earlier output of the same kind may be replaced. Each refusal leaves the files as they were and
+/// exits 1 for a file that would be replaced, 2 for a command line that cannot be right (one file
+/// given twice, an output named `-`).
 #[test]
 fn outputs_never_replace_a_capture_or_each_other() {
     let dir = tmpdir("outputs");
     let cap = small_capture(&dir);
     let before = std::fs::read(&cap).unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_owned();
-    let refused = |args: &[&str], why: &str| {
+    let refused_with = |code: i32, args: &[&str], why: &str| {
         let out = wirestamp(args);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
         assert!(err.contains(why), "{args:?}: {err}");
         assert_eq!(std::fs::read(&cap).unwrap(), before, "{args:?} changed the capture");
     };
+    let refused = |args: &[&str], why: &str| refused_with(1, args, why);
+    let wrong = |args: &[&str], why: &str| refused_with(2, args, why);
     refused(&["frames", "-o", &cap, &cap], "is not an earlier -o output: refusing to overwrite it");
     refused(&["frames", "--format", "json", "-o", &cap, &cap], "is not an earlier -o output");
-    refused(&["synth", "-n", "5", "--truth", &cap, &cap], "the capture and --truth name the same file");
+    wrong(&["synth", "-n", "5", "--truth", &cap, &cap], "the capture and --truth name the same file");
     let other = dir.join("other.pcapng");
     refused(&["synth", "-n", "5", "--truth", &cap, &s(&other)], "--truth");
     assert!(!other.exists(), "the capture was written before --truth was refused");
@@ -649,35 +717,35 @@ fn outputs_never_replace_a_capture_or_each_other() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("is no earlier synth capture (its truth,"));
     assert_eq!(std::fs::read(&real).unwrap(), before, "synth replaced a capture");
     let x = s(&dir.join("x.out"));
-    refused(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
+    wrong(&["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap], "--pairs and --hlog name the same file");
     // Two spellings of one file not made yet (each output clobbered the other).
     let in_dir = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_wirestamp")).current_dir(&dir).args(args).output();
     let out = in_dir(&["analyze", "-q", "--pairs", "y.csv", "--hlog", "./y.csv", &cap]).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--pairs and --hlog name the same file, ./y.csv"));
     let out = in_dir(&["synth", "-n", "5", "--truth", "./sx.pcapng", "sx.pcapng"]).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("the capture and --truth name the same file"));
     assert!(!dir.join("y.csv").exists() && !dir.join("sx.pcapng").exists());
     // A symbolic link to a file not made yet names it.
     std::os::unix::fs::symlink("z.csv", dir.join("z-link.hlog")).unwrap();
     let out = in_dir(&["analyze", "-q", "--pairs", "z.csv", "--hlog", "z-link.hlog", &cap]).unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--pairs and --hlog name the same file"));
     assert!(!dir.join("z.csv").exists());
     let same = format!("{}/./small.pcapng", dir.display());
-    refused(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
+    wrong(&["analyze", "-q", &cap, &same], "are the same file: give each capture once");
     let hard = dir.join("hard-link.pcapng");
     std::fs::hard_link(&cap, &hard).unwrap();
-    refused(&["analyze", "-q", &cap, &s(&hard)], "are the same file: give each capture once");
-    refused(&["frames", "-q", &s(&hard), &cap], "are the same file: give each capture once");
+    wrong(&["analyze", "-q", &cap, &s(&hard)], "are the same file: give each capture once");
+    wrong(&["frames", "-q", &s(&hard), &cap], "are the same file: give each capture once");
     // Standard input redirected from a capture also given by name.
     let out = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
         .args(["analyze", "-q", &cap, "-"])
         .stdin(std::fs::File::open(&cap).unwrap())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("and - are the same file: give each capture once"));
     // A truth synth names itself is named so, not as a --truth never given.
     let out = wirestamp(&["synth", "-n", "5", "/nonexistent/dir/x.pcapng"]);
@@ -694,7 +762,7 @@ fn outputs_never_replace_a_capture_or_each_other() {
         &["synth", "-n", "5", "--truth", "-", &s(&other)],
         &["synth", "-n", "5", "-"],
     ] {
-        refused(args, "-: outputs are written to a named file");
+        wrong(args, "-: outputs are written to a named file");
     }
     assert!(!Path::new("-").exists() && !other.exists());
     // Earlier outputs of the same kind are replaced.
@@ -836,6 +904,65 @@ fn a_wrong_command_line_exits_2_and_an_unreadable_input_1() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// What no capture could make right is the command line's fault, exit status 2 with nothing read or
+/// written: a trailer kind that is none, `FILE=KIND` for a file not among the inputs, an output
+/// named `-` or given twice, the same capture twice (the `analyze` checks `frames` shares too), and
+/// a bad `probe-stats --interval`. Each says what is wrong, in one line.
+#[test]
+fn what_no_capture_could_make_right_exits_2() {
+    let dir = tmpdir("usage");
+    let cap = small_capture(&dir);
+    let x = dir.join("x.out").display().to_string();
+    let kinds = "expected auto, none, metamako, cpacket, exablaze_hpt, exablaze_fusion, arista7150 or arista7280";
+    let same = format!("{cap} and {cap} are the same file: give each capture once");
+    let misspelt = format!("{cap}=metamakoo");
+    let cases = [
+        (
+            vec!["analyze", "-q", "--trailer", "foo", &cap],
+            format!("--trailer foo: unknown trailer mode \"foo\": {kinds}"),
+        ),
+        (
+            vec!["analyze", "-q", "--trailer", "nonexist.pcap=metamako", &cap],
+            "--trailer nonexist.pcap=metamako: nonexist.pcap is not one of the input files".to_owned(),
+        ),
+        (
+            vec!["analyze", "-q", "--trailer", &misspelt, &cap],
+            format!("--trailer {cap}=metamakoo: unknown trailer mode \"metamakoo\": {kinds}"),
+        ),
+        (
+            vec!["analyze", "-q", "--pairs", "-", &cap],
+            "--pairs -: outputs are written to a named file (standard output holds the report); give a file name"
+                .to_owned(),
+        ),
+        (
+            vec!["analyze", "-q", "--pairs", &x, "--hlog", &x, &cap],
+            format!("--pairs and --hlog name the same file, {x}: each needs its own"),
+        ),
+        (vec!["analyze", "-q", &cap, &cap], same.clone()),
+        (
+            vec!["frames", "-q", "--trailer", "foo", &cap],
+            format!("--trailer foo: unknown trailer mode \"foo\": {kinds}"),
+        ),
+        (
+            vec!["frames", "-q", "-o", "-", &cap],
+            "-o -: outputs are written to a named file (standard output holds the report); give a file name".to_owned(),
+        ),
+        (vec!["frames", "-q", &cap, &cap], same),
+        (
+            vec!["probe-stats", "x", "--interval", "soon"],
+            "--interval soon: not a duration above 0 with its unit (e.g. 500ms, 1s)".to_owned(),
+        ),
+    ];
+    for (args, want) in cases {
+        let out = wirestamp(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("wirestamp: error: {want}\n"), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing read");
+        assert!(!Path::new(&x).exists(), "{args:?}: nothing written");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Standard error closed (`wirestamp capture ... 2>&1 | head -1`): the messages are lost, not the
 /// run. `capture` from a stream on stdin writes its whole file and exits 0 (it panicked printing its
 /// first message: exit status 101, no file); `frames` writes all its lines.
@@ -859,4 +986,112 @@ fn a_closed_standard_error_loses_messages_not_the_run() {
     };
     assert_eq!(count(&out), count(Path::new(&cap)));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// synth writes the format its file's name says: a `.pcap` name classic pcap (nanosecond magic
+/// a1b23c4d, written little-endian), `.pcapng` (any case) or any other name pcapng (its Section
+/// Header Block type 0a0d0d0a), `--pcap` pcap whatever the name but a `.pcapng` one, which is the
+/// command line's fault (exit status 2, nothing written).
+#[test]
+fn synth_writes_the_format_its_file_name_says() {
+    let dir = tmpdir("synth-format");
+    const PCAP_NS: [u8; 4] = [0x4d, 0x3c, 0xb2, 0xa1];
+    const PCAPNG: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+    for (name, flags, magic) in [
+        ("a.pcap", &[][..], PCAP_NS),
+        ("b.PCAP", &[], PCAP_NS),
+        ("c.pcapng", &[], PCAPNG),
+        ("d.cap", &[], PCAPNG),
+        ("e", &[], PCAPNG),
+        ("f.cap", &["--pcap"], PCAP_NS),
+        ("g.pcap", &["--pcap"], PCAP_NS),
+    ] {
+        let p = dir.join(name);
+        let out = wirestamp(&[&["synth", "-n", "10", p.to_str().unwrap()][..], flags].concat());
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(std::fs::read(&p).unwrap()[..4], magic, "{name} {flags:?}");
+    }
+    let p = dir.join("h.pcapng");
+    let out = wirestamp(&["synth", "-n", "10", "--pcap", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "wirestamp: error: --pcap with {}: a .pcapng name for a classic pcap file; name it .pcap, or leave out \
+             --pcap\n",
+            p.display()
+        )
+    );
+    assert!(!p.exists() && !dir.join("h.pcapng.truth.csv").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// After writing, synth says on stderr the `analyze` command that pairs its orders exactly (the token
+/// rule its ClOrdIDs carry: `T` and the trigger's sequence), its file name quoted for a shell when it
+/// needs it. Run as said, that command pairs every order of the truth with its trigger and finds
+/// none ambiguous.
+#[test]
+fn synth_says_how_to_analyse_what_it_wrote() {
+    let dir = tmpdir("synth-hint");
+    let cap = dir.join("it's here.pcapng");
+    let out = wirestamp(&["synth", "-n", "1000", cap.to_str().unwrap()]);
+    assert!(out.status.success());
+    let quoted = format!("'{}'", cap.display().to_string().replace('\'', r"'\''"));
+    let command = format!(r"wirestamp analyze --match 'token:T(\d+)' {quoted}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "wirestamp: to analyse it, each order paired with its trigger by its ClOrdID (T and the trigger's \
+             sequence):\n  {command}\n"
+        )
+    );
+    let bin = env!("CARGO_BIN_EXE_wirestamp");
+    let run = Command::new("sh").arg("-c").arg(format!("{bin}{} -q --json", &command["wirestamp".len()..])).output();
+    let run = run.unwrap();
+    assert!(run.status.success(), "{command}: {}", String::from_utf8_lossy(&run.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let truth = std::fs::read_to_string(format!("{}.truth.csv", cap.display())).unwrap();
+    let orders = truth.lines().count() - 1;
+    assert_eq!(orders, 42);
+    assert_eq!(r["counters"]["matched"], orders);
+    assert_eq!(r["counters"]["ambiguous"], 0);
+    // A name no shell reads specially is given as it is.
+    let plain = dir.join("plain.pcap");
+    let out = wirestamp(&["synth", "-n", "10", plain.to_str().unwrap()]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with(&format!("\n  wirestamp analyze --match 'token:T(\\d+)' {}\n", plain.display())), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `wirestamp --help` and each command's `--help` teach it with examples, as the README says; the
+/// commands' one-line descriptions end alike (no full stop); `analyze --help` shows the token rule
+/// for a synth capture first, names every trailer kind wirestamp decodes, and says `--match`'s default.
+#[test]
+fn the_help_teaches_with_examples() {
+    let help = |args: &[&str]| String::from_utf8(wirestamp(&[args, &["--help"]].concat()).stdout).unwrap();
+    let top = help(&[]);
+    for cmd in [&[][..], &["frames"], &["analyze"], &["synth"], &["capture"], &["doctor"], &["demo"]] {
+        let text = help(cmd);
+        assert!(text.lines().any(|l| l.starts_with("Examples")), "{cmd:?}: {text}");
+    }
+    assert!(help(&["probe-stats"]).contains("\nExample: wirestamp probe-stats "));
+    // Each command's line, with the lines its description wraps onto (indented further).
+    let mut commands: Vec<String> = Vec::new();
+    for l in top.lines().skip_while(|l| *l != "Commands:").skip(1).take_while(|l| !l.is_empty()) {
+        match commands.last_mut() {
+            Some(last) if l.starts_with("   ") => *last += l,
+            _ => commands.push(l.to_owned()),
+        }
+    }
+    assert_eq!(commands.len(), 8, "{top}");
+    for line in &commands {
+        assert!(!line.ends_with('.'), "{line}");
+    }
+    let analyze = help(&["analyze"]);
+    let first_example = analyze.lines().skip_while(|l| !l.starts_with("Examples")).find(|l| l.starts_with("  "));
+    assert_eq!(first_example, Some(r"  wirestamp analyze --match 'token:T(\d+)' market.pcapng"));
+    let flat = analyze.split_whitespace().collect::<Vec<_>>().join(" ");
+    let kinds: Vec<&str> = wirestamp_core::trailer::TrailerKind::ALL.iter().map(|k| k.name()).collect();
+    assert!(flat.contains(&format!("force on every file: {}.", kinds.join(", "))), "{flat}");
+    assert!(flat.contains("How orders are matched to ticks (default: `symbol:1s`,"), "{flat}");
 }

@@ -78,8 +78,17 @@ impl FromStr for FlowSpec {
         };
         let (kind, rest) = body.split_once(':').ok_or_else(|| err("missing the udp:/tcp: prefix"))?;
         if kind != "udp" && kind != "tcp" {
-            // `233.54.12.111:26477` must not be read as transport `233.54.12.111` with no port.
-            return Err(err(&format!("`{kind}:` is not udp: or tcp: (missing the udp:/tcp: prefix?)")));
+            // `233.54.12.111:26477` must not be read as transport `233.54.12.111` with no port: the
+            // commonest slip, said with the spec as it should be.
+            let as_kind = |k: &str| format!("{k}:{s}").parse::<FlowSpec>().map(|_| format!("{k}:{s}"));
+            return Err(err(&match (as_kind("udp"), as_kind("tcp")) {
+                (Ok(u), Ok(t)) => {
+                    format!("the udp: or tcp: prefix is missing ({u} for a feed, {t} for an order session)")
+                }
+                (Ok(u), Err(_)) => format!("the udp: prefix is missing ({u} for a feed)"),
+                (Err(_), Ok(t)) => format!("the tcp: prefix is missing ({t} for an order session)"),
+                (Err(_), Err(_)) => format!("`{kind}` is not udp or tcp"),
+            }));
         }
         // The address may be IPv6 in brackets: [2001:db8::1]:26477.
         let (addr, port) = rest.rsplit_once(':').ok_or_else(|| err("missing :PORT"))?;
@@ -285,6 +294,21 @@ mod tests {
         assert!(matches!(any, FlowSpec::Feed(FeedSpec { group: None, .. })));
         let v6: FlowSpec = "tcp:[2001:db8::1]:8003".parse().unwrap();
         assert!(matches!(v6, FlowSpec::Orders(OrderSpec { host: Some(IpAddr::V6(_)), .. })));
+        let missing = |s: &str| s.parse::<FlowSpec>().unwrap_err().reason;
+        assert_eq!(
+            missing("233.54.12.111:26477"),
+            "the udp: or tcp: prefix is missing (udp:233.54.12.111:26477 for a feed, tcp:233.54.12.111:26477 for an \
+             order session)"
+        );
+        assert_eq!(
+            missing("10.1.0.1:8003@ouch42"),
+            "the tcp: prefix is missing (tcp:10.1.0.1:8003@ouch42 for an order session)"
+        );
+        assert_eq!(
+            missing("233.54.12.111:26477@itch"),
+            "the udp: prefix is missing (udp:233.54.12.111:26477@itch for a feed)"
+        );
+        assert_eq!(missing("sctp:1.2.3.4:1"), "`sctp` is not udp or tcp");
         for bad in [
             "233.54.12.111:26477",
             "udp:233.54.12.111",
