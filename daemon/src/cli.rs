@@ -531,37 +531,11 @@ pub fn usage(e: anyhow::Error) -> anyhow::Error {
     anyhow::Error::new(UsageError(e))
 }
 
-/// Refuses, as [`UsageError`]s, the inputs and `--trailer` values no capture could make right: `-`
-/// twice, one capture given twice, an unknown trailer kind, `FILE=KIND` for a file not among the
-/// inputs. `Pipeline::open` refuses the same, with the same words, but among the errors of opening
-/// the files, which are not the command line's: checked here first, before anything is opened.
+/// Refuses, as [`UsageError`]s, the inputs and `--trailer` values no capture could make right
+/// ([`crate::pipeline::check_inputs`]; `Pipeline::open` refuses them too, but among the errors of
+/// opening the files, which are not the command line's): checked first, before anything is opened.
 pub fn check_inputs(files: &[PathBuf], trailer: &[String]) -> anyhow::Result<()> {
-    use crate::output::{same_file, same_pair};
-    use wirestamp_core::trailer::TrailerMode;
-    if files.iter().filter(|f| f.as_os_str() == wirestamp_capture::STDIN).count() > 1 {
-        return Err(usage(anyhow::anyhow!("standard input (-) is given more than once: it can be read once")));
-    }
-    if let Some((i, j)) = same_pair(files) {
-        return Err(usage(anyhow::anyhow!(
-            "{} and {} are the same file: give each capture once",
-            files[i].display(),
-            files[j].display()
-        )));
-    }
-    for spec in trailer {
-        // As `Pipeline::open` reads it: the last `=` splits FILE from KIND.
-        let (file, kind) = match spec.rsplit_once('=') {
-            Some((file, kind)) => (Some(file), kind),
-            None => (None, spec.as_str()),
-        };
-        kind.parse::<TrailerMode>().map_err(|e| usage(anyhow::anyhow!("--trailer {spec}: {e}")))?;
-        if let Some(file) = file
-            && !files.iter().any(|f| same_file(f, std::path::Path::new(file)))
-        {
-            return Err(usage(anyhow::anyhow!("--trailer {spec}: {file} is not one of the input files")));
-        }
-    }
-    Ok(())
+    crate::pipeline::check_inputs(files, trailer).map(drop).map_err(usage)
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {

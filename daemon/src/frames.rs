@@ -1,9 +1,9 @@
 //! `wirestamp frames`: one line per frame with its timestamp, provenance and L3/L4 summary.
 
 use crate::cli::{Format, FramesArgs};
-use crate::output::create_output;
+use crate::output::{STDOUT_WRITING, create_output, writing};
 use crate::pipeline::{Pipeline, Stamped};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -163,9 +163,11 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         Some(p) => Box::new(create_output(p, "-o", &first_line)?),
         None => Box::new(std::io::stdout().lock()),
     };
+    // A failed write names its output (`-o FILE`, or standard output).
+    let what = args.output.as_deref().map_or_else(|| STDOUT_WRITING.to_owned(), |p| writing("-o", p));
     let mut out = BufWriter::with_capacity(1 << 16, sink);
     if args.format == Format::Csv {
-        writeln!(out, "{}", COLUMNS.join(","))?;
+        writeln!(out, "{}", COLUMNS.join(",")).context(what.clone())?;
     }
 
     let mut summary = Summary::default();
@@ -192,16 +194,17 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
             summary.no_timestamp += 1;
         }
         let row = Row::new(summary.frames, &s);
-        match args.format {
-            Format::Csv => row.write_csv(&mut out)?,
+        let written = match args.format {
+            Format::Csv => row.write_csv(&mut out),
+            // As an I/O error, so that a closed pipe (`| head`) ends quietly, as for CSV.
             Format::Json => {
-                serde_json::to_writer(&mut out, &row)?;
-                out.write_all(b"\n")?;
+                serde_json::to_writer(&mut out, &row).map_err(std::io::Error::from).and_then(|()| out.write_all(b"\n"))
             }
-        }
+        };
+        written.with_context(|| what.clone())?;
         summary.frames += 1;
     }
-    out.flush()?;
+    out.flush().context(what)?;
 
     if !args.quiet {
         print_summary(&summary, args.files.len());

@@ -242,20 +242,13 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
 impl Pipeline {
     /// Opens `files` (merged by time) with the trailer modes `--trailer` asked for.
     pub fn open(files: &[PathBuf], trailer_specs: &[String]) -> Result<Pipeline> {
-        match files.iter().filter(|f| f.as_os_str() == STDIN).count() {
-            0 => {}
-            1 if std::io::stdin().is_terminal() => bail!(
+        let modes = check_inputs(files, trailer_specs)?;
+        if files.iter().any(|f| f.as_os_str() == STDIN) && std::io::stdin().is_terminal() {
+            bail!(
                 "- reads a capture from standard input, which is a terminal here: pipe one in \
                  (tcpdump -w - ... | wirestamp analyze -) or redirect a file (< FILE)"
-            ),
-            1 => {}
-            _ => bail!("standard input (-) is given more than once: it can be read once"),
+            );
         }
-        // The same capture twice would make every frame a duplicate of itself (`-` is once at most).
-        if let Some((i, j)) = same_pair(files) {
-            bail!("{} and {} are the same file: give each capture once", files[i].display(), files[j].display());
-        }
-        let modes = trailer_modes(trailer_specs, files)?;
         let source = match files {
             [one] => Source::One(Box::new(CaptureReader::open(one)?)),
             _ => Source::Many(MergedReader::open(files)?),
@@ -538,6 +531,20 @@ fn trailer_error(file: &Path, frame_in_input: u64, e: &TrailerError) -> anyhow::
         e.kind.name(),
         e.reason
     )
+}
+
+/// What no capture could make right in the inputs and `--trailer` values (the command line's errors,
+/// checked before anything is opened): `-` twice, one capture given twice, an unknown trailer kind,
+/// `FILE=KIND` for a file not among the inputs. Else the trailer mode of each input.
+pub fn check_inputs(files: &[PathBuf], trailer_specs: &[String]) -> Result<Vec<TrailerMode>> {
+    if files.iter().filter(|f| f.as_os_str() == STDIN).count() > 1 {
+        bail!("standard input (-) is given more than once: it can be read once");
+    }
+    // The same capture twice would make every frame a duplicate of itself (`-` is once at most).
+    if let Some((i, j)) = same_pair(files) {
+        bail!("{} and {} are the same file: give each capture once", files[i].display(), files[j].display());
+    }
+    trailer_modes(trailer_specs, files)
 }
 
 /// Which trailer mode applies to each input: `KIND` sets the default, `FILE=KIND` one file.

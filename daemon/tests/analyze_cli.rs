@@ -73,7 +73,10 @@ fn a_closed_pipe_ends_the_output_quietly_and_a_full_disk_is_an_error() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    for args in [&["analyze", "--json"][..], &["analyze", "-q"][..]] {
+    // frames' JSON too (serde_json's error hid the closed pipe: "Broken pipe", exit 1).
+    for args in
+        [&["analyze", "--json"][..], &["analyze", "-q"], &["frames", "-q"], &["frames", "-q", "--format", "json"]]
+    {
         // The reading end is closed before the report is written: EPIPE on the first write.
         let out = closed_pipe(&[args, &[cap.as_str()]].concat());
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -115,6 +118,8 @@ fn a_full_disk_names_the_output_it_filled() {
         ),
         (vec!["synth", "-n", "100", &s2], false, format!("{beside} (the capture's truth): writing: {no_space}")),
         (vec!["analyze", "-q", &cap], true, format!("standard output: writing: {no_space}")),
+        (vec!["frames", "-q", "-o", "/dev/full", &cap], false, format!("-o /dev/full: writing: {no_space}")),
+        (vec!["frames", "-q", "--format", "json", &cap], true, format!("standard output: writing: {no_space}")),
         (
             vec!["synth", "-n", "100", "--truth", "/dev/null", &s3],
             true,
