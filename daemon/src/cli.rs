@@ -38,13 +38,15 @@ pub enum Command {
     /// Like `tshark -T fields` for timestamps: what wirestamp sees in a capture. Several files are merged
     /// into one stream ordered by time. Tap trailers are detected automatically; `--trailer` forces one.
     ///
-    /// Columns: index (0-based, in output order), time_ns (best timestamp: the trailer's when there is
-    /// one, else the record's; ns since the epoch), caplen, wirelen, interface (global number across the
+    /// Columns: index (0-based, in output order), time_ns (best timestamp, ns since the epoch: the
+    /// trailer's when there is one, a keyframe's the time it left its device, else the record's, moved
+    /// onto the tap's clock by the host's offset from it in a file the tap stamps, flagged
+    /// host_offset), caplen, wirelen, interface (global number across the
     /// inputs), direction (in, out, or absent), ts_source (pcap, pcapng, erf, none, or the trailer's name),
     /// trailer, trailer_time_ns, device, port, src, dst, proto (the IP protocol number: 6 TCP, 17 UDP),
     /// sport, dport, payload_len (the transport payload as the headers declare it, without padding or
     /// trailer), then record_time_ns (the container's own time, always kept), quality (clock-quality
-    /// flags), vlan (outer/inner ids), anomaly (the first malformed header, as `LAYER header at byte
+    /// flags: degraded, unsynced, stale_keyframe, extended, record_error, backwards, host_offset), vlan (outer/inner ids), anomaly (the first malformed header, as `LAYER header at byte
     /// OFFSET: REASON`), input (index of the file on the command line). Absent values are empty in
     /// CSV and null in JSON.
     ///
