@@ -220,7 +220,7 @@ fn frames_without_a_timestamp_are_counted_in_both_outputs() {
 fn a_feed_of_another_itch_is_doubted() {
     let asx = data_file("omi_data_packets/Asx/Ntp.Itch.v1.05/CombinationOrderExecutedMessage.pcap");
     let text = ok(&["analyze", "-q", asx.to_str().unwrap()]);
-    let doubt = "  1 of its 1 messages are of no ITCH 5.0 type or cut short: udp:233.71.185.65:17510 may not be \
+    let doubt = "  1 of its 1 message is of no ITCH 5.0 type or cut short: udp:233.71.185.65:17510 may not be \
                  MoldUDP64 carrying NASDAQ ITCH 5.0";
     assert!(text.lines().any(|l| l.starts_with(doubt)), "{text}");
     let elk = data_file("pcap_market/elk_nasdaq.pcap");
@@ -628,7 +628,7 @@ fn a_clock_stepping_back_is_reported() {
     let text = support::analyze_text(&["--md", "udp:233.54.12.111:26477"], &cap);
     assert!(
         text.contains(
-            "time: 1 frames are timed more than 1ms before the frame before them (the capture's clock stepped back, \
+            "time: 1 frame is timed more than 1ms before the frame before it (the capture's clock stepped back, \
              or frames were recorded far out of order; the largest step 7200.000s, first at frame 4)"
         ),
         "{text}"

@@ -55,7 +55,7 @@ fn two_ticks_of_the_symbol_at_once_make_a_symbol_match_ambiguous() {
         let seq: u64 = row.split(',').nth(1).unwrap().parse().unwrap();
         assert_eq!(seq, if ambiguous == 1 { 2 } else { 1 });
         let text = analyze_text(&args, &cap);
-        let want = format!("matching (symbol:1.000s): 1 orders, 1 matched, 0 unmatched, {ambiguous} ambiguous,");
+        let want = format!("matching (symbol:1.000s): 1 order, 1 matched, 0 unmatched, {ambiguous} ambiguous,");
         assert!(text.lines().any(|l| l.starts_with(&want)), "{want}\n{text}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -36,7 +36,8 @@ pub struct MetricReport {
     pub mean_ns: Option<i64>,
     /// Percentiles with fewer than 100 samples beyond them (not stable).
     pub unstable: Vec<&'static str>,
-    /// Negative samples (the two ends' clocks disagree).
+    /// Negative samples: the two ends' clocks disagree, or (`tick_to_trade`, `tick_to_snd`) the
+    /// trigger's earlier copy came on a feed not analysed.
     pub negative: u64,
     /// Samples beyond an hour either way: counted in the histogram's top bucket (percentiles there
     /// are an hour's bucket), exact in `min_ns` and `max_ns`.
@@ -172,9 +173,18 @@ impl FeedReport {
     fn doubt(&self) -> Option<String> {
         let bad_messages = self.itch_unknown + self.itch_truncated;
         if self.malformed_packets > 0 && self.malformed_packets * 2 >= self.frames {
-            Some(format!("{} of its {} frames hold a malformed packet", self.malformed_packets, self.frames))
+            Some(format!(
+                "{} of its {} {} a malformed packet",
+                self.malformed_packets,
+                n(self.frames, "frame", "frames"),
+                one(self.malformed_packets, "holds", "hold")
+            ))
         } else if bad_messages > 0 && bad_messages * 2 >= self.messages {
-            Some(format!("{bad_messages} of its {} messages are of no ITCH 5.0 type or cut short", self.messages))
+            Some(format!(
+                "{bad_messages} of its {} {} of no ITCH 5.0 type or cut short",
+                n(self.messages, "message", "messages"),
+                one(bad_messages, "is", "are")
+            ))
         } else {
             None
         }
@@ -335,6 +345,16 @@ impl Load {
         }
         Some(s)
     }
+}
+
+/// `count` and its noun, the singular for exactly one ("1 gap", "0 gaps").
+fn n(count: u64, singular: &str, plural: &str) -> String {
+    format!("{count} {}", one(count, singular, plural))
+}
+
+/// The word that agrees with `count` (a verb, a pronoun): `singular` for exactly one.
+fn one<'a>(count: u64, singular: &'a str, plural: &'a str) -> &'a str {
+    if count == 1 { singular } else { plural }
 }
 
 /// A rate for people: 3 significant digits, with k or M.
@@ -560,53 +580,68 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
-            "{} feeds were detected, the most analysed from detection: {} more frames that look like MoldUDP64 \
-             went to other flows and were not analysed (give the feeds with --md)",
+            "{} feeds were detected, the most analysed from detection: {} more {} like MoldUDP64 went to other \
+             flows and {} not analysed (give the feeds with --md)",
             super::MAX_DETECTED_FEEDS,
-            a.counters.feeds_not_detected_frames
+            a.counters.feeds_not_detected_frames,
+            one(a.counters.feeds_not_detected_frames, "frame that looks", "frames that look"),
+            one(a.counters.feeds_not_detected_frames, "was", "were")
         ));
     }
     for f in &a.feeds {
         if let Some((frame, session)) = f.first_session_beyond {
             notes.push(format!(
-                "feed {}: {} packets of MoldUDP64 sessions beyond its first {} were not analysed, the first at frame \
-                 {frame} (session {session}): a feed has one session a day (not MoldUDP64, or its session names \
-                 corrupt?)",
+                "feed {}: {} of MoldUDP64 sessions beyond its first {} {} not analysed, the first at frame {frame} \
+                 (session {session}): a feed has one session a day (not MoldUDP64, or its session names corrupt?)",
                 f.spec,
-                f.sessions_beyond,
-                super::MAX_FEED_SESSIONS
+                n(f.sessions_beyond, "packet", "packets"),
+                super::MAX_FEED_SESSIONS,
+                one(f.sessions_beyond, "was", "were")
             ));
         }
     }
     if a.counters.sessions_not_detected_frames > 0 {
         notes.push(format!(
-            "{} order sessions were detected, the most analysed from detection: {} more frames that look like \
-             SoupBinTCP went to other flows and were not analysed (give the sessions with --orders)",
+            "{} order sessions were detected, the most analysed from detection: {} more {} like SoupBinTCP went \
+             to other flows and {} not analysed (give the sessions with --orders)",
             super::MAX_DETECTED_SESSIONS,
-            a.counters.sessions_not_detected_frames
+            a.counters.sessions_not_detected_frames,
+            one(a.counters.sessions_not_detected_frames, "frame that looks", "frames that look"),
+            one(a.counters.sessions_not_detected_frames, "was", "were")
         ));
     }
     if a.last_by_symbol.untracked > 0 {
         notes.push(format!(
-            "the symbol rule keeps the ticks of {} symbols, the most there can be: {} ticks of further symbols were \
-             not kept, and orders of those symbols are unmatched",
+            "the symbol rule keeps the ticks of {} symbols, the most there can be: {} of further symbols {} not \
+             kept, and orders of those symbols are unmatched",
             super::MAX_SYMBOLS,
-            a.last_by_symbol.untracked
+            n(a.last_by_symbol.untracked, "tick", "ticks"),
+            one(a.last_by_symbol.untracked, "was", "were")
         ));
     }
     let c = &a.counters;
     if let Some(frame) = c.first_released_for_room_frame {
         let mut what = Vec::new();
-        for (n, kind) in [
+        for (k, kind) in [
             (
                 c.orders_released_for_room,
-                "orders stopped waiting (for the 1ms reorder allowance, or a trigger not seen yet)",
+                ["order", "orders", " stopped waiting (for the 1ms reorder allowance, or a trigger not seen yet)"],
             ),
-            (c.requests_released_for_room, "requests stopped waiting for a response"),
-            (c.responses_released_for_room, "responses stopped waiting for their request"),
+            (c.requests_released_for_room, ["request", "requests", " stopped waiting for a response"]),
+            (
+                c.responses_released_for_room,
+                [
+                    "response",
+                    "responses",
+                    &format!(
+                        " stopped waiting for {}",
+                        one(c.responses_released_for_room, "its request", "their requests")
+                    ),
+                ],
+            ),
         ] {
-            if n > 0 {
-                what.push(format!("{n} {kind}"));
+            if k > 0 {
+                what.push(format!("{}{}", n(k, kind[0], kind[1]), kind[2]));
             }
         }
         notes.push(format!(
@@ -622,27 +657,30 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     if forgotten > 0 {
         notes.push(format!(
             "the symbol rule keeps {} ticks of a symbol and about {} of all symbols together, the most there can \
-             be: {forgotten} of the oldest ticks were forgotten (a clock of too fine a step, or ticks that many \
+             be: {forgotten} of the oldest {} forgotten (a clock of too fine a step, or ticks that many \
              within the 1 s an order held behind a capture hole keeps them?), and orders that may have matched \
              them are unmatched",
             super::MAX_SYMBOL_TICKS,
             super::MAX_TICKS_KEPT,
+            one(forgotten, "tick was", "ticks were"),
         ));
     }
     if a.counters.connections_not_analysed_frames > 0 {
         notes.push(format!(
-            "{} order connections were analysed, the most there can be: {} frames of further connections were not",
+            "{} order connections were analysed, the most there can be: {} of further connections {} not",
             super::MAX_CONNECTIONS,
-            a.counters.connections_not_analysed_frames
+            n(a.counters.connections_not_analysed_frames, "frame", "frames"),
+            one(a.counters.connections_not_analysed_frames, "was", "were")
         ));
     }
     if a.symbol_slots.len() >= super::MAX_SYMBOL_ROWS
         && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::OTHER_SYMBOLS)
     {
         notes.push(format!(
-            "--by symbol: {} symbols have a row each; {} orders of further symbols are in {}",
+            "--by symbol: {} symbols have a row each; {} of further symbols {} in {}",
             super::MAX_SYMBOL_ROWS,
-            others.1.count(),
+            n(others.1.count(), "order", "orders"),
+            one(others.1.count(), "is", "are"),
             super::OTHER_SYMBOLS
         ));
     }
@@ -650,17 +688,21 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     // kind, and where traffic that looks like it went.
     let no_traffic = |tcp: bool, i: usize, head: String| {
         let (other, of_kind, looks) = if tcp {
-            ("UDP datagrams", "a session is TCP: a feed is --md udp:...", "segments that look like SoupBinTCP")
+            (
+                ["UDP datagram", "UDP datagrams"],
+                "a session is TCP: a feed is --md udp:...",
+                "segments that look like SoupBinTCP",
+            )
         } else {
             (
-                "TCP segments",
+                ["TCP segment", "TCP segments"],
                 "a feed is UDP: an order session is --orders tcp:...",
                 "datagrams that look like MoldUDP64",
             )
         };
-        let mut n = head;
-        if let Some(k) = a.wrong_kind.get(&(tcp, i)) {
-            n += &format!("; {k} {other} went to it ({of_kind})");
+        let mut note = head;
+        if let Some(&k) = a.wrong_kind.get(&(tcp, i)) {
+            note += &format!("; {} went to it ({of_kind})", n(k, other[0], other[1]));
         }
         let mut seen: Vec<(&IpAddr, &u16, &u64)> =
             a.unclaimed.iter().filter(|((t, ..), _)| *t == tcp).map(|((_, ip, port), n)| (ip, port, n)).collect();
@@ -669,9 +711,9 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             let kind = if tcp { "tcp" } else { "udp" };
             let flows: Vec<String> =
                 seen.iter().map(|(ip, port, k)| format!("{kind}:{}:{port} ({k})", super::fmt_ip(**ip))).collect();
-            n += &format!("; {looks} went to {}", flows.join(", "));
+            note += &format!("; {looks} went to {}", flows.join(", "));
         }
-        n
+        note
     };
     for (i, f) in a.feeds.iter().enumerate().filter(|(_, f)| !f.detected && f.frames == 0) {
         notes.push(no_traffic(false, i, format!("feed {}: no datagram to it", f.spec)));
@@ -686,10 +728,11 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         let others = to.other_ends_packets + from.other_ends_packets;
         if others > 0 {
             notes.push(format!(
-                "connection {}: {others} SoupBinTCP packets of a type only the other end sends (Sequenced Data or \
+                "connection {}: {} of a type only the other end sends (Sequenced Data or \
                  Login Accepted toward the end given as the exchange's, Login Request or client heartbeats from it): \
                  the exchange may be the other end, --orders tcp:{}:{}",
                 c.label,
+                n(others, "SoupBinTCP packet", "SoupBinTCP packets"),
                 super::fmt_ip(c.key.0),
                 c.key.1
             ));
@@ -701,9 +744,11 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
                 OrderProto::Ouch42 => ("OUCH 4.2", "ouch50"),
             };
             notes.push(format!(
-                "connection {}: {fits} messages malformed as {given} are well-formed in the other version: is the \
-                 session @{other}?",
-                c.label
+                "connection {}: {} malformed as {given} {} well-formed in the other version: is the session \
+                 @{other}?",
+                c.label,
+                n(fits, "message", "messages"),
+                one(fits, "is", "are")
             ));
         }
     }
@@ -783,17 +828,26 @@ impl Report {
                 None => ("", escaped(&m.name)),
             };
             if m.negative > 0 {
+                // A trigger's time is its first copy among the feeds analysed: one that came first on
+                // another feed leaves the order before it, as the matching line says.
+                let metric = parent.unwrap_or(&m.name);
+                let or_feed = if matches!(metric, "tick_to_trade" | "tick_to_snd") {
+                    ", or the trigger's earlier copy came on a feed not analysed"
+                } else {
+                    ""
+                };
                 let or_back =
                     if self.counters.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" };
                 notes.push(format!(
-                    "{full}: {} of {} samples negative (the clocks of the two ends disagree{or_back})",
-                    m.negative, m.count
+                    "{full}: {} of {} negative (the clocks of the two ends disagree{or_feed}{or_back})",
+                    m.negative,
+                    n(m.count, "sample", "samples")
                 ));
             }
             if m.saturated > 0 {
                 notes.push(format!(
-                    "{full}: {} samples beyond an hour either way (percentiles there are an hour's bucket; min and max exact)",
-                    m.saturated
+                    "{full}: {} beyond an hour either way (percentiles there are an hour's bucket; min and max exact)",
+                    n(m.saturated, "sample", "samples")
                 ));
             }
             let mut f = |v: Option<i64>, label: &str| match v {
@@ -876,7 +930,11 @@ impl Report {
         if self.tx_given {
             let dropped = match c.tx_writes_dropped {
                 0 => String::new(),
-                n => format!("; {n} writes forgotten for room before their orders came"),
+                k => format!(
+                    "; {} forgotten for room before {} came",
+                    n(k, "write", "writes"),
+                    one(k, "its order", "their orders")
+                ),
             };
             // Events that join nothing are a wrong file or swapped ends, not a run without them.
             let none = if c.orders_with_snd == 0 && c.orders > 0 {
@@ -892,15 +950,16 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {} orders, {} matched{}, {} unmatched{}, {} ambiguous, {} cancels and modifies (not correlated)",
+            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated)",
             self.matching,
-            c.orders,
+            n(c.orders, "order", "orders"),
             c.matched,
             match c.trigger_after_order {
                 0 => String::new(),
-                n => format!(
-                    " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree, \
+                k => format!(
+                    " ({k} to a trigger stamped after {}: the clocks of the feed's and the orders' taps disagree, \
                      or the trigger's earlier copy came on a feed not analysed{})",
+                    one(k, "it", "them"),
                     if c.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" }
                 ),
             },
@@ -911,7 +970,7 @@ impl Report {
                 String::new()
             },
             c.ambiguous,
-            c.not_correlated
+            n(c.not_correlated, "cancel or modify", "cancels and modifies")
         );
         // Every order without a readable token: the regex does not fit the firm's tokens. Say what
         // one looks like, so that the fix is one look away.
@@ -930,49 +989,60 @@ impl Report {
         // Index restarts are rare (a sequence jump past the index's bound): named only when they happened.
         let resets = match c.tick_index_resets {
             0 => String::new(),
-            n => format!(", sequence jumps past the tick index (restarted there): {n}"),
+            k => format!(", sequence jumps past the tick index (restarted there): {k}"),
         };
         let unsolicited = match c.unsolicited_cancels {
             0 => String::new(),
-            n => format!(", {n} cancels the exchange sent unasked"),
+            k => format!(", {} the exchange sent unasked", n(k, "cancel", "cancels")),
         };
         let awaiting = match c.awaiting_at_end {
             0 => String::new(),
-            n => {
-                format!(" ({n} more awaiting a response at the capture's end, sent less than the timeout before it)")
+            k => {
+                format!(" ({k} more awaiting a response at the capture's end, sent less than the timeout before it)")
             }
         };
         let _ = writeln!(
             o,
-            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged{awaiting}, {} responses unmatched{unsolicited}",
-            c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
+            "ticks: {} ({}), {}, {} too late to arbitrate{resets}; responses: {} paired, {} unacknowledged{awaiting}, {} unmatched{unsolicited}",
+            c.ticks,
+            one(c.ticks, "first copy", "first copies"),
+            n(c.tick_copies, "later copy", "later copies"),
+            c.stale_copies,
+            c.acked,
+            n(c.unacked, "order", "orders"),
+            n(c.unmatched_responses, "response", "responses")
         );
         for f in &self.feeds {
             let types: Vec<String> = f.itch_types.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 o,
-                "feed {}{}: {} packets, {} messages ({}) seq {}, {} heartbeats, {} gaps ({} missing{}), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
+                "feed {}{}: {}, {} ({}) seq {}, {}, {} ({} missing{}), {}, {} out of order, {}, {} unknown and {}{}",
                 f.feed,
                 if f.detected { " (detected)" } else { "" },
-                f.packets,
-                f.messages,
+                n(f.packets, "packet", "packets"),
+                n(f.messages, "message", "messages"),
                 types.join(", "),
                 match (f.first_seq, f.last_seq) {
                     (Some(a), Some(b)) => format!("{a}..{b}"),
                     _ => "-".to_owned(),
                 },
-                f.heartbeats,
-                f.gaps,
+                n(f.heartbeats, "heartbeat", "heartbeats"),
+                n(f.gaps, "gap", "gaps"),
                 f.missing,
                 match f.gaps_forgotten {
                     0 => String::new(),
-                    n => format!("; {n} gaps no longer tracked: late packets filling them count as duplicates"),
+                    k => format!(
+                        "; {} no longer tracked: late packets filling {} count as duplicates",
+                        n(k, "gap", "gaps"),
+                        one(k, "it", "them")
+                    ),
                 },
-                f.duplicates,
+                n(f.duplicates, "duplicate", "duplicates"),
                 f.out_of_order,
-                f.malformed_packets,
+                n(f.malformed_packets, "malformed packet", "malformed packets"),
                 f.itch_unknown,
-                f.itch_truncated,
+                // The noun goes with the nearer count ("1 unknown and 0 truncated ITCH messages").
+                n(f.itch_truncated, "truncated ITCH message", "truncated ITCH messages"),
                 match (&f.first_bad_frame, &f.first_bad_reason) {
                     (Some(i), Some(r)) => format!("; first bad frame {i}: {r}"),
                     _ => String::new(),
@@ -992,42 +1062,46 @@ impl Report {
                 let k = &s.counters;
                 let _ = writeln!(
                     o,
-                    "orders {} {dir} {}{}: {} SoupBinTCP packets, {} OUCH messages ({} unknown, {} malformed), TCP: {} segments, {} retransmitted, {} out of order, {} holes ({} bytes), {} bytes skipped to resync, {} framing errors, {} bytes cut at the end{}",
+                    "orders {} {dir} {}{}: {}, {} ({} unknown, {} malformed), TCP: {}, {} retransmitted, {} out of order, {} ({}), {} skipped to resync, {}, {} cut at the end{}",
                     conn.connection,
                     conn.session,
                     if conn.detected { " (detected)" } else { "" },
-                    k.soup_packets,
-                    k.ouch_messages,
+                    n(k.soup_packets, "SoupBinTCP packet", "SoupBinTCP packets"),
+                    n(k.ouch_messages, "OUCH message", "OUCH messages"),
                     k.ouch_unknown,
                     k.ouch_malformed,
-                    s.tcp.segments,
+                    n(s.tcp.segments, "segment", "segments"),
                     s.tcp.retransmitted_segments,
                     s.tcp.out_of_order_segments,
-                    s.tcp.holes,
-                    s.tcp.hole_bytes,
-                    k.resync_skipped_bytes,
-                    k.framing_errors,
-                    k.truncated_tail_bytes,
-                    k.first_bad_frame.map(|i| format!("; first bad frame {i}")).unwrap_or_default()
+                    n(s.tcp.holes, "hole", "holes"),
+                    n(s.tcp.hole_bytes, "byte", "bytes"),
+                    n(k.resync_skipped_bytes, "byte", "bytes"),
+                    n(k.framing_errors, "framing error", "framing errors"),
+                    n(k.truncated_tail_bytes, "byte", "bytes"),
+                    // Set by the first hole, framing error, malformed message or cut tail, where it was
+                    // found (a hole found at the capture's end: the last frame).
+                    k.first_bad_frame.map(|i| format!("; first anomaly found at frame {i}")).unwrap_or_default()
                 );
             }
         }
         let srcs: Vec<String> = c.ts_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(
             o,
-            "frames: {} ({} not in any feed or session, {} with malformed headers, {} IP fragments); timestamps used: {}; with clock warnings: {}",
+            "frames: {} ({} not in any feed or session, {} with {}, {}); timestamps used: {}; with clock warnings: {}",
             c.frames,
             c.other_frames,
             c.malformed_frames,
-            c.ip_fragments,
+            one(c.malformed_frames, "a malformed header", "malformed headers"),
+            n(c.ip_fragments, "IP fragment", "IP fragments"),
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
         if self.input.frames_without_time > 0 {
             let _ = writeln!(
                 o,
-                "{} frames had no timestamp (pcapng Simple Packet Blocks) and were not used",
-                self.input.frames_without_time
+                "{} no timestamp (pcapng Simple Packet Blocks) and {} not used",
+                n(self.input.frames_without_time, "frame had", "frames had"),
+                one(self.input.frames_without_time, "was", "were")
             );
         }
         for t in self.input.trailers.iter().filter(|t| t.worth_a_line()) {
@@ -1068,18 +1142,19 @@ impl Report {
             };
             let _ = writeln!(
                 o,
-                "time: {} frames were recorded after a frame timed later (out of time order, by up to {}): {waited}",
-                c.reordered_frames,
+                "time: {} recorded after a frame timed later (out of time order, by up to {}): {waited}",
+                n(c.reordered_frames, "frame was", "frames were"),
                 format_ns(i64::try_from(c.largest_reorder_ns).unwrap_or(i64::MAX))
             );
         }
         if c.time_steps_back > 0 {
             let _ = writeln!(
                 o,
-                "time: {} frames are timed more than 1ms before the frame before them (the capture's clock stepped \
-                 back, or frames were recorded far out of order; the largest step {}, first at frame {}): a latency \
-                 across a step is wrong by it",
-                c.time_steps_back,
+                "time: {} timed more than 1ms before the frame before {} (the capture's clock stepped back, or \
+                 frames were recorded far out of order; the largest step {}, first at frame {}): a latency across a \
+                 step is wrong by it",
+                n(c.time_steps_back, "frame is", "frames are"),
+                one(c.time_steps_back, "it", "them"),
                 format_ns(i64::try_from(c.largest_step_back_ns).unwrap_or(i64::MAX)),
                 c.first_step_back_frame.unwrap_or(0)
             );
@@ -1087,10 +1162,10 @@ impl Report {
         if c.capture_drops > 0 {
             let _ = writeln!(
                 o,
-                "capture: the input records {} packets lost while it was captured (pcapng interface statistics, ERF \
-                 loss counters): \
-                 the figures may miss them",
-                c.capture_drops
+                "capture: the input records {} lost while it was captured (pcapng interface statistics, ERF loss \
+                 counters): the figures may miss {}",
+                n(c.capture_drops, "packet", "packets"),
+                one(c.capture_drops, "it", "them")
             );
         }
         o
