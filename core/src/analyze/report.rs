@@ -325,21 +325,22 @@ impl Load {
     /// The terminal's line: the span, the mean rates and the busiest intervals (their starts from
     /// `first_ns`, the first frame time used).
     fn line(&self, first_ns: i64) -> Option<String> {
-        let mut s = format!("load: {} of capture", format_ns(self.span_ns?));
+        let mut s = format!("load: {} of capture", format_span(self.span_ns?));
         if let (Some(ticks), Some(orders)) = (self.ticks_per_s, self.orders_per_s) {
             s += &format!("; on average {} ticks/s and {} orders/s", rate(ticks), rate(orders));
         }
-        let busiest: Vec<String> = [(self.busiest_ticks, "ticks"), (self.busiest_orders, "orders")]
-            .into_iter()
-            .filter_map(|(b, what)| {
-                let b = b?;
-                let from = match b.start_ns.saturating_sub(first_ns) {
-                    0 => "the start".to_owned(),
-                    d => format!("+{}", format_ns(d)),
-                };
-                Some(format!("{} {what} in {} from {from}", b.count, format_ns(b.len_ns)))
-            })
-            .collect();
+        let busiest: Vec<String> =
+            [(self.busiest_ticks, ["tick", "ticks"]), (self.busiest_orders, ["order", "orders"])]
+                .into_iter()
+                .filter_map(|(b, what)| {
+                    let b = b?;
+                    let from = match b.start_ns.saturating_sub(first_ns) {
+                        0 => "the start".to_owned(),
+                        d => format!("+{}", format_span(d)),
+                    };
+                    Some(format!("{} in {} from {from}", n(b.count, what[0], what[1]), format_ns(b.len_ns)))
+                })
+                .collect();
         if !busiest.is_empty() {
             s += &format!("; busiest interval: {}", busiest.join(", "));
         }
@@ -357,7 +358,8 @@ fn one<'a>(count: u64, singular: &'a str, plural: &'a str) -> &'a str {
     if count == 1 { singular } else { plural }
 }
 
-/// A rate for people: 3 significant digits, with k or M.
+/// A rate for people: 3 significant digits, with k or M; below 1, as many decimals as that takes
+/// (a few orders over months are 0.0000327/s, not 0.00).
 fn rate(r: f64) -> String {
     if r == 0.0 {
         return "0".to_owned();
@@ -369,14 +371,26 @@ fn rate(r: f64) -> String {
     } else {
         (r, "")
     };
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
+    // Decimals after the first significant digit's place: 2 for 1 to 10, one more per decade below.
+    let digits = (2 - v.log10().floor() as i32).max(0) as usize;
     format!("{v:.digits$}{unit}")
+}
+
+/// A capture's span or an offset into it for people: [`format_ns`] below a minute; beyond, whole units
+/// cut down, the largest two ("12m 5s", "3h 20m", "354d 2h"), not 30596047.619s.
+fn format_span(ns: i64) -> String {
+    const S: i64 = 1_000_000_000;
+    let s = ns / S;
+    let (d, h, m) = (s / 86_400, s / 3_600 % 24, s / 60 % 60);
+    if s < 60 {
+        format_ns(ns)
+    } else if s < 3_600 {
+        format!("{m}m {}s", s % 60)
+    } else if s < 86_400 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{d}d {h}h")
+    }
 }
 
 /// How reading the inputs ended ([`Report::input`]).
@@ -1175,6 +1189,34 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The load line of a capture spanning 354 days with 2 orders and no tick (OMI's samples, as
+    /// their record times give it): the span in days and hours, the order rate in 3 significant digits
+    /// (2 / 30,596,047.619 s), none shown as a zero it is not; a busiest interval of one order in the
+    /// singular, a day and 5 s after the start.
+    #[test]
+    fn the_load_line_reads_long_spans_and_small_rates() {
+        const S: i64 = 1_000_000_000;
+        let span = 30_596_047_619_000_000;
+        let load = Load {
+            span_ns: Some(span),
+            ticks_per_s: Some(0.0),
+            orders_per_s: Some(2e9 / span as f64),
+            busiest_ticks: None,
+            busiest_orders: Some(Busiest { start_ns: 7 + 86_405 * S, len_ns: 988_926_000, count: 1 }),
+        };
+        assert_eq!(
+            load.line(7).unwrap(),
+            "load: 354d 2h of capture; on average 0 ticks/s and 0.0000000654 orders/s; busiest interval: 1 order in \
+             988.926ms from +1d 0h"
+        );
+        // Below a minute as every figure; beyond, the largest two whole units, cut down.
+        let spans = [335_514_000, 59_999 * S / 1_000, 60 * S, 3_599 * S + S / 2, 3_600 * S, 86_399 * S, 86_400 * S];
+        assert_eq!(spans.map(format_span), ["335.514ms", "59.999s", "1m 0s", "59m 59s", "1h 0m", "23h 59m", "1d 0h"]);
+        // 3 significant digits at every size.
+        let rates = [0.0, 0.000_123_4, 0.5, 9.876, 12.34, 596_000.0, 14_500.0, 2_500_000.0];
+        assert_eq!(rates.map(rate), ["0", "0.000123", "0.500", "9.88", "12.3", "596k", "14.5k", "2.50M"]);
+    }
 
     /// Sources of one clock are one clock: the host's records, kernel stamps, hook times and software
     /// SND times; a NIC's stamps and hardware SND times; a tap's. Two of these are mixed.
