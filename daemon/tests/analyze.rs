@@ -307,7 +307,8 @@ fn omi_ouch_user_ref_nums() {
 
 /// A counter device's stamps and keyframes (real Arista 7150 captures): per file, the counts that
 /// core's `trailers_counters` test derives from the bytes independently of the decoder (14 keyframes
-/// and 70 stamps in test-1's 84 packets, 10 and 50 in test-2's 60), in the JSON and on the terminal.
+/// and 70 stamps in test-1's 84 packets, 10 and 50 in test-2's 60), in the JSON and on the terminal,
+/// whose line names only the counts that are not zero.
 #[test]
 fn a_counter_devices_stamps_and_keyframes_are_reported() {
     for (file, frames, keyframes, stamps) in [("test-1.pcap", 84, 14, 70), ("test-2.pcap", 60, 10, 50)] {
@@ -320,9 +321,9 @@ fn a_counter_devices_stamps_and_keyframes_are_reported() {
         let text = ok(&["analyze", "-q", f]);
         let want = format!(
             "tap trailers in {f} (--trailer auto): {stamps} of {frames} frames stamped (arista7150 {stamps}), {keyframes} \
-             keyframes (arista7150 {keyframes}; 0 with their tick frequency off nominal: nominal used), 0 keyframes refused"
+             keyframes (arista7150 {keyframes})"
         );
-        assert!(text.lines().any(|l| l.starts_with(&want)), "no line {want:?} in\n{text}");
+        assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
     }
 }
 

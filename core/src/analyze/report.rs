@@ -450,7 +450,8 @@ impl InputTrailers {
                 || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
     }
 
-    /// The terminal report's line (`analyze`'s report, `frames`' summary).
+    /// The terminal report's line (`analyze`'s report, `frames`' summary): the frames stamped, then
+    /// only the counts that are not zero (the JSON has them all), so that a clean file's line is short.
     pub fn line(&self) -> String {
         let s = &self.stats;
         // "metamako 3, arista7150 2": the kinds counted.
@@ -459,30 +460,52 @@ impl InputTrailers {
         };
         let stamped = by_kind(&s.stamped);
         let stamped = if stamped.is_empty() { String::new() } else { format!(" ({})", stamped.join(", ")) };
-        let mut keyframes = by_kind(&s.keyframes);
-        keyframes.push(format!("{} with their tick frequency off nominal: nominal used", s.freq_rejected));
-        format!(
-            "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes \
-             refused, {} candidate stamps refused, {} counter frames before the first keyframe, {} with their \
-             keyframe too old, {} frames captured short (a trailer at their end, if any, unreadable); stamps flagged: {} \
-             stale keyframe, {} unsynced, {} degraded, {} extended",
+        let mut line = format!(
+            "tap trailers in {} (--trailer {}): {} of {} stamped{stamped}",
             self.file,
             self.mode.name(),
             s.stamped.total(),
-            s.frames,
-            stamped,
-            s.keyframes.total(),
-            keyframes.join("; "),
-            s.keyframes_rejected,
-            s.rejected,
-            s.before_keyframe,
-            s.keyframe_too_old,
-            s.truncated,
-            s.stale,
-            s.unsynced,
-            s.degraded,
-            s.extended
-        )
+            n(s.frames, "frame", "frames")
+        );
+        let mut keyframes = by_kind(&s.keyframes);
+        if s.freq_rejected > 0 {
+            keyframes.push(format!(
+                "{} with {} tick frequency off nominal: nominal used",
+                s.freq_rejected,
+                one(s.freq_rejected, "its", "their")
+            ));
+        }
+        if !keyframes.is_empty() {
+            let _ = write!(line, ", {} ({})", n(s.keyframes.total(), "keyframe", "keyframes"), keyframes.join("; "));
+        }
+        let refused = [
+            (s.keyframes_rejected, "keyframe refused", "keyframes refused"),
+            (s.rejected, "candidate stamp refused", "candidate stamps refused"),
+            (s.before_keyframe, "counter frame before the first keyframe", "counter frames before the first keyframe"),
+            (
+                s.keyframe_too_old,
+                "counter frame with its keyframe too old",
+                "counter frames with their keyframe too old",
+            ),
+            (
+                s.truncated,
+                "frame captured short (a trailer at its end, if any, unreadable)",
+                "frames captured short (a trailer at their end, if any, unreadable)",
+            ),
+        ];
+        for (k, singular, plural) in refused.into_iter().filter(|r| r.0 > 0) {
+            let _ = write!(line, ", {}", n(k, singular, plural));
+        }
+        let flagged: Vec<String> =
+            [(s.stale, "stale keyframe"), (s.unsynced, "unsynced"), (s.degraded, "degraded"), (s.extended, "extended")]
+                .into_iter()
+                .filter(|f| f.0 > 0)
+                .map(|(k, what)| format!("{k} {what}"))
+                .collect();
+        if !flagged.is_empty() {
+            let _ = write!(line, "; stamps flagged: {}", flagged.join(", "));
+        }
+        line
     }
 }
 
@@ -1189,6 +1212,53 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trailer::KindCounts;
+
+    /// A clean file's tap-trailer line is its stamps alone; every other count is named only when it
+    /// is not zero, a count of one in the singular. The JSON keeps every key (serde, not this line).
+    #[test]
+    fn the_tap_trailer_line_names_only_counts_not_zero() {
+        let line = |mode, stats| InputTrailers::new("t.pcap".to_owned(), mode, stats).line();
+        let clean = TrailerStats {
+            frames: 84,
+            stamped: KindCounts { arista7150: 70, ..KindCounts::default() },
+            keyframes: KindCounts { arista7150: 14, ..KindCounts::default() },
+            no_trailer: 14,
+            ..TrailerStats::default()
+        };
+        assert_eq!(
+            line(TrailerMode::Auto, clean),
+            "tap trailers in t.pcap (--trailer auto): 70 of 84 frames stamped (arista7150 70), 14 keyframes (arista7150 14)"
+        );
+        let none = TrailerStats { frames: 5, no_trailer: 5, ..TrailerStats::default() };
+        assert_eq!(
+            line(TrailerMode::Forced(TrailerKind::Metamako), none),
+            "tap trailers in t.pcap (--trailer metamako): 0 of 5 frames stamped"
+        );
+        let all = TrailerStats {
+            frames: 1,
+            stamped: KindCounts { metamako: 1, ..KindCounts::default() },
+            keyframes: KindCounts { arista7280: 1, ..KindCounts::default() },
+            keyframes_rejected: 1,
+            freq_rejected: 1,
+            no_trailer: 0,
+            rejected: 2,
+            before_keyframe: 1,
+            keyframe_too_old: 3,
+            truncated: 1,
+            stale: 1,
+            unsynced: 0,
+            degraded: 2,
+            extended: 1,
+        };
+        assert_eq!(
+            line(TrailerMode::Auto, all),
+            "tap trailers in t.pcap (--trailer auto): 1 of 1 frame stamped (metamako 1), 1 keyframe (arista7280 1; 1 \
+             with its tick frequency off nominal: nominal used), 1 keyframe refused, 2 candidate stamps refused, 1 \
+             counter frame before the first keyframe, 3 counter frames with their keyframe too old, 1 frame captured \
+             short (a trailer at its end, if any, unreadable); stamps flagged: 1 stale keyframe, 2 degraded, 1 extended"
+        );
+    }
 
     /// The load line of a capture spanning 354 days with 2 orders and no tick (OMI's samples, as
     /// their record times give it): the span in days and hours, the order rate in 3 significant digits
