@@ -789,6 +789,28 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             ));
         }
     }
+    // Judged on the feeds' final ranges: one that grew over the order's sequence since makes no case.
+    if let Some((token, seq)) = a.first_token_outside.as_ref().filter(|(_, seq)| a.seq_outside_feeds(*seq)) {
+        let ranges: Vec<String> =
+            a.feeds.iter().filter_map(|f| f.seq_range().map(|(lo, hi)| format!("{} {lo}..{hi}", f.spec))).collect();
+        let mut why = Vec::new();
+        if *seq == 0 {
+            why.push("MoldUDP64 numbers messages from 1".to_owned());
+        }
+        if !ranges.is_empty() {
+            why.push(format!("the feeds brought {}", ranges.join(", ")));
+        }
+        let readable = a.counters.unmatched_orders - a.counters.no_token;
+        notes.push(format!(
+            "{} with a readable token unmatched under {}: the first whose sequence no feed brought, `{}`, gave \
+             sequence {seq} ({}): check that the regex's first group captures the trigger's whole MoldUDP64 \
+             sequence (decimal) in the order token",
+            n(readable, "order", "orders"),
+            a.cfg.matching.name(),
+            escaped(token),
+            why.join("; ")
+        ));
+    }
     notes
 }
 
