@@ -220,7 +220,7 @@ fn frames_without_a_timestamp_are_counted_in_both_outputs() {
 fn a_feed_of_another_itch_is_doubted() {
     let asx = data_file("omi_data_packets/Asx/Ntp.Itch.v1.05/CombinationOrderExecutedMessage.pcap");
     let text = ok(&["analyze", "-q", asx.to_str().unwrap()]);
-    let doubt = "  1 of its 1 messages are of no ITCH 5.0 type or cut short: udp:233.71.185.65:17510 may not be \
+    let doubt = "  1 of its 1 message is of no ITCH 5.0 type or cut short: udp:233.71.185.65:17510 may not be \
                  MoldUDP64 carrying NASDAQ ITCH 5.0";
     assert!(text.lines().any(|l| l.starts_with(doubt)), "{text}");
     let elk = data_file("pcap_market/elk_nasdaq.pcap");
@@ -307,7 +307,8 @@ fn omi_ouch_user_ref_nums() {
 
 /// A counter device's stamps and keyframes (real Arista 7150 captures): per file, the counts that
 /// core's `trailers_counters` test derives from the bytes independently of the decoder (14 keyframes
-/// and 70 stamps in test-1's 84 packets, 10 and 50 in test-2's 60), in the JSON and on the terminal.
+/// and 70 stamps in test-1's 84 packets, 10 and 50 in test-2's 60), in the JSON and on the terminal,
+/// whose line names only the counts that are not zero.
 #[test]
 fn a_counter_devices_stamps_and_keyframes_are_reported() {
     for (file, frames, keyframes, stamps) in [("test-1.pcap", 84, 14, 70), ("test-2.pcap", 60, 10, 50)] {
@@ -320,9 +321,9 @@ fn a_counter_devices_stamps_and_keyframes_are_reported() {
         let text = ok(&["analyze", "-q", f]);
         let want = format!(
             "tap trailers in {f} (--trailer auto): {stamps} of {frames} frames stamped (arista7150 {stamps}), {keyframes} \
-             keyframes (arista7150 {keyframes}; 0 with their tick frequency off nominal: nominal used), 0 keyframes refused"
+             keyframes (arista7150 {keyframes})"
         );
-        assert!(text.lines().any(|l| l.starts_with(&want)), "no line {want:?} in\n{text}");
+        assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
     }
 }
 
@@ -628,7 +629,7 @@ fn a_clock_stepping_back_is_reported() {
     let text = support::analyze_text(&["--md", "udp:233.54.12.111:26477"], &cap);
     assert!(
         text.contains(
-            "time: 1 frames are timed more than 1ms before the frame before them (the capture's clock stepped back, \
+            "time: 1 frame is timed more than 1ms before the frame before it (the capture's clock stepped back, \
              or frames were recorded far out of order; the largest step 7200.000s, first at frame 4)"
         ),
         "{text}"

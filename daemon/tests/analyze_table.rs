@@ -5,8 +5,8 @@
 
 mod support;
 use support::{
-    MS, T0, aapl_add, accepted, analyze_json, analyze_text, mold_packet, order, order_for, segment, tmpdir, udp,
-    with_trailer, write_pcap,
+    MS, T0, aapl_add, accepted, analyze_json, analyze_text, exchange_ack, metric, mold_packet, order, order_for,
+    segment, tcp, tmpdir, udp, with_trailer, write_pcap,
 };
 
 const FEED_A: &str = "udp:233.54.12.111:26477";
@@ -64,7 +64,7 @@ fn what_detection_chose_is_the_first_line() {
 
 /// One feed with a gap, a duplicate and the late packet that fills the gap, and one order session whose
 /// client sends four orders in five segments (order 3's segment before order 2's, then order 2's again)
-/// and gets one Accepted. Under the token rule the four orders' latencies are 100, 400, 300 and 1,500 ns
+/// and gets one Accepted. A count of exactly one takes the singular ("1 gap", "1 segment"). Under the token rule the four orders' latencies are 100, 400, 300 and 1,500 ns
 /// (below 2,048 ns every value has an HdrHistogram bucket of its own, so percentiles are exact), and
 /// each percentile is the sample of rank ceil(q x n): p50 the 2nd of 4 (300 ns), p90 and above the 4th.
 #[test]
@@ -113,8 +113,8 @@ fn the_table_and_its_counter_lines_say_what_the_capture_holds() {
     // Sequences 1, 2, 4 (a gap: 3 missing), 2 again (a duplicate), 3 (late: the gap filled, none missing).
     assert_eq!(
         line(&text, "feed "),
-        "feed udp:233.54.12.111:26477: 5 packets, 4 messages (A 5) seq 1..4, 0 heartbeats, 1 gaps (0 missing), \
-         1 duplicates, 1 out of order, 0 malformed packets, 0 unknown and 0 truncated ITCH messages"
+        "feed udp:233.54.12.111:26477: 5 packets, 4 messages (A 5) seq 1..4, 0 heartbeats, 1 gap (0 missing), \
+         1 duplicate, 1 out of order, 0 malformed packets, 0 unknown and 0 truncated ITCH messages"
     );
     assert_eq!(
         line(&text, "orders 10.1.0.2:40001>10.1.0.1:8003 ->"),
@@ -124,8 +124,8 @@ fn the_table_and_its_counter_lines_say_what_the_capture_holds() {
     );
     assert_eq!(
         line(&text, "orders 10.1.0.2:40001>10.1.0.1:8003 <-"),
-        "orders 10.1.0.2:40001>10.1.0.1:8003 <- tcp:10.1.0.1:8003@ouch50: 1 SoupBinTCP packets, 1 OUCH messages \
-         (0 unknown, 0 malformed), TCP: 1 segments, 0 retransmitted, 0 out of order, 0 holes (0 bytes), 0 bytes \
+        "orders 10.1.0.2:40001>10.1.0.1:8003 <- tcp:10.1.0.1:8003@ouch50: 1 SoupBinTCP packet, 1 OUCH message \
+         (0 unknown, 0 malformed), TCP: 1 segment, 0 retransmitted, 0 out of order, 0 holes (0 bytes), 0 bytes \
          skipped to resync, 0 framing errors, 0 bytes cut at the end"
     );
     assert_eq!(
@@ -168,4 +168,72 @@ fn frames_whose_tap_says_its_clock_is_degraded_are_counted() {
         assert_eq!(line(&text, "frames:"), want);
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// Tick 1 comes on feed B (not given) 5 us before an order naming it, and on feed A 5 us after: the
+/// order's tick_to_trade is -5 us, and the lines under the table name both causes a negative sample
+/// of it can have, clocks and a trigger's earlier copy on a feed not analysed, as the matching line does.
+#[test]
+fn a_negative_tick_to_trade_names_a_feed_not_analysed_as_well_as_the_clocks() {
+    let md = mold_packet(b"SESSION001", 1, &[aapl_add()]);
+    let frames = vec![
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, udp([233, 54, 12, 112], 26478, &md)),
+        (T0 + 5_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 + 10_000, tick_a(1)),
+    ];
+    let dir = tmpdir("negative-t2t");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", r"token:T(\d+)"];
+    let r = analyze_json(&args, &cap);
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!([&t2t["count"], &t2t["negative"], &t2t["min_ns"]], [1, 1, -5_000]);
+    let text = analyze_text(&args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    for name in [
+        "tick_to_trade",
+        "tick_to_trade feed:udp:233.54.12.111:26477",
+        "tick_to_trade session:tcp:10.1.0.1:8003@ouch50",
+    ] {
+        let want = format!(
+            "{name}: 1 of 1 sample negative (the clocks of the two ends disagree, or the trigger's earlier copy came \
+             on a feed not analysed)"
+        );
+        assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
+    }
+    assert!(
+        line(&text, "matching").starts_with(
+            "matching (token:T(\\d+)): 1 order, 1 matched (1 to a trigger stamped after it: the clocks of the feed's \
+             and the orders' taps disagree, or the trigger's earlier copy came on a feed not analysed), 0 unmatched"
+        ),
+        "{text}"
+    );
+}
+
+/// Orders 1 and 3 captured, order 2 between them not, each acknowledged by the exchange: one hole and
+/// nothing else wrong. The direction's line does not call the frame that revealed the hole a bad frame:
+/// it names it as where the first anomaly was found. Frames: o1 0, ack 1, (o2 lost) its ack 2, o3 3,
+/// ack 4; the ACK of o2's range with o3 captured after it shows a hole once 1 ms has passed: at frame 4.
+#[test]
+fn a_connection_whose_only_fault_is_a_hole_names_where_it_was_found() {
+    // Orders are 50 bytes: o1 at sequence 1,000, o2 at 1,050 (lost), o3 at 1,100.
+    let frames =
+        [tcp(1_000, &order(1)), exchange_ack(1_050), exchange_ack(1_100), tcp(1_100, &order(3)), exchange_ack(1_150)];
+    // 2 ms apart: past the 1 ms a host may record frames out of order by.
+    let timed: Vec<(i64, Vec<u8>)> = frames.into_iter().enumerate().map(|(i, f)| (T0 + i as i64 * 2 * MS, f)).collect();
+    let dir = tmpdir("hole-only");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &timed);
+    let args = ["--orders", "tcp:10.1.0.1:8003@ouch50"];
+    let r = analyze_json(&args, &cap);
+    assert_eq!(r["connections"][0]["to_exchange"]["first_bad_frame"], 4);
+    let text = analyze_text(&args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        line(&text, "orders 10.1.0.2:40001>10.1.0.1:8003 ->"),
+        "orders 10.1.0.2:40001>10.1.0.1:8003 -> tcp:10.1.0.1:8003@ouch50: 2 SoupBinTCP packets, 2 OUCH messages \
+         (0 unknown, 0 malformed), TCP: 2 segments, 0 retransmitted, 0 out of order, 1 hole (50 bytes), 0 bytes \
+         skipped to resync, 0 framing errors, 0 bytes cut at the end; first anomaly found at frame 4"
+    );
 }

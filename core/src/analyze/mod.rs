@@ -1460,6 +1460,9 @@ pub struct Analyzer {
     /// The first order token the token rule read no sequence from: the report shows it when no order
     /// had one (a regex that does not fit the firm's tokens).
     first_unreadable_token: Option<String>,
+    /// The first unmatched order whose token gave a sequence no feed brought (or 0), and that
+    /// sequence: a regex capturing the wrong part of the token (a note says so).
+    first_token_outside: Option<(String, u64)>,
     /// A/B delays of the packet being taken that belong to other feeds (see [`Copies`]).
     ab_elsewhere: Vec<(u16, i64)>,
     /// SND times of recent writes, by connection (see [`tx`]).
@@ -1587,6 +1590,7 @@ impl Analyzer {
             next_prune: i64::MIN,
             release_reorder: false,
             first_unreadable_token: None,
+            first_token_outside: None,
             ab_elsewhere: Vec::new(),
             feed_cache: [(u64::MAX, 0); 2],
             fast_frames: 0,
@@ -2630,6 +2634,28 @@ impl Analyzer {
             })
     }
 
+    /// An order with `token` was found unmatched: under the token rule, remembers it when the sequence
+    /// its token gives lies outside every feed's range seen, unless one remembered still does (ranges
+    /// grow). Unmatched orders only, so the regex run again here stays off the matched path.
+    #[cold]
+    fn unmatched_token(&mut self, token: Option<&[u8]>) {
+        if self.first_token_outside.as_ref().is_some_and(|&(_, seq)| self.seq_outside_feeds(seq)) {
+            return;
+        }
+        let MatchRule::Token(rule) = &mut self.cfg.matching else { return };
+        let Some((tok, seq)) = token.and_then(|t| Some((t, rule.seq_of(t)?))) else { return };
+        if self.seq_outside_feeds(seq) {
+            self.first_token_outside = Some((String::from_utf8_lossy(tok).into_owned(), seq));
+        }
+    }
+
+    /// Whether `seq` is 0 (MoldUDP64 numbers messages from 1) or, some feed having brought messages,
+    /// lies outside the sequence range of each.
+    fn seq_outside_feeds(&self, seq: u64) -> bool {
+        let mut ranges = self.feeds.iter().filter_map(FeedState::seq_range).peekable();
+        seq == 0 || (ranges.peek().is_some() && ranges.all(|(lo, hi)| seq < lo || seq > hi))
+    }
+
     /// Parks order `p` until `until` ([`Parked`]). At most [`MAX_WAITING_ORDERS`] are: beyond, the one
     /// due first is looked for one last time now, and unmatched if its trigger has not come.
     fn park(&mut self, until: i64, p: Parked) {
@@ -2728,6 +2754,7 @@ impl Analyzer {
         };
         let Some((session, seq, tick_time, feed)) = found else {
             self.counters.unmatched_orders += 1;
+            self.unmatched_token(token);
             return;
         };
         // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its

@@ -66,7 +66,8 @@ pub struct StreamCounters {
     pub resync_skipped_bytes: u64,
     /// Bytes of an incomplete packet at the end of the stream.
     pub truncated_tail_bytes: u64,
-    /// Index of the first frame where something was wrong, if any.
+    /// Index of the frame where the first anomaly was found (a hole, a framing error, a malformed
+    /// message, a packet cut at the end), if any.
     pub first_bad_frame: Option<u64>,
     /// SoupBinTCP packets of a type only the other end sends (Sequenced Data, Login Accepted, server
     /// heartbeats... toward the exchange): the session's exchange end may be the other one.

@@ -36,7 +36,8 @@ pub struct MetricReport {
     pub mean_ns: Option<i64>,
     /// Percentiles with fewer than 100 samples beyond them (not stable).
     pub unstable: Vec<&'static str>,
-    /// Negative samples (the two ends' clocks disagree).
+    /// Negative samples: the two ends' clocks disagree, or (`tick_to_trade`, `tick_to_snd`) the
+    /// trigger's earlier copy came on a feed not analysed.
     pub negative: u64,
     /// Samples beyond an hour either way: counted in the histogram's top bucket (percentiles there
     /// are an hour's bucket), exact in `min_ns` and `max_ns`.
@@ -172,9 +173,18 @@ impl FeedReport {
     fn doubt(&self) -> Option<String> {
         let bad_messages = self.itch_unknown + self.itch_truncated;
         if self.malformed_packets > 0 && self.malformed_packets * 2 >= self.frames {
-            Some(format!("{} of its {} frames hold a malformed packet", self.malformed_packets, self.frames))
+            Some(format!(
+                "{} of its {} {} a malformed packet",
+                self.malformed_packets,
+                n(self.frames, "frame", "frames"),
+                one(self.malformed_packets, "holds", "hold")
+            ))
         } else if bad_messages > 0 && bad_messages * 2 >= self.messages {
-            Some(format!("{bad_messages} of its {} messages are of no ITCH 5.0 type or cut short", self.messages))
+            Some(format!(
+                "{bad_messages} of its {} {} of no ITCH 5.0 type or cut short",
+                n(self.messages, "message", "messages"),
+                one(bad_messages, "is", "are")
+            ))
         } else {
             None
         }
@@ -315,21 +325,22 @@ impl Load {
     /// The terminal's line: the span, the mean rates and the busiest intervals (their starts from
     /// `first_ns`, the first frame time used).
     fn line(&self, first_ns: i64) -> Option<String> {
-        let mut s = format!("load: {} of capture", format_ns(self.span_ns?));
+        let mut s = format!("load: {} of capture", format_span(self.span_ns?));
         if let (Some(ticks), Some(orders)) = (self.ticks_per_s, self.orders_per_s) {
             s += &format!("; on average {} ticks/s and {} orders/s", rate(ticks), rate(orders));
         }
-        let busiest: Vec<String> = [(self.busiest_ticks, "ticks"), (self.busiest_orders, "orders")]
-            .into_iter()
-            .filter_map(|(b, what)| {
-                let b = b?;
-                let from = match b.start_ns.saturating_sub(first_ns) {
-                    0 => "the start".to_owned(),
-                    d => format!("+{}", format_ns(d)),
-                };
-                Some(format!("{} {what} in {} from {from}", b.count, format_ns(b.len_ns)))
-            })
-            .collect();
+        let busiest: Vec<String> =
+            [(self.busiest_ticks, ["tick", "ticks"]), (self.busiest_orders, ["order", "orders"])]
+                .into_iter()
+                .filter_map(|(b, what)| {
+                    let b = b?;
+                    let from = match b.start_ns.saturating_sub(first_ns) {
+                        0 => "the start".to_owned(),
+                        d => format!("+{}", format_span(d)),
+                    };
+                    Some(format!("{} in {} from {from}", n(b.count, what[0], what[1]), format_ns(b.len_ns)))
+                })
+                .collect();
         if !busiest.is_empty() {
             s += &format!("; busiest interval: {}", busiest.join(", "));
         }
@@ -337,7 +348,18 @@ impl Load {
     }
 }
 
-/// A rate for people: 3 significant digits, with k or M.
+/// `count` and its noun, the singular for exactly one ("1 gap", "0 gaps").
+fn n(count: u64, singular: &str, plural: &str) -> String {
+    format!("{count} {}", one(count, singular, plural))
+}
+
+/// The word that agrees with `count` (a verb, a pronoun): `singular` for exactly one.
+fn one<'a>(count: u64, singular: &'a str, plural: &'a str) -> &'a str {
+    if count == 1 { singular } else { plural }
+}
+
+/// A rate for people: 3 significant digits, with k or M; below 1, as many decimals as that takes
+/// (a few orders over months are 0.0000327/s, not 0.00).
 fn rate(r: f64) -> String {
     if r == 0.0 {
         return "0".to_owned();
@@ -349,14 +371,26 @@ fn rate(r: f64) -> String {
     } else {
         (r, "")
     };
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
+    // Decimals after the first significant digit's place: 2 for 1 to 10, one more per decade below.
+    let digits = (2 - v.log10().floor() as i32).max(0) as usize;
     format!("{v:.digits$}{unit}")
+}
+
+/// A capture's span or an offset into it for people: [`format_ns`] below a minute; beyond, whole units
+/// cut down, the largest two ("12m 5s", "3h 20m", "354d 2h"), not 30596047.619s.
+fn format_span(ns: i64) -> String {
+    const S: i64 = 1_000_000_000;
+    let s = ns / S;
+    let (d, h, m) = (s / 86_400, s / 3_600 % 24, s / 60 % 60);
+    if s < 60 {
+        format_ns(ns)
+    } else if s < 3_600 {
+        format!("{m}m {}s", s % 60)
+    } else if s < 86_400 {
+        format!("{h}h {m}m")
+    } else {
+        format!("{d}d {h}h")
+    }
 }
 
 /// How reading the inputs ended ([`Report::input`]).
@@ -416,7 +450,8 @@ impl InputTrailers {
                 || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
     }
 
-    /// The terminal report's line (`analyze`'s report, `frames`' summary).
+    /// The terminal report's line (`analyze`'s report, `frames`' summary): the frames stamped, then
+    /// only the counts that are not zero (the JSON has them all), so that a clean file's line is short.
     pub fn line(&self) -> String {
         let s = &self.stats;
         // "metamako 3, arista7150 2": the kinds counted.
@@ -425,30 +460,52 @@ impl InputTrailers {
         };
         let stamped = by_kind(&s.stamped);
         let stamped = if stamped.is_empty() { String::new() } else { format!(" ({})", stamped.join(", ")) };
-        let mut keyframes = by_kind(&s.keyframes);
-        keyframes.push(format!("{} with their tick frequency off nominal: nominal used", s.freq_rejected));
-        format!(
-            "tap trailers in {} (--trailer {}): {} of {} frames stamped{}, {} keyframes ({}), {} keyframes \
-             refused, {} candidate stamps refused, {} counter frames before the first keyframe, {} with their \
-             keyframe too old, {} frames captured short (a trailer at their end, if any, unreadable); stamps flagged: {} \
-             stale keyframe, {} unsynced, {} degraded, {} extended",
+        let mut line = format!(
+            "tap trailers in {} (--trailer {}): {} of {} stamped{stamped}",
             self.file,
             self.mode.name(),
             s.stamped.total(),
-            s.frames,
-            stamped,
-            s.keyframes.total(),
-            keyframes.join("; "),
-            s.keyframes_rejected,
-            s.rejected,
-            s.before_keyframe,
-            s.keyframe_too_old,
-            s.truncated,
-            s.stale,
-            s.unsynced,
-            s.degraded,
-            s.extended
-        )
+            n(s.frames, "frame", "frames")
+        );
+        let mut keyframes = by_kind(&s.keyframes);
+        if s.freq_rejected > 0 {
+            keyframes.push(format!(
+                "{} with {} tick frequency off nominal: nominal used",
+                s.freq_rejected,
+                one(s.freq_rejected, "its", "their")
+            ));
+        }
+        if !keyframes.is_empty() {
+            let _ = write!(line, ", {} ({})", n(s.keyframes.total(), "keyframe", "keyframes"), keyframes.join("; "));
+        }
+        let refused = [
+            (s.keyframes_rejected, "keyframe refused", "keyframes refused"),
+            (s.rejected, "candidate stamp refused", "candidate stamps refused"),
+            (s.before_keyframe, "counter frame before the first keyframe", "counter frames before the first keyframe"),
+            (
+                s.keyframe_too_old,
+                "counter frame with its keyframe too old",
+                "counter frames with their keyframe too old",
+            ),
+            (
+                s.truncated,
+                "frame captured short (a trailer at its end, if any, unreadable)",
+                "frames captured short (a trailer at their end, if any, unreadable)",
+            ),
+        ];
+        for (k, singular, plural) in refused.into_iter().filter(|r| r.0 > 0) {
+            let _ = write!(line, ", {}", n(k, singular, plural));
+        }
+        let flagged: Vec<String> =
+            [(s.stale, "stale keyframe"), (s.unsynced, "unsynced"), (s.degraded, "degraded"), (s.extended, "extended")]
+                .into_iter()
+                .filter(|f| f.0 > 0)
+                .map(|(k, what)| format!("{k} {what}"))
+                .collect();
+        if !flagged.is_empty() {
+            let _ = write!(line, "; stamps flagged: {}", flagged.join(", "));
+        }
+        line
     }
 }
 
@@ -560,53 +617,68 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
-            "{} feeds were detected, the most analysed from detection: {} more frames that look like MoldUDP64 \
-             went to other flows and were not analysed (give the feeds with --md)",
+            "{} feeds were detected, the most analysed from detection: {} more {} like MoldUDP64 went to other \
+             flows and {} not analysed (give the feeds with --md)",
             super::MAX_DETECTED_FEEDS,
-            a.counters.feeds_not_detected_frames
+            a.counters.feeds_not_detected_frames,
+            one(a.counters.feeds_not_detected_frames, "frame that looks", "frames that look"),
+            one(a.counters.feeds_not_detected_frames, "was", "were")
         ));
     }
     for f in &a.feeds {
         if let Some((frame, session)) = f.first_session_beyond {
             notes.push(format!(
-                "feed {}: {} packets of MoldUDP64 sessions beyond its first {} were not analysed, the first at frame \
-                 {frame} (session {session}): a feed has one session a day (not MoldUDP64, or its session names \
-                 corrupt?)",
+                "feed {}: {} of MoldUDP64 sessions beyond its first {} {} not analysed, the first at frame {frame} \
+                 (session {session}): a feed has one session a day (not MoldUDP64, or its session names corrupt?)",
                 f.spec,
-                f.sessions_beyond,
-                super::MAX_FEED_SESSIONS
+                n(f.sessions_beyond, "packet", "packets"),
+                super::MAX_FEED_SESSIONS,
+                one(f.sessions_beyond, "was", "were")
             ));
         }
     }
     if a.counters.sessions_not_detected_frames > 0 {
         notes.push(format!(
-            "{} order sessions were detected, the most analysed from detection: {} more frames that look like \
-             SoupBinTCP went to other flows and were not analysed (give the sessions with --orders)",
+            "{} order sessions were detected, the most analysed from detection: {} more {} like SoupBinTCP went \
+             to other flows and {} not analysed (give the sessions with --orders)",
             super::MAX_DETECTED_SESSIONS,
-            a.counters.sessions_not_detected_frames
+            a.counters.sessions_not_detected_frames,
+            one(a.counters.sessions_not_detected_frames, "frame that looks", "frames that look"),
+            one(a.counters.sessions_not_detected_frames, "was", "were")
         ));
     }
     if a.last_by_symbol.untracked > 0 {
         notes.push(format!(
-            "the symbol rule keeps the ticks of {} symbols, the most there can be: {} ticks of further symbols were \
-             not kept, and orders of those symbols are unmatched",
+            "the symbol rule keeps the ticks of {} symbols, the most there can be: {} of further symbols {} not \
+             kept, and orders of those symbols are unmatched",
             super::MAX_SYMBOLS,
-            a.last_by_symbol.untracked
+            n(a.last_by_symbol.untracked, "tick", "ticks"),
+            one(a.last_by_symbol.untracked, "was", "were")
         ));
     }
     let c = &a.counters;
     if let Some(frame) = c.first_released_for_room_frame {
         let mut what = Vec::new();
-        for (n, kind) in [
+        for (k, kind) in [
             (
                 c.orders_released_for_room,
-                "orders stopped waiting (for the 1ms reorder allowance, or a trigger not seen yet)",
+                ["order", "orders", " stopped waiting (for the 1ms reorder allowance, or a trigger not seen yet)"],
             ),
-            (c.requests_released_for_room, "requests stopped waiting for a response"),
-            (c.responses_released_for_room, "responses stopped waiting for their request"),
+            (c.requests_released_for_room, ["request", "requests", " stopped waiting for a response"]),
+            (
+                c.responses_released_for_room,
+                [
+                    "response",
+                    "responses",
+                    &format!(
+                        " stopped waiting for {}",
+                        one(c.responses_released_for_room, "its request", "their requests")
+                    ),
+                ],
+            ),
         ] {
-            if n > 0 {
-                what.push(format!("{n} {kind}"));
+            if k > 0 {
+                what.push(format!("{}{}", n(k, kind[0], kind[1]), kind[2]));
             }
         }
         notes.push(format!(
@@ -622,27 +694,30 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     if forgotten > 0 {
         notes.push(format!(
             "the symbol rule keeps {} ticks of a symbol and about {} of all symbols together, the most there can \
-             be: {forgotten} of the oldest ticks were forgotten (a clock of too fine a step, or ticks that many \
+             be: {forgotten} of the oldest {} forgotten (a clock of too fine a step, or ticks that many \
              within the 1 s an order held behind a capture hole keeps them?), and orders that may have matched \
              them are unmatched",
             super::MAX_SYMBOL_TICKS,
             super::MAX_TICKS_KEPT,
+            one(forgotten, "tick was", "ticks were"),
         ));
     }
     if a.counters.connections_not_analysed_frames > 0 {
         notes.push(format!(
-            "{} order connections were analysed, the most there can be: {} frames of further connections were not",
+            "{} order connections were analysed, the most there can be: {} of further connections {} not",
             super::MAX_CONNECTIONS,
-            a.counters.connections_not_analysed_frames
+            n(a.counters.connections_not_analysed_frames, "frame", "frames"),
+            one(a.counters.connections_not_analysed_frames, "was", "were")
         ));
     }
     if a.symbol_slots.len() >= super::MAX_SYMBOL_ROWS
         && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::OTHER_SYMBOLS)
     {
         notes.push(format!(
-            "--by symbol: {} symbols have a row each; {} orders of further symbols are in {}",
+            "--by symbol: {} symbols have a row each; {} of further symbols {} in {}",
             super::MAX_SYMBOL_ROWS,
-            others.1.count(),
+            n(others.1.count(), "order", "orders"),
+            one(others.1.count(), "is", "are"),
             super::OTHER_SYMBOLS
         ));
     }
@@ -650,17 +725,21 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     // kind, and where traffic that looks like it went.
     let no_traffic = |tcp: bool, i: usize, head: String| {
         let (other, of_kind, looks) = if tcp {
-            ("UDP datagrams", "a session is TCP: a feed is --md udp:...", "segments that look like SoupBinTCP")
+            (
+                ["UDP datagram", "UDP datagrams"],
+                "a session is TCP: a feed is --md udp:...",
+                "segments that look like SoupBinTCP",
+            )
         } else {
             (
-                "TCP segments",
+                ["TCP segment", "TCP segments"],
                 "a feed is UDP: an order session is --orders tcp:...",
                 "datagrams that look like MoldUDP64",
             )
         };
-        let mut n = head;
-        if let Some(k) = a.wrong_kind.get(&(tcp, i)) {
-            n += &format!("; {k} {other} went to it ({of_kind})");
+        let mut note = head;
+        if let Some(&k) = a.wrong_kind.get(&(tcp, i)) {
+            note += &format!("; {} went to it ({of_kind})", n(k, other[0], other[1]));
         }
         let mut seen: Vec<(&IpAddr, &u16, &u64)> =
             a.unclaimed.iter().filter(|((t, ..), _)| *t == tcp).map(|((_, ip, port), n)| (ip, port, n)).collect();
@@ -669,9 +748,9 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             let kind = if tcp { "tcp" } else { "udp" };
             let flows: Vec<String> =
                 seen.iter().map(|(ip, port, k)| format!("{kind}:{}:{port} ({k})", super::fmt_ip(**ip))).collect();
-            n += &format!("; {looks} went to {}", flows.join(", "));
+            note += &format!("; {looks} went to {}", flows.join(", "));
         }
-        n
+        note
     };
     for (i, f) in a.feeds.iter().enumerate().filter(|(_, f)| !f.detected && f.frames == 0) {
         notes.push(no_traffic(false, i, format!("feed {}: no datagram to it", f.spec)));
@@ -686,10 +765,11 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         let others = to.other_ends_packets + from.other_ends_packets;
         if others > 0 {
             notes.push(format!(
-                "connection {}: {others} SoupBinTCP packets of a type only the other end sends (Sequenced Data or \
+                "connection {}: {} of a type only the other end sends (Sequenced Data or \
                  Login Accepted toward the end given as the exchange's, Login Request or client heartbeats from it): \
                  the exchange may be the other end, --orders tcp:{}:{}",
                 c.label,
+                n(others, "SoupBinTCP packet", "SoupBinTCP packets"),
                 super::fmt_ip(c.key.0),
                 c.key.1
             ));
@@ -701,11 +781,35 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
                 OrderProto::Ouch42 => ("OUCH 4.2", "ouch50"),
             };
             notes.push(format!(
-                "connection {}: {fits} messages malformed as {given} are well-formed in the other version: is the \
-                 session @{other}?",
-                c.label
+                "connection {}: {} malformed as {given} {} well-formed in the other version: is the session \
+                 @{other}?",
+                c.label,
+                n(fits, "message", "messages"),
+                one(fits, "is", "are")
             ));
         }
+    }
+    // Judged on the feeds' final ranges: one that grew over the order's sequence since makes no case.
+    if let Some((token, seq)) = a.first_token_outside.as_ref().filter(|(_, seq)| a.seq_outside_feeds(*seq)) {
+        let ranges: Vec<String> =
+            a.feeds.iter().filter_map(|f| f.seq_range().map(|(lo, hi)| format!("{} {lo}..{hi}", f.spec))).collect();
+        let mut why = Vec::new();
+        if *seq == 0 {
+            why.push("MoldUDP64 numbers messages from 1".to_owned());
+        }
+        if !ranges.is_empty() {
+            why.push(format!("the feeds brought {}", ranges.join(", ")));
+        }
+        let readable = a.counters.unmatched_orders - a.counters.no_token;
+        notes.push(format!(
+            "{} with a readable token unmatched under {}: the first whose sequence no feed brought, `{}`, gave \
+             sequence {seq} ({}): check that the regex's first group captures the trigger's whole MoldUDP64 \
+             sequence (decimal) in the order token",
+            n(readable, "order", "orders"),
+            a.cfg.matching.name(),
+            escaped(token),
+            why.join("; ")
+        ));
     }
     notes
 }
@@ -783,17 +887,26 @@ impl Report {
                 None => ("", escaped(&m.name)),
             };
             if m.negative > 0 {
+                // A trigger's time is its first copy among the feeds analysed: one that came first on
+                // another feed leaves the order before it, as the matching line says.
+                let metric = parent.unwrap_or(&m.name);
+                let or_feed = if matches!(metric, "tick_to_trade" | "tick_to_snd") {
+                    ", or the trigger's earlier copy came on a feed not analysed"
+                } else {
+                    ""
+                };
                 let or_back =
                     if self.counters.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" };
                 notes.push(format!(
-                    "{full}: {} of {} samples negative (the clocks of the two ends disagree{or_back})",
-                    m.negative, m.count
+                    "{full}: {} of {} negative (the clocks of the two ends disagree{or_feed}{or_back})",
+                    m.negative,
+                    n(m.count, "sample", "samples")
                 ));
             }
             if m.saturated > 0 {
                 notes.push(format!(
-                    "{full}: {} samples beyond an hour either way (percentiles there are an hour's bucket; min and max exact)",
-                    m.saturated
+                    "{full}: {} beyond an hour either way (percentiles there are an hour's bucket; min and max exact)",
+                    n(m.saturated, "sample", "samples")
                 ));
             }
             let mut f = |v: Option<i64>, label: &str| match v {
@@ -876,7 +989,11 @@ impl Report {
         if self.tx_given {
             let dropped = match c.tx_writes_dropped {
                 0 => String::new(),
-                n => format!("; {n} writes forgotten for room before their orders came"),
+                k => format!(
+                    "; {} forgotten for room before {} came",
+                    n(k, "write", "writes"),
+                    one(k, "its order", "their orders")
+                ),
             };
             // Events that join nothing are a wrong file or swapped ends, not a run without them.
             let none = if c.orders_with_snd == 0 && c.orders > 0 {
@@ -892,15 +1009,16 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {} orders, {} matched{}, {} unmatched{}, {} ambiguous, {} cancels and modifies (not correlated)",
+            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated)",
             self.matching,
-            c.orders,
+            n(c.orders, "order", "orders"),
             c.matched,
             match c.trigger_after_order {
                 0 => String::new(),
-                n => format!(
-                    " ({n} to a trigger stamped after them: the clocks of the feed's and the orders' taps disagree, \
+                k => format!(
+                    " ({k} to a trigger stamped after {}: the clocks of the feed's and the orders' taps disagree, \
                      or the trigger's earlier copy came on a feed not analysed{})",
+                    one(k, "it", "them"),
                     if c.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" }
                 ),
             },
@@ -911,7 +1029,7 @@ impl Report {
                 String::new()
             },
             c.ambiguous,
-            c.not_correlated
+            n(c.not_correlated, "cancel or modify", "cancels and modifies")
         );
         // Every order without a readable token: the regex does not fit the firm's tokens. Say what
         // one looks like, so that the fix is one look away.
@@ -930,49 +1048,60 @@ impl Report {
         // Index restarts are rare (a sequence jump past the index's bound): named only when they happened.
         let resets = match c.tick_index_resets {
             0 => String::new(),
-            n => format!(", sequence jumps past the tick index (restarted there): {n}"),
+            k => format!(", sequence jumps past the tick index (restarted there): {k}"),
         };
         let unsolicited = match c.unsolicited_cancels {
             0 => String::new(),
-            n => format!(", {n} cancels the exchange sent unasked"),
+            k => format!(", {} the exchange sent unasked", n(k, "cancel", "cancels")),
         };
         let awaiting = match c.awaiting_at_end {
             0 => String::new(),
-            n => {
-                format!(" ({n} more awaiting a response at the capture's end, sent less than the timeout before it)")
+            k => {
+                format!(" ({k} more awaiting a response at the capture's end, sent less than the timeout before it)")
             }
         };
         let _ = writeln!(
             o,
-            "ticks: {} (first copies), {} later copies, {} too late to arbitrate{resets}; responses: {} paired, {} orders unacknowledged{awaiting}, {} responses unmatched{unsolicited}",
-            c.ticks, c.tick_copies, c.stale_copies, c.acked, c.unacked, c.unmatched_responses
+            "ticks: {} ({}), {}, {} too late to arbitrate{resets}; responses: {} paired, {} unacknowledged{awaiting}, {} unmatched{unsolicited}",
+            c.ticks,
+            one(c.ticks, "first copy", "first copies"),
+            n(c.tick_copies, "later copy", "later copies"),
+            c.stale_copies,
+            c.acked,
+            n(c.unacked, "order", "orders"),
+            n(c.unmatched_responses, "response", "responses")
         );
         for f in &self.feeds {
             let types: Vec<String> = f.itch_types.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = writeln!(
                 o,
-                "feed {}{}: {} packets, {} messages ({}) seq {}, {} heartbeats, {} gaps ({} missing{}), {} duplicates, {} out of order, {} malformed packets, {} unknown and {} truncated ITCH messages{}",
+                "feed {}{}: {}, {} ({}) seq {}, {}, {} ({} missing{}), {}, {} out of order, {}, {} unknown and {}{}",
                 f.feed,
                 if f.detected { " (detected)" } else { "" },
-                f.packets,
-                f.messages,
+                n(f.packets, "packet", "packets"),
+                n(f.messages, "message", "messages"),
                 types.join(", "),
                 match (f.first_seq, f.last_seq) {
                     (Some(a), Some(b)) => format!("{a}..{b}"),
                     _ => "-".to_owned(),
                 },
-                f.heartbeats,
-                f.gaps,
+                n(f.heartbeats, "heartbeat", "heartbeats"),
+                n(f.gaps, "gap", "gaps"),
                 f.missing,
                 match f.gaps_forgotten {
                     0 => String::new(),
-                    n => format!("; {n} gaps no longer tracked: late packets filling them count as duplicates"),
+                    k => format!(
+                        "; {} no longer tracked: late packets filling {} count as duplicates",
+                        n(k, "gap", "gaps"),
+                        one(k, "it", "them")
+                    ),
                 },
-                f.duplicates,
+                n(f.duplicates, "duplicate", "duplicates"),
                 f.out_of_order,
-                f.malformed_packets,
+                n(f.malformed_packets, "malformed packet", "malformed packets"),
                 f.itch_unknown,
-                f.itch_truncated,
+                // The noun goes with the nearer count ("1 unknown and 0 truncated ITCH messages").
+                n(f.itch_truncated, "truncated ITCH message", "truncated ITCH messages"),
                 match (&f.first_bad_frame, &f.first_bad_reason) {
                     (Some(i), Some(r)) => format!("; first bad frame {i}: {r}"),
                     _ => String::new(),
@@ -992,42 +1121,46 @@ impl Report {
                 let k = &s.counters;
                 let _ = writeln!(
                     o,
-                    "orders {} {dir} {}{}: {} SoupBinTCP packets, {} OUCH messages ({} unknown, {} malformed), TCP: {} segments, {} retransmitted, {} out of order, {} holes ({} bytes), {} bytes skipped to resync, {} framing errors, {} bytes cut at the end{}",
+                    "orders {} {dir} {}{}: {}, {} ({} unknown, {} malformed), TCP: {}, {} retransmitted, {} out of order, {} ({}), {} skipped to resync, {}, {} cut at the end{}",
                     conn.connection,
                     conn.session,
                     if conn.detected { " (detected)" } else { "" },
-                    k.soup_packets,
-                    k.ouch_messages,
+                    n(k.soup_packets, "SoupBinTCP packet", "SoupBinTCP packets"),
+                    n(k.ouch_messages, "OUCH message", "OUCH messages"),
                     k.ouch_unknown,
                     k.ouch_malformed,
-                    s.tcp.segments,
+                    n(s.tcp.segments, "segment", "segments"),
                     s.tcp.retransmitted_segments,
                     s.tcp.out_of_order_segments,
-                    s.tcp.holes,
-                    s.tcp.hole_bytes,
-                    k.resync_skipped_bytes,
-                    k.framing_errors,
-                    k.truncated_tail_bytes,
-                    k.first_bad_frame.map(|i| format!("; first bad frame {i}")).unwrap_or_default()
+                    n(s.tcp.holes, "hole", "holes"),
+                    n(s.tcp.hole_bytes, "byte", "bytes"),
+                    n(k.resync_skipped_bytes, "byte", "bytes"),
+                    n(k.framing_errors, "framing error", "framing errors"),
+                    n(k.truncated_tail_bytes, "byte", "bytes"),
+                    // Set by the first hole, framing error, malformed message or cut tail, where it was
+                    // found (a hole found at the capture's end: the last frame).
+                    k.first_bad_frame.map(|i| format!("; first anomaly found at frame {i}")).unwrap_or_default()
                 );
             }
         }
         let srcs: Vec<String> = c.ts_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let _ = writeln!(
             o,
-            "frames: {} ({} not in any feed or session, {} with malformed headers, {} IP fragments); timestamps used: {}; with clock warnings: {}",
+            "frames: {} ({} not in any feed or session, {} with {}, {}); timestamps used: {}; with clock warnings: {}",
             c.frames,
             c.other_frames,
             c.malformed_frames,
-            c.ip_fragments,
+            one(c.malformed_frames, "a malformed header", "malformed headers"),
+            n(c.ip_fragments, "IP fragment", "IP fragments"),
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
         if self.input.frames_without_time > 0 {
             let _ = writeln!(
                 o,
-                "{} frames had no timestamp (pcapng Simple Packet Blocks) and were not used",
-                self.input.frames_without_time
+                "{} no timestamp (pcapng Simple Packet Blocks) and {} not used",
+                n(self.input.frames_without_time, "frame had", "frames had"),
+                one(self.input.frames_without_time, "was", "were")
             );
         }
         for t in self.input.trailers.iter().filter(|t| t.worth_a_line()) {
@@ -1068,18 +1201,19 @@ impl Report {
             };
             let _ = writeln!(
                 o,
-                "time: {} frames were recorded after a frame timed later (out of time order, by up to {}): {waited}",
-                c.reordered_frames,
+                "time: {} recorded after a frame timed later (out of time order, by up to {}): {waited}",
+                n(c.reordered_frames, "frame was", "frames were"),
                 format_ns(i64::try_from(c.largest_reorder_ns).unwrap_or(i64::MAX))
             );
         }
         if c.time_steps_back > 0 {
             let _ = writeln!(
                 o,
-                "time: {} frames are timed more than 1ms before the frame before them (the capture's clock stepped \
-                 back, or frames were recorded far out of order; the largest step {}, first at frame {}): a latency \
-                 across a step is wrong by it",
-                c.time_steps_back,
+                "time: {} timed more than 1ms before the frame before {} (the capture's clock stepped back, or \
+                 frames were recorded far out of order; the largest step {}, first at frame {}): a latency across a \
+                 step is wrong by it",
+                n(c.time_steps_back, "frame is", "frames are"),
+                one(c.time_steps_back, "it", "them"),
                 format_ns(i64::try_from(c.largest_step_back_ns).unwrap_or(i64::MAX)),
                 c.first_step_back_frame.unwrap_or(0)
             );
@@ -1087,10 +1221,10 @@ impl Report {
         if c.capture_drops > 0 {
             let _ = writeln!(
                 o,
-                "capture: the input records {} packets lost while it was captured (pcapng interface statistics, ERF \
-                 loss counters): \
-                 the figures may miss them",
-                c.capture_drops
+                "capture: the input records {} lost while it was captured (pcapng interface statistics, ERF loss \
+                 counters): the figures may miss {}",
+                n(c.capture_drops, "packet", "packets"),
+                one(c.capture_drops, "it", "them")
             );
         }
         o
@@ -1100,6 +1234,81 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trailer::KindCounts;
+
+    /// A clean file's tap-trailer line is its stamps alone; every other count is named only when it
+    /// is not zero, a count of one in the singular. The JSON keeps every key (serde, not this line).
+    #[test]
+    fn the_tap_trailer_line_names_only_counts_not_zero() {
+        let line = |mode, stats| InputTrailers::new("t.pcap".to_owned(), mode, stats).line();
+        let clean = TrailerStats {
+            frames: 84,
+            stamped: KindCounts { arista7150: 70, ..KindCounts::default() },
+            keyframes: KindCounts { arista7150: 14, ..KindCounts::default() },
+            no_trailer: 14,
+            ..TrailerStats::default()
+        };
+        assert_eq!(
+            line(TrailerMode::Auto, clean),
+            "tap trailers in t.pcap (--trailer auto): 70 of 84 frames stamped (arista7150 70), 14 keyframes (arista7150 14)"
+        );
+        let none = TrailerStats { frames: 5, no_trailer: 5, ..TrailerStats::default() };
+        assert_eq!(
+            line(TrailerMode::Forced(TrailerKind::Metamako), none),
+            "tap trailers in t.pcap (--trailer metamako): 0 of 5 frames stamped"
+        );
+        let all = TrailerStats {
+            frames: 1,
+            stamped: KindCounts { metamako: 1, ..KindCounts::default() },
+            keyframes: KindCounts { arista7280: 1, ..KindCounts::default() },
+            keyframes_rejected: 1,
+            freq_rejected: 1,
+            no_trailer: 0,
+            rejected: 2,
+            before_keyframe: 1,
+            keyframe_too_old: 3,
+            truncated: 1,
+            stale: 1,
+            unsynced: 0,
+            degraded: 2,
+            extended: 1,
+        };
+        assert_eq!(
+            line(TrailerMode::Auto, all),
+            "tap trailers in t.pcap (--trailer auto): 1 of 1 frame stamped (metamako 1), 1 keyframe (arista7280 1; 1 \
+             with its tick frequency off nominal: nominal used), 1 keyframe refused, 2 candidate stamps refused, 1 \
+             counter frame before the first keyframe, 3 counter frames with their keyframe too old, 1 frame captured \
+             short (a trailer at its end, if any, unreadable); stamps flagged: 1 stale keyframe, 2 degraded, 1 extended"
+        );
+    }
+
+    /// The load line of a capture spanning 354 days with 2 orders and no tick (OMI's samples, as
+    /// their record times give it): the span in days and hours, the order rate in 3 significant digits
+    /// (2 / 30,596,047.619 s), none shown as a zero it is not; a busiest interval of one order in the
+    /// singular, a day and 5 s after the start.
+    #[test]
+    fn the_load_line_reads_long_spans_and_small_rates() {
+        const S: i64 = 1_000_000_000;
+        let span = 30_596_047_619_000_000;
+        let load = Load {
+            span_ns: Some(span),
+            ticks_per_s: Some(0.0),
+            orders_per_s: Some(2e9 / span as f64),
+            busiest_ticks: None,
+            busiest_orders: Some(Busiest { start_ns: 7 + 86_405 * S, len_ns: 988_926_000, count: 1 }),
+        };
+        assert_eq!(
+            load.line(7).unwrap(),
+            "load: 354d 2h of capture; on average 0 ticks/s and 0.0000000654 orders/s; busiest interval: 1 order in \
+             988.926ms from +1d 0h"
+        );
+        // Below a minute as every figure; beyond, the largest two whole units, cut down.
+        let spans = [335_514_000, 59_999 * S / 1_000, 60 * S, 3_599 * S + S / 2, 3_600 * S, 86_399 * S, 86_400 * S];
+        assert_eq!(spans.map(format_span), ["335.514ms", "59.999s", "1m 0s", "59m 59s", "1h 0m", "23h 59m", "1d 0h"]);
+        // 3 significant digits at every size.
+        let rates = [0.0, 0.000_123_4, 0.5, 9.876, 12.34, 596_000.0, 14_500.0, 2_500_000.0];
+        assert_eq!(rates.map(rate), ["0", "0.000123", "0.500", "9.88", "12.3", "596k", "14.5k", "2.50M"]);
+    }
 
     /// Sources of one clock are one clock: the host's records, kernel stamps, hook times and software
     /// SND times; a NIC's stamps and hardware SND times; a tap's. Two of these are mixed.
