@@ -215,13 +215,17 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         pipe.print_warnings();
     }
     match failure {
-        Some(e) => Err(e.context(format!("stopped after {} frames", summary.frames))),
+        Some(e) => Err(e.context(format!("stopped after {}", crate::analyze::frames(summary.frames)))),
         None => Ok(ExitCode::SUCCESS),
     }
 }
 
 fn print_summary(s: &Summary, inputs: usize) {
-    let mut line = format!("wirestamp: {} frames from {inputs} input(s)", s.frames);
+    let mut line = format!(
+        "wirestamp: {} from {inputs} {}",
+        crate::analyze::frames(s.frames),
+        if inputs == 1 { "input" } else { "inputs" }
+    );
     if !s.by_trailer.is_empty() {
         let t: Vec<String> = s.by_trailer.iter().map(|(k, v)| format!("{k} {v}")).collect();
         line += &format!("; trailer timestamps: {}", t.join(", "));
