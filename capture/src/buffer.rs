@@ -60,6 +60,11 @@ impl ChunkBuffer {
         self.base + self.pos as u64
     }
 
+    /// Bytes read from the source so far.
+    pub(crate) fn read_so_far(&self) -> u64 {
+        self.base + self.end as u64
+    }
+
     /// Marks `n` bytes as read. `n` never exceeds `avail().len()` at the call sites.
     #[inline(always)]
     pub(crate) fn consume(&mut self, n: usize) {

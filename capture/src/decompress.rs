@@ -4,10 +4,16 @@
 //! ```text
 //! gzip: 1f 8b ...        zstd: 28 b5 2f fd ... (or a skippable frame: 5? 2a 4d 18 ...)
 //! ```
+//!
+//! A stream cut short ends where its decoder stops, as if the file ended there; the reader reports
+//! the cut. gzip's decoder gives what it decodes as it goes; zstd's decodes a compressed block only
+//! once whole, so the bytes of the incomplete block are lost, which a walk of the frame and block
+//! headers counts.
 
 use std::io::{self, BufRead, BufReader, Cursor, Read};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::error::{ZstdCut, ZstdPart};
 
 /// Compression of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -20,9 +26,50 @@ pub enum Compression {
     Zstd,
 }
 
-/// Bytes found after the end of a compressed stream (not another gzip member or zstd frame), which
-/// were ignored: shared between the decompressor, which counts them, and the reader, which reports them.
-pub(crate) type Trailing = Arc<AtomicU64>;
+/// How a compressed stream ended: shared between the decompressor, which learns it, and the reader,
+/// which reports it.
+pub(crate) type Ending = Arc<Mutex<End>>;
+
+/// See [`Ending`].
+#[derive(Debug, Default)]
+pub(crate) struct End {
+    /// Bytes after the end of the compressed stream (not another gzip member or zstd frame), ignored.
+    pub(crate) trailing: u64,
+    /// The input ended inside a member (the file was cut short): the decoded stream ends where the
+    /// decoder could go no further, as if it were the file's end.
+    pub(crate) cut: bool,
+    /// zstd: where the input ended in the frame being read ([`ZstdWalk`]).
+    zstd: Option<WalkEnd>,
+    /// Bytes the cut member had decoded.
+    decoded_in_member: u64,
+}
+
+impl End {
+    /// What a cut zstd stream lost (`None` for gzip, or a stream not cut).
+    pub(crate) fn zstd_cut(&self) -> Option<ZstdCut> {
+        let w = self.zstd.filter(|_| self.cut)?;
+        Some(ZstdCut {
+            undecoded: w.undecoded,
+            part: w.part,
+            content_size: w.content_size,
+            decoded: self.decoded_in_member,
+        })
+    }
+}
+
+/// Where the input ended, as [`ZstdWalk`] saw it.
+#[derive(Debug, Clone, Copy)]
+struct WalkEnd {
+    undecoded: u64,
+    part: ZstdPart,
+    content_size: Option<u64>,
+}
+
+/// The shared [`End`].
+pub(crate) fn lock(e: &Ending) -> std::sync::MutexGuard<'_, End> {
+    // The state is plain counters, whole after any panic.
+    e.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The compressed bytes, buffered so that what follows a member can be looked at: a buffered reader
 /// whose next bytes can be peeked at whatever its buffer's edge (a member's magic may straddle it).
@@ -121,16 +168,33 @@ fn is_zstd(head: &[u8; 4]) -> bool {
 /// likewise). After the last member, bytes that do not begin another one (trailing garbage, zero
 /// padding from a tape or a block device) are counted in `trailing` and ignored, as `gzip -d` ignores
 /// them with a warning, instead of failing the read.
+///
+/// A member cut short (the decoder's "unexpected end of file") ends the stream as if the file ended
+/// there, and says so in `ending`: whatever was decoded before is read, and the reader reports the
+/// cut, also when too little was decoded to begin a capture.
 struct Members<M> {
     member: Option<M>,
-    trailing: Trailing,
+    /// Bytes the current member has decoded.
+    decoded: u64,
+    ending: Ending,
 }
 
 impl<M: Member> Read for Members<M> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
             let Some(member) = self.member.as_mut() else { return Ok(0) };
-            let n = member.read(out)?;
+            let n = match member.read(out) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.member = None;
+                    let mut end = lock(&self.ending);
+                    end.cut = true;
+                    end.decoded_in_member = self.decoded;
+                    return Ok(0);
+                }
+                Err(e) => return Err(e),
+            };
+            self.decoded += n as u64;
             if n > 0 || out.is_empty() {
                 return Ok(n);
             }
@@ -142,25 +206,25 @@ impl<M: Member> Read for Members<M> {
             }
             if head.first_chunk::<4>().is_some_and(M::begins) {
                 self.member = Some(M::open(rest)?);
+                self.decoded = 0;
                 continue;
             }
             let ignored = io::copy(&mut rest, &mut io::sink())?;
-            self.trailing.fetch_add(ignored, Ordering::Relaxed);
+            lock(&self.ending).trailing += ignored;
             return Ok(0);
         }
     }
 }
 
-/// `src` read member by member, with the counter of the bytes after them.
-fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Trailing)> {
-    let trailing = Trailing::default();
+/// `src` read member by member, telling how it ended in `ending`.
+fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>, ending: Ending) -> io::Result<Box<dyn Read + Send>> {
     let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src) })?;
-    Ok((Box::new(Members { member: Some(member), trailing: trailing.clone() }), trailing))
+    Ok(Box::new(Members { member: Some(member), decoded: 0, ending }))
 }
 
-/// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The counter says
-/// how many bytes after the compressed stream were ignored.
-pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Compression, Option<Trailing>)> {
+/// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The [`Ending`]
+/// tells how the compressed stream ended: cut short, or followed by bytes that were ignored.
+pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + Send>, Compression, Option<Ending>)> {
     let mut head = [0u8; 4];
     let mut n = 0;
     while n < head.len() {
@@ -173,13 +237,238 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
     }
     let head = &head[..n];
     let rejoined: Box<dyn Read + Send> = Box::new(Cursor::new(head.to_vec()).chain(src));
+    let ending = Ending::default();
     if head.starts_with(&GZIP_MAGIC) {
-        let (r, trailing) = members::<flate2::bufread::GzDecoder<Source>>(rejoined)?;
-        Ok((r, Compression::Gzip, Some(trailing)))
+        let r = members::<flate2::bufread::GzDecoder<Source>>(rejoined, ending.clone())?;
+        Ok((r, Compression::Gzip, Some(ending)))
     } else if head.first_chunk::<4>().is_some_and(is_zstd) {
-        let (r, trailing) = members::<zstd::stream::read::Decoder<'static, Source>>(rejoined)?;
-        Ok((r, Compression::Zstd, Some(trailing)))
+        // The walker reads the compressed bytes before the decoder's buffer: it has seen them all
+        // when the decoder finds the input cut.
+        let walked = Box::new(ZstdWalk::new(rejoined, ending.clone()));
+        let r = members::<zstd::stream::read::Decoder<'static, Source>>(walked, ending.clone())?;
+        Ok((r, Compression::Zstd, Some(ending)))
     } else {
         Ok((rejoined, Compression::None, None))
+    }
+}
+
+/// Follows the frames and blocks of a zstd stream (RFC 8878 §3.1) as its compressed bytes are read,
+/// so that, when the input ends inside a frame, it can tell how many of its last bytes could not be
+/// decoded: a compressed (or RLE) block is decoded only once whole, whereas a block stored as is
+/// (raw) is decoded as its bytes arrive (by libzstd's streaming decoder, as by `zstd -d`).
+struct ZstdWalk<R> {
+    inner: R,
+    /// Bytes read so far.
+    at: u64,
+    /// End of the bytes the decoder can decode (up to the last whole block).
+    decodable: u64,
+    state: Walk,
+    /// The header being read.
+    head: Vec<u8>,
+    /// The current frame's content size, when its header gives it.
+    content_size: Option<u64>,
+    /// The current frame ends with a 4-byte checksum.
+    checksum: bool,
+    ending: Ending,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Walk {
+    /// A frame's header (or a skippable frame's magic and size), into `head`.
+    FrameHeader,
+    /// A block's 3-byte header, into `head`.
+    BlockHeader,
+    /// `left` bytes of a block to go; `raw`: stored as is; `last`: the frame's last block.
+    Block { left: u64, raw: bool, last: bool },
+    /// `left` bytes of the frame's checksum to go.
+    Checksum { left: u64 },
+    /// `left` bytes of a skippable frame to go.
+    Skippable { left: u64 },
+    /// Not zstd (bytes after the stream, which the decoder never reads as a frame): not followed.
+    Lost,
+}
+
+const SKIPPABLE_MASK: u32 = 0xffff_fff0;
+const SKIPPABLE: u32 = 0x184d_2a50;
+
+/// The length of the frame header that `head` begins, as far as its bytes tell (4: the magic is
+/// needed first; 5: then the frame header descriptor); `None`: no frame begins there.
+fn frame_header_len(head: &[u8]) -> Option<usize> {
+    let Some(magic) = head.first_chunk::<4>().map(|m| u32::from_le_bytes(*m)) else { return Some(4) };
+    if magic & SKIPPABLE_MASK == SKIPPABLE {
+        return Some(8);
+    }
+    if magic.to_le_bytes() != ZSTD_MAGIC {
+        return None;
+    }
+    let Some(&fhd) = head.get(4) else { return Some(5) };
+    Some(header_before_size(fhd) + size_field_len(fhd))
+}
+
+impl<R> ZstdWalk<R> {
+    fn new(inner: R, ending: Ending) -> Self {
+        ZstdWalk {
+            inner,
+            at: 0,
+            decodable: 0,
+            state: Walk::FrameHeader,
+            head: Vec::with_capacity(18),
+            content_size: None,
+            checksum: false,
+            ending,
+        }
+    }
+
+    /// Follows the next bytes `b` of the stream.
+    fn walk(&mut self, mut b: &[u8]) {
+        while !b.is_empty() {
+            match self.state {
+                Walk::Lost => return,
+                Walk::FrameHeader | Walk::BlockHeader => {
+                    let need = match self.state {
+                        Walk::FrameHeader => frame_header_len(&self.head),
+                        _ => Some(3),
+                    };
+                    let Some(need) = need else {
+                        self.state = Walk::Lost;
+                        return;
+                    };
+                    let take = (need - self.head.len()).min(b.len());
+                    self.head.extend_from_slice(&b[..take]);
+                    self.at += take as u64;
+                    b = &b[take..];
+                    let whole = match self.state {
+                        Walk::FrameHeader => frame_header_len(&self.head) == Some(self.head.len()),
+                        _ => self.head.len() == 3,
+                    };
+                    if whole {
+                        self.header_read();
+                    }
+                }
+                Walk::Block { left, raw, last } => {
+                    let take = left.min(b.len() as u64);
+                    self.at += take;
+                    b = &b[take as usize..];
+                    if raw {
+                        self.decodable = self.at;
+                    }
+                    self.state = Walk::Block { left: left - take, raw, last };
+                    self.part_read();
+                }
+                Walk::Checksum { left } | Walk::Skippable { left } => {
+                    let take = left.min(b.len() as u64);
+                    self.at += take;
+                    b = &b[take as usize..];
+                    self.state = match self.state {
+                        Walk::Checksum { .. } => Walk::Checksum { left: left - take },
+                        _ => Walk::Skippable { left: left - take },
+                    };
+                    self.part_read();
+                }
+            }
+        }
+    }
+
+    /// A whole header in `head`: what follows it.
+    fn header_read(&mut self) {
+        let h = std::mem::take(&mut self.head);
+        self.state = match self.state {
+            Walk::FrameHeader if h[..4] == ZSTD_MAGIC => {
+                let fhd = h[4];
+                self.checksum = fhd & 0x04 != 0;
+                self.content_size = content_size(&h[header_before_size(fhd)..]);
+                self.decodable = self.at;
+                Walk::BlockHeader
+            }
+            Walk::FrameHeader => Walk::Skippable { left: u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]])) },
+            _ => {
+                let v = u32::from_le_bytes([h[0], h[1], h[2], 0]);
+                let (last, size) = (v & 1 != 0, u64::from(v >> 3));
+                match (v >> 1) & 3 {
+                    0 => Walk::Block { left: size, raw: true, last },
+                    1 => Walk::Block { left: 1, raw: false, last },
+                    2 => Walk::Block { left: size, raw: false, last },
+                    _ => Walk::Lost,
+                }
+            }
+        };
+        self.head = h;
+        self.head.clear();
+        self.part_read();
+    }
+
+    /// After a block, a checksum or a skippable frame that has no bytes left: what follows it.
+    fn part_read(&mut self) {
+        let next = match self.state {
+            Walk::Block { left: 0, last: false, .. } => Walk::BlockHeader,
+            Walk::Block { left: 0, last: true, .. } if self.checksum => Walk::Checksum { left: 4 },
+            Walk::Block { left: 0, last: true, .. } | Walk::Checksum { left: 0 } | Walk::Skippable { left: 0 } => {
+                // The next frame's size is its own header's.
+                self.content_size = None;
+                Walk::FrameHeader
+            }
+            _ => return,
+        };
+        self.decodable = self.at;
+        self.state = next;
+    }
+
+    /// Where the input ended: what its last undecodable bytes begin.
+    fn end(&self) -> Option<WalkEnd> {
+        let part = match self.state {
+            Walk::Lost => return None,
+            Walk::FrameHeader
+                if self
+                    .head
+                    .first_chunk::<4>()
+                    .is_some_and(|m| u32::from_le_bytes(*m) & SKIPPABLE_MASK == SKIPPABLE) =>
+            {
+                ZstdPart::SkippableFrame
+            }
+            Walk::FrameHeader => ZstdPart::FrameHeader,
+            Walk::BlockHeader | Walk::Block { .. } => ZstdPart::Block,
+            Walk::Checksum { .. } => ZstdPart::Checksum,
+            Walk::Skippable { .. } => ZstdPart::SkippableFrame,
+        };
+        Some(WalkEnd { undecoded: self.at - self.decodable, part, content_size: self.content_size })
+    }
+}
+
+/// Bytes of a frame header before its content size field (magic, descriptor, window, dictionary).
+fn header_before_size(fhd: u8) -> usize {
+    5 + usize::from(fhd & 0x20 == 0) + [0, 1, 2, 4][usize::from(fhd & 3)]
+}
+
+/// Bytes of a frame header's content size field (RFC 8878 §3.1.1.1.1: none, or one byte for a
+/// single-segment frame, when its flag is 0).
+fn size_field_len(fhd: u8) -> usize {
+    match fhd >> 6 {
+        0 => usize::from(fhd & 0x20 != 0),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    }
+}
+
+/// A frame's content size from its field (RFC 8878 §3.1.1.1.4: the 2-byte form counts from 256).
+fn content_size(field: &[u8]) -> Option<u64> {
+    let mut v = [0u8; 8];
+    v[..field.len()].copy_from_slice(field);
+    let v = u64::from_le_bytes(v);
+    match field.len() {
+        0 => None,
+        2 => Some(v + 256),
+        _ => Some(v),
+    }
+}
+
+impl<R: Read> Read for ZstdWalk<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(out)?;
+        self.walk(&out[..n]);
+        if n == 0 && !out.is_empty() {
+            lock(&self.ending).zstd = self.end();
+        }
+        Ok(n)
     }
 }

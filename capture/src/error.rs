@@ -102,6 +102,96 @@ pub enum ReadErrorKind {
     /// An ERF record is malformed.
     #[error("malformed ERF record: {0}")]
     BadErf(String),
+    /// The compressed stream is cut short before what it decoded could begin a capture (a zstd
+    /// stream cut inside its first block, a gzip stream inside its first deflate block).
+    #[error("compressed stream ends early (file cut short){}: {}", cut_detail(.zstd), before_capture(*.decoded, .why))]
+    CutBeforeCapture {
+        /// What a zstd stream lost (`None` for gzip).
+        zstd: Option<ZstdCut>,
+        /// Bytes decoded.
+        decoded: u64,
+        /// Why they could not be read (too few to identify or hold the capture's header).
+        why: Box<ReadErrorKind>,
+    },
+}
+
+/// The end of [`ReadErrorKind::CutBeforeCapture`]'s message.
+fn before_capture(decoded: u64, why: &ReadErrorKind) -> String {
+    if decoded == 0 {
+        "nothing of the capture was decoded".to_owned()
+    } else {
+        format!("the {decoded} bytes decoded cannot be read: {why}")
+    }
+}
+
+/// ": " and what a cut zstd stream lost, or nothing (gzip).
+fn cut_detail(zstd: &Option<ZstdCut>) -> String {
+    zstd.map_or_else(String::new, |z| format!(": {z}"))
+}
+
+/// Where a zstd stream was cut, and what could not be decoded: a compressed block is decoded only
+/// once whole (its sequences are read from its end), so a cut inside one loses all of it; a block
+/// stored as is is decoded up to the cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZstdCut {
+    /// The compressed bytes at the end that could not be decoded (0: the cut fell between two
+    /// blocks, or inside a block stored as is).
+    pub undecoded: u64,
+    /// What those bytes begin.
+    pub part: ZstdPart,
+    /// The cut frame's content size, when its header gives it (`zstd FILE` writes it).
+    pub content_size: Option<u64>,
+    /// Bytes the cut frame decoded.
+    pub decoded: u64,
+}
+
+impl ZstdCut {
+    /// Decoded bytes of the cut frame that are missing, when its header gives its size.
+    pub fn missing(&self) -> Option<u64> {
+        self.content_size.map(|size| size.saturating_sub(self.decoded))
+    }
+}
+
+/// Parts of a zstd frame (RFC 8878 §3.1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZstdPart {
+    /// The frame header.
+    FrameHeader,
+    /// A block (header and content).
+    Block,
+    /// The content checksum after the last block.
+    Checksum,
+    /// A skippable frame (no capture data).
+    SkippableFrame,
+}
+
+impl fmt::Display for ZstdCut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.undecoded;
+        match self.part {
+            ZstdPart::Checksum => {
+                write!(f, "all of the zstd frame's data was decoded, its checksum is cut ({n} of 4 bytes present)")?
+            }
+            _ if n == 0 => write!(f, "all of the zstd stream present was decoded")?,
+            ZstdPart::Block => write!(
+                f,
+                "the last {n} bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+                 decoded only whole)"
+            )?,
+            ZstdPart::FrameHeader => {
+                write!(f, "the last {n} bytes, an incomplete zstd frame header, could not be decoded")?
+            }
+            ZstdPart::SkippableFrame => {
+                write!(f, "the last {n} bytes, part of a skippable frame (no capture data), were ignored")?
+            }
+        }
+        match (self.missing(), self.content_size) {
+            (Some(lost), Some(size)) if lost > 0 => {
+                write!(f, "; {lost} of the frame's {size} decoded bytes are missing")
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Something odd that did not stop reading.
@@ -135,8 +225,12 @@ pub enum WarningKind {
         /// Bytes present.
         have: u64,
     },
-    /// The compressed stream ended early (gzip/zstd said "unexpected end of file").
-    CompressedStreamCut,
+    /// The compressed stream ended early (gzip/zstd said "unexpected end of file"): the decoded
+    /// bytes are read as if the file ended where they end.
+    CompressedStreamCut {
+        /// What a zstd stream lost (`None` for gzip, whose decoder yields what it can as it goes).
+        zstd: Option<ZstdCut>,
+    },
     /// `bytes` after the end of the compressed stream that do not begin another member or frame
     /// (garbage, zero padding): ignored, as `gzip -d` ignores them.
     TrailingData {
@@ -148,11 +242,13 @@ pub enum WarningKind {
 }
 
 impl ReadWarning {
-    /// Bytes missing at the cut (0 when unknown, e.g. a cut compressed stream).
+    /// Bytes missing at the cut (0 when unknown, e.g. a cut gzip stream): of the cut record, or of
+    /// the cut zstd frame's decoded content when its header gives its size.
     pub fn missing(&self) -> u64 {
         match self.kind {
             WarningKind::Truncated { needed, have } => needed.saturating_sub(have),
-            WarningKind::CompressedStreamCut | WarningKind::TrailingData { .. } => 0,
+            WarningKind::CompressedStreamCut { zstd } => zstd.and_then(|z| z.missing()).unwrap_or(0),
+            WarningKind::TrailingData { .. } => 0,
         }
     }
 }
@@ -168,10 +264,11 @@ impl fmt::Display for ReadWarning {
                 needed,
                 needed.saturating_sub(have)
             ),
-            WarningKind::CompressedStreamCut => write!(
+            WarningKind::CompressedStreamCut { zstd } => write!(
                 f,
-                "{}: compressed stream ends early (file cut short)",
-                place(self.offset, self.frame_index, self.packets)
+                "{}: compressed stream ends early (file cut short){}",
+                place(self.offset, self.frame_index, self.packets),
+                cut_detail(&zstd)
             ),
             WarningKind::TrailingData { bytes, compression } => {
                 let name = match compression {

@@ -7,7 +7,8 @@
 //!
 //! Semantics: a malformed record is an error returned after every good frame before it, and the
 //! reader then ends (`Ok(None)`); a file cut short inside a record ends the stream with a
-//! [`ReadWarning`]; records that carry no frame are counted in [`ReadStats::skipped`].
+//! [`ReadWarning`], as does a compressed stream cut short, wherever its decoder stops; records that
+//! carry no frame are counted in [`ReadStats::skipped`].
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -97,8 +98,9 @@ pub struct CaptureReader {
     warnings: Vec<ReadWarning>,
     done: bool,
     input: usize,
-    /// Bytes after the end of a gzip stream, ignored ([`decompress::Trailing`]): a warning at the end.
-    trailing: Option<decompress::Trailing>,
+    /// How a compressed stream ended ([`decompress::Ending`]): cut short, or followed by bytes that
+    /// were ignored; a warning at the end.
+    ending: Option<decompress::Ending>,
 }
 
 impl CaptureReader {
@@ -125,31 +127,19 @@ impl CaptureReader {
     /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
-        let (src, compression, trailing) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
         let mut buf = ChunkBuffer::new(src);
-        buf.fill(4).map_err(|e| err(ReadErrorKind::Io(e)))?;
-        let Some(&magic) = buf.avail().first_chunk::<4>() else {
-            return Err(err(ReadErrorKind::TooShort(buf.avail().len())));
-        };
-        let mut interfaces = Vec::new();
-        let (parser, container) = if let Some(m) = PcapMagic::detect(magic) {
-            let (p, iface) = PcapParser::open(&mut buf, m).map_err(err)?;
-            interfaces.push(iface);
-            (Parser::Pcap(p), Container::Pcap { nanos: m.nanos, byte_order: m.byte_order, modified: m.modified })
-        } else if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-            buf.fill(16).map_err(|e| err(ReadErrorKind::Io(e)))?;
-            crate::pcapng::check_first_section(buf.avail()).map_err(err)?;
-            (Parser::Pcapng(PcapngParser::new()), Container::Pcapng)
-        } else {
-            // ERF has no file header: look at the first records (a short file is fine; a FIFO
-            // only blocks here for non-pcap content).
-            buf.fill(1 << 16).map_err(|e| err(ReadErrorKind::Io(e)))?;
-            let head = buf.avail();
-            if !erf::looks_like_erf(head) {
-                return Err(err(ReadErrorKind::UnknownFormat(head[..head.len().min(8)].to_vec())));
+        let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
+            // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.
+            let end = ending.as_ref().map(decompress::lock);
+            match end.filter(|e| e.cut) {
+                Some(end) => {
+                    let (zstd, decoded) = (end.zstd_cut(), buf.read_so_far());
+                    err(ReadErrorKind::CutBeforeCapture { zstd, decoded, why: Box::new(why) })
+                }
+                None => err(why),
             }
-            (Parser::Erf(ErfParser::new()), Container::Erf)
-        };
+        })?;
         let mut r = CaptureReader {
             name,
             buf,
@@ -160,7 +150,7 @@ impl CaptureReader {
             warnings: Vec::new(),
             done: false,
             input: 0,
-            trailing,
+            ending,
         };
         r.stats.bytes = r.buf.offset();
         Ok(r)
@@ -292,15 +282,15 @@ impl CaptureReader {
                     *self.stats.skipped.entry(kind).or_default() += 1;
                 }
                 Ok(Step::Header) => self.stats.records += 1,
-                Ok(Step::Eof) => return Ok(self.finish(None)),
-                Ok(Step::Cut { needed, have }) => {
-                    let w = WarningKind::Truncated { needed, have };
-                    return Ok(self.finish(Some(w)));
+                // The decoded stream of a compressed file cut short ends where the decoder stopped,
+                // at a record's end or inside one: the cut is what to report.
+                Ok(Step::Eof) => {
+                    let cut = self.compressed_cut();
+                    return Ok(self.finish(cut));
                 }
-                Err(ReadErrorKind::Io(e))
-                    if e.kind() == io::ErrorKind::UnexpectedEof && self.format.compression != Compression::None =>
-                {
-                    return Ok(self.finish(Some(WarningKind::CompressedStreamCut)));
+                Ok(Step::Cut { needed, have }) => {
+                    let w = self.compressed_cut().unwrap_or(WarningKind::Truncated { needed, have });
+                    return Ok(self.finish(Some(w)));
                 }
                 Err(kind) => {
                     self.finish(None);
@@ -316,6 +306,12 @@ impl CaptureReader {
         }
     }
 
+    /// The warning for a compressed stream cut short, if it was.
+    fn compressed_cut(&self) -> Option<WarningKind> {
+        let end = decompress::lock(self.ending.as_ref()?);
+        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut() })
+    }
+
     #[cold]
     fn finish(&mut self, warning: Option<WarningKind>) -> Option<RawFrame> {
         self.done = true;
@@ -324,7 +320,7 @@ impl CaptureReader {
             let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
             self.warnings.push(ReadWarning { offset, frame_index, packets, kind });
         }
-        let ignored = self.trailing.as_ref().map_or(0, |t| t.load(std::sync::atomic::Ordering::Relaxed));
+        let ignored = self.ending.as_ref().map_or(0, |e| decompress::lock(e).trailing);
         if ignored > 0 {
             let kind = WarningKind::TrailingData { bytes: ignored, compression: self.format.compression };
             let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
@@ -332,4 +328,32 @@ impl CaptureReader {
         }
         None
     }
+}
+
+/// Recognises the container from the first bytes in `buf` and reads its file header.
+fn open_container(buf: &mut ChunkBuffer) -> Result<(Parser, Container, Vec<Interface>), ReadErrorKind> {
+    buf.fill(4)?;
+    let Some(&magic) = buf.avail().first_chunk::<4>() else {
+        return Err(ReadErrorKind::TooShort(buf.avail().len()));
+    };
+    let mut interfaces = Vec::new();
+    let (parser, container) = if let Some(m) = PcapMagic::detect(magic) {
+        let (p, iface) = PcapParser::open(buf, m)?;
+        interfaces.push(iface);
+        (Parser::Pcap(p), Container::Pcap { nanos: m.nanos, byte_order: m.byte_order, modified: m.modified })
+    } else if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
+        buf.fill(16)?;
+        crate::pcapng::check_first_section(buf.avail())?;
+        (Parser::Pcapng(PcapngParser::new()), Container::Pcapng)
+    } else {
+        // ERF has no file header: look at the first records (a short file is fine; a FIFO
+        // only blocks here for non-pcap content).
+        buf.fill(1 << 16)?;
+        let head = buf.avail();
+        if !erf::looks_like_erf(head) {
+            return Err(ReadErrorKind::UnknownFormat(head[..head.len().min(8)].to_vec()));
+        }
+        (Parser::Erf(ErfParser::new()), Container::Erf)
+    };
+    Ok((parser, container, interfaces))
 }

@@ -241,6 +241,59 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A zstd capture cut short (the audit's elk_nasdaq.pcap, 50,086 bytes compressed): cut in its second
+/// block, the records of the first are analysed, exit status 0, with a warning saying what was lost
+/// (it said nothing of it); cut in its first block, nothing could be decoded: exit status 1 with a
+/// message that says so (it was "read failed: incomplete frame").
+#[test]
+fn a_zstd_capture_cut_short_is_analysed_up_to_its_last_whole_block() {
+    let dir = tmpdir("zstd-cut");
+    let elk = wirestamp_testdata::data_file("pcap_market/elk_nasdaq.pcap");
+    let z = Command::new("zstd").arg("-q").arg("-c").arg(&elk).output().expect("zstd (scripts/setup.sh installs it)");
+    assert!(z.status.success());
+    let z = z.stdout;
+    assert_eq!(z.len(), 50_086);
+    let cut = dir.join("cut.pcap.zst");
+    std::fs::write(&cut, &z[..50_000]).unwrap();
+    // What zstd -d decodes of it: the records wholly inside are the frames to analyse.
+    let decoded = Command::new("zstd").arg("-q").arg("-dc").arg(&cut).output().unwrap().stdout;
+    assert_eq!(decoded.len(), 131_072);
+    let pcap = std::fs::read(&elk).unwrap();
+    let records = pcap_records(&pcap);
+    // Record i ends where record i + 1 begins.
+    let ends = records.iter().skip(1).copied().chain([pcap.len()]);
+    let frames = ends.take_while(|&end| end <= decoded.len()).count();
+    let at = records[frames];
+    assert_eq!((frames, at), (1_181, 131_070));
+    let out = wirestamp(&["analyze", "-q", "--json", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["counters"]["frames"], frames);
+    assert_eq!(r["input"]["complete"], true);
+    // 19,243 compressed bytes after the first block's end (byte 30,757) could not be decoded.
+    let warning = format!(
+        "{}: at byte {at} (record {frames}, after {frames} packets): compressed stream ends early (file cut short): \
+         the last 19243 bytes, an incomplete zstd block, could not be decoded (a compressed block is decoded only \
+         whole); 88938 of the frame's 220010 decoded bytes are missing",
+        cut.display()
+    );
+    assert_eq!(r["input"]["warnings"], serde_json::json!([warning]));
+    // Cut in the first block: nothing decoded, the cut said.
+    std::fs::write(&cut, &z[..30_000]).unwrap();
+    let out = wirestamp(&["analyze", "-q", "--json", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let want = format!(
+        "wirestamp: error: {}: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut \
+         short): the last 29991 bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+         decoded only whole); 220010 of the frame's 220010 decoded bytes are missing: nothing of the capture was \
+         decoded\n",
+        cut.display()
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `cap` (a classic pcap) with every frame stamped `by` ns earlier.
 fn shifted(cap: &Path, by: u64, out: &Path) {
     let mut bytes = std::fs::read(cap).unwrap();
