@@ -23,7 +23,7 @@ pub struct Stamped<'a> {
     /// Its tap trailer, if any.
     pub decoded: Decoded,
     /// The host's offset from the tap (record time - tap time) as its input's last stamped frame (or
-    /// keyframe) before it showed it; `None` while its input has shown none. A frame without a stamp
+    /// keyframe) before it showed it, once two in a row agreed; `None` before. A frame without a stamp
     /// of its own is timed by its record time moved by it ([`Stamped::best_time`]).
     pub host_offset: Option<i64>,
 }
@@ -72,15 +72,15 @@ impl Stamped<'_> {
         }
     }
 
-    /// The tap's time and the record time of a frame that shows the host's offset from the tap: a
-    /// stamped frame or a keyframe, with a record time.
-    fn tap_and_record(&self) -> Option<(i64, i64)> {
-        let tap = match self.decoded {
-            Decoded::Stamp(s) => s.time_ns,
-            Decoded::Keyframe(_, left_ns) => left_ns,
+    /// The tap's time and the record time of a frame that shows the host's offset from the tap (a
+    /// stamped frame or a keyframe, with a record time), and whether it is a keyframe.
+    fn tap_and_record(&self) -> Option<(i64, i64, bool)> {
+        let (tap, keyframe) = match self.decoded {
+            Decoded::Stamp(s) => (s.time_ns, false),
+            Decoded::Keyframe(_, left_ns) => (left_ns, true),
             Decoded::None => return None,
         };
-        self.frame.has_ts().then_some((tap, self.frame.ts_ns))
+        self.frame.has_ts().then_some((tap, self.frame.ts_ns, keyframe))
     }
 }
 
@@ -101,8 +101,8 @@ pub struct Pipeline {
     merging: Vec<Merging>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
-    /// Whether an input showed a tap's stamp (a single input's loop reads this, not `merging`, per
-    /// frame: the lookup cost it 5 instructions a frame).
+    /// Whether an input has the host's offset from its tap ([`Merging::host_offset`]; a single
+    /// input's loop reads this, not `merging`, per frame: the lookup cost it 5 instructions a frame).
     stamps_seen: bool,
 }
 
@@ -113,19 +113,34 @@ struct Merging {
     head: Head,
     /// Whether its frames are looked at.
     tapped: Tapped,
-    /// The host's offset from the tap (record time - stamp) of its last stamped frame, once it showed
-    /// one (apart from `tapped`, which says the same: read per frame, this is one compare).
+    /// The host's offset from the tap (record time - stamp) of its last stamped frame, once two stamps
+    /// in a row agreed on it ([`OFFSET_AGREE_NS`]).
     offset: Option<i64>,
+    /// The offset the last stamped frame showed, for the next to confirm.
+    candidate: Option<i64>,
 }
+
+/// How closely two stamped frames in a row must agree on the host's offset from the tap for it to
+/// move the input's unstamped frames: a stamp found in garbage (automatic detection accepts a time
+/// within 30 days of the record's) must not move every frame after it. The host's delay varies by
+/// far less; a tap's clock step is followed once two stamps confirm it.
+const OFFSET_AGREE_NS: i64 = 1_000_000_000;
 
 impl Merging {
     /// A frame of the input recorded at `record_ns` carries a tap's stamp `stamp_ns`: the input is
-    /// looked at for good, and the host's offset from the tap is the frame's.
-    fn saw_stamp(&mut self, record_ns: i64, stamp_ns: i64) {
-        (self.tapped, self.offset) = (Tapped::Yes, Some(record_ns.saturating_sub(stamp_ns)));
+    /// looked at for good, and the host's offset from the tap is the frame's if the stamped frame
+    /// before agreed, or at once for a keyframe (`trusted`: its shape is checked far more closely
+    /// than a trailer's). Returns whether the input has an offset.
+    fn saw_stamp(&mut self, record_ns: i64, stamp_ns: i64, trusted: bool) -> bool {
+        let off = record_ns.saturating_sub(stamp_ns);
+        if trusted || self.candidate.is_some_and(|c| c.abs_diff(off) <= OFFSET_AGREE_NS as u64) {
+            self.offset = Some(off);
+        }
+        (self.tapped, self.candidate) = (Tapped::Yes, Some(off));
+        self.offset.is_some()
     }
 
-    /// The host's offset from the tap, once the input showed a stamp.
+    /// The host's offset from the tap, once two stamps in a row agreed on it.
     #[inline(always)]
     fn host_offset(&self) -> Option<i64> {
         self.offset
@@ -207,7 +222,7 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
                 return moved;
             }
             if let Some((_, stamp)) = plain_stamp(decoder, frame) {
-                m.saw_stamp(frame.ts_ns, stamp.time_ns);
+                m.saw_stamp(frame.ts_ns, stamp.time_ns, false);
                 m.head = Head::Stamped(stamp);
                 return Some(stamp.time_ns);
             }
@@ -222,8 +237,8 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
         match check_into(&mut s, decoder) {
             Ok(()) => {
                 let key = match s.tap_and_record() {
-                    Some((tap, record)) => {
-                        m.saw_stamp(record, tap);
+                    Some((tap, record, keyframe)) => {
+                        m.saw_stamp(record, tap, keyframe);
                         Some(tap)
                     }
                     None => moved,
@@ -258,7 +273,7 @@ impl Pipeline {
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
             merging: files
                 .iter()
-                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: None })
+                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: None, candidate: None })
                 .collect(),
             per_input: vec![0; files.len()],
             files: files.to_vec(),
@@ -331,8 +346,7 @@ impl Pipeline {
             {
                 decoder.count_plain_stamp(&frame, &stamp);
                 if frame.has_ts() {
-                    self.merging[input].saw_stamp(frame.ts_ns, stamp.time_ns);
-                    self.stamps_seen = true;
+                    self.stamps_seen |= self.merging[input].saw_stamp(frame.ts_ns, stamp.time_ns, false);
                 }
                 return Ok(Some(r));
             }
@@ -340,9 +354,8 @@ impl Pipeline {
         let host_offset = self.merging[input].host_offset();
         let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
         check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
-        if let Some((tap, record)) = s.tap_and_record() {
-            self.merging[input].saw_stamp(record, tap);
-            self.stamps_seen = true;
+        if let Some((tap, record, keyframe)) = s.tap_and_record() {
+            self.stamps_seen |= self.merging[input].saw_stamp(record, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }
@@ -417,8 +430,8 @@ impl Pipeline {
         };
         // A stamp on a frame checked only now (an input merged by record time until then, or a
         // stamped head the fast path declined: the same offset again).
-        if let (Some((tap, record)), Some(m)) = (s.tap_and_record(), self.merging.get_mut(input)) {
-            m.saw_stamp(record, tap);
+        if let (Some((tap, record, keyframe)), Some(m)) = (s.tap_and_record(), self.merging.get_mut(input)) {
+            m.saw_stamp(record, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }

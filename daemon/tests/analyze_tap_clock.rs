@@ -30,14 +30,16 @@ fn stamped_tick(seq: u64, rec: i64) -> (i64, Vec<u8>) {
     (rec, with_trailer(&udp([233, 54, 12, 111], 26477, &p), rec - BEHIND - HOST_DELAY))
 }
 
-/// An order session's SYN, then orders (unstamped host traffic) and ticks (stamped by the tap), with
-/// noise (unstamped) between. The host records frames in time order on its clock.
+/// Ticks (stamped by the tap), an order session's SYN and an order (unstamped host traffic), and noise
+/// (unstamped). The host records frames in time order on its clock. The second stamp confirms the
+/// offset the first showed: an unstamped frame between them keeps its record time.
 fn capture() -> Vec<(i64, Vec<u8>)> {
     let o = order_for(1, 2);
     vec![
         stamped_tick(1, T0),
-        (T0 + MS, segment(true, 0, 0, 0x02, &[])),
+        (T0 + MS / 2, udp([10, 9, 9, 9], 9999, b"early")),
         stamped_tick(2, T0 + 2 * MS),
+        (T0 + 2 * MS + 10_000, segment(true, 0, 0, 0x02, &[])),
         // 20 us after tick 2 on the host's clock: on the tap's too, once moved by the offset tick 2
         // showed (BEHIND + HOST_DELAY).
         (T0 + 2 * MS + 20_000, segment(true, 1, 0, 0x18, &o)),
@@ -59,8 +61,9 @@ fn frames_the_tap_did_not_stamp_are_moved_onto_its_clock() {
     let shift = BEHIND + HOST_DELAY;
     let want: Vec<(i64, &str, &str)> = vec![
         (T0 - shift, "metamako", ""),
-        (T0 + MS - shift, "pcap", "host_offset"),
+        (T0 + MS / 2, "pcap", ""),
         (T0 + 2 * MS - shift, "metamako", ""),
+        (T0 + 2 * MS + 10_000 - shift, "pcap", "host_offset"),
         (T0 + 2 * MS + 20_000 - shift, "pcap", "host_offset"),
         (T0 + 3 * MS - shift, "pcap", "host_offset"),
         (T0 + 4 * MS - shift, "metamako", ""),
@@ -77,10 +80,11 @@ fn frames_the_tap_did_not_stamp_are_moved_onto_its_clock() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `analyze` on the same capture: no step back (timed by the record clock, each stamped frame would
-/// step 870 s back from the unstamped one before it), the order's tick-to-trade 20 us, as the host
-/// saw it, and the session's two moved frames (the SYN, the order; the noise is in no flow) counted
-/// among those with clock warnings.
+/// `analyze` on the same capture: one step back, of 870 s less the 1.5 ms between them, from the
+/// unstamped frame before the offset's confirmation to the second stamp (timed by the record clock,
+/// each stamped frame would step back from the unstamped one before it); the order's tick-to-trade
+/// 20 us, as the host saw it; the session's two moved frames (the SYN, the order; the noise is in no
+/// flow) counted among those with clock warnings.
 #[test]
 fn an_unstamped_order_is_timed_on_the_taps_clock() {
     let dir = tmpdir("tap-clock-analyze");
@@ -89,11 +93,37 @@ fn an_unstamped_order_is_timed_on_the_taps_clock() {
     let r =
         analyze_json(&["--md", FEED_A, "--orders", ORDERS, "--match", r"token:T(\d+)", "--trailer", "metamako"], &cap);
     let c = &r["counters"];
-    assert_eq!((c["time_steps_back"].as_u64(), c["reordered_frames"].as_u64()), (Some(0), Some(0)), "{c}");
+    let step = BEHIND + HOST_DELAY - 3 * MS / 2;
+    assert_eq!((c["time_steps_back"].as_u64(), c["largest_step_back_ns"].as_i64()), (Some(1), Some(step)), "{c}");
     assert_eq!(c["degraded_clock_frames"], 2, "{c}");
     assert_eq!((&c["ts_sources"]["metamako"], &c["ts_sources"]["pcap"]), (&3.into(), &2.into()), "{c}");
     let t2t = support::metric(&r, "tick_to_trade");
     assert_eq!(support::count_min_max(t2t), (Some(1), Some(20_000), Some(20_000)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture no tap stamped but for one frame whose last bytes read as a Metamako trailer 10 days
+/// off (automatic detection accepts a time within 30 days of the record's): no second stamp confirms
+/// the offset, so the frames after it keep their record times.
+#[test]
+fn a_lone_stamp_moves_nothing() {
+    let dir = tmpdir("tap-clock-lone");
+    let cap = dir.join("c.pcap");
+    const DAYS: i64 = 10 * 86_400 * 1_000_000_000;
+    let p = mold_packet(b"SESSION001", 1, &[aapl_add()]);
+    let frames = vec![
+        (T0, with_trailer(&udp([233, 54, 12, 111], 26477, &p), T0 - DAYS)),
+        (T0 + MS, udp([10, 9, 9, 9], 9999, b"one")),
+        (T0 + 2 * MS, udp([10, 9, 9, 9], 9999, b"two")),
+    ];
+    write_pcap(&cap, &frames);
+    let out = wirestamp(&["frames", "--format", "json", cap.to_str().unwrap()]);
+    let got: Vec<(i64, String)> = out
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| (r["time_ns"].as_i64().unwrap(), r["ts_source"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(got, [(T0 - DAYS, "metamako".into()), (T0 + MS, "pcap".into()), (T0 + 2 * MS, "pcap".into())]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -103,17 +133,25 @@ fn an_unstamped_order_is_timed_on_the_taps_clock() {
 /// the capture spans the switch's time from the first keyframe to the last frame.
 #[test]
 fn arista7150_keyframes_are_timed_by_the_switch() {
-    for file in ["test-1.pcap", "test-2.pcap"] {
+    // test.pcap (two switches' keyframes, 3,608 s off the host) has an unstamped frame right after its
+    // first keyframe: a keyframe's offset is taken at once, not after a second stamp confirms it.
+    for file in ["test-1.pcap", "test-2.pcap", "test.pcap"] {
         let f = data_file(&format!("hwts_arista7150/{file}"));
         let r: Value = serde_json::from_str(&wirestamp(&["analyze", "-q", "--json", f.to_str().unwrap()])).unwrap();
         let c = &r["counters"];
-        assert_eq!((c["time_steps_back"].as_u64(), c["reordered_frames"].as_u64()), (Some(0), Some(0)), "{file}");
+        assert_eq!(c["time_steps_back"].as_u64(), Some(0), "{file}");
+        if file != "test.pcap" {
+            assert_eq!(c["reordered_frames"].as_u64(), Some(0), "{file}");
+        }
         // The first frame is a keyframe (after the file and record headers, Ethernet and IPv4): asic_time
         // and utc_nanos at bytes 0 and 8 of its payload, kf_timestamp at 24 in v1 (46 bytes), at 40 in
         // v2 (62 bytes, with the skew at 24 and 32), ticks of 20/7 ns (formats.md) times the skew.
         let bytes = std::fs::read(&f).unwrap();
-        let ip_len = usize::from(u16::from_be_bytes([bytes[56], bytes[57]]));
-        let payload = &bytes[24 + 16 + 34..][..ip_len - 20];
+        let frame = &bytes[24 + 16..];
+        // An 802.1Q tag (test.pcap's) moves IPv4 on by 4 bytes.
+        let ip = if frame[12..14] == [0x81, 0x00] { 18 } else { 14 };
+        let ip_len = usize::from(u16::from_be_bytes([frame[ip + 2], frame[ip + 3]]));
+        let payload = &frame[ip + 20..ip + ip_len];
         let be = |at: usize| u64::from_be_bytes(payload[at..at + 8].try_into().unwrap()) as i128;
         let (kt, num, den) = match payload.len() {
             46 => (be(24), 20, 7),
