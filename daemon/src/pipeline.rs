@@ -101,8 +101,12 @@ pub struct Pipeline {
     merging: Vec<Merging>,
     per_input: Vec<u64>,
     files: Vec<PathBuf>,
-    /// Whether an input has the host's offset from its tap ([`Merging::host_offset`]; a single
-    /// input's loop reads this, not `merging`, per frame: the lookup cost it 5 instructions a frame).
+    /// Per capture interface, the host's offset from its tap.
+    offsets: HostOffsets,
+    /// Whether two stamps in a row confirmed that a tap stamps an interface of a single input: its
+    /// plain frames then take the general path, which times them by the host's offset if any
+    /// ([`HostOffsets`]), and its stamped frames no longer try the fast path for plain frames first
+    /// (read per frame, not the offsets: the lookup cost the loop 5 instructions a frame).
     stamps_seen: bool,
 }
 
@@ -113,37 +117,58 @@ struct Merging {
     head: Head,
     /// Whether its frames are looked at.
     tapped: Tapped,
-    /// The host's offset from the tap (record time - stamp) of its last stamped frame, once two stamps
-    /// in a row agreed on it ([`OFFSET_AGREE_NS`]).
+}
+
+/// How closely two stamped frames in a row must agree on the host's offset from the tap for it to
+/// move the unstamped frames of their interface: a stamp found in garbage (automatic detection
+/// accepts a time within 30 days of the record's) must not move every frame after it. The host's
+/// delay varies by far less; a tap's clock step is followed once two stamps confirm it.
+const OFFSET_AGREE_NS: i64 = 1_000_000_000;
+
+/// The least offset that moves anything: within it the host's clock is taken to agree with the tap's
+/// (the offset is then mostly the capture's delay, which frames the tap did not stamp need not share),
+/// and the analysis takes what it mixes up for reordering, not a step back (`STEP_BACK_NS`).
+const OFFSET_MIN_NS: i64 = wirestamp_core::analyze::STEP_BACK_NS;
+
+/// Per capture interface (its global number), the host's offset from the tap (record time - tap
+/// time), as the interface's last stamped frame showed it: the interfaces of one file may run on
+/// different clocks (a file merged from two hosts, a NIC's clock beside the system's).
+#[derive(Debug, Default)]
+struct HostOffsets(Vec<HostOffset>);
+
+#[derive(Debug, Default, Clone, Copy)]
+struct HostOffset {
+    /// Once two stamps in a row agreed on it ([`OFFSET_AGREE_NS`]) and it is above [`OFFSET_MIN_NS`].
     offset: Option<i64>,
     /// The offset the last stamped frame showed, for the next to confirm.
     candidate: Option<i64>,
 }
 
-/// How closely two stamped frames in a row must agree on the host's offset from the tap for it to
-/// move the input's unstamped frames: a stamp found in garbage (automatic detection accepts a time
-/// within 30 days of the record's) must not move every frame after it. The host's delay varies by
-/// far less; a tap's clock step is followed once two stamps confirm it.
-const OFFSET_AGREE_NS: i64 = 1_000_000_000;
-
-impl Merging {
-    /// A frame of the input recorded at `record_ns` carries a tap's stamp `stamp_ns`: the input is
-    /// looked at for good, and the host's offset from the tap is the frame's if the stamped frame
-    /// before agreed, or at once for a keyframe (`trusted`: its shape is checked far more closely
-    /// than a trailer's). Returns whether the input has an offset.
-    fn saw_stamp(&mut self, record_ns: i64, stamp_ns: i64, trusted: bool) -> bool {
-        let off = record_ns.saturating_sub(stamp_ns);
-        if trusted || self.candidate.is_some_and(|c| c.abs_diff(off) <= OFFSET_AGREE_NS as u64) {
-            self.offset = Some(off);
-        }
-        (self.tapped, self.candidate) = (Tapped::Yes, Some(off));
-        self.offset.is_some()
+impl HostOffsets {
+    /// The offset that moves interface `interface`'s unstamped frames, if any.
+    #[inline(always)]
+    fn get(&self, interface: u32) -> Option<i64> {
+        self.0.get(interface as usize).and_then(|h| h.offset)
     }
 
-    /// The host's offset from the tap, once two stamps in a row agreed on it.
-    #[inline(always)]
-    fn host_offset(&self) -> Option<i64> {
-        self.offset
+    /// A frame of `interface` recorded at `record_ns` carries a tap's time `stamp_ns`: the offset is
+    /// the frame's if the stamped frame before agreed, or at once for a keyframe (`trusted`: its shape
+    /// is checked far more closely than a trailer's), unless within [`OFFSET_MIN_NS`]. Returns
+    /// whether it was confirmed so: the interface is stamped by a tap.
+    fn saw_stamp(&mut self, interface: u32, record_ns: i64, stamp_ns: i64, trusted: bool) -> bool {
+        let i = interface as usize;
+        if self.0.len() <= i {
+            // At most one per interface, which the readers bound (65,536).
+            self.0.resize(i + 1, HostOffset::default());
+        }
+        let h = &mut self.0[i];
+        let off = record_ns.saturating_sub(stamp_ns);
+        let confirmed = trusted || h.candidate.is_some_and(|c| c.abs_diff(off) <= OFFSET_AGREE_NS as u64);
+        if confirmed {
+            h.offset = (off.unsigned_abs() > OFFSET_MIN_NS as u64).then_some(off);
+        }
+        h.candidate = Some(off);
+        confirmed
     }
 }
 
@@ -173,6 +198,7 @@ enum Head {
 struct TapTime<'p> {
     decoders: &'p mut [TrailerDecoder],
     merging: &'p mut [Merging],
+    offsets: &'p mut HostOffsets,
 }
 
 /// Frames of an input looked at without a stamp before it is merged by record time (where there are
@@ -215,14 +241,18 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
             }
         }
         // The record time on the tap's clock, for a frame without a stamp.
-        let moved = m.offset.filter(|_| frame.has_ts()).map(|off| frame.ts_ns.saturating_sub(off));
+        let moved =
+            self.offsets.get(frame.interface).filter(|_| frame.has_ts()).map(|off| frame.ts_ns.saturating_sub(off));
         // A plain frame has no room for a trailer: its check waits for the fast path to be tried.
         if decoder.takes_plain() {
             if wirestamp_core::analyze::plain_udp(frame.data, frame.wire_len).is_some() {
                 return moved;
             }
             if let Some((_, stamp)) = plain_stamp(decoder, frame) {
-                m.saw_stamp(frame.ts_ns, stamp.time_ns, false);
+                m.tapped = Tapped::Yes;
+                if frame.has_ts() {
+                    self.offsets.saw_stamp(frame.interface, frame.ts_ns, stamp.time_ns, false);
+                }
                 m.head = Head::Stamped(stamp);
                 return Some(stamp.time_ns);
             }
@@ -238,7 +268,8 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
             Ok(()) => {
                 let key = match s.tap_and_record() {
                     Some((tap, record, keyframe)) => {
-                        m.saw_stamp(record, tap, keyframe);
+                        m.tapped = Tapped::Yes;
+                        self.offsets.saw_stamp(frame.interface, record, tap, keyframe);
                         Some(tap)
                     }
                     None => moved,
@@ -271,12 +302,10 @@ impl Pipeline {
         Ok(Pipeline {
             source,
             decoders: modes.iter().map(|m| TrailerDecoder::new(*m)).collect(),
-            merging: files
-                .iter()
-                .map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0), offset: None, candidate: None })
-                .collect(),
+            merging: files.iter().map(|_| Merging { head: Head::Deferred, tapped: Tapped::Unknown(0) }).collect(),
             per_input: vec![0; files.len()],
             files: files.to_vec(),
+            offsets: HostOffsets::default(),
             stamps_seen: false,
         })
     }
@@ -346,16 +375,16 @@ impl Pipeline {
             {
                 decoder.count_plain_stamp(&frame, &stamp);
                 if frame.has_ts() {
-                    self.stamps_seen |= self.merging[input].saw_stamp(frame.ts_ns, stamp.time_ns, false);
+                    self.stamps_seen |= self.offsets.saw_stamp(frame.interface, frame.ts_ns, stamp.time_ns, false);
                 }
                 return Ok(Some(r));
             }
         }
-        let host_offset = self.merging[input].host_offset();
+        let host_offset = self.offsets.get(frame.interface);
         let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
         check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
         if let Some((tap, record, keyframe)) = s.tap_and_record() {
-            self.stamps_seen |= self.merging[input].saw_stamp(record, tap, keyframe);
+            self.stamps_seen |= self.offsets.saw_stamp(frame.interface, record, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }
@@ -371,7 +400,7 @@ impl Pipeline {
         general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
     ) -> Result<Option<R>> {
         let Source::Many(m) = &mut self.source else { return Ok(None) };
-        let mut keys = TapTime { decoders: &mut self.decoders, merging: &mut self.merging };
+        let mut keys = TapTime { decoders: &mut self.decoders, merging: &mut self.merging, offsets: &mut self.offsets };
         let next = m.next_frame_keyed(&mut keys)?;
         let Some((input, frame)) = next else {
             finish_decoders(&self.decoders, &self.files)?;
@@ -395,7 +424,7 @@ impl Pipeline {
                 Head::Deferred => None,
             },
         };
-        let host_offset = self.merging.get(input).and_then(Merging::host_offset);
+        let host_offset = self.offsets.get(frame.interface);
         // Not taken, such a frame goes on as a deferred one: checked below, and its stamp counted then.
         if let Some(stamp) = stamped
             && let Some((udp, _)) = wirestamp_core::analyze::udp_shape(frame.data, frame.wire_len)
@@ -430,8 +459,11 @@ impl Pipeline {
         };
         // A stamp on a frame checked only now (an input merged by record time until then, or a
         // stamped head the fast path declined: the same offset again).
-        if let (Some((tap, record, keyframe)), Some(m)) = (s.tap_and_record(), self.merging.get_mut(input)) {
-            m.saw_stamp(record, tap, keyframe);
+        if let Some((tap, record, keyframe)) = s.tap_and_record() {
+            if let Some(m) = self.merging.get_mut(input) {
+                m.tapped = Tapped::Yes;
+            }
+            self.offsets.saw_stamp(s.frame.interface, record, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }

@@ -102,6 +102,76 @@ fn an_unstamped_order_is_timed_on_the_taps_clock() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Two interfaces of one pcapng on different clocks (a file merged from two hosts): interface 0's
+/// host records the tap-stamped ticks 37 s ahead of the tap, interface 1's records the orders on the
+/// tap's clock. The offset interface 0 shows moves nothing of interface 1: the order, recorded 50 us
+/// after the tick's stamp, is 50 us after it.
+#[test]
+fn an_interfaces_offset_moves_only_its_own_frames() {
+    use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+    use wirestamp_core::{Direction, LinkType};
+    let dir = tmpdir("tap-clock-interfaces");
+    let cap = dir.join("c.pcapng");
+    const AHEAD: i64 = 37 * 1_000_000_000;
+    let mut w = PcapngWriter::new(std::fs::File::create(&cap).unwrap(), None).unwrap();
+    for name in ["md-host", "order-host"] {
+        let spec = IfaceSpec { link: LinkType::Ethernet, name: name.into(), description: None, snaplen: 65_535 };
+        w.add_interface(&spec).unwrap();
+    }
+    // (interface, record time, frame): ticks stamped at their tap time `t`, recorded `AHEAD` later.
+    let tick = |seq: u64, t: i64| {
+        (
+            0,
+            t + AHEAD,
+            with_trailer(&udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[aapl_add()])), t),
+        )
+    };
+    let frames = [
+        tick(1, T0),
+        tick(2, T0 + MS),
+        (1, T0 + MS + 10_000, segment(true, 0, 0, 0x02, &[])),
+        (1, T0 + MS + 50_000, segment(true, 1, 0, 0x18, &order_for(1, 2))),
+        tick(3, T0 + 2 * MS),
+    ];
+    let mut frames = frames.to_vec();
+    // In record order, as a merge would write them: interface 1's frames first.
+    frames.sort_by_key(|f| f.1);
+    for (iface, t, f) in &frames {
+        w.write(*iface, *t, f, f.len() as u32, Direction::Unknown).unwrap();
+    }
+    drop(w);
+    let r = analyze_json(&["--md", FEED_A, "--orders", ORDERS, "--match", r"token:T(\d+)"], &cap);
+    let t2t = support::metric(&r, "tick_to_trade");
+    assert_eq!(support::count_min_max(t2t), (Some(1), Some(50_000), Some(50_000)), "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A host whose clock agrees with the tap's (within 1 ms: PTP): the offset its stamped frames show is
+/// the capture's delay (30 us here), and moves nothing. The order, recorded 20 us after the tick was
+/// recorded, is 50 us after the tick's stamp, as the host's clock says.
+#[test]
+fn a_host_on_the_taps_clock_is_left_on_it() {
+    let dir = tmpdir("tap-clock-synced");
+    let cap = dir.join("c.pcap");
+    const DELAY: i64 = 30_000;
+    let tick = |seq: u64, t: i64| {
+        (t + DELAY, with_trailer(&udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[aapl_add()])), t))
+    };
+    let frames = vec![
+        tick(1, T0),
+        tick(2, T0 + MS),
+        (T0 + MS + DELAY + 10_000, segment(true, 0, 0, 0x02, &[])),
+        (T0 + MS + DELAY + 20_000, segment(true, 1, 0, 0x18, &order_for(1, 2))),
+        tick(3, T0 + 2 * MS),
+    ];
+    write_pcap(&cap, &frames);
+    let r = analyze_json(&["--md", FEED_A, "--orders", ORDERS, "--match", r"token:T(\d+)"], &cap);
+    let t2t = support::metric(&r, "tick_to_trade");
+    assert_eq!(support::count_min_max(t2t), (Some(1), Some(50_000), Some(50_000)), "{r}");
+    assert_eq!(r["counters"]["degraded_clock_frames"], 0, "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A capture no tap stamped but for one frame whose last bytes read as a Metamako trailer 10 days
 /// off (automatic detection accepts a time within 30 days of the record's): no second stamp confirms
 /// the offset, so the frames after it keep their record times.
