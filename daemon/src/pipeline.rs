@@ -424,6 +424,8 @@ impl Pipeline {
                 Head::Deferred => None,
             },
         };
+        // Neither dissected nor looked at for a stamp by the merge: a stamp it shows is news.
+        let fresh = done.is_none() && stamped.is_none();
         let host_offset = self.offsets.get(frame.interface);
         // Not taken, such a frame goes on as a deferred one: checked below, and its stamp counted then.
         if let Some(stamp) = stamped
@@ -457,9 +459,9 @@ impl Pipeline {
                 s
             }
         };
-        // A stamp on a frame checked only now (an input merged by record time until then, or a
-        // stamped head the fast path declined: the same offset again).
-        if let Some((tap, record, keyframe)) = s.tap_and_record() {
+        // A stamp on a frame checked only now (an input merged by record time until then). One the
+        // merge saw (`TapTime::key`) is not shown the offsets twice: it would confirm itself.
+        if fresh && let Some((tap, record, keyframe)) = s.tap_and_record() {
             if let Some(m) = self.merging.get_mut(input) {
                 m.tapped = Tapped::Yes;
             }

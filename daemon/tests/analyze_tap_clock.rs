@@ -187,13 +187,23 @@ fn a_lone_stamp_moves_nothing() {
         (T0 + 2 * MS, udp([10, 9, 9, 9], 9999, b"two")),
     ];
     write_pcap(&cap, &frames);
-    let out = wirestamp(&["frames", "--format", "json", cap.to_str().unwrap()]);
-    let got: Vec<(i64, String)> = out
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|r| (r["time_ns"].as_i64().unwrap(), r["ts_source"].as_str().unwrap().to_owned()))
-        .collect();
-    assert_eq!(got, [(T0 - DAYS, "metamako".into()), (T0 + MS, "pcap".into()), (T0 + 2 * MS, "pcap".into())]);
+    // Alone, and merged with a second file (whose frame comes last): the merge looks at the stamped
+    // frame once, and must not count it twice (it confirmed itself so).
+    let other = dir.join("other.pcap");
+    write_pcap(&other, &[(T0 + 3 * MS, udp([10, 9, 9, 9], 9999, b"three"))]);
+    let want: Vec<(i64, String)> =
+        vec![(T0 - DAYS, "metamako".into()), (T0 + MS, "pcap".into()), (T0 + 2 * MS, "pcap".into())];
+    for files in [vec![&cap], vec![&cap, &other]] {
+        let mut args = vec!["frames", "--format", "json"];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        let out = wirestamp(&args);
+        let got: Vec<(i64, String)> = out
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|r| (r["time_ns"].as_i64().unwrap(), r["ts_source"].as_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(got[..3], want[..], "{} file(s)", files.len());
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
