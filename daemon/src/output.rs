@@ -101,10 +101,14 @@ pub fn distinct(paths: &[(&str, &Path)]) -> Result<()> {
 }
 
 /// `-` names standard input for captures; as an output it would make a file named `-`, which no
-/// one asked for (and standard output holds the report): refused.
+/// one asked for (and standard output has the command's own output: the report, frames' rows):
+/// refused.
 pub fn refuse_stdout(p: &Path, flag: &str) -> Result<()> {
     if p.as_os_str() == wirestamp_capture::STDIN {
-        bail!("{flag} -: outputs are written to a named file (standard output holds the report); give a file name");
+        bail!(
+            "{flag} -: outputs are written to a named file (standard output has the command's own output); give a \
+             file name"
+        );
     }
     Ok(())
 }

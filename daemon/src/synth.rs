@@ -145,7 +145,7 @@ pub fn write(args: &SynthArgs) -> Result<()> {
         }
     });
     line.finish();
-    let (truth, sum) = written.with_context(|| format!("cannot write {}", args.output.display()))?;
+    let (truth, sum) = written.with_context(|| format!("{}: writing", args.output.display()))?;
     let mut f = std::io::BufWriter::new(truth_file);
     write_truth(&truth, &mut f).and_then(|()| f.flush()).with_context(|| match &args.truth {
         Some(t) => writing("--truth", t),

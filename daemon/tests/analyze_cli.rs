@@ -1003,7 +1003,8 @@ fn what_no_capture_could_make_right_exits_2() {
         ),
         (
             vec!["frames", "-q", "-o", "-", &cap],
-            "-o -: outputs are written to a named file (standard output holds the report); give a file name".to_owned(),
+            "-o -: outputs are written to a named file (standard output has the command's own output); give a file name"
+                .to_owned(),
         ),
         (vec!["frames", "-q", &cap, &cap], same),
         (

@@ -364,6 +364,10 @@ fn rate(r: f64) -> String {
     if r == 0.0 {
         return "0".to_owned();
     }
+    // Rounded to 3 significant digits first, so that the unit and decimals suit the rounded value:
+    // 999.6 reads "1.00k", not "1000".
+    let step = 10f64.powi(r.log10().floor() as i32 - 2);
+    let r = (r / step).round() * step;
     let (v, unit) = if r >= 1e6 {
         (r / 1e6, "M")
     } else if r >= 1e3 {
@@ -1308,6 +1312,9 @@ mod tests {
         // 3 significant digits at every size.
         let rates = [0.0, 0.000_123_4, 0.5, 9.876, 12.34, 596_000.0, 14_500.0, 2_500_000.0];
         assert_eq!(rates.map(rate), ["0", "0.000123", "0.500", "9.88", "12.3", "596k", "14.5k", "2.50M"]);
+        // Rounded first: a value that rounds up to the next power of ten takes its unit and decimals.
+        let up = [9.996, 999.6, 999_999.0, 0.099_96];
+        assert_eq!(up.map(rate), ["10.0", "1.00k", "1.00M", "0.100"]);
     }
 
     /// Sources of one clock are one clock: the host's records, kernel stamps, hook times and software
