@@ -989,7 +989,7 @@ fn what_no_capture_could_make_right_exits_2() {
         ),
         (
             vec!["analyze", "-q", "--pairs", "-", &cap],
-            "--pairs -: outputs are written to a named file (standard output holds the report); give a file name"
+            "--pairs -: outputs are written to a named file (standard output has the command's own output); give a file name"
                 .to_owned(),
         ),
         (
