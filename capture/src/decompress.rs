@@ -128,6 +128,9 @@ trait Member: Read + Sized {
     /// Whether the 4 bytes `head` (fewer only at the input's end, then too few to be a member) begin
     /// another member.
     fn begins(head: &[u8; 4]) -> bool;
+    /// Whether `head`, fewer than 4 bytes at the input's end, may be the start of another member cut
+    /// short (`gzip -d` calls it an unexpected end of file, not trailing garbage).
+    fn may_begin(head: &[u8]) -> bool;
 }
 
 impl Member for flate2::bufread::GzDecoder<Source> {
@@ -140,6 +143,9 @@ impl Member for flate2::bufread::GzDecoder<Source> {
     fn begins(head: &[u8; 4]) -> bool {
         head.starts_with(&GZIP_MAGIC)
     }
+    fn may_begin(head: &[u8]) -> bool {
+        GZIP_MAGIC.starts_with(head) || head.starts_with(&GZIP_MAGIC)
+    }
 }
 
 impl Member for zstd::stream::read::Decoder<'static, Source> {
@@ -151,6 +157,10 @@ impl Member for zstd::stream::read::Decoder<'static, Source> {
     }
     fn begins(head: &[u8; 4]) -> bool {
         is_zstd(head)
+    }
+    fn may_begin(head: &[u8]) -> bool {
+        let Some((&first, tail)) = head.split_first() else { return false };
+        ZSTD_MAGIC.starts_with(head) || (first & 0xf0 == 0x50 && SKIPPABLE_TAIL.starts_with(tail))
     }
 }
 
@@ -208,6 +218,13 @@ impl<M: Member> Read for Members<M> {
                 self.member = Some(M::open(rest)?);
                 self.decoded = 0;
                 continue;
+            }
+            if head.len() < 4 && M::may_begin(head) {
+                // The next member cut inside its magic: a cut, of a member that decoded nothing.
+                let mut end = lock(&self.ending);
+                end.cut = true;
+                end.decoded_in_member = 0;
+                return Ok(0);
             }
             let ignored = io::copy(&mut rest, &mut io::sink())?;
             lock(&self.ending).trailing += ignored;
