@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::build::{pcap_header, pcap_record};
 use common::temp_path;
@@ -252,9 +252,11 @@ fn zstd_cut_in_a_later_frame_names_the_part_cut() {
     }
 }
 
-/// A stream cut inside the next member's magic (1 to 3 bytes of it after a whole member) is a cut, as
-/// `gzip -d` and `zstd -d` call it, not bytes after the stream: the first member's 1,000 records are
-/// read, and the warning says the stream was cut (for zstd, the bytes of the frame header cut).
+/// A stream cut inside the next member's magic (1 to 3 bytes of it after a whole member) is read as
+/// that member cut short, not as bytes after the stream: it may have held all the rest of the capture.
+/// (`gzip -d` and `zstd -d` fail on these bytes as on any after the stream, so they tell nothing here.)
+/// The first member's 1,000 records are read, and the warning says the stream was cut (for zstd, the
+/// bytes of the frame header cut).
 #[test]
 fn a_cut_inside_the_next_members_magic_is_a_cut() {
     let pcap = std::fs::read(data_file(ELK)).unwrap();
@@ -262,38 +264,23 @@ fn a_cut_inside_the_next_members_magic_is_a_cut() {
     let (gz1, gz2) = (run("gzip", &["-c"], &pcap[..half]), run("gzip", &["-c"], &pcap[half..]));
     let (z1, z2) = (zstd(&pcap[..half]), zstd(&pcap[half..]));
     for cut in 1..=3 {
-        // What the tools say of the same bytes: a failure, not a warning about trailing garbage.
         for (tool, first, second) in [("gzip", &gz1, &gz2), ("zstd", &z1, &z2)] {
             let bytes = [&first[..], &second[..cut]].concat();
-            let status = Command::new(tool)
-                .args(["-dc"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .and_then(|mut c| {
-                    use std::io::Write;
-                    c.stdin.take().unwrap().write_all(&bytes)?;
-                    c.wait()
-                })
-                .unwrap();
-            assert!(!status.success(), "{tool} -d of a stream cut {cut} bytes into its next magic");
             let (n, warnings) = read(&bytes).unwrap_or_else(|e| panic!("{tool} cut {cut}: {e}"));
             assert_eq!(n, 1_000, "{tool} cut {cut}");
-            let kind = match tool {
-                "gzip" => WarningKind::CompressedStreamCut { zstd: None },
-                _ => WarningKind::CompressedStreamCut {
-                    zstd: Some(ZstdCut {
-                        undecoded: cut as u64,
-                        part: ZstdPart::FrameHeader,
-                        content_size: None,
-                        decoded: 0,
-                    }),
-                },
-            };
-            let what = match tool {
-                "gzip" => String::new(),
-                _ => format!(": the last {cut} bytes, an incomplete zstd frame header, could not be decoded"),
+            let (kind, what) = match tool {
+                "gzip" => (WarningKind::CompressedStreamCut { zstd: None }, String::new()),
+                _ => (
+                    WarningKind::CompressedStreamCut {
+                        zstd: Some(ZstdCut {
+                            undecoded: cut as u64,
+                            part: ZstdPart::FrameHeader,
+                            content_size: None,
+                            decoded: 0,
+                        }),
+                    },
+                    format!(": the last {cut} bytes, an incomplete zstd frame header, could not be decoded"),
+                ),
             };
             assert_cut(&warnings, 1_000, half as u64, kind, &what);
         }
