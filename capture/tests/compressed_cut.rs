@@ -18,7 +18,11 @@ const ELK: &str = "pcap_market/elk_nasdaq.pcap";
 /// `tool ARGS FILE` on `bytes` written to a file: its standard output, whatever its exit status (on a
 /// cut stream, `-dc` writes what it decoded, then fails).
 fn run(tool: &str, args: &[&str], bytes: &[u8]) -> Vec<u8> {
-    let p = temp_path(&format!("{tool}-input-{}", bytes.len()));
+    // One file per call: tests run at once, and two compressing the same bytes shared a name (one
+    // removed the other's file: a flaky NotFound).
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = temp_path(&format!("{tool}-input-{}-{call}", bytes.len()));
     std::fs::write(&p, bytes).unwrap();
     let out = Command::new(tool)
         .args(args)
