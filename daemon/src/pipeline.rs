@@ -130,6 +130,9 @@ const OFFSET_AGREE_NS: i64 = 1_000_000_000;
 /// and the analysis takes what it mixes up for reordering, not a step back (`STEP_BACK_NS`).
 const OFFSET_MIN_NS: i64 = wirestamp_core::analyze::STEP_BACK_NS;
 
+/// Interfaces whose offset is kept, at most (16 bytes each).
+const MAX_OFFSET_INTERFACES: usize = 1 << 20;
+
 /// Per capture interface (its global number), the host's offset from the tap (record time - tap
 /// time), as the interface's last stamped frame showed it: the interfaces of one file may run on
 /// different clocks (a file merged from two hosts, a NIC's clock beside the system's).
@@ -158,7 +161,11 @@ impl HostOffsets {
     fn saw_stamp(&mut self, interface: u32, record_ns: i64, stamp_ns: i64, trusted: bool) -> bool {
         let i = interface as usize;
         if self.0.len() <= i {
-            // At most one per interface, which the readers bound (65,536).
+            // One per interface, which the readers bound (65,536 an input); an id beyond any table
+            // (`u32::MAX` for one not mapped) is not given 64 GB.
+            if i >= MAX_OFFSET_INTERFACES {
+                return false;
+            }
             self.0.resize(i + 1, HostOffset::default());
         }
         let h = &mut self.0[i];
@@ -620,6 +627,30 @@ fn trailer_modes(specs: &[String], files: &[PathBuf]) -> Result<Vec<TrailerMode>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An offset moves frames once two stamps in a row agree on it within 1 s (or a keyframe shows it),
+    /// if above 1 ms, per interface; an interface id beyond any table is not tracked.
+    #[test]
+    fn host_offsets_are_confirmed_per_interface() {
+        const S: i64 = 1_000_000_000;
+        let mut o = HostOffsets::default();
+        // A lone stamp 10 days off: a candidate only.
+        assert!(!o.saw_stamp(0, 100 * S, 100 * S - 864_000 * S, false));
+        assert_eq!(o.get(0), None);
+        // Two 870 s apart, agreeing within 1 s: taken; the lone one is not confirmed by them.
+        assert!(!o.saw_stamp(0, 200 * S, 200 * S - 870 * S, false));
+        assert!(o.saw_stamp(0, 201 * S, 201 * S - 870 * S - S / 2, false));
+        assert_eq!(o.get(0), Some(870 * S + S / 2));
+        // Another interface has none of it; a keyframe's is taken at once.
+        assert_eq!(o.get(1), None);
+        assert!(o.saw_stamp(1, 300 * S, 300 * S - 5 * S, true));
+        assert_eq!(o.get(1), Some(5 * S));
+        // Within 1 ms: confirmed, but moves nothing (the host agrees with the tap).
+        assert!(o.saw_stamp(2, 400 * S, 400 * S - 30_000, true));
+        assert_eq!(o.get(2), None);
+        assert!(!o.saw_stamp(u32::MAX, 500 * S, 0, true));
+        assert_eq!((o.get(u32::MAX), o.0.len()), (None, 3));
+    }
 
     #[test]
     fn trailer_mode_specs() {
