@@ -431,8 +431,6 @@ impl Pipeline {
                 Head::Deferred => None,
             },
         };
-        // Neither dissected nor looked at for a stamp by the merge: a stamp it shows is news.
-        let fresh = done.is_none() && stamped.is_none();
         let host_offset = self.offsets.get(frame.interface);
         // Not taken, such a frame goes on as a deferred one: checked below, and its stamp counted then.
         if let Some(stamp) = stamped
@@ -457,6 +455,8 @@ impl Pipeline {
             }
             return Ok(Some(r));
         }
+        // Neither dissected nor looked at for a stamp by the merge: a stamp it shows is news.
+        let fresh = done.is_none() && stamped.is_none();
         let s = match done {
             Some((dissection, decoded)) => Stamped { input, frame, dissection, decoded, host_offset },
             None => {
