@@ -180,6 +180,17 @@ pub enum Decoded {
     Keyframe(TrailerKind, i64),
 }
 
+impl Decoded {
+    /// The frame's time on its tap's clock, and the tap's kind: a stamp's, or a keyframe's leaving.
+    pub fn tap_time(&self) -> Option<(TrailerKind, i64)> {
+        match *self {
+            Decoded::Stamp(s) => Some((s.kind, s.time_ns)),
+            Decoded::Keyframe(kind, left_ns) => Some((kind, left_ns)),
+            Decoded::None => None,
+        }
+    }
+}
+
 /// A forced format did not validate: why. The caller adds the file and frame index.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("--trailer {}: {reason}", kind.name())]

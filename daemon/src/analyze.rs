@@ -381,7 +381,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     // or read a file cut short, for a whole one.
     report.input = InputStatus {
         complete: failure.is_none(),
-        stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", frames(index))),
+        stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", crate::output::frames(index))),
         warnings: pipe.warnings(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
@@ -418,7 +418,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     match failure {
         Some(e) => Err(e.context(format!(
             "stopped after {}; the report covers {}",
-            frames(index),
+            crate::output::frames(index),
             if index == 1 { "it" } else { "those" }
         ))),
         None => Ok(ExitCode::SUCCESS),
@@ -608,11 +608,6 @@ fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
         return Err(format!("seq_first {first} is after seq_last {seq_last}: not a write's byte range"));
     }
     Ok(Some(TxEvent { time_ns, kind, local, remote, seq_first, seq_last }))
-}
-
-/// `n` frames, in words (a frame, for one).
-pub(crate) fn frames(n: u64) -> String {
-    format!("{n} {}", if n == 1 { "frame" } else { "frames" })
 }
 
 #[cfg(test)]

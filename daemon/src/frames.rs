@@ -215,7 +215,7 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         pipe.print_warnings();
     }
     match failure {
-        Some(e) => Err(e.context(format!("stopped after {}", crate::analyze::frames(summary.frames)))),
+        Some(e) => Err(e.context(format!("stopped after {}", crate::output::frames(summary.frames)))),
         None => Ok(ExitCode::SUCCESS),
     }
 }
@@ -223,7 +223,7 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
 fn print_summary(s: &Summary, inputs: usize) {
     let mut line = format!(
         "wirestamp: {} from {inputs} {}",
-        crate::analyze::frames(s.frames),
+        crate::output::frames(s.frames),
         if inputs == 1 { "input" } else { "inputs" }
     );
     if !s.by_trailer.is_empty() {

@@ -41,22 +41,15 @@ impl Stamped<'_> {
     /// else the record's (none for a pcapng SPB), moved onto the tap's clock by the host's offset in an
     /// input the tap stamps ([`Stamped::host_offset`]).
     pub fn best_time(&self) -> Option<i64> {
-        match self.decoded {
-            Decoded::Stamp(s) => Some(s.time_ns),
-            Decoded::Keyframe(_, left_ns) => Some(left_ns),
-            Decoded::None => {
-                self.frame.has_ts().then(|| self.frame.ts_ns.saturating_sub(self.host_offset.unwrap_or(0)))
-            }
+        match self.decoded.tap_time() {
+            Some((_, t)) => Some(t),
+            None => self.frame.has_ts().then(|| self.frame.ts_ns.saturating_sub(self.host_offset.unwrap_or(0))),
         }
     }
 
     /// Where [`Stamped::best_time`] came from.
     pub fn ts_source(&self) -> TsSource {
-        match self.decoded {
-            Decoded::Stamp(s) => TsSource::Trailer(s.kind),
-            Decoded::Keyframe(kind, _) => TsSource::Trailer(kind),
-            Decoded::None => self.frame.ts_source,
-        }
+        self.decoded.tap_time().map_or(self.frame.ts_source, |(kind, _)| TsSource::Trailer(kind))
     }
 
     /// Quality flags of the container and of the trailer together ([`ClockQuality::HOST_OFFSET`] for a
@@ -72,15 +65,11 @@ impl Stamped<'_> {
         }
     }
 
-    /// The tap's time and the record time of a frame that shows the host's offset from the tap (a
-    /// stamped frame or a keyframe, with a record time), and whether it is a keyframe.
-    fn tap_and_record(&self) -> Option<(i64, i64, bool)> {
-        let (tap, keyframe) = match self.decoded {
-            Decoded::Stamp(s) => (s.time_ns, false),
-            Decoded::Keyframe(_, left_ns) => (left_ns, true),
-            Decoded::None => return None,
-        };
-        self.frame.has_ts().then_some((tap, self.frame.ts_ns, keyframe))
+    /// The tap's time of a stamped frame or a keyframe (which shows the host's offset from the tap),
+    /// and whether it is a keyframe.
+    fn tap_shown(&self) -> Option<(i64, bool)> {
+        let (_, tap) = self.decoded.tap_time()?;
+        Some((tap, matches!(self.decoded, Decoded::Keyframe(..))))
     }
 }
 
@@ -107,7 +96,7 @@ pub struct Pipeline {
     /// plain frames then take the general path, which times them by the host's offset if any
     /// ([`HostOffsets`]), and its stamped frames no longer try the fast path for plain frames first
     /// (read per frame, not the offsets: the lookup cost the loop 5 instructions a frame).
-    stamps_seen: bool,
+    tap_confirmed: bool,
 }
 
 /// What [`TapTime`] keeps of one input.
@@ -117,6 +106,15 @@ struct Merging {
     head: Head,
     /// Whether its frames are looked at.
     tapped: Tapped,
+}
+
+impl Merging {
+    /// `frame` of the input shows its tap's time `stamp_ns`: the input is looked at for good, and
+    /// the offsets learn from it ([`HostOffsets::saw_stamp`]).
+    fn saw_stamp(&mut self, offsets: &mut HostOffsets, frame: &Frame<'_>, stamp_ns: i64, trusted: bool) {
+        self.tapped = Tapped::Yes;
+        offsets.saw_stamp(frame, stamp_ns, trusted);
+    }
 }
 
 /// How closely two stamped frames in a row must agree on the host's offset from the tap for it to
@@ -154,12 +152,16 @@ impl HostOffsets {
         self.0.get(interface as usize).and_then(|h| h.offset)
     }
 
-    /// A frame of `interface` recorded at `record_ns` carries a tap's time `stamp_ns`: the offset is
+    /// `frame` carries a tap's time `stamp_ns`: the offset of its interface (record time - stamp) is
     /// the frame's if the stamped frame before agreed, or at once for a keyframe (`trusted`: its shape
     /// is checked far more closely than a trailer's), unless within [`OFFSET_MIN_NS`]. Returns
-    /// whether it was confirmed so: the interface is stamped by a tap.
-    fn saw_stamp(&mut self, interface: u32, record_ns: i64, stamp_ns: i64, trusted: bool) -> bool {
-        let i = interface as usize;
+    /// whether it was confirmed so: the interface is stamped by a tap. A frame without a record time
+    /// shows nothing.
+    fn saw_stamp(&mut self, frame: &Frame<'_>, stamp_ns: i64, trusted: bool) -> bool {
+        if !frame.has_ts() {
+            return false;
+        }
+        let i = frame.interface as usize;
         if self.0.len() <= i {
             // One per interface, which the readers bound (65,536 an input); an id beyond any table
             // (`u32::MAX` for one not mapped) is not given 64 GB.
@@ -169,7 +171,7 @@ impl HostOffsets {
             self.0.resize(i + 1, HostOffset::default());
         }
         let h = &mut self.0[i];
-        let off = record_ns.saturating_sub(stamp_ns);
+        let off = frame.ts_ns.saturating_sub(stamp_ns);
         let confirmed = trusted || h.candidate.is_some_and(|c| c.abs_diff(off) <= OFFSET_AGREE_NS as u64);
         if confirmed {
             h.offset = (off.unsigned_abs() > OFFSET_MIN_NS as u64).then_some(off);
@@ -256,10 +258,7 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
                 return moved;
             }
             if let Some((_, stamp)) = plain_stamp(decoder, frame) {
-                m.tapped = Tapped::Yes;
-                if frame.has_ts() {
-                    self.offsets.saw_stamp(frame.interface, frame.ts_ns, stamp.time_ns, false);
-                }
+                m.saw_stamp(self.offsets, frame, stamp.time_ns, false);
                 m.head = Head::Stamped(stamp);
                 return Some(stamp.time_ns);
             }
@@ -273,10 +272,9 @@ impl wirestamp_capture::MergeKey for TapTime<'_> {
         };
         match check_into(&mut s, decoder) {
             Ok(()) => {
-                let key = match s.tap_and_record() {
-                    Some((tap, record, keyframe)) => {
-                        m.tapped = Tapped::Yes;
-                        self.offsets.saw_stamp(frame.interface, record, tap, keyframe);
+                let key = match s.tap_shown() {
+                    Some((tap, keyframe)) => {
+                        m.saw_stamp(self.offsets, frame, tap, keyframe);
                         Some(tap)
                     }
                     None => moved,
@@ -313,7 +311,7 @@ impl Pipeline {
             per_input: vec![0; files.len()],
             files: files.to_vec(),
             offsets: HostOffsets::default(),
-            stamps_seen: false,
+            tap_confirmed: false,
         })
     }
 
@@ -371,7 +369,7 @@ impl Pipeline {
         if decoder.takes_plain() {
             // A plain frame of an input the tap stamps is host traffic, timed by a moved record time:
             // the general path's (rare; the fast path reads the frame's own time).
-            if !self.stamps_seen
+            if !self.tap_confirmed
                 && let Some(r) = fast(state, &frame)
             {
                 decoder.count_plain(&frame);
@@ -381,17 +379,15 @@ impl Pipeline {
                 && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
             {
                 decoder.count_plain_stamp(&frame, &stamp);
-                if frame.has_ts() {
-                    self.stamps_seen |= self.offsets.saw_stamp(frame.interface, frame.ts_ns, stamp.time_ns, false);
-                }
+                self.tap_confirmed |= self.offsets.saw_stamp(&frame, stamp.time_ns, false);
                 return Ok(Some(r));
             }
         }
         let host_offset = self.offsets.get(frame.interface);
         let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
         check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
-        if let Some((tap, record, keyframe)) = s.tap_and_record() {
-            self.stamps_seen |= self.offsets.saw_stamp(frame.interface, record, tap, keyframe);
+        if let Some((tap, keyframe)) = s.tap_shown() {
+            self.tap_confirmed |= self.offsets.saw_stamp(&frame, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }
@@ -468,11 +464,11 @@ impl Pipeline {
         };
         // A stamp on a frame checked only now (an input merged by record time until then). One the
         // merge saw (`TapTime::key`) is not shown the offsets twice: it would confirm itself.
-        if fresh && let Some((tap, record, keyframe)) = s.tap_and_record() {
-            if let Some(m) = self.merging.get_mut(input) {
-                m.tapped = Tapped::Yes;
-            }
-            self.offsets.saw_stamp(s.frame.interface, record, tap, keyframe);
+        if fresh
+            && let Some((tap, keyframe)) = s.tap_shown()
+            && let Some(m) = self.merging.get_mut(input)
+        {
+            m.saw_stamp(&mut self.offsets, &s.frame, tap, keyframe);
         }
         Ok(Some(general(state, &s)))
     }
@@ -634,21 +630,23 @@ mod tests {
     fn host_offsets_are_confirmed_per_interface() {
         const S: i64 = 1_000_000_000;
         let mut o = HostOffsets::default();
+        // A frame of `interface` recorded at `rec`.
+        let at = |interface: u32, rec: i64| Frame { interface, ..Frame::record(&[], rec, LinkType::Ethernet) };
         // A lone stamp 10 days off: a candidate only.
-        assert!(!o.saw_stamp(0, 100 * S, 100 * S - 864_000 * S, false));
+        assert!(!o.saw_stamp(&at(0, 100 * S), 100 * S - 864_000 * S, false));
         assert_eq!(o.get(0), None);
         // Two 870 s apart, agreeing within 1 s: taken; the lone one is not confirmed by them.
-        assert!(!o.saw_stamp(0, 200 * S, 200 * S - 870 * S, false));
-        assert!(o.saw_stamp(0, 201 * S, 201 * S - 870 * S - S / 2, false));
+        assert!(!o.saw_stamp(&at(0, 200 * S), 200 * S - 870 * S, false));
+        assert!(o.saw_stamp(&at(0, 201 * S), 201 * S - 870 * S - S / 2, false));
         assert_eq!(o.get(0), Some(870 * S + S / 2));
         // Another interface has none of it; a keyframe's is taken at once.
         assert_eq!(o.get(1), None);
-        assert!(o.saw_stamp(1, 300 * S, 300 * S - 5 * S, true));
+        assert!(o.saw_stamp(&at(1, 300 * S), 300 * S - 5 * S, true));
         assert_eq!(o.get(1), Some(5 * S));
         // Within 1 ms: confirmed, but moves nothing (the host agrees with the tap).
-        assert!(o.saw_stamp(2, 400 * S, 400 * S - 30_000, true));
+        assert!(o.saw_stamp(&at(2, 400 * S), 400 * S - 30_000, true));
         assert_eq!(o.get(2), None);
-        assert!(!o.saw_stamp(u32::MAX, 500 * S, 0, true));
+        assert!(!o.saw_stamp(&at(u32::MAX, 500 * S), 0, true));
         assert_eq!((o.get(u32::MAX), o.0.len()), (None, 3));
     }
 
