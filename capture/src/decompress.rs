@@ -125,12 +125,9 @@ trait Member: Read + Sized {
     fn open(src: Source) -> io::Result<Self>;
     /// The bytes after the member, once it has been read to its end.
     fn into_source(self) -> Source;
-    /// Whether the 4 bytes `head` (fewer only at the input's end, then too few to be a member) begin
-    /// another member.
-    fn begins(head: &[u8; 4]) -> bool;
-    /// Whether `head`, fewer than 4 bytes at the input's end, may be the start of another member cut
-    /// short (`gzip -d` calls it an unexpected end of file, not trailing garbage).
-    fn may_begin(head: &[u8]) -> bool;
+    /// Whether `head`, the next 4 bytes, begin another member's magic; fewer, at the input's end,
+    /// whether they begin one (another member cut short).
+    fn begins(head: &[u8]) -> bool;
 }
 
 impl Member for flate2::bufread::GzDecoder<Source> {
@@ -140,11 +137,8 @@ impl Member for flate2::bufread::GzDecoder<Source> {
     fn into_source(self) -> Source {
         self.into_inner()
     }
-    fn begins(head: &[u8; 4]) -> bool {
-        head.starts_with(&GZIP_MAGIC)
-    }
-    fn may_begin(head: &[u8]) -> bool {
-        GZIP_MAGIC.starts_with(head) || head.starts_with(&GZIP_MAGIC)
+    fn begins(head: &[u8]) -> bool {
+        !head.is_empty() && (head.starts_with(&GZIP_MAGIC) || GZIP_MAGIC.starts_with(head))
     }
 }
 
@@ -155,23 +149,27 @@ impl Member for zstd::stream::read::Decoder<'static, Source> {
     fn into_source(self) -> Source {
         self.finish()
     }
-    fn begins(head: &[u8; 4]) -> bool {
-        is_zstd(head)
-    }
-    fn may_begin(head: &[u8]) -> bool {
-        let Some((&first, tail)) = head.split_first() else { return false };
-        ZSTD_MAGIC.starts_with(head) || (first & 0xf0 == 0x50 && SKIPPABLE_TAIL.starts_with(tail))
+    fn begins(head: &[u8]) -> bool {
+        zstd_begins(head)
     }
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-const SKIPPABLE_TAIL: [u8; 3] = [0x2a, 0x4d, 0x18];
 
-/// A zstd frame's magic, or a skippable frame's (0x184D2A50-5F, RFC 8878 §3.1.2; `pzstd` begins its
-/// files with one), little-endian.
-fn is_zstd(head: &[u8; 4]) -> bool {
-    *head == ZSTD_MAGIC || (head[0] & 0xf0 == 0x50 && head[1..] == SKIPPABLE_TAIL)
+/// Whether `head` (its first 4 bytes; fewer, their start) is a zstd frame's magic, or a skippable
+/// frame's (0x184D2A50-5F, RFC 8878 §3.1.2; `pzstd` begins its files with one), little-endian.
+fn zstd_begins(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(4)];
+    let Some(&first) = head.first() else { return false };
+    let mut skippable = SKIPPABLE.to_le_bytes();
+    skippable[0] |= first & !SKIPPABLE_MASK.to_le_bytes()[0];
+    ZSTD_MAGIC.starts_with(head) || skippable.starts_with(head)
+}
+
+/// Whether the 4 bytes `magic` are a skippable frame's.
+fn is_skippable(magic: &[u8; 4]) -> bool {
+    u32::from_le_bytes(*magic) & SKIPPABLE_MASK == SKIPPABLE
 }
 
 /// A compressed file's members one after another (as `gzip -d` reads gzip members; zstd frames
@@ -189,19 +187,24 @@ struct Members<M> {
     ending: Ending,
 }
 
+impl<M> Members<M> {
+    /// The input ended inside a member that had decoded `decoded` bytes: the stream ends here.
+    fn cut(&mut self, decoded: u64) -> io::Result<usize> {
+        self.member = None;
+        let mut end = lock(&self.ending);
+        end.cut = true;
+        end.decoded_in_member = decoded;
+        Ok(0)
+    }
+}
+
 impl<M: Member> Read for Members<M> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
             let Some(member) = self.member.as_mut() else { return Ok(0) };
             let n = match member.read(out) {
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    self.member = None;
-                    let mut end = lock(&self.ending);
-                    end.cut = true;
-                    end.decoded_in_member = self.decoded;
-                    return Ok(0);
-                }
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return self.cut(self.decoded),
                 Err(e) => return Err(e),
             };
             self.decoded += n as u64;
@@ -214,17 +217,14 @@ impl<M: Member> Read for Members<M> {
             if head.is_empty() {
                 return Ok(0);
             }
-            if head.first_chunk::<4>().is_some_and(M::begins) {
+            if M::begins(head) {
+                if head.len() < 4 {
+                    // The next member cut inside its magic: a cut, of a member that decoded nothing.
+                    return self.cut(0);
+                }
                 self.member = Some(M::open(rest)?);
                 self.decoded = 0;
                 continue;
-            }
-            if head.len() < 4 && M::may_begin(head) {
-                // The next member cut inside its magic: a cut, of a member that decoded nothing.
-                let mut end = lock(&self.ending);
-                end.cut = true;
-                end.decoded_in_member = 0;
-                return Ok(0);
             }
             let ignored = io::copy(&mut rest, &mut io::sink())?;
             lock(&self.ending).trailing += ignored;
@@ -258,7 +258,7 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
     if head.starts_with(&GZIP_MAGIC) {
         let r = members::<flate2::bufread::GzDecoder<Source>>(rejoined, ending.clone())?;
         Ok((r, Compression::Gzip, Some(ending)))
-    } else if head.first_chunk::<4>().is_some_and(is_zstd) {
+    } else if head.len() == 4 && zstd_begins(head) {
         // The walker reads the compressed bytes before the decoder's buffer: it has seen them all
         // when the decoder finds the input cut.
         let walked = Box::new(ZstdWalk::new(rejoined, ending.clone()));
@@ -311,11 +311,11 @@ const SKIPPABLE: u32 = 0x184d_2a50;
 /// The length of the frame header that `head` begins, as far as its bytes tell (4: the magic is
 /// needed first; 5: then the frame header descriptor); `None`: no frame begins there.
 fn frame_header_len(head: &[u8]) -> Option<usize> {
-    let Some(magic) = head.first_chunk::<4>().map(|m| u32::from_le_bytes(*m)) else { return Some(4) };
-    if magic & SKIPPABLE_MASK == SKIPPABLE {
+    let Some(magic) = head.first_chunk::<4>() else { return Some(4) };
+    if is_skippable(magic) {
         return Some(8);
     }
-    if magic.to_le_bytes() != ZSTD_MAGIC {
+    if *magic != ZSTD_MAGIC {
         return None;
     }
     let Some(&fhd) = head.get(4) else { return Some(5) };
@@ -434,14 +434,7 @@ impl<R> ZstdWalk<R> {
     fn end(&self) -> Option<WalkEnd> {
         let part = match self.state {
             Walk::Lost => return None,
-            Walk::FrameHeader
-                if self
-                    .head
-                    .first_chunk::<4>()
-                    .is_some_and(|m| u32::from_le_bytes(*m) & SKIPPABLE_MASK == SKIPPABLE) =>
-            {
-                ZstdPart::SkippableFrame
-            }
+            Walk::FrameHeader if self.head.first_chunk::<4>().is_some_and(is_skippable) => ZstdPart::SkippableFrame,
             Walk::FrameHeader => ZstdPart::FrameHeader,
             Walk::BlockHeader | Walk::Block { .. } => ZstdPart::Block,
             Walk::Checksum { .. } => ZstdPart::Checksum,
