@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use wirestamp_core::analyze::flows::FlowSpec;
-use wirestamp_core::analyze::report::InputStatus;
+use wirestamp_core::analyze::report::{InputStatus, n, one};
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair};
 
@@ -381,7 +381,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     // or read a file cut short, for a whole one.
     report.input = InputStatus {
         complete: failure.is_none(),
-        stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", crate::output::frames(index))),
+        stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", n(index, "frame", "frames"))),
         warnings: pipe.warnings(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
@@ -418,8 +418,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     match failure {
         Some(e) => Err(e.context(format!(
             "stopped after {}; the report covers {}",
-            crate::output::frames(index),
-            if index == 1 { "it" } else { "those" }
+            n(index, "frame", "frames"),
+            one(index, "it", "those")
         ))),
         None => Ok(ExitCode::SUCCESS),
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 use wirestamp_core::Direction;
+use wirestamp_core::analyze::report::{n, one};
 use wirestamp_core::dissect::Transport;
 use wirestamp_core::trailer::Decoded;
 
@@ -215,7 +216,7 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
         pipe.print_warnings();
     }
     match failure {
-        Some(e) => Err(e.context(format!("stopped after {}", crate::output::frames(summary.frames)))),
+        Some(e) => Err(e.context(format!("stopped after {}", n(summary.frames, "frame", "frames")))),
         None => Ok(ExitCode::SUCCESS),
     }
 }
@@ -223,8 +224,8 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
 fn print_summary(s: &Summary, inputs: usize) {
     let mut line = format!(
         "wirestamp: {} from {inputs} {}",
-        crate::output::frames(s.frames),
-        if inputs == 1 { "input" } else { "inputs" }
+        n(s.frames, "frame", "frames"),
+        one(inputs as u64, "input", "inputs")
     );
     if !s.by_trailer.is_empty() {
         let t: Vec<String> = s.by_trailer.iter().map(|(k, v)| format!("{k} {v}")).collect();

@@ -128,8 +128,3 @@ pub const STDOUT_WRITING: &str = "standard output: writing";
 pub fn writing(flag: &str, p: &Path) -> String {
     format!("{flag} {}: writing", p.display())
 }
-
-/// `n` frames, in words (a frame, for one).
-pub(crate) fn frames(n: u64) -> String {
-    format!("{n} {}", if n == 1 { "frame" } else { "frames" })
-}

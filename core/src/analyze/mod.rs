@@ -2634,16 +2634,14 @@ impl Analyzer {
             })
     }
 
-    /// An order with `token` was found unmatched: under the token rule, remembers it when the sequence
-    /// its token gives lies outside every feed's range seen, unless one remembered still does (ranges
-    /// grow). Unmatched orders only, so the regex run again here stays off the matched path.
+    /// An order whose token `tok` gives sequence `seq` was found unmatched (token rule): remembered when
+    /// the sequence lies outside every feed's range seen, unless one remembered still does (ranges
+    /// grow).
     #[cold]
-    fn unmatched_token(&mut self, token: Option<&[u8]>) {
+    fn unmatched_token(&mut self, tok: &[u8], seq: u64) {
         if self.first_token_outside.as_ref().is_some_and(|&(_, seq)| self.seq_outside_feeds(seq)) {
             return;
         }
-        let MatchRule::Token(rule) = &mut self.cfg.matching else { return };
-        let Some((tok, seq)) = token.and_then(|t| Some((t, rule.seq_of(t)?))) else { return };
         if self.seq_outside_feeds(seq) {
             self.first_token_outside = Some((String::from_utf8_lossy(tok).into_owned(), seq));
         }
@@ -2678,9 +2676,11 @@ impl Analyzer {
         let s = &m.summary;
         let t = m.first.time_ns;
         let token = token_bytes(s);
+        // Under the token rule, the token and the sequence it gives, for an order left unmatched.
+        let mut read = None;
         let found = match &mut self.cfg.matching {
             MatchRule::Token(rule) => {
-                let Some(seq) = token.and_then(|tok| rule.seq_of(tok)) else {
+                let Some((tok, seq)) = token.and_then(|tok| Some((tok, rule.seq_of(tok)?))) else {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
                     if self.first_unreadable_token.is_none() {
@@ -2688,6 +2688,7 @@ impl Analyzer {
                     }
                     return;
                 };
+                read = Some((tok, seq));
                 // A trigger older than the retention is no match, whether or not newer ticks have pushed
                 // it out of the arbiter yet (that depends on the feed's traffic after it, and on orders
                 // held by reassembly): nor does it make the order ambiguous.
@@ -2754,7 +2755,9 @@ impl Analyzer {
         };
         let Some((session, seq, tick_time, feed)) = found else {
             self.counters.unmatched_orders += 1;
-            self.unmatched_token(token);
+            if let Some((tok, seq)) = read {
+                self.unmatched_token(tok, seq);
+            }
             return;
         };
         // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its

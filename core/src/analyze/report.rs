@@ -349,12 +349,12 @@ impl Load {
 }
 
 /// `count` and its noun, the singular for exactly one ("1 gap", "0 gaps").
-fn n(count: u64, singular: &str, plural: &str) -> String {
+pub fn n(count: u64, singular: &str, plural: &str) -> String {
     format!("{count} {}", one(count, singular, plural))
 }
 
 /// The word that agrees with `count` (a verb, a pronoun): `singular` for exactly one.
-fn one<'a>(count: u64, singular: &'a str, plural: &'a str) -> &'a str {
+pub fn one<'a>(count: u64, singular: &'a str, plural: &'a str) -> &'a str {
     if count == 1 { singular } else { plural }
 }
 
