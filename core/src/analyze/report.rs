@@ -451,7 +451,27 @@ impl InputTrailers {
         self.mode != TrailerMode::Off
             && (self.mode != TrailerMode::Auto
                 || s.stamped.total() + s.keyframes.total() > 0
-                || s.keyframes_rejected + s.rejected + s.before_keyframe + s.keyframe_too_old + s.truncated > 0)
+                || self.refused().iter().any(|r| r.0 > 0))
+    }
+
+    /// What the trailer check refused, each count with its noun (singular, plural).
+    fn refused(&self) -> [(u64, &'static str, &'static str); 5] {
+        let s = &self.stats;
+        [
+            (s.keyframes_rejected, "keyframe refused", "keyframes refused"),
+            (s.rejected, "candidate stamp refused", "candidate stamps refused"),
+            (s.before_keyframe, "counter frame before the first keyframe", "counter frames before the first keyframe"),
+            (
+                s.keyframe_too_old,
+                "counter frame with its keyframe too old",
+                "counter frames with their keyframe too old",
+            ),
+            (
+                s.truncated,
+                "frame captured short (a trailer at its end, if any, unreadable)",
+                "frames captured short (a trailer at their end, if any, unreadable)",
+            ),
+        ]
     }
 
     /// The terminal report's line (`analyze`'s report, `frames`' summary): the frames stamped, then
@@ -482,22 +502,7 @@ impl InputTrailers {
         if !keyframes.is_empty() {
             let _ = write!(line, ", {} ({})", n(s.keyframes.total(), "keyframe", "keyframes"), keyframes.join("; "));
         }
-        let refused = [
-            (s.keyframes_rejected, "keyframe refused", "keyframes refused"),
-            (s.rejected, "candidate stamp refused", "candidate stamps refused"),
-            (s.before_keyframe, "counter frame before the first keyframe", "counter frames before the first keyframe"),
-            (
-                s.keyframe_too_old,
-                "counter frame with its keyframe too old",
-                "counter frames with their keyframe too old",
-            ),
-            (
-                s.truncated,
-                "frame captured short (a trailer at its end, if any, unreadable)",
-                "frames captured short (a trailer at their end, if any, unreadable)",
-            ),
-        ];
-        for (k, singular, plural) in refused.into_iter().filter(|r| r.0 > 0) {
+        for (k, singular, plural) in self.refused().into_iter().filter(|r| r.0 > 0) {
             let _ = write!(line, ", {}", n(k, singular, plural));
         }
         let flagged: Vec<String> =
