@@ -117,8 +117,11 @@ pub enum Command {
 
     /// Live table of the stage stamps a trading app writes with the probe library
     ///
-    /// Per point and stage of a wirestamp-probe session: count, min, p50, p99, p99.9, max, lost,
-    /// orphans. TSC ticks are converted to ns by a continuous fit against CLOCK_REALTIME.
+    /// Per point and stage of a wirestamp-probe session: count, min, p50, p99, p99.9, max, and on each
+    /// point's total row its orphans, abandoned spans and steps backwards. Records lost (overwritten
+    /// before they were read: their point is unknown), corrupt ones and producers gone are counted for
+    /// the session, on the line above the table. TSC ticks are converted to ns by a continuous fit
+    /// against CLOCK_REALTIME.
     ///
     /// Example: wirestamp probe-stats md-handler --interval 1s
     #[command(verbatim_doc_comment)]

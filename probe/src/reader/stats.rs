@@ -2,16 +2,18 @@
 //! `probe-stats` command: a live table per point and stage, as slick-perfmon's summary prints it.
 //!
 //! ```text
-//! point            stage          count   min_ns   p50_ns   p99_ns  p99.9_ns   max_ns  orphans  abandoned  backwards  lost
-//! tick_to_trade    decode          1000       21       25       40        61      180        -          -          -     0
+//! lost 0  corrupt 0  ring resyncs 0  producers gone 0 (mid-write 0)  ...
+//! point            stage          count   min_ns   p50_ns   p99_ns  p99.9_ns   max_ns  orphans  abandoned  backwards
+//! tick_to_trade    decode          1000       21       25       40        61      180        -          -          -
 //! tick_to_trade    end             1000       ...
-//! tick_to_trade    total           1000       ...                                                0          0          0     0
-//! queue_depth      value           1000        0      499      989       998      999        -          -          -     0
+//! tick_to_trade    total           1000       ...                                                0          0          0
+//! queue_depth      value           1000        0      499      989       998      999        -          -          -
 //! ```
 //!
 //! Latencies are recorded in TSC ticks and converted with the current calibration fit at print time;
 //! `value` rows are the numbers as recorded. Anomaly counters are per point, on its `total` row; `lost`
-//! (records overwritten before the reader got to them) is session-wide: a lost record's point is unknown.
+//! (records overwritten before the reader got to them) is session-wide, on the line above the table: a
+//! lost record's point is unknown, so no row can own it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -254,8 +256,8 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10}",
-        "point", "stage", "count", "min", "p50", "p99", "p99.9", "max", "orphans", "abandoned", "backwards", "lost"
+        "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9}",
+        "point", "stage", "count", "min", "p50", "p99", "p99.9", "max", "orphans", "abandoned", "backwards"
     )?;
     for r in &s.rows {
         let unit = if r.kind == "value" { "" } else { "ns" };
@@ -266,7 +268,7 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9} {:>10}",
+            "{:<20} {:<16} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>9} {:>9}",
             // Names are the app's: escaped, so that a control character cannot break the table or
             // reach the terminal.
             escape_controls(&r.point_name),
@@ -280,7 +282,6 @@ fn write_table(s: &Snapshot, out: &mut dyn Write) -> std::io::Result<()> {
             o,
             a,
             b,
-            c.lost
         )?;
     }
     writeln!(out)
