@@ -123,6 +123,10 @@ pub enum Command {
     /// the session, on the line above the table. TSC ticks are converted to ns by a continuous fit
     /// against CLOCK_REALTIME.
     ///
+    /// It is the session's one reader: what it prints is consumed (a second run, or a later
+    /// --once, shows only what was stamped since). Run one at a time: the resume point in the
+    /// segment is shared by all readers.
+    ///
     /// Example: wirestamp probe-stats md-handler --interval 1s
     #[command(verbatim_doc_comment)]
     ProbeStats {
