@@ -1181,4 +1181,21 @@ mod tests {
         assert_eq!(file_name(Path::new("cap"), true, 12), PathBuf::from("cap.0012"));
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
     }
+
+    /// The names a rotating capture to `base` writes (and their `.part`), which it checks before it
+    /// starts: four digits or more, between the stem and the extension.
+    #[test]
+    fn numbered_names_are_recognised() {
+        let base = Path::new("/tmp/cap.pcapng");
+        for name in ["cap.0000.pcapng", "cap.0012.pcapng.part", "cap.12345.pcapng"] {
+            assert!(is_numbered_name(base, name.as_ref()), "{name}");
+        }
+        for name in
+            ["cap.pcapng", "cap.pcapng.part", "cap.012.pcapng", "cap.00a0.pcapng", "cap.0000.pcap", "x.0000.pcapng"]
+        {
+            assert!(!is_numbered_name(base, name.as_ref()), "{name}");
+        }
+        assert!(is_numbered_name(Path::new("cap"), "cap.0003".as_ref()));
+        assert!(!is_numbered_name(Path::new("cap"), "cap.0003.pcapng".as_ref()));
+    }
 }
