@@ -150,20 +150,54 @@ pub struct TxStats {
     pub bad_records: u64,
 }
 
-/// The first cgroup v2 mount point in /proc/self/mounts (`/sys/fs/cgroup` on unified hosts,
+/// The first cgroup v2 mount point in /proc/self/mountinfo (`/sys/fs/cgroup` on unified hosts,
 /// `/sys/fs/cgroup/unified` on hybrid ones).
 pub fn cgroup2_mount() -> io::Result<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts")?;
-    mounts
-        .lines()
-        .find_map(|l| {
-            let mut f = l.split_whitespace();
-            let (_, dir, fstype) = (f.next()?, f.next()?, f.next()?);
-            (fstype == "cgroup2").then(|| PathBuf::from(dir.replace("\\040", " ")))
-        })
-        .ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system mounted (see /proc/self/mounts)")
-        })
+    let info = std::fs::read_to_string("/proc/self/mountinfo")?;
+    cgroup2_in_mountinfo(&info).ok_or_else(|| {
+        io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system mounted (see /proc/self/mountinfo)")
+    })
+}
+
+/// The first cgroup2 mount point of a mountinfo text: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] -
+/// FSTYPE SOURCE SUPEROPTS`, the mount point with its spaces as `\040`.
+fn cgroup2_in_mountinfo(info: &str) -> Option<PathBuf> {
+    info.lines().find_map(|l| {
+        let (mount, rest) = l.split_once(" - ")?;
+        let dir = mount.split_whitespace().nth(4)?;
+        (rest.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(dir.replace("\\040", " ")))
+    })
+}
+
+/// `cgroup2`'s file system magic (`statfs` `f_type`, linux/magic.h).
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+/// Refuses a `cgroup` that is no cgroup v2 directory (a cgroup v1 one, `/sys/fs/cgroup` on a hybrid host,
+/// any other directory): the kernel's answer would be "Bad file descriptor". Says where cgroup2 is.
+fn check_cgroup2(cgroup: &Path, dir: &File) -> Result<()> {
+    // SAFETY: `statfs` is plain data (all-zero is valid); `fstatfs` writes it for a valid open descriptor.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstatfs(dir.as_raw_fd(), &mut st) } != 0 {
+        return Err(BpfError::Cgroup { path: cgroup.to_path_buf(), source: io::Error::last_os_error() });
+    }
+    #[allow(clippy::useless_conversion, reason = "f_type is an i64 on x86_64, narrower on some targets")]
+    let f_type = i64::from(st.f_type);
+    if f_type == CGROUP2_SUPER_MAGIC {
+        return Ok(());
+    }
+    let kind = if !cgroup.is_dir() { "not a directory, let alone" } else { "not" };
+    let mount = match cgroup2_mount() {
+        Ok(m) => format!("cgroup2 is mounted at {} (/proc/self/mountinfo)", m.display()),
+        Err(_) => "no cgroup2 file system is mounted (/proc/self/mountinfo): mount -t cgroup2 none DIR".into(),
+    };
+    Err(BpfError::Cgroup {
+        path: cgroup.to_path_buf(),
+        source: io::Error::other(format!(
+            "{kind} a cgroup v2 directory (a cgroup v1 hierarchy or another file system); {mount}: give the \
+             trading app's directory under it"
+        )),
+    })
 }
 
 /// The kernel wakes a reader blocked in [`TxTimestamping::poll`] once this many bytes of events wait (an
@@ -197,6 +231,7 @@ impl TxTimestamping {
             .collect();
         let entries = flow::encode(&tcp)?;
         let cg = File::open(cgroup).map_err(|source| BpfError::Cgroup { path: cgroup.to_path_buf(), source })?;
+        check_cgroup2(cgroup, &cg)?;
         if let Some((prog_id, program)) = find_attached(cg.as_raw_fd(), BPF_CGROUP_SOCK_OPS, &[SOCKOPS_PROG])
             .map_err(|source| BpfError::Cgroup { path: cgroup.to_path_buf(), source })?
         {

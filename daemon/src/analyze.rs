@@ -382,7 +382,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     report.input = InputStatus {
         complete: failure.is_none(),
         stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", n(index, "frame", "frames"))),
-        warnings: pipe.warnings(),
+        warnings: pipe.warnings().into_iter().chain(tx.warnings.iter().cloned()).collect(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
         resolutions: pipe.resolutions(),
@@ -415,6 +415,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     stdout.write_all(&out).and_then(|()| stdout.flush()).context(STDOUT_WRITING)?;
     drop(stdout);
     pipe.print_warnings();
+    for w in &tx.warnings {
+        crate::note!("wirestamp: warning: {w}");
+    }
     match failure {
         Some(e) => Err(e.context(format!(
             "stopped after {}; the report covers {}",
@@ -532,12 +535,17 @@ pub const TX_LEAD_NS: i64 = 1_000_000_000;
 pub struct TxFeed {
     events: Vec<TxEvent>,
     next: usize,
+    /// What was read past without stopping: a file's last row cut short (a capture killed while writing it).
+    pub warnings: Vec<String>,
 }
 
 impl TxFeed {
-    /// Reads and merges `files`; a malformed row is an error naming the file, line and field.
+    /// Reads and merges `files`; a malformed row is an error naming the file, line and field, except a
+    /// file's last row cut short (no newline after it, and fewer fields than the row before it, or not
+    /// readable): that is what a capture killed while writing leaves, so it is left out with a warning.
     pub fn read(files: &[std::path::PathBuf]) -> Result<TxFeed> {
         let mut events = Vec::new();
+        let mut warnings = Vec::new();
         for f in files {
             let text =
                 std::fs::read_to_string(f).with_context(|| format!("--tx-events: cannot read {}", f.display()))?;
@@ -550,18 +558,35 @@ impl TxFeed {
                     f.display()
                 ),
             }
+            let ends_cut = !text.ends_with('\n');
+            let count = text.lines().count();
+            let (mut fields_before, mut rows) = (0, 0);
             for (i, line) in lines {
                 if line.is_empty() {
                     continue;
                 }
-                let e = parse_tx_row(line)
+                let fields = line.split(',').count();
+                let row = parse_tx_row(line);
+                if ends_cut && i + 1 == count && (row.is_err() || fields < fields_before) {
+                    warnings.push(format!(
+                        "--tx-events {}: line {} is cut short (no newline at the file's end; {fields} fields{}: was \
+                         the capture killed while writing it?): left out, the {} rows before it are read: `{line}`",
+                        f.display(),
+                        i + 1,
+                        if fields_before > 0 { format!(", the row before has {fields_before}") } else { String::new() },
+                        rows
+                    ));
+                    break;
+                }
+                (fields_before, rows) = (fields, rows + 1);
+                let e = row
                     .map_err(|what| anyhow::anyhow!("--tx-events {} line {}: {what}: `{line}`", f.display(), i + 1))?;
                 events.extend(e);
             }
         }
         // Stable: a file's rows of equal time keep their order.
         events.sort_by_key(|e| e.time_ns);
-        Ok(TxFeed { events, next: 0 })
+        Ok(TxFeed { events, next: 0, warnings })
     }
 
     /// Feeds the events up to `until_ns` (inclusive).

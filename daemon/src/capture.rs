@@ -11,10 +11,15 @@
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
 //!
-//! SIGINT and SIGTERM stop the loop; the files are completed, the counters printed, and the NIC's
-//! timestamping configuration restored (the guard's drop).
+//! SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session; left ignored when it is, as under
+//! `nohup`) stop the loop; the files are completed, the counters printed, and the NIC's timestamping
+//! configuration restored (the guard's drop).
+//!
+//! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
+//! (see [`check_outputs`]): not `-w`, not one of its numbered names, not a killed capture's `.part`,
+//! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
 
-use crate::cli::{CaptureArgs, CaptureSource, RxHookArg};
+use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use std::cell::Cell;
@@ -43,12 +48,21 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// SIGINT/SIGTERM set [`STOP`]; no SA_RESTART, so a blocking read returns EINTR and the loop sees it.
+/// SIGINT/SIGTERM/SIGHUP set [`STOP`]; no SA_RESTART, so a blocking read returns EINTR and the loop sees
+/// it. A SIGHUP ignored at start (`nohup wirestamp capture ...`) stays ignored, as tcpdump leaves it.
 fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic (async-signal-safe); the sigaction struct is fully
-        // initialised (zeroed, then handler and empty mask).
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic (async-signal-safe); the sigaction structs are fully
+        // initialised (zeroed, then handler and empty mask); `old` is written by the kernel.
         unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            // (SIGINT is taken even when ignored: a shell starts background jobs with it ignored.)
+            if sig == libc::SIGHUP
+                && libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+            {
+                continue;
+            }
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_signal as *const () as usize;
             libc::sigemptyset(&mut sa.sa_mask);
@@ -94,6 +108,8 @@ struct Files {
     written: Vec<PathBuf>,
     /// When the current file was last flushed to the kernel ([`Files::flush_due`]).
     flushed: Instant,
+    /// `--overwrite`: an earlier capture at a name (or its `.part`) is replaced.
+    overwrite: bool,
 }
 
 /// How long written frames may wait in the output buffer (1 MiB): a capture killed (SIGKILL, the OOM
@@ -181,7 +197,7 @@ fn file_name(base: &Path, numbered: bool, index: u32) -> PathBuf {
 
 impl Files {
     /// No file open yet; the capture's start is now (the first file's statistics blocks count from it).
-    fn new(base: PathBuf, numbered: bool, comment: String) -> Files {
+    fn new(base: PathBuf, numbered: bool, comment: String, overwrite: bool) -> Files {
         Files {
             base,
             numbered,
@@ -195,6 +211,7 @@ impl Files {
             counted: HashMap::new(),
             written: Vec::new(),
             flushed: Instant::now(),
+            overwrite,
         }
     }
 
@@ -204,8 +221,10 @@ impl Files {
 
     fn open(&mut self) -> Result<()> {
         let path = self.name();
-        replaceable(&path)?;
-        let part = PathBuf::from(format!("{}.part", path.display()));
+        let part = part_of(&path);
+        // Checked before the run for the files there then; a file made since is not replaced either.
+        replaceable(&path, self.overwrite)?;
+        replaceable(&part, self.overwrite)?;
         let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
         self.bytes = Rc::new(Cell::new(0));
         let w = Counting { inner: BufWriter::with_capacity(1 << 20, f), count: self.bytes.clone() };
@@ -221,15 +240,17 @@ impl Files {
         Ok(())
     }
 
-    /// Flushes the current file if it was last flushed [`FLUSH_EVERY`] ago.
-    fn flush_due(&mut self) -> Result<()> {
+    /// Flushes the current file if it was last flushed [`FLUSH_EVERY`] ago; true when it did (the
+    /// `--tx-events` CSV is flushed with it).
+    fn flush_due(&mut self) -> Result<bool> {
         if let Some((w, part, _)) = self.current.as_mut()
             && self.flushed.elapsed() >= FLUSH_EVERY
         {
             w.flush().with_context(|| format!("writing {}", part.display()))?;
             self.flushed = Instant::now();
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Closes the current file, after an Interface Statistics Block per interface it has frames of:
@@ -310,6 +331,9 @@ impl Files {
     }
 }
 
+/// `--snaplen`'s default, the largest.
+const SNAPLEN_DEFAULT: u32 = 262_144;
+
 /// `--snaplen`: 0 means the largest, as with tcpdump's `-s 0`.
 fn snaplen_arg(s: u32) -> u32 {
     if s == 0 { 262_144 } else { s }
@@ -372,37 +396,160 @@ fn mem_available_mib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib / 1024)
 }
 
-/// Whether capture may write `path`: it is missing, empty, or an earlier capture (pcapng or pcap). The
-/// file is written beside it (`.part`) and renamed over it at the end, so a device or a FIFO would be
-/// replaced by a regular file, and a file the user keeps lost.
-fn replaceable(path: &Path) -> Result<()> {
+/// The first bytes of a capture: pcapng's section header, then pcap's magic in its four forms.
+const CAPTURE_MAGICS: [[u8; 4]; 5] = [
+    [0x0a, 0x0d, 0x0d, 0x0a],
+    [0xd4, 0xc3, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xc3, 0xd4],
+    [0x4d, 0x3c, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0x3c, 0x4d],
+];
+
+/// The header of the `--tx-events` CSV.
+const TX_HEADER: &str = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last";
+
+/// The file written while `path` is not complete: `path.part`.
+fn part_of(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".part");
+    p.into()
+}
+
+/// Whether capture may write `path` (`-w`'s name, a numbered name, or the `.part` of one): it is missing
+/// or empty, or (`overwrite`) an earlier capture. Anything else is refused, saying what is there and
+/// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
+/// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
+fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
     let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    let shown = path.display();
     if !meta.is_file() {
         bail!(
-            "-w {}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over it; \
-             give a file name",
-            path.display()
+            "-w {shown}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over \
+             it; give a file name"
         );
     }
-    const CAPTURES: [[u8; 4]; 5] = [
-        [0x0a, 0x0d, 0x0d, 0x0a],
-        [0xd4, 0xc3, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0xc3, 0xd4],
-        [0x4d, 0x3c, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0x3c, 0x4d],
-    ];
-    if meta.len() > 0 && !CAPTURES.iter().any(|m| crate::output::begins_with_bytes(path, m)) {
+    if meta.len() == 0 {
+        return Ok(());
+    }
+    if !CAPTURE_MAGICS.iter().any(|m| crate::output::begins_with_bytes(path, m)) {
         bail!(
-            "-w {}: the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it or \
-             choose another name",
-            path.display()
+            "-w {shown}: the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it \
+             or choose another name"
         );
+    }
+    if overwrite {
+        return Ok(());
+    }
+    let bytes = meta.len();
+    match path.to_str().and_then(|p| p.strip_suffix(".part")) {
+        Some(done) => bail!(
+            "-w {done}: {shown} is left by a capture that did not finish (killed, or the machine stopped): {bytes} \
+             bytes, its frames up to about a second before it stopped; refusing to overwrite it. Keep it under \
+             another name (mv {shown} {}; `wirestamp analyze` reads it as it is) or remove it, then start again; \
+             --overwrite replaces it",
+            recovered_name(Path::new(done)).display()
+        ),
+        None => bail!(
+            "-w {shown}: the file exists and holds a capture ({bytes} bytes): refusing to overwrite it; rename or \
+             remove it, or choose another name; --overwrite replaces an earlier capture"
+        ),
+    }
+}
+
+/// A name for a killed capture's `.part` of `path`: `STEM.recovered.EXT` (pcapng whatever `path`'s
+/// extension: capture writes pcapng).
+fn recovered_name(path: &Path) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!("{stem}.recovered.pcapng"))
+}
+
+/// Whether `name` is one of the files a rotating capture to `base` writes (`STEM.NNNN.EXT`: four digits
+/// or more), or the `.part` of one.
+fn is_numbered_name(base: &Path, name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else { return false };
+    let name = name.strip_suffix(".part").unwrap_or(name);
+    let stem = base.file_stem().unwrap_or_default().to_string_lossy();
+    let digits = match base.extension() {
+        Some(ext) => name.strip_suffix(&format!(".{}", ext.to_string_lossy())),
+        None => Some(name),
+    };
+    let digits = digits.and_then(|n| n.strip_prefix(&*stem)).and_then(|n| n.strip_prefix('.'));
+    digits.is_some_and(|d| d.len() >= 4 && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The directory of `p` (`.` for a bare name).
+fn dir_of(p: &Path) -> &Path {
+    p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."))
+}
+
+/// Whether capture to `base` would write `p`: `base` or its `.part`, or with rotation a numbered name or
+/// its `.part` in `base`'s directory.
+fn writes(base: &Path, numbered: bool, p: &Path) -> bool {
+    use crate::output::same_file;
+    if !numbered {
+        return same_file(p, base) || same_file(p, &part_of(base));
+    }
+    let same_dir = match (dir_of(p).canonicalize(), dir_of(base).canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => dir_of(p) == dir_of(base),
+    };
+    same_dir && p.file_name().is_some_and(|n| is_numbered_name(base, n))
+}
+
+/// Refuses the outputs that would replace a file (see [`replaceable`]): `-w` and its `.part`, or with
+/// rotation every numbered name and `.part` already in its directory (the run would reach them), and
+/// `--tx-events`. `-w` and `--tx-events` on one file is the command line's fault ([`usage`]).
+fn check_outputs(args: &CaptureArgs) -> Result<()> {
+    let (base, numbered) = (&args.output, args.rotate_secs.is_some() || args.rotate_mb.is_some());
+    if let Some(tx) = &args.tx_events {
+        crate::output::refuse_stdout(tx, "--tx-events").map_err(usage)?;
+        if writes(base, numbered, tx) {
+            let what = if numbered { " (one -w writes with -G/-C, or its .part)" } else { "" };
+            return Err(usage(anyhow::anyhow!(
+                "-w and --tx-events name the same file, {}{what}: each needs its own",
+                tx.display()
+            )));
+        }
+    }
+    if numbered {
+        let dir = dir_of(base);
+        let mut present: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("-w {}: listing {}", base.display(), dir.display()))?
+            .filter_map(|e| e.ok())
+            .filter(|e| is_numbered_name(base, &e.file_name()))
+            .map(|e| base.with_file_name(e.file_name()))
+            .collect();
+        present.sort();
+        for p in present {
+            replaceable(&p, args.overwrite)?;
+        }
+    } else {
+        replaceable(base, args.overwrite)?;
+        replaceable(&part_of(base), args.overwrite)?;
+    }
+    if let Some(tx) = args.tx_events.as_deref().filter(|p| crate::output::kept_file(p)) {
+        let earlier = crate::output::begins_with(tx, TX_HEADER);
+        if !earlier {
+            bail!(
+                "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its \
+                 name?): refusing to overwrite it; remove it or choose another name",
+                tx.display()
+            );
+        }
+        if !args.overwrite {
+            bail!(
+                "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to \
+                 overwrite it; rename or remove it, or choose another name; --overwrite replaces it",
+                tx.display()
+            );
+        }
     }
     Ok(())
 }
 
 /// Refuses what cannot be meant, before anything is opened: each message says what to give instead.
-fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
+/// These are the command line's errors (exit status 2, [`usage`]).
+fn check_usage(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if let Some(dup) = ifaces.iter().enumerate().find_map(|(i, a)| ifaces[..i].contains(a).then_some(a)) {
         bail!("-i {dup} is given twice: each frame would be captured twice");
     }
@@ -418,6 +565,34 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     }
     if args.snaplen > 262_144 {
         bail!("--snaplen {}: at most 262144 (0 means that)", args.snaplen);
+    }
+    if args.source == CaptureSource::Ebpf && snaplen_arg(args.snaplen) != SNAPLEN_DEFAULT {
+        bail!(
+            "--snaplen {} does not apply to --source ebpf: its frames are cut at their headers + --snap-payload \
+             bytes (at most {FRAME_MAX} in all); give --snap-payload",
+            args.snaplen
+        );
+    }
+    if args.source == CaptureSource::Ebpf && u32::from(args.snap_payload) > FRAME_MAX {
+        bail!(
+            "--snap-payload {}: at most {FRAME_MAX} payload bytes; frames are cut at {FRAME_MAX} bytes in all, \
+             headers included (Ethernet + IPv4 + TCP: 54 bytes or more), so at most about {} bytes of a TCP \
+             payload reach the file",
+            args.snap_payload,
+            FRAME_MAX - 54
+        );
+    }
+    if args.filter.is_some() {
+        match args.source {
+            CaptureSource::Ebpf => {
+                bail!("-f does not apply to --source ebpf: its programs capture the --md/--orders flows")
+            }
+            CaptureSource::Afxdp => {
+                bail!("-f does not apply to --source afxdp: its program takes every frame of the queue")
+            }
+            CaptureSource::Stdin => bail!("-f applies to live sources; filter a stream before it reaches wirestamp"),
+            CaptureSource::Afpacket | CaptureSource::Pcap => {}
+        }
     }
     let live = !matches!(args.source, CaptureSource::Stdin);
     if live && args.ring_mb == 0 {
@@ -440,18 +615,24 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
             ifaces.len(),
         );
     }
-    let out = &args.output;
-    if out.as_os_str() == "-" {
+    if args.output.as_os_str() == "-" {
         bail!("-w -: capture writes a file (its statistics blocks are written at its end), not standard output");
     }
+    Ok(())
+}
+
+/// Refuses the outputs the file system does not allow (exit status 1), and those that would replace a
+/// file ([`check_outputs`]), before any source is opened.
+fn check_files(args: &CaptureArgs) -> Result<()> {
+    let out = &args.output;
     if out.is_dir() {
         bail!("-w {}: is a directory; give a file name", out.display());
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
-    // The first file, before any source is opened (each later one is checked as it is opened).
-    replaceable(&file_name(out, args.rotate_secs.is_some() || args.rotate_mb.is_some(), 0))?;
+    // Every file of the run that exists now (each is checked again as it is opened).
+    check_outputs(args)?;
     if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
         // Not refused: ptp4l may start later. Said now, not only in the count at exit.
         crate::note!(
@@ -463,11 +644,28 @@ fn check_args(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses flows and hooks the source does not take (the command line's errors).
+fn check_flows(args: &CaptureArgs, flows: &[FlowSpec]) -> Result<()> {
+    if args.source == CaptureSource::Ebpf {
+        if flows.is_empty() {
+            bail!("--source ebpf needs at least one flow: --md udp:GROUP:PORT and/or --orders tcp:HOST:PORT");
+        }
+    } else if !flows.is_empty() {
+        bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
+    } else if args.cgroup.is_some() {
+        bail!("--cgroup (sockops TX timestamps) needs --source ebpf");
+    } else if args.rx_hook != RxHookArg::Tc {
+        bail!("--rx-hook chooses the hook of --source ebpf; --source afxdp always uses XDP");
+    }
+    Ok(())
+}
+
 /// The offloads of `iface` that merge what a source sees inbound (`rx`: after GRO) or outbound (`tx`:
-/// before the NIC segments), warned of now and written with the mode into the file's comment.
+/// before the NIC segments): part of the mode line, printed at start (unless `-q`) and written into the
+/// file's comment. (Not logged as well: it was printed twice, and `-q` did not silence the log line.)
 fn offload_warning(iface: &str, rx: bool, tx: bool) -> Option<String> {
     match offloads(iface) {
-        Ok(o) => o.warning(iface, rx, tx).inspect(|w| tracing::warn!("{w}")),
+        Ok(o) => o.warning(iface, rx, tx),
         Err(e) => {
             tracing::debug!("{iface}: offloads not read (ethtool): {e}");
             None
@@ -482,10 +680,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (CaptureSource::Stdin, [one]) => vec![one.clone()],
         (CaptureSource::Pcap | CaptureSource::Afxdp, [one]) => vec![one.clone()],
         (CaptureSource::Afpacket | CaptureSource::Ebpf, [_, ..]) => args.interface.clone(),
-        (_, []) => bail!("this --source needs -i IFACE"),
-        (_, _) => bail!("several -i need --source afpacket or ebpf"),
+        (_, []) => return Err(usage(anyhow::anyhow!("this --source needs -i IFACE"))),
+        (_, _) => return Err(usage(anyhow::anyhow!("several -i need --source afpacket or ebpf"))),
     };
-    check_args(args, &ifaces)?;
+    check_usage(args, &ifaces).map_err(usage)?;
     let flows: Vec<FlowSpec> = args
         .md
         .iter()
@@ -494,21 +692,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             if s.starts_with("tcp:") { Ok(s) } else { Err(anyhow::anyhow!("--orders {s}: a session is tcp:HOST:PORT")) }
         }))
         .map(|s| s.and_then(|s| s.parse::<FlowSpec>().map_err(anyhow::Error::from)))
-        .collect::<Result<_>>()?;
-    if args.source == CaptureSource::Ebpf {
-        if args.filter.is_some() {
-            bail!("-f does not apply to --source ebpf: its programs capture the --md/--orders flows");
-        }
-        if flows.is_empty() {
-            bail!("--source ebpf needs at least one flow: --md udp:GROUP:PORT and/or --orders tcp:HOST:PORT");
-        }
-    } else if !flows.is_empty() {
-        bail!("--md/--orders select flows for --source ebpf; with other sources use -f (tcpdump syntax)");
-    } else if args.cgroup.is_some() {
-        bail!("--cgroup (sockops TX timestamps) needs --source ebpf");
-    } else if args.rx_hook != RxHookArg::Tc {
-        bail!("--rx-hook chooses the hook of --source ebpf; --source afxdp always uses XDP");
-    }
+        .collect::<Result<_>>()
+        .map_err(usage)?;
+    check_flows(args, &flows).map_err(usage)?;
+    check_files(args)?;
     let iface = ifaces.join(",");
     // Open the source first: a missing interface, a bad filter or no permission fails before any file exists.
     let snaplen = snaplen_arg(args.snaplen);
@@ -542,13 +729,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             let src = EbpfSource::open(&cfg)?;
             for (name, c) in ifaces.iter().zip(src.rx_choices()) {
                 match (&c.fallback, c.hook) {
-                    (Some(why), _) => {
-                        tracing::warn!(
-                            "{name}: --rx-hook {:?}: inbound packets through tc ingress instead: {why}",
-                            args.rx_hook
-                        );
-                        modes.push(format!("{name}: inbound through tc ingress (XDP asked for, not used: {why})"));
-                    }
+                    // Part of the mode line (printed unless -q), as the flag is written.
+                    (Some(why), _) => modes.push(format!(
+                        "{name}: --rx-hook {}: inbound packets through tc ingress instead (XDP not used: {why})",
+                        args.rx_hook.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default()
+                    )),
                     (None, "xdp") => modes.push(format!(
                         "{name}: inbound through device-bound XDP (the driver's RX hardware timestamp; packets it \
                          gives none for carry the hook's time, counted)"
@@ -576,9 +761,6 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Ebpf(Box::new(src))
         }
         CaptureSource::Afxdp => {
-            if args.filter.is_some() {
-                bail!("-f does not apply to --source afxdp: its program takes every frame of the queue");
-            }
             let mut modes = Vec::new();
             if !args.no_hwtstamp {
                 let ioctl = Ioctl::new().context("ioctl socket")?;
@@ -632,9 +814,6 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Pcap(p)
         }
         CaptureSource::Stdin => {
-            if args.filter.is_some() {
-                bail!("-f applies to live sources; filter a stream before it reaches wirestamp");
-            }
             let r = CaptureReader::from_reader("stdin".into(), Box::new(std::io::stdin()))
                 .context("reading a pcap/pcapng stream on stdin")?;
             mode_line = "stdin: timestamps as recorded by the stream's writer".into();
@@ -654,6 +833,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             args.filter.as_deref().map(|f| format!(" -f '{f}'")).unwrap_or_default(),
             host.trim()
         ),
+        args.overwrite,
     );
     let names: Vec<String> = match &source {
         Source::Stream(r) => {
@@ -677,12 +857,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
     let mut tx_csv = match &args.tx_events {
         Some(p) => {
-            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            let f = File::create(p).with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
             let mut w = BufWriter::new(f);
-            writeln!(w, "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last")?;
+            writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
             Some((w, p.clone(), 0u64))
         }
         None => None,
+    };
+    // The TX events are flushed with the capture file, every second: a killed capture keeps both.
+    let flush_due = |files: &mut Files, tx: &mut Option<TxCsv>| -> Result<()> {
+        if files.flush_due()?
+            && let Some((w, p, _)) = tx.as_mut()
+        {
+            w.flush().with_context(|| crate::output::writing("--tx-events", p))?;
+        }
+        Ok(())
     };
     let result = (|| -> Result<()> {
         files.open()?;
@@ -758,13 +947,18 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 },
             };
             let Some(mut f) = frame else {
-                files.flush_due()?;
+                flush_due(&mut files, &mut tx_csv)?;
                 continue;
             };
             // A clock read every 16 frames: at any steady rate the file is flushed about every second
             // (below 10 frames/s the reads that find nothing do it).
             if count.is_multiple_of(16) {
-                files.flush_due()?;
+                flush_due(&mut files, &mut tx_csv)?;
+            }
+            // --snaplen for the sources that do not cut frames themselves (afxdp, a stream): the interface
+            // block says it, the frames keep to it.
+            if f.data.len() > snaplen as usize {
+                f.data = &f.data[..snaplen as usize];
             }
             if live {
                 f.quality |= watch.quality();
@@ -790,7 +984,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // The last writes' ACKs may still be in the ring.
             while s.poll_tx(Duration::from_millis(50))? > 0 {}
             write_tx(csv, s.take_tx_events())?;
-            csv.0.flush().with_context(|| format!("writing {}", csv.1.display()))
+            csv.0.flush().with_context(|| crate::output::writing("--tx-events", &csv.1))
         })(),
         _ => Ok(()),
     };
@@ -944,11 +1138,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The `--tx-events` CSV: its writer, its path, the rows written.
+type TxCsv = (BufWriter<File>, PathBuf, u64);
+
 /// Appends TX events to the CSV (see `--tx-events`).
-fn write_tx(
-    csv: &mut (BufWriter<File>, PathBuf, u64),
-    events: Vec<wirestamp_capture::live::ebpf::TxEvent>,
-) -> Result<()> {
+fn write_tx(csv: &mut TxCsv, events: Vec<wirestamp_capture::live::ebpf::TxEvent>) -> Result<()> {
     let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
     for e in events {
         writeln!(
@@ -963,7 +1157,7 @@ fn write_tx(
             opt(e.stream.map(|s| s.0)),
             opt(e.stream.map(|s| s.1))
         )
-        .with_context(|| format!("writing {}", csv.1.display()))?;
+        .with_context(|| crate::output::writing("--tx-events", &csv.1))?;
         csv.2 += 1;
     }
     Ok(())
@@ -986,5 +1180,22 @@ mod tests {
         assert_eq!(file_name(Path::new("/tmp/cap.pcapng"), true, 3), PathBuf::from("/tmp/cap.0003.pcapng"));
         assert_eq!(file_name(Path::new("cap"), true, 12), PathBuf::from("cap.0012"));
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
+    }
+
+    /// The names a rotating capture to `base` writes (and their `.part`), which it checks before it
+    /// starts: four digits or more, between the stem and the extension.
+    #[test]
+    fn numbered_names_are_recognised() {
+        let base = Path::new("/tmp/cap.pcapng");
+        for name in ["cap.0000.pcapng", "cap.0012.pcapng.part", "cap.12345.pcapng"] {
+            assert!(is_numbered_name(base, name.as_ref()), "{name}");
+        }
+        for name in
+            ["cap.pcapng", "cap.pcapng.part", "cap.012.pcapng", "cap.00a0.pcapng", "cap.0000.pcap", "x.0000.pcapng"]
+        {
+            assert!(!is_numbered_name(base, name.as_ref()), "{name}");
+        }
+        assert!(is_numbered_name(Path::new("cap"), "cap.0003".as_ref()));
+        assert!(!is_numbered_name(Path::new("cap"), "cap.0003.pcapng".as_ref()));
     }
 }

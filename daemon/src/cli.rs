@@ -159,6 +159,13 @@ pub enum Command {
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
     /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
+    /// SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) end the capture cleanly: the file is
+    /// completed and renamed, its statistics blocks written, the NIC's timestamping restored.
+    /// A file capture would write (-w, each numbered name, their .part, --tx-events) is never replaced
+    /// when it exists and is not empty: a killed capture's FILE.part is refused, not lost (rename it, or
+    /// read it as it is: `wirestamp analyze FILE.part`); --overwrite replaces earlier captures.
+    /// Exit status: 0 when the capture ended as asked (count, duration, signal); 1 when a source or an
+    /// output failed, or an output exists; 2 when the command line is wrong.
     ///
     /// Examples:
     ///   wirestamp capture -i eth1 -w md.pcapng
@@ -373,9 +380,15 @@ pub struct CaptureArgs {
     /// Frame source.
     #[arg(long, value_enum, default_value_t = CaptureSource::Afpacket)]
     pub source: CaptureSource,
-    /// Output pcapng file.
+    /// Output pcapng file. An existing, non-empty file of that name (with -G/-C: of any numbered name,
+    /// STEM.NNNN.EXT), or a FILE.part left by a killed capture, is refused (see --overwrite).
     #[arg(short = 'w', value_name = "FILE")]
     pub output: std::path::PathBuf,
+    /// Replace the earlier outputs of a capture at these names: captures (pcapng or pcap) at -w and its
+    /// numbered names, a killed capture's FILE.part, an earlier --tx-events CSV. Any other file is still
+    /// refused.
+    #[arg(long)]
+    pub overwrite: bool,
     /// Stop after N frames.
     #[arg(short = 'c', value_name = "N")]
     pub count: Option<u64>,
@@ -391,8 +404,9 @@ pub struct CaptureArgs {
     /// Stop after SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u64>,
-    /// Frames are cut at this many bytes (afpacket, pcap), and it is written to the interface blocks.
-    /// 0 means the largest, 262144, as with tcpdump's `-s 0`.
+    /// Frames are cut at this many bytes (afpacket, pcap, afxdp, stdin), and it is written to the interface
+    /// blocks. 0 means the largest, 262144, as with tcpdump's `-s 0`. --source ebpf cuts frames by
+    /// --snap-payload instead.
     #[arg(long, default_value_t = 262_144, value_name = "BYTES")]
     pub snaplen: u32,
     /// AF_PACKET ring size in MiB, per interface, in blocks of 1 MiB (256 KiB below 4 MiB: at least four
@@ -426,7 +440,8 @@ pub struct CaptureArgs {
     /// --source ebpf: an order session to capture, tcp:HOST:PORT (the exchange's end; both directions).
     #[arg(long = "orders", value_name = "SPEC")]
     pub orders: Vec<String>,
-    /// --source ebpf: L4 payload bytes kept per frame after the headers (frames are cut at 256 bytes in all).
+    /// --source ebpf: L4 payload bytes kept per frame after the headers, at most 256 (frames are cut at 256
+    /// bytes in all, headers included).
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub snap_payload: u16,
     /// --source ebpf: the hook that picks up inbound packets. `xdp` reads the NIC's RX hardware timestamp
@@ -445,10 +460,11 @@ pub struct CaptureArgs {
     pub cgroup: Option<std::path::PathBuf>,
     /// CSV of the TX timestamps: time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last
     /// (one row per write and event; seq_last is the write's last byte: the egress frame with
-    /// seq + len - 1 = seq_last carried it).
+    /// seq + len - 1 = seq_last carried it). Flushed every second, as the capture file is. An existing,
+    /// non-empty file is refused (see --overwrite), and it cannot be the -w file.
     #[arg(long, value_name = "FILE", requires = "cgroup")]
     pub tx_events: Option<std::path::PathBuf>,
-    /// No messages on standard error.
+    /// No messages on standard error (errors excepted).
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }

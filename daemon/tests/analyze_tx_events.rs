@@ -230,3 +230,49 @@ fn tx_events_that_cannot_be_right_or_join_nothing_are_said() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A CSV whose last row is cut short (no newline at its end, fewer fields than the row before: what a
+/// capture killed while writing leaves) is read with a warning that says so, the row left out; the same
+/// row followed by a newline, or in the middle, is still an error. A last row that is whole but for its
+/// newline is read.
+#[test]
+fn a_cut_last_row_is_left_out_with_a_warning() {
+    let dir = tmpdir("txcut");
+    let pcap = dir.join("t.pcap");
+    write_pcap(&pcap, &[(T0, tcp(S0, &order(1)))]);
+    let tx = dir.join("tx.csv");
+    let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
+    let (a, b) = (S0, S0.wrapping_add(49));
+    let whole = format!("{},snd_sw,{CLIENT},{EXCHANGE},{a},{b},0,49", T0 - 1_000);
+    let cut = format!("{},snd_sw,10.1.0.2", T0 + 5_000);
+    let (p, t) = (pcap.to_str().unwrap(), tx.to_str().unwrap());
+    let args = ["analyze", "--json", "--orders", "tcp:10.1.0.1:8003", "--tx-events", t, p];
+
+    std::fs::write(&tx, format!("{header}{whole}\n{cut}")).unwrap();
+    let out = run(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let warning = format!(
+        "--tx-events {t}: line 3 is cut short (no newline at the file's end; 3 fields, the row before has 8: was the \
+         capture killed while writing it?): left out, the 1 rows before it are read: `{cut}`"
+    );
+    assert!(err.contains(&format!("wirestamp: warning: {warning}\n")), "{err}");
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["counters"]["tx_events"], 1, "{r}");
+    assert_eq!(r["counters"]["orders_with_snd"], 1, "{r}");
+    assert!(r["input"]["warnings"].as_array().unwrap().iter().any(|w| w == &Value::from(warning.clone())), "{r}");
+
+    for (text, line) in [(format!("{header}{whole}\n{cut}\n"), 3), (format!("{header}{cut}\n{whole}"), 2)] {
+        std::fs::write(&tx, &text).unwrap();
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{text}: {err}");
+        assert!(err.contains(&format!("line {line}: 3 fields, expected 8 (at least the first 6)")), "{err}");
+    }
+    std::fs::write(&tx, format!("{header}{whole}\n{whole}")).unwrap();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["counters"]["tx_events"], 2, "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -413,9 +413,9 @@ fn bad_input_fails_clearly_and_leaves_no_file() {
     assert!(!Path::new("-").exists());
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
-    // An earlier capture, pcap as well as pcapng, is replaced. With rotation the numbered files are
-    // written and checked, not the name given: a text file of that name stays and is no obstacle,
-    // one of a numbered file's name is refused.
+    // An earlier capture is refused (capture_cli.rs has the details, and --overwrite). With rotation the
+    // numbered files are written and checked, not the name given: a text file of that name stays and is
+    // no obstacle, one of a numbered file's name is refused.
     let stdin_capture = |w: &Path, rotate: bool| {
         let mut cmd = Command::new(BIN);
         cmd.args(["capture", "--source", "stdin"]);
@@ -429,7 +429,7 @@ fn bad_input_fails_clearly_and_leaves_no_file() {
     let old = dir.join("old.pcap");
     std::fs::copy(data_file("pcap_market/elk_nasdaq.pcap"), &old).unwrap();
     let (ok, err) = stdin_capture(&old, false);
-    assert!(ok, "{err}");
+    assert!(!ok && err.contains("old.pcap: the file exists and holds a capture"), "{err}");
     let (ok, err) = stdin_capture(&text, true);
     assert!(ok, "{err}");
     assert_eq!(std::fs::read_to_string(&text).unwrap(), "keep me");
@@ -443,9 +443,12 @@ fn bad_input_fails_clearly_and_leaves_no_file() {
 #[test]
 fn stdin_stream_is_rewritten_with_identical_timestamps() {
     let dir = tmp("stdin");
-    for rel in ["pcap_market/elk_nasdaq.pcap", "pcapng_test_generator/output_le/basic/test006.pcapng"] {
+    for (k, rel) in
+        ["pcap_market/elk_nasdaq.pcap", "pcapng_test_generator/output_le/basic/test006.pcapng"].iter().enumerate()
+    {
         let input = data_file(rel);
-        let out = dir.join("s.pcapng");
+        // A file each: capture replaces no earlier capture.
+        let out = dir.join(format!("s{k}.pcapng"));
         let mut child = Command::new(BIN)
             .args(["capture", "--source", "stdin", "-w"])
             .arg(&out)
@@ -1009,13 +1012,19 @@ fn ebpf_source_rx_hook_xdp_takes_inbound_packets_or_says_why_not() {
                 "{err}"
             );
         } else {
+            // The flag as given (not the enum's `Xdp`), and what tc ingress gives: the kernel's stamp only
+            // while a socket has RX timestamping on (here `_stamps`), else the hook's time as XDP would.
             assert!(
                 err.contains(
-                    "va: inbound through tc ingress (XDP asked for, not used: the interface reports no hardware RX \
-                     timestamping (ethtool -T)"
+                    "va: --rx-hook xdp: inbound packets through tc ingress instead (XDP not used: the interface \
+                     reports no hardware RX timestamping (ethtool -T), so XDP could only give the hook's time; tc \
+                     ingress gives the kernel's software receive stamp while a socket on this host has RX \
+                     timestamping on (the kernel then stamps every packet), else the hook's time as well (counted \
+                     as bpf_hook))"
                 ),
                 "{err}"
             );
+            assert_eq!(err.matches("--rx-hook").count(), 1, "said once: {err}");
             assert!(err.contains(&format!("bpf (va, tc): {N} matched of ")) && !err.contains("xdp (va"), "{err}");
         }
     }
@@ -1135,37 +1144,11 @@ fn cgroup2_root() -> PathBuf {
         .expect("a cgroup2 mount")
 }
 
-#[test]
-fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
+/// Runs the TX client (`ebpf_tx_client_child`) in `pair.a`'s namespace inside cgroup `cg`, against a
+/// gateway in `pair.b` that answers each order; returns the client's port once both are done.
+fn run_tx_client(pair: &VethPair, cg: &Path) -> u16 {
     use std::io::{Read, Write};
     use std::os::unix::process::CommandExt;
-    let pair = VethPair::new();
-    let dir = tmp("ebpf-tx");
-    let cg = cgroup2_root().join(format!("wirestamp-capture-test-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
-    let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
-    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
-    let cap = start(
-        &pair.a,
-        args(
-            &[
-                "--source",
-                "ebpf",
-                "-i",
-                "va",
-                "--orders",
-                &orders,
-                "--no-hwtstamp",
-                "--cgroup",
-                &cgs,
-                "--tx-events",
-                &csvs,
-            ],
-            &out,
-        ),
-        dir.join("t.pcapng.part"),
-    );
     let gw = pair.b.run(|| std::net::TcpListener::bind((ADDR_B, GW_PORT)).unwrap());
     let gw_thread = std::thread::spawn(move || {
         let (mut s, _) = gw.accept().unwrap();
@@ -1203,6 +1186,39 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
         .find_map(|l| l.split_once("CLIENT local_port=").map(|(_, p)| p.trim().parse().unwrap()))
         .unwrap_or_else(|| panic!("{stdout}"));
     gw_thread.join().unwrap();
+    port
+}
+
+#[test]
+fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let cap = start(
+        &pair.a,
+        args(
+            &[
+                "--source",
+                "ebpf",
+                "-i",
+                "va",
+                "--orders",
+                &orders,
+                "--no-hwtstamp",
+                "--cgroup",
+                &cgs,
+                "--tx-events",
+                &csvs,
+            ],
+            &out,
+        ),
+        dir.join("t.pcapng.part"),
+    );
+    let port = run_tx_client(&pair, &cg);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signals our own child by pid.
     assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
@@ -1451,12 +1467,14 @@ fn a_link_down_is_waited_out_and_an_interface_deleted_ends_the_capture() {
     assert_eq!(frames(&out).len(), 10, "5 before the link went down, 5 after it came back: {err}");
 
     // Deleted while up, or deleted after it went down (the socket says nothing of the deletion then:
-    // the capture waited forever).
-    for down_first in [false, true] {
+    // the capture waited forever). libpcap's error named no interface ("pcap_next_ex on \"\"").
+    for (source, down_first) in [("afpacket", false), ("afpacket", true), ("pcap", false)] {
         let pair = VethPair::new();
         let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
-        let out = dir.join(format!("gone-{down_first}.pcapng"));
-        let child = start(&pair.a, args(&out), dir.join(format!("gone-{down_first}.pcapng.part")));
+        let out = dir.join(format!("gone-{source}-{down_first}.pcapng"));
+        let mut a = args(&out);
+        a.extend(["--source".to_string(), source.to_string()]);
+        let child = start(&pair.a, a, dir.join(format!("gone-{source}-{down_first}.pcapng.part")));
         send_all(&sb, ADDR_A, 3, 100);
         std::thread::sleep(Duration::from_millis(100));
         if down_first {
@@ -1466,8 +1484,8 @@ fn a_link_down_is_waited_out_and_an_interface_deleted_ends_the_capture() {
         pair.a.ip(&["link", "del", "va"]);
         let res = finish(child, 5);
         let err = String::from_utf8_lossy(&res.stderr);
-        assert_eq!(res.status.code(), Some(1), "down first: {down_first}: {err}");
-        assert!(err.contains("interface \"va\" disappeared while capturing"), "{err}");
+        assert_eq!(res.status.code(), Some(1), "{source}, down first: {down_first}: {err}");
+        assert!(err.contains("interface \"va\" disappeared while capturing"), "{source}: {err}");
         assert_eq!(frames(&out).len(), 3, "{err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -1547,7 +1565,8 @@ fn offloads_that_merge_frames_are_warned_of_and_are_what_the_capture_sees() {
             let comment = String::from_utf8_lossy(&info.stdout);
             if tso == "on" {
                 assert!(longest > 1_514, "{source}: TSO on, longest frame {longest}");
-                assert!(err.contains(warning), "{source}: {err}");
+                assert_eq!(err.matches(warning).count(), 1, "{source}: said once: {err}");
+                assert!(!err.contains("WARN"), "{source}: no log line besides: {err}");
                 assert!(comment.contains(warning), "{source}: {comment}");
             } else {
                 assert!(longest <= 1_514, "{source}: TSO off, longest frame {longest}");
@@ -1555,6 +1574,18 @@ fn offloads_that_merge_frames_are_warned_of_and_are_what_the_capture_sees() {
             }
         }
     }
+    // -q: nothing on standard error, the warning included (it is still in the file's comment).
+    let o = pair.a.command("ethtool", &["-K", "va", "tso", "on"]);
+    assert!(o.status.success(), "ethtool: {}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("quiet.pcapng");
+    let res = pair.a.command(
+        BIN,
+        &["capture", "-q", "-i", "va", "--no-hwtstamp", "--duration", "1", "-w", &out.display().to_string()],
+    );
+    assert!(res.status.success(), "{}", String::from_utf8_lossy(&res.stderr));
+    assert_eq!(String::from_utf8_lossy(&res.stderr), "", "-q");
+    let info = Command::new("capinfos").arg("-k").arg(&out).output().unwrap();
+    assert!(String::from_utf8_lossy(&info.stdout).contains(warning));
 }
 
 /// The smallest ring, `--ring-mb 1`, loses nothing at a steady rate: it is cut into blocks the kernel
@@ -1563,4 +1594,200 @@ fn offloads_that_merge_frames_are_warned_of_and_are_what_the_capture_sees() {
 #[test]
 fn the_smallest_ring_loses_nothing_at_a_steady_rate() {
     steady_rate_loses_nothing("ring-1", &["-i", "va", "--ring-mb", "1"]);
+}
+
+/// SIGHUP (the terminal or ssh session closed) ends a capture as SIGTERM does: the file completed and
+/// renamed, its statistics block written, the summary printed. It killed the capture, leaving a `.part`
+/// without statistics. Ignored at start (`nohup`), it stays ignored.
+#[test]
+fn sighup_completes_the_file_unless_it_is_ignored() {
+    const N: u32 = 50;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("hup");
+    let out = dir.join("h.pcapng");
+    let child =
+        start(&pair.a, args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out), dir.join("h.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    send_all(&sa, ADDR_B, N, 10);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    let res = finish(child, 5);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(0), "{err}");
+    assert!(!dir.join("h.pcapng.part").exists(), "{err}");
+    assert_eq!(frames(&out).len(), N as usize, "{err}");
+    let stats = isbs(&out);
+    assert_eq!(stats.len(), 1, "one statistics block: {stats:?}");
+    assert_eq!(isb_u64(&stats[0].1, 8), Some(u64::from(N)), "{stats:?}");
+    assert!(err.contains(&format!("wirestamp: {N} frames written")), "{err}");
+    assert!(err.contains(&format!("wirestamp: wrote {}", out.display())), "{err}");
+
+    // Under nohup: SIGHUP ignored before exec is left so.
+    let out2 = dir.join("nohup.pcapng");
+    let a = args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out2);
+    let child = pair.a.run(move || {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(BIN);
+        cmd.arg("capture").args(a).stderr(Stdio::piped());
+        // SAFETY: signal() is async-signal-safe; only it runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+        cmd.spawn().unwrap()
+    });
+    let part = dir.join("nohup.pcapng.part");
+    let t = Instant::now();
+    while !part.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "capture never created {}", part.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(part.exists() && !out2.exists(), "still capturing after an ignored SIGHUP");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 5);
+    assert_eq!(res.status.code(), Some(0), "{}", String::from_utf8_lossy(&res.stderr));
+    assert!(out2.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A killed capture keeps its TX events up to a second before, as it keeps its frames: the CSV is flushed
+/// with the capture file. (It sat in an 8 KiB buffer until exit: a SIGKILL lost every row of a short
+/// session, the header included, and left a longer one's last row cut.) `analyze` then reads the CSV
+/// and the `.part` together.
+#[test]
+fn a_killed_capture_keeps_its_tx_events() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-kill");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-kill-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let a =
+        ["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs];
+    let mut cap = start(&pair.a, args(&a, &out), dir.join("t.pcapng.part"));
+    let port = run_tx_client(&pair, &cg);
+    // Two flushes' worth of quiet, then SIGKILL: nothing runs at exit.
+    std::thread::sleep(Duration::from_millis(2_500));
+    cap.kill().unwrap();
+    cap.wait().unwrap();
+    for _ in 0..50 {
+        if std::fs::remove_dir(&cg).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    // The header, the connection's established row, then sched, snd_sw and ack of each write: every row.
+    assert_eq!(text.lines().count(), 2 + 3 * TX_WRITES, "{text}");
+    assert!(text.ends_with('\n'), "{text}");
+    let mine = text.lines().skip(1).filter(|l| l.split(',').nth(2).is_some_and(|l| l.ends_with(&format!(":{port}"))));
+    assert_eq!(mine.count(), 1 + 3 * TX_WRITES, "{text}");
+    let part = dir.join("t.pcapng.part");
+    let r = Command::new(BIN)
+        .args(["analyze", "-q", "--json", "--orders", &orders, "--tx-events", &csvs, part.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let rep: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(rep["counters"]["orders_with_snd"], TX_WRITES, "{rep}");
+    assert_eq!(rep["counters"]["tx_events"], 1 + 3 * TX_WRITES, "{rep}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--cgroup` given a directory that is not cgroup v2 says so, and where cgroup2 is mounted (it said
+/// "Bad file descriptor (os error 9)").
+#[test]
+fn a_cgroup_that_is_not_cgroup_v2_is_named_as_such() {
+    let pair = VethPair::new();
+    let dir = tmp("not-cgroup");
+    let out = dir.join("x.pcapng");
+    let cg = dir.join("plain");
+    std::fs::create_dir(&cg).unwrap();
+    let (cgs, csv) = (cg.display().to_string(), dir.join("tx.csv").display().to_string());
+    let mut a = vec!["capture".to_string()];
+    a.extend(args(
+        &[
+            "--source",
+            "ebpf",
+            "-i",
+            "va",
+            "--orders",
+            "tcp:10.77.0.2:9000",
+            "--no-hwtstamp",
+            "--cgroup",
+            &cgs,
+            "--tx-events",
+            &csv,
+        ],
+        &out,
+    ));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = pair.a.command(BIN, &a);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    let want = format!(
+        "cgroup {cgs}: not a cgroup v2 directory (a cgroup v1 hierarchy or another file system); cgroup2 is mounted \
+         at {} (/proc/self/mountinfo): give the trading app's directory under it\n",
+        cgroup2_root().display()
+    );
+    assert!(err.ends_with(&want), "{err}");
+    assert!(!err.contains("Bad file descriptor"), "{err}");
+    assert!(!out.exists() && !dir.join("x.pcapng.part").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--snaplen` with `--source afxdp` cuts the frames, as the interface block says (the frames were
+/// written whole under a block claiming the snap length).
+#[test]
+fn afxdp_source_cuts_frames_at_the_snaplen() {
+    const N: usize = 5;
+    let pair = VethPair::new();
+    let dir = tmp("afxdp-snap");
+    let out = dir.join("x.pcapng");
+    let child = start(
+        &pair.a,
+        args(&["--source", "afxdp", "-i", "va", "--no-hwtstamp", "--snaplen", "100"], &out),
+        dir.join("x.pcapng.part"),
+    );
+    let sb = pair.b.run(|| UdpSocket::bind((ADDR_B, 0)).unwrap());
+    for k in 0..N {
+        sb.send_to(&[k as u8; 500], (ADDR_A, PORT)).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let res = finish(child, 10);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(res.status.success(), "{err}");
+    let ours: Vec<(usize, u32)> = read_all(&out)
+        .into_iter()
+        .filter(|(_, _, data, _, _)| parse_key(false, data).is_some_and(|(k, _)| k.proto == 17 && k.dst.1 == PORT))
+        .map(|(_, _, data, wire, _)| (data.len(), wire))
+        .collect();
+    assert_eq!(ours, vec![(100, 14 + 20 + 8 + 500); N], "{err}");
+    let snap = tshark_fields(&out, &[], &["frame.cap_len"]);
+    assert!(snap.iter().all(|c| c[0].parse::<u32>().unwrap() <= 100), "{snap:?}");
+    // The interface block's snap length (IDB: type 1, then length, link type, reserved, snaplen).
+    let b = std::fs::read(&out).unwrap();
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+    let (mut off, mut snaplens) = (0, Vec::new());
+    while off + 16 <= b.len() {
+        if u32_at(off) == 1 {
+            snaplens.push(u32_at(off + 12));
+        }
+        off += u32_at(off + 4) as usize;
+    }
+    assert_eq!(snaplens, [100]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

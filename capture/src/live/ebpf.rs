@@ -302,7 +302,9 @@ fn attach_xdp(
             Ok(info) if info.hardware_rx() => {}
             Ok(_) => {
                 let why = "the interface reports no hardware RX timestamping (ethtool -T), so XDP could only give \
-                           the hook's time; the tc path gives the kernel's receive stamp";
+                           the hook's time; tc ingress gives the kernel's software receive stamp while a socket on \
+                           this host has RX timestamping on (the kernel then stamps every packet), else the hook's \
+                           time as well (counted as bpf_hook)";
                 return (None, tc(Some(why.into())));
             }
             Err(e) => return (None, tc(Some(format!("its timestamping capabilities are unknown: {e}")))),

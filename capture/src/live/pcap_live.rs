@@ -62,6 +62,8 @@ pub struct PcapLive {
     ts_source: TsSource,
     interface_id: u32,
     idle: bool,
+    /// The interface's name, for errors.
+    iface: String,
     /// libpcap's name of the timestamp type in use.
     pub tstamp_type: &'static str,
 }
@@ -109,7 +111,7 @@ impl PcapLive {
         }
         let link = LinkType::from_u16(cap.get_datalink().0 as u16);
         let ts_source = if ty as i32 >= 3 { TsSource::KernelHardware } else { TsSource::KernelNone };
-        Ok(PcapLive { cap, link, ts_source, interface_id, idle: false, tstamp_type })
+        Ok(PcapLive { cap, link, ts_source, interface_id, idle: false, iface: iface.into(), tstamp_type })
     }
 
     /// Waits up to `timeout` for the capture's descriptor to become readable, if the last
@@ -122,7 +124,11 @@ impl PcapLive {
         // SAFETY: one valid pollfd.
         let rc = unsafe { libc::poll(&mut pfd, 1, timeout.as_millis().min(i32::MAX as u128) as i32) };
         if rc < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return Err(LiveError::Sys { what: "poll", iface: String::new(), source: std::io::Error::last_os_error() });
+            return Err(LiveError::Sys {
+                what: "poll",
+                iface: self.iface.clone(),
+                source: std::io::Error::last_os_error(),
+            });
         }
         Ok(())
     }
@@ -151,13 +157,13 @@ impl PcapLive {
                 self.idle = true;
                 Ok(None)
             }
-            Err(e) => Err(other("pcap_next_ex", e)),
+            Err(e) => Err(other("pcap_next_ex", &self.iface, e)),
         }
     }
 
     /// libpcap's counters.
     pub fn stats(&mut self) -> Result<PcapStats, LiveError> {
-        let s = self.cap.stats().map_err(|e| other("pcap_stats", e))?;
+        let s = self.cap.stats().map_err(|e| other("pcap_stats", &self.iface, e))?;
         Ok(PcapStats { received: s.received.into(), dropped: s.dropped.into(), if_dropped: s.if_dropped.into() })
     }
 
@@ -172,6 +178,11 @@ impl PcapLive {
     }
 }
 
-fn other(what: &'static str, e: pcap::Error) -> LiveError {
-    LiveError::Sys { what, iface: String::new(), source: std::io::Error::other(e.to_string()) }
+/// A libpcap error on `iface`; the interface gone (deleted, or renamed) is said as the other sources say it.
+fn other(what: &'static str, iface: &str, e: pcap::Error) -> LiveError {
+    let text = e.to_string();
+    if text.contains("interface disappeared") || text.contains("No such device") {
+        return LiveError::InterfaceGone { iface: iface.into() };
+    }
+    LiveError::Sys { what, iface: iface.into(), source: std::io::Error::other(text) }
 }

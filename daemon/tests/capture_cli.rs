@@ -1,0 +1,228 @@
+//! `wirestamp capture`'s command line and outputs, without a live source: what it refuses, with exit
+//! status 2 for the command line's errors and 1 for a file it would replace, and that a refused run
+//! leaves every file byte for byte as it was. `--source stdin` stands in for a live source: outputs are
+//! checked before any source is opened (so an `--source ebpf` run is refused before it loads anything).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use wirestamp_testdata::data_file;
+
+const BIN: &str = env!("CARGO_BIN_EXE_wirestamp");
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wirestamp-capture-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `wirestamp capture ARGS`, standard input from `input` (else nothing).
+fn capture(args: &[&str], input: Option<&Path>) -> Output {
+    let stdin = match input {
+        Some(p) => Stdio::from(std::fs::File::open(p).unwrap()),
+        None => Stdio::null(),
+    };
+    Command::new(BIN).arg("capture").args(args).stdin(stdin).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The files of `dir`, sorted by name.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// An existing capture at `-w` (pcapng or pcap), a killed capture's `FILE.part`, and with rotation any
+/// numbered name or its `.part` are refused (exit status 1) and kept byte for byte; `--overwrite`
+/// replaces them, but never a file that is no capture; an empty file is replaced. (Each was truncated.)
+#[test]
+fn an_existing_capture_or_a_killed_captures_part_is_never_replaced() {
+    let dir = tmp("keep");
+    let input = data_file("pcap_market/elk_nasdaq.pcap");
+    let w = |name: &str| dir.join(name).display().to_string();
+    let o = capture(&["--source", "stdin", "-q", "-w", &w("a.pcapng")], Some(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = std::fs::read(dir.join("a.pcapng")).unwrap();
+    // A capture at -w: refused, kept.
+    let o = capture(&["--source", "stdin", "-w", &w("a.pcapng")], Some(&input));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {}: the file exists and holds a capture ({} bytes): refusing to overwrite it; rename \
+             or remove it, or choose another name; --overwrite replaces an earlier capture\n",
+            w("a.pcapng"),
+            a.len()
+        )
+    );
+    assert_eq!(std::fs::read(dir.join("a.pcapng")).unwrap(), a);
+    // A pcap given by mistake: the same.
+    std::fs::copy(&input, dir.join("tap.pcap")).unwrap();
+    let o = capture(&["--source", "stdin", "-w", &w("tap.pcap")], Some(&input));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.join("tap.pcap")).unwrap(), std::fs::read(&input).unwrap());
+    // A killed capture's .part: refused, kept, and no file made beside it.
+    std::fs::copy(dir.join("a.pcapng"), dir.join("crash.pcapng.part")).unwrap();
+    let o = capture(&["--source", "stdin", "-w", &w("crash.pcapng")], Some(&input));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {c}: {c}.part is left by a capture that did not finish (killed, or the machine \
+             stopped): {} bytes, its frames up to about a second before it stopped; refusing to overwrite it. Keep \
+             it under another name (mv {c}.part {}; `wirestamp analyze` reads it as it is) or remove it, then start \
+             again; --overwrite replaces it\n",
+            a.len(),
+            w("crash.recovered.pcapng"),
+            c = w("crash.pcapng"),
+        )
+    );
+    assert_eq!(std::fs::read(dir.join("crash.pcapng.part")).unwrap(), a);
+    assert!(!dir.join("crash.pcapng").exists());
+    // Rotation: any numbered name the run would reach, or its .part.
+    for name in ["r.0003.pcapng", "r.0000.pcapng.part", "r.10000.pcapng"] {
+        std::fs::copy(dir.join("a.pcapng"), dir.join(name)).unwrap();
+        let o = capture(&["--source", "stdin", "-C", "1", "-w", &w("r.pcapng")], Some(&input));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("{} ", w(name))) || stderr(&o).contains(&format!("{}: ", w(name))),
+            "{name}: {}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(dir.join(name)).unwrap(), a);
+        std::fs::remove_file(dir.join(name)).unwrap();
+    }
+    assert!(!dir.join("r.0000.pcapng").exists());
+    // Not rotated: names beside -w that only look numbered are no obstacle.
+    std::fs::copy(dir.join("a.pcapng"), dir.join("r.0000.pcapng")).unwrap();
+    let o = capture(&["--source", "stdin", "-q", "-w", &w("r.pcapng")], Some(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.join("r.0000.pcapng")).unwrap(), a);
+    // --overwrite: the .part and the capture are replaced; a file that is no capture never is.
+    let o = capture(&["--source", "stdin", "-q", "--overwrite", "-w", &w("crash.pcapng")], Some(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.join("crash.pcapng.part").exists() && dir.join("crash.pcapng").exists());
+    let o = capture(&["--source", "stdin", "-q", "--overwrite", "-w", &w("a.pcapng")], Some(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(dir.join("notes.txt"), "keep me").unwrap();
+    let o = capture(&["--source", "stdin", "--overwrite", "-w", &w("notes.txt")], Some(&input));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a capture (pcapng or pcap): refusing to overwrite it"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "keep me");
+    // An empty file (mktemp's) is replaced.
+    std::fs::write(dir.join("empty.pcapng"), "").unwrap();
+    let o = capture(&["--source", "stdin", "-q", "-w", &w("empty.pcapng")], Some(&input));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.join("empty.pcapng")).unwrap().len(), a.len());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--tx-events` never replaces a capture, nor an earlier TX CSV without `--overwrite` (exit status 1),
+/// and cannot be the `-w` file, its `.part` or a numbered name of it (exit status 2). Checked before the
+/// eBPF programs are loaded: no live source is needed here.
+#[test]
+fn tx_events_replaces_no_capture_and_is_not_the_capture_file() {
+    let dir = tmp("tx");
+    let w = |name: &str| dir.join(name).display().to_string();
+    let cg = dir.display().to_string();
+    let run = |tx: &str, out: &str, extra: &[&str]| {
+        let mut a = vec!["--source", "ebpf", "-i", "lo", "--orders", "tcp:10.200.0.2:8003", "--cgroup", &cg];
+        a.extend(["--tx-events", tx, "-w", out]);
+        a.extend(extra);
+        capture(&a, None)
+    };
+    let input = data_file("pcap_market/elk_nasdaq.pcap");
+    let original = std::fs::read(&input).unwrap();
+    std::fs::copy(&input, dir.join("tap.pcap")).unwrap();
+    for extra in [&[][..], &["--overwrite"]] {
+        let o = run(&w("tap.pcap"), &w("new.pcapng"), extra);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "wirestamp: error: --tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture \
+                 given as its name?): refusing to overwrite it; remove it or choose another name\n",
+                w("tap.pcap")
+            )
+        );
+        assert_eq!(std::fs::read(dir.join("tap.pcap")).unwrap(), original);
+    }
+    let earlier =
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n1,sched,10.0.0.1:5,10.0.0.2:6,1,2,,\n";
+    std::fs::write(dir.join("tx.csv"), earlier).unwrap();
+    let o = run(&w("tx.csv"), &w("new.pcapng"), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds the TX events of an earlier capture"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.join("tx.csv")).unwrap(), earlier);
+    // One file named twice, however spelt: the command line's error.
+    let dot = format!("{}/./same.x", dir.display());
+    for (tx, out, extra) in [
+        (w("same.x"), dot.clone(), &[][..]),
+        (w("r.pcapng.part"), w("r.pcapng"), &[]),
+        (w("r.0000.pcapng"), w("r.pcapng"), &["-G", "60"]),
+        (w("r.0000.pcapng.part"), w("r.pcapng"), &["-C", "1"]),
+    ] {
+        let o = run(&tx, &out, extra);
+        assert_eq!(o.status.code(), Some(2), "{tx} {out}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with(&format!("wirestamp: error: -w and --tx-events name the same file, {tx}")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(listing(&dir), ["tap.pcap", "tx.csv"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The command line's errors exit with status 2, as analyze's, frames' and synth's do (several exited
+/// with 1, as a failed capture does), and make no file.
+#[test]
+fn command_line_errors_exit_with_status_2() {
+    let dir = tmp("usage");
+    let out = dir.join("x.pcapng").display().to_string();
+    let md = ["--md", "udp:233.54.12.111:26477"];
+    let ebpf = ["--source", "ebpf", "-i", "lo", md[0], md[1]];
+    for (args, want) in [
+        (vec!["-i", "lo", md[0], md[1]], "--md/--orders select flows for --source ebpf"),
+        (vec!["-i", "lo", "-G", "0"], "-G and -C take at least 1"),
+        (vec!["-i", "lo", "-C", "0"], "-G and -C take at least 1"),
+        ([&ebpf[..], &["-f", "udp"]].concat(), "-f does not apply to --source ebpf"),
+        (vec!["--source", "afxdp", "-i", "lo", "-f", "udp"], "-f does not apply to --source afxdp"),
+        (vec!["--source", "stdin", "-f", "udp"], "-f applies to live sources"),
+        (vec!["--source", "pcap", "-i", "lo", "-i", "lo2"], "several -i need --source afpacket or ebpf"),
+        (vec!["--source", "pcap"], "this --source needs -i IFACE"),
+        (vec!["-i", "lo", "-i", "lo"], "-i lo is given twice"),
+        (vec!["-i", "lo", "--snaplen", "300000"], "--snaplen 300000: at most 262144"),
+        (vec!["-i", "lo", "--ring-mb", "0"], "--ring-mb 0"),
+        (vec!["-i", "lo", "--rx-hook", "xdp"], "--rx-hook chooses the hook of --source ebpf"),
+        (vec!["--source", "ebpf", "-i", "lo"], "needs at least one flow"),
+        (vec!["--source", "ebpf", "-i", "lo", "--md", "tcp:1.2.3.4:5"], "a feed is udp:GROUP:PORT"),
+        (
+            [&ebpf[..], &["--snap-payload", "1000"]].concat(),
+            "--snap-payload 1000: at most 256 payload bytes; frames are cut at 256 bytes in all, headers included \
+             (Ethernet + IPv4 + TCP: 54 bytes or more), so at most about 202 bytes of a TCP payload reach the file",
+        ),
+        (
+            [&ebpf[..], &["--snaplen", "100"]].concat(),
+            "--snaplen 100 does not apply to --source ebpf: its frames are cut at their headers + --snap-payload \
+             bytes (at most 256 in all); give --snap-payload",
+        ),
+    ] {
+        let mut a = args.clone();
+        a.extend(["-w", &out]);
+        let o = capture(&a, None);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.starts_with("wirestamp: error: ") && err.contains(want), "{args:?}: {err}");
+    }
+    let o = capture(&["-i", "lo", "-w", "-"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("-w -: capture writes a file"), "{}", stderr(&o));
+    assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
