@@ -297,6 +297,10 @@ struct Conn {
     reset: bool,
     /// What [`Analyzer::holds`] and [`Analyzer::dues`] hold for it (`i64::MAX`: nothing).
     marks: (i64, i64),
+    /// What each direction's reassembler holds, as [`Analyzer::held_by_age`] and
+    /// [`Analyzer::held_tcp`] count it: (earliest piece's time, cost); to the exchange first,
+    /// `(i64::MAX, 0)` when nothing.
+    held: [(i64, usize); 2],
 }
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
@@ -429,6 +433,15 @@ pub struct Counters {
     /// The first frame (0-based over all inputs) at which an order, request or response above was
     /// released for room.
     pub first_released_for_room_frame: Option<u64>,
+    /// Ranges missing from order streams no longer waited for because the out-of-order bytes held
+    /// behind missing ranges, all connections together, cost more than [`MAX_HELD_TCP`]: each a hole
+    /// given up before its timeout (among its connection's `holes` too), the stream holding the
+    /// oldest bytes first.
+    pub tcp_gaps_released_for_room: u64,
+    /// Bytes in those ranges (among their connections' `hole_bytes` too).
+    pub tcp_gap_bytes_released_for_room: u64,
+    /// The first frame (0-based over all inputs) at which a range was so given up.
+    pub first_tcp_released_for_room_frame: Option<u64>,
     /// Symbol rule: ticks forgotten because [`MAX_SYMBOL_TICKS`] of their symbol were kept (ticks at
     /// ever-new times faster than the allowance lets them go): an order whose match may have been
     /// one finds none, and is unmatched.
@@ -843,6 +856,17 @@ pub const MAX_SYMBOLS: usize = 1 << 16;
 /// within it): the frames of further ones are counted, not analysed.
 pub const MAX_CONNECTIONS: usize = 16_384;
 
+/// What the out-of-order TCP bytes held by all order streams together may cost, at most
+/// ([`crate::reasm::Reassembler::held`]: their bytes and [`crate::reasm::PIECE_COST`] per piece).
+/// Each direction holds up to [`crate::reasm::DEFAULT_MAX_PENDING`] (1 MiB, and a piece per 64 bytes
+/// of it), so [`MAX_CONNECTIONS`] could hold 32 GiB and more: 1,000 connections, each with a segment
+/// missing and 1 MiB behind it, took 1.1 GB, 4,000 took 4.4 GB. This is 256 directions at their bound
+/// at once, more than a real capture holds (a missing segment is waited for 1 s at most, and most
+/// connections carry far less in that time). Beyond, the stream holding the oldest bytes gives up the
+/// ranges it waits for, first to last, as its own bound would, until all hold no more than this
+/// ([`Counters::tcp_gaps_released_for_room`]).
+pub const MAX_HELD_TCP: usize = 256 << 20;
+
 /// MoldUDP64 sessions analysed per feed, at most (a feed has one a day): the packets of further ones
 /// are counted ([`report::FeedReport::sessions_not_analysed_packets`]) and noted.
 pub const MAX_FEED_SESSIONS: u32 = 64;
@@ -904,6 +928,7 @@ struct Limits {
     per_symbol: usize,
     pending: usize,
     early: usize,
+    held_tcp: usize,
 }
 
 const LIMITS: Limits = Limits {
@@ -911,6 +936,7 @@ const LIMITS: Limits = Limits {
     per_symbol: MAX_WAITING_PER_SYMBOL,
     pending: MAX_PENDING_REQUESTS,
     early: MAX_EARLY_RESPONSES,
+    held_tcp: MAX_HELD_TCP,
 };
 
 /// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
@@ -1503,6 +1529,12 @@ pub struct Analyzer {
     /// of every connection (tens of thousands in some captures).
     holds: std::collections::BTreeSet<(i64, usize)>,
     dues: std::collections::BTreeSet<(i64, usize)>,
+    /// The order streams whose reassembler holds out-of-order bytes, by the time of the earliest,
+    /// then connection and direction (0: to the exchange): the first gives up first beyond
+    /// [`MAX_HELD_TCP`].
+    held_by_age: std::collections::BTreeSet<(i64, usize, usize)>,
+    /// What they hold costs, all together ([`crate::reasm::Reassembler::held`]).
+    held_tcp: usize,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
     /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
     /// (the only one it looks at, as it always did).
@@ -1553,6 +1585,8 @@ impl Analyzer {
             gap_due: i64::MAX,
             holds: Default::default(),
             dues: Default::default(),
+            held_by_age: Default::default(),
+            held_tcp: 0,
             hold_from: i64::MAX,
             order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
             replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),
@@ -1976,6 +2010,7 @@ impl Analyzer {
                 self.order_msg(ci, m);
             }
             self.update_hold(ci);
+            self.update_held(ci);
         }
         self.scratch = msgs;
     }
@@ -2181,6 +2216,7 @@ impl Analyzer {
                     frames: 0,
                     reset: false,
                     marks: (i64::MAX, i64::MAX),
+                    held: [(i64::MAX, 0); 2],
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
                 self.conn_list.len() - 1
@@ -2229,16 +2265,78 @@ impl Analyzer {
                 (s.spec.proto, s.version_unknown) = (proto, false);
             }
         }
+        // (Looked at here, not in `update_hold`: the segment's path stays as short.)
+        let held_changed = this.held_changed() | other.held_changed();
         for m in msgs.drain(..) {
             self.order_msg(ci, m);
         }
         self.scratch = msgs;
         self.update_hold(ci);
+        if held_changed {
+            self.update_held(ci);
+            if self.held_tcp > self.limits.held_tcp {
+                self.held_tcp_for_room(frame);
+            }
+        }
     }
 
-    /// Recomputes [`Analyzer::hold_from`] and [`Analyzer::gap_due`] after an order segment or an
-    /// expiry on connection `ci` (the only things that change them) and tells the arbiter and the
-    /// symbol histories.
+    /// The out-of-order bytes held by all order streams cost more than [`MAX_HELD_TCP`] at `frame`:
+    /// the stream holding the oldest gives up the ranges it waits for, first to last, until all hold
+    /// no more (then the next oldest, if it did not suffice), each a hole, what follows read.
+    #[cold]
+    #[inline(never)]
+    fn held_tcp_for_room(&mut self, frame: FrameRef) {
+        let mut msgs = std::mem::take(&mut self.scratch);
+        while self.held_tcp > self.limits.held_tcp {
+            let Some(&(_, ci, dir)) = self.held_by_age.first() else { break };
+            let over = self.held_tcp - self.limits.held_tcp;
+            let c = &mut self.conn_list[ci];
+            let stream = if dir == 0 { &mut c.to_exchange } else { &mut c.from_exchange };
+            let (holes, bytes) = stream.give_up(over, frame, &mut |m| msgs.push(m));
+            self.counters.tcp_gaps_released_for_room += holes;
+            self.counters.tcp_gap_bytes_released_for_room += bytes;
+            self.counters.first_tcp_released_for_room_frame.get_or_insert(frame.index);
+            for m in msgs.drain(..) {
+                self.order_msg(ci, m);
+            }
+            let held = self.conn_list[ci].held[dir];
+            self.update_hold(ci);
+            self.update_held(ci);
+            if self.conn_list[ci].held[dir] == held {
+                // Nothing given up (never so: a stream in the index holds bytes): not a loop forever.
+                break;
+            }
+        }
+        self.scratch = msgs;
+    }
+
+    /// [`Analyzer::held_by_age`] and [`Analyzer::held_tcp`] follow what connection `ci`'s reassemblers
+    /// hold, after a segment, an expiry or a release for room (when it changed).
+    #[cold]
+    #[inline(never)]
+    fn update_held(&mut self, ci: usize) {
+        let c = &mut self.conn_list[ci];
+        if !(c.to_exchange.take_held_change() | c.from_exchange.take_held_change()) {
+            return;
+        }
+        for (dir, stream) in [&c.to_exchange, &c.from_exchange].into_iter().enumerate() {
+            let now = stream.held().unwrap_or((i64::MAX, 0));
+            let was = std::mem::replace(&mut c.held[dir], now);
+            self.held_tcp = self.held_tcp - was.1 + now.1;
+            if was.0 != now.0 {
+                if was.0 != i64::MAX {
+                    self.held_by_age.remove(&(was.0, ci, dir));
+                }
+                if now.0 != i64::MAX {
+                    self.held_by_age.insert((now.0, ci, dir));
+                }
+            }
+        }
+    }
+
+    /// Recomputes [`Analyzer::hold_from`] and [`Analyzer::gap_due`] after an order segment, an
+    /// expiry or a release for room on connection `ci` (the only things that change them) and tells
+    /// the arbiter and the symbol histories.
     fn update_hold(&mut self, ci: usize) {
         let c = &mut self.conn_list[ci];
         let held = c.to_exchange.oldest_held().unwrap_or(i64::MAX);

@@ -86,6 +86,8 @@ pub struct OrderStream {
     /// it was worked out at ([`Reassembler::pending_changes`]): a scan of them per segment was
     /// quadratic while a long gap filled the buffer.
     oldest_pending: (Option<i64>, (u64, u64)),
+    /// The reassembler stored or gave out pieces since [`OrderStream::take_held_change`] last said so.
+    held_changed: bool,
 }
 
 /// Framing state: split from the reassembler so its callback can drive it.
@@ -122,6 +124,7 @@ impl OrderStream {
     pub fn new(dir: OrderDir, proto: Option<OrderProto>) -> Self {
         OrderStream {
             oldest_pending: (None, (0, 0)),
+            held_changed: false,
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
@@ -215,17 +218,53 @@ impl OrderStream {
 
     /// Updates [`OrderStream::oldest_pending`] after the reassembler took a frame at `t` (a segment,
     /// an ACK, the end): pieces only stored since are this frame's; after any taken out, a scan.
+    // `#[inline]` (and on `Framing::data`): every order segment takes them (see `Reassembler::push`).
+    #[inline]
     fn note_pending(&mut self, t: i64) {
         let changes = self.reasm.pending_changes();
         let (oldest, seen) = self.oldest_pending;
-        let now = if changes == seen {
-            oldest
-        } else if changes.1 == seen.1 {
+        if changes == seen {
+            return;
+        }
+        let now = if changes.1 == seen.1 {
             Some(oldest.map_or(t, |o| o.min(t)))
         } else {
             self.reasm.pending_metas().map(|m| m.time_ns).min()
         };
         self.oldest_pending = (now, changes);
+        self.held_changed = true;
+    }
+
+    /// Whether what the reassembler holds changed since [`OrderStream::take_held_change`] last said so
+    /// ([`OrderStream::held`]).
+    pub fn held_changed(&self) -> bool {
+        self.held_changed
+    }
+
+    /// [`OrderStream::held_changed`], which it then clears.
+    pub fn take_held_change(&mut self) -> bool {
+        std::mem::take(&mut self.held_changed)
+    }
+
+    /// The out-of-order bytes the reassembler holds: the capture time of the earliest piece and what
+    /// they cost ([`Reassembler::held`]); `None` when it holds none.
+    pub fn held(&self) -> Option<(i64, usize)> {
+        self.oldest_pending.0.map(|t| (t, self.reasm.held()))
+    }
+
+    /// Gives up the ranges missing before held bytes, the first first, until what is held costs `cost`
+    /// less or nothing is ([`Reassembler::give_up`]), at `frame`: each a hole, what follows read. The
+    /// holes and hole bytes it made.
+    pub fn give_up(&mut self, cost: usize, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) -> (u64, u64) {
+        let before = *self.reasm.stats();
+        let fr = &mut self.fr;
+        self.reasm.give_up(cost, frame.time_ns, &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        });
+        self.note_pending(frame.time_ns);
+        let after = self.reasm.stats();
+        (after.holes - before.holes, after.hole_bytes - before.hole_bytes)
     }
 
     /// The OUCH version, once known (see [`OrderStream::new`]).
@@ -345,6 +384,7 @@ impl Framing {
         }
     }
 
+    #[inline]
     fn data(&mut self, offset: u64, data: &[u8], meta: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         self.pieces.push_back((offset, offset + data.len() as u64, meta));
         let mut segment_start = None;

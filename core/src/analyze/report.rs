@@ -699,6 +699,23 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             what.join(", ")
         ));
     }
+    if let Some(frame) = c.first_tcp_released_for_room_frame {
+        let gaps = c.tcp_gaps_released_for_room;
+        notes.push(format!(
+            "the order streams held more out-of-order TCP bytes at once than the analysis keeps ({} MiB, all \
+             connections together: many connections each with a segment missing and much data behind it, a \
+             damaged or hostile capture?): {} ({}) {} given up as {} before the gap timeout, the stream holding \
+             the oldest bytes first, the first at frame {frame} (bytes of {} captured later are not read; {} \
+             among the connections' holes)",
+            super::MAX_HELD_TCP >> 20,
+            n(gaps, "missing range", "missing ranges"),
+            n(c.tcp_gap_bytes_released_for_room, "byte", "bytes"),
+            one(gaps, "was", "were"),
+            one(gaps, "a hole", "holes"),
+            one(gaps, "it", "them"),
+            one(gaps, "it is", "they are"),
+        ));
+    }
     let forgotten = a.last_by_symbol.forgotten();
     if forgotten > 0 {
         notes.push(format!(

@@ -590,6 +590,64 @@ fn requests_awaiting_a_response_are_bounded() {
     assert_eq!((c.acked, c.unacked, c.awaiting_at_end, c.unmatched_responses), (1, 0, 1, 1));
 }
 
+/// Out-of-order TCP bytes held by all connections together are bounded (here 400, each piece
+/// costing 100 bytes and 64 beside them): beyond, the stream holding the oldest gives up the range it
+/// waits for, a hole, and what it held is read then. Three connections each send a heartbeat, miss
+/// 100 bytes, then send a 100-byte Debug packet: B's first (frame 6), then A's (7), then C's (8),
+/// which takes them to 492: B, the oldest, gives up (not A, the first connection). A's second packet
+/// (frame 9, right after its first) takes A to 328 and all to 492: A, now the oldest, gives up, both
+/// of its packets read. C's range is a hole only at the end.
+#[test]
+fn tcp_bytes_held_by_all_connections_are_bounded() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let seg = |client_port: u16, seq: u32, flags: u8, payload: &[u8]| {
+        let mut f = tcp_frame(true, seq, 0, flags, payload);
+        f[34..36].copy_from_slice(&client_port.to_be_bytes());
+        f
+    };
+    let mut debug = 98u16.to_be_bytes().to_vec();
+    debug.push(b'+');
+    debug.extend([b'x'; 97]);
+    let (a, b, c) = (40001, 40002, 40003);
+    let mut frames = Vec::new();
+    for port in [a, b, c] {
+        frames.push(seg(port, 1_000, 0x02, &[]));
+    }
+    for port in [a, b, c] {
+        frames.push(seg(port, 1_001, 0x18, &[0, 1, b'R']));
+    }
+    // 1,004..1,104 missing on each.
+    for (port, seq) in [(b, 1_104), (a, 1_104), (c, 1_104), (a, 1_204)] {
+        frames.push(seg(port, seq, 0x18, &debug));
+    }
+    let flows = vec!["tcp:10.1.0.1:8003@ouch50".parse().unwrap()];
+    let mut an = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    an.limits = Limits { held_tcp: 400, ..LIMITS };
+    let holes = |an: &Analyzer| an.conn_list.iter().map(|c| c.to_exchange.reasm().holes).collect::<Vec<_>>();
+    let mut seen = Vec::new();
+    for (i, data) in frames.iter().enumerate() {
+        let t = 1_796_049_000_000_000_000 + i as i64 * 1_000;
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        an.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        seen.push((an.held_tcp, holes(&an)));
+    }
+    let (none, one_b, both) = (vec![0, 0, 0], vec![0, 1, 0], vec![1, 1, 0]);
+    assert_eq!(
+        seen[5..],
+        [(0, none.clone()), (164, none.clone()), (328, none), (328, one_b), (164, both)],
+        "held, and holes of A, B, C, after frames 5 to 9"
+    );
+    an.finish();
+    let co = an.counters();
+    assert_eq!(
+        (co.tcp_gaps_released_for_room, co.tcp_gap_bytes_released_for_room, co.first_tcp_released_for_room_frame),
+        (2, 200, Some(8))
+    );
+    let packets: Vec<_> = an.conn_list.iter().map(|c| c.to_exchange.counters().soup_packets).collect();
+    assert_eq!((holes(&an), packets), (vec![1, 1, 1], vec![3, 2, 2]), "C's range a hole at the end, all read");
+}
+
 /// Where [`aapl_ticks_2ns_apart`] begins: 10 ms, so that a time before it is still positive.
 const HISTORY_T0: i64 = 10_000_000;
 

@@ -460,3 +460,36 @@ fn pieces_held_are_bounded_as_well_as_bytes() {
     assert_eq!(most, DEFAULT_MAX_PENDING / PIECE_COST);
     assert_eq!(r.stats().holes, 49_999 - DEFAULT_MAX_PENDING as u64 / PIECE_COST as u64);
 }
+
+/// A bound kept over several streams gives up a stream's held bytes as its own bound does: the
+/// first missing range first, the bytes after it delivered, until what is held costs that much less
+/// (bytes and `PIECE_COST` a piece); what stays missing is then waited for from when the bytes behind
+/// it came.
+#[test]
+fn giving_up_for_a_shared_bound_takes_the_first_ranges_first() {
+    let mut r = Reassembler::new(DEFAULT_MAX_PENDING);
+    // "a" at 0 is delivered; "cc" at 2, "ee" at 5 and "gg" at 8 wait, each behind a missing byte.
+    let segs: [(u32, bool, &[u8], u32); 4] =
+        [(0, false, b"a", 1), (2, false, b"cc", 2), (5, false, b"ee", 3), (8, false, b"gg", 4)];
+    assert_eq!(run(&mut r, &segs, false), vec![Out::Data(0, b"a".to_vec(), 1)]);
+    assert_eq!(r.held(), 6 + 3 * PIECE_COST);
+    // 1 less: the first range goes.
+    let mut out = Vec::new();
+    r.give_up(1, 10, &mut recorder(&mut out));
+    assert_eq!(out, vec![Out::Hole(1, 1), Out::Data(2, b"cc".to_vec(), 2)]);
+    assert_eq!(r.held(), 4 + 2 * PIECE_COST);
+    assert_eq!(r.gap_deadline(100), Some(3 + 100 + 1), "waited for since \"ee\" came, at 3");
+    // More than one piece costs: both ranges go.
+    out.clear();
+    r.give_up(PIECE_COST + 3, 11, &mut recorder(&mut out));
+    assert_eq!(
+        out,
+        vec![Out::Hole(4, 1), Out::Data(5, b"ee".to_vec(), 3), Out::Hole(7, 1), Out::Data(8, b"gg".to_vec(), 4)]
+    );
+    assert_eq!((r.held(), r.stats().holes, r.stats().hole_bytes), (0, 3, 3));
+    assert_eq!(r.gap_deadline(100), None);
+    // Nothing held: nothing to give up.
+    out.clear();
+    r.give_up(1, 12, &mut recorder(&mut out));
+    assert!(out.is_empty());
+}
