@@ -151,7 +151,9 @@ fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
                 })]
             })
             .unwrap_or_default(),
-        Source::Stream(_) => Vec::new(),
+        // What the stream's own statistics blocks recorded (the capture it relays lost those packets):
+        // carried into the output's, so that a relay does not turn a lossy capture into a clean one.
+        Source::Stream(r) => r.interfaces().iter().map(|i| stats(i.recorded.unwrap_or(none))).collect(),
         Source::AfXdp(s) => s
             .stats()
             .map(|s| {
@@ -330,6 +332,10 @@ impl Files {
                 || mb.is_some_and(|m| self.bytes.get() >= m * 1_000_000))
     }
 }
+
+/// Interfaces of a stream given their own name in the output; beyond, frames are written under the
+/// capture's `-i` name (an interface id is the stream's to choose: a hostile one must not size a table).
+const MAX_STREAM_NAMES: usize = 65_536;
 
 /// `--snaplen`'s default, the largest.
 const SNAPLEN_DEFAULT: u32 = 262_144;
@@ -835,10 +841,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         ),
         args.overwrite,
     );
-    let names: Vec<String> = match &source {
-        Source::Stream(r) => {
-            r.interfaces().iter().map(|i| i.name.clone().unwrap_or_else(|| format!("stdin:{}", i.id))).collect()
-        }
+    // A stream's interfaces are named as it names them, learnt as they appear (a pcapng describes an
+    // interface just before its first frame, after the stream was opened).
+    let mut names: Vec<String> = match &source {
+        Source::Stream(_) => Vec::new(),
         _ => ifaces.clone(),
     };
     let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen };
@@ -941,6 +947,16 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                         if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
                             decimals = d.min(9);
                         }
+                        let at = f.interface as usize;
+                        if names.len() <= at && at < MAX_STREAM_NAMES {
+                            let id = names.len();
+                            names.extend((id..=at).map(|k| format!("stdin:{k}")));
+                        }
+                        if let Some(n) = i.and_then(|i| i.name.as_ref()).filter(|_| at < names.len()) {
+                            if names[at] != *n {
+                                names[at].clone_from(n);
+                            }
+                        }
                         Some(f)
                     }
                     None => return Ok(()),
@@ -1026,7 +1042,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         Source::Pcap(p) => p.stats().map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
-        Source::Stream(r) => Ok(format!("stream: {} records read", r.stats().frames)),
+        Source::Stream(r) => Ok(std::iter::once(format!("stream: {} records read", r.stats().frames))
+            .chain(r.warnings().iter().map(|w| format!("warning: stdin: {w}")))
+            .collect::<Vec<_>>()
+            .join("\nwirestamp: ")),
         Source::AfXdp(s) => s.stats().map(|s| {
             let p = &s.prog;
             format!(

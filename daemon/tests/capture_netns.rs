@@ -475,6 +475,97 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
     }
 }
 
+/// Relays `input`'s bytes through `capture --source stdin -w out`: its exit status and stderr.
+fn relay(input: &[u8], out: &Path) -> (bool, String) {
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), input).unwrap();
+    drop(child.stdin.take());
+    let res = finish(child, 10);
+    (res.status.success(), String::from_utf8_lossy(&res.stderr).into_owned())
+}
+
+/// A relayed pcapng keeps its interfaces' names and what its statistics blocks recorded: a relay of a
+/// capture that lost packets must not read as a clean one (user audit 10, F5: the names became
+/// "stdin" and the blocks were dropped).
+#[test]
+fn a_relayed_stream_keeps_its_interface_names_and_recorded_losses() {
+    use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
+    use wirestamp_capture::{CaptureReader, RecordedStats};
+    use wirestamp_core::{Direction, LinkType};
+    let dir = tmp("relay-isb");
+    let spec = |name: &str| IfaceSpec { link: LinkType::Ethernet, name: name.into(), description: None, snaplen: 9000 };
+    let frame: Vec<u8> = (0..60u8).collect();
+    let t = 1_796_049_000_000_000_000i64;
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    let (vb, vd) = (w.add_interface(&spec("vb")).unwrap(), w.add_interface(&spec("vd")).unwrap());
+    for k in 0..5 {
+        w.write([vb, vb, vd, vb, vd][k], t + k as i64, &frame, 60, Direction::Inbound).unwrap();
+    }
+    let lossy =
+        RecordedStats { filteraccept: Some(51_000), osdrop: Some(47_073), usrdeliv: Some(3_927), ..Default::default() };
+    let clean = RecordedStats { filteraccept: Some(2), osdrop: Some(0), usrdeliv: Some(2), ..Default::default() };
+    w.write_stats(vb, t + 5, &IfaceStats { counters: lossy, ..Default::default() }).unwrap();
+    w.write_stats(vd, t + 5, &IfaceStats { counters: clean, ..Default::default() }).unwrap();
+    let input = w.finish().unwrap();
+
+    let out = dir.join("relayed.pcapng");
+    let (ok, err) = relay(&input, &out);
+    assert!(ok, "{err}");
+    let mut r = CaptureReader::open(&out).unwrap();
+    let mut by_iface = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        by_iface.push(f.interface);
+    }
+    let names: Vec<_> = r.interfaces().iter().map(|i| i.name.clone().unwrap_or_default()).collect();
+    let named: Vec<&str> = by_iface.iter().map(|&i| names[i as usize].as_str()).collect();
+    assert_eq!(named, ["vb", "vb", "vd", "vb", "vd"]);
+    let recorded = |name: &str| r.interfaces().iter().find(|i| i.name.as_deref() == Some(name)).unwrap().recorded;
+    assert_eq!(recorded("vb"), Some(lossy));
+    assert_eq!(recorded("vd"), Some(clean));
+    // And the analysis of the relayed file says what the capture lost, as it does of the original.
+    let a = Command::new(BIN).args(["analyze", "-q"]).arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&a.stderr);
+    assert!(stderr.contains("interface vb records 47073 packets lost while capturing"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stream cut inside a record is said to be, as `frames` and `analyze` say it of a file (user audit
+/// 10, F6: it ended with exit 0 and not a word). The place is computed here from the pcap's record
+/// headers.
+#[test]
+fn a_stream_cut_inside_a_record_is_warned_of() {
+    let dir = tmp("relay-cut");
+    let bytes = std::fs::read(data_file("pcap_market/elk_nasdaq.pcap")).unwrap();
+    assert_eq!(bytes[..4], [0xd4, 0xc3, 0xb2, 0xa1], "a little-endian µs pcap");
+    // Walk the records to the 100th and cut 10 bytes into its data.
+    let (mut at, mut k) = (24usize, 0u64);
+    while k < 100 {
+        let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + caplen;
+        k += 1;
+    }
+    let caplen = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    let cut = at + 16 + 10;
+    let out = dir.join("cut.pcapng");
+    let (ok, err) = relay(&bytes[..cut], &out);
+    assert!(ok, "a cut stream is read up to the cut: {err}");
+    let want = format!(
+        "warning: stdin: at byte {at} (record 100, after 100 packets): file cut short inside a record: 26 of {} bytes \
+         present, {} missing",
+        16 + caplen,
+        16 + caplen - 26
+    );
+    assert!(err.contains(&want), "want {want:?} in:\n{err}");
+    assert_eq!(frames(&out).len(), 100);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Sends `n` datagrams of 200 bytes from `a` to `b` in an open loop, as fast as the sender goes (a
 /// 1 MiB ring may overflow, and every loss must be counted), then stops the capture: its stderr.
 fn overload(pair: &VethPair, child: Child, n: u32) -> String {
