@@ -952,10 +952,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                             let id = names.len();
                             names.extend((id..=at).map(|k| format!("stdin:{k}")));
                         }
-                        if let Some(n) = i.and_then(|i| i.name.as_ref()).filter(|_| at < names.len()) {
-                            if names[at] != *n {
-                                names[at].clone_from(n);
-                            }
+                        if let Some(n) = i.and_then(|i| i.name.as_ref()).filter(|_| at < names.len())
+                            && names[at] != *n
+                        {
+                            names[at].clone_from(n);
                         }
                         Some(f)
                     }
