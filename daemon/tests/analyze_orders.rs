@@ -865,6 +865,144 @@ fn an_invalid_replace_is_answered_by_its_orders_canceled() {
     assert_eq!(count_min_max(o2a), (Some(2), Some(MS), Some(3 * MS)));
 }
 
+/// An OUCH 5.0 Replace Order Request packet: order `orig` replaced by order `n` (ClOrdID `T` + `n`).
+fn replace(orig: u32, n: u32) -> Vec<u8> {
+    let mut m = Vec::new();
+    ouch::replace_order(&mut m, orig, &support::aapl_order(n));
+    soup_packet(b'U', &m)
+}
+
+/// OUCH 5.0 responses built from the spec's layouts (§3.3, §3.4, §3.6, §3.8), in Sequenced Data
+/// packets: Replaced (68 bytes: order `orig` replaced by `n`, `qty` outstanding, order state `state`),
+/// Canceled, Executed (36) and Rejected (29) of `qty` shares of order `n`.
+fn replaced(orig: u32, n: u32, qty: u32, state: u8) -> Vec<u8> {
+    let mut m = vec![b'U'];
+    m.extend(0u64.to_be_bytes());
+    m.extend(orig.to_be_bytes());
+    m.extend(n.to_be_bytes());
+    m.push(b'B');
+    m.extend(qty.to_be_bytes());
+    m.extend(b"AAPL    ");
+    m.extend(1_000_000u64.to_be_bytes());
+    m.extend(b"0Y");
+    m.extend(u64::from(n).to_be_bytes()); // order reference number
+    m.extend([b'P', b'N', b'N', state]);
+    m.extend(format!("T{n:013}").as_bytes());
+    m.extend(0u16.to_be_bytes());
+    assert_eq!(m.len(), 68);
+    soup_packet(b'S', &m)
+}
+
+fn canceled(n: u32, qty: u32) -> Vec<u8> {
+    let mut m = Vec::new();
+    ouch::canceled(&mut m, 0, n, qty, b'U');
+    soup_packet(b'S', &m)
+}
+
+fn executed(n: u32, qty: u32) -> Vec<u8> {
+    let mut m = vec![b'E'];
+    m.extend(0u64.to_be_bytes());
+    m.extend(n.to_be_bytes());
+    m.extend(qty.to_be_bytes());
+    m.extend(1_000_000u64.to_be_bytes());
+    m.push(b'A'); // liquidity flag: added
+    m.extend(7u64.to_be_bytes()); // match number
+    m.extend(0u16.to_be_bytes());
+    assert_eq!(m.len(), 36);
+    soup_packet(b'S', &m)
+}
+
+fn rejected(n: u32) -> Vec<u8> {
+    let mut m = vec![b'J'];
+    m.extend(0u64.to_be_bytes());
+    m.extend(n.to_be_bytes());
+    m.extend(1u16.to_be_bytes()); // reason
+    m.extend(format!("T{n:013}").as_bytes());
+    assert_eq!(m.len(), 29);
+    soup_packet(b'S', &m)
+}
+
+/// An order session from a script of (ms after T0, to the exchange, bytes), each order preceded by
+/// 3 us by an AAPL tick whose sequence its ClOrdID names (`ticks`: (ms, sequence)), in time order.
+fn with_ticks(script: &[(i64, bool, Vec<u8>)], ticks: &[(i64, u64)]) -> Vec<(i64, Vec<u8>)> {
+    let mut frames = conversation(script);
+    frames.extend(ticks.iter().map(|&(ms, seq)| (T0 + ms * MS - 3_000, aapl_tick(seq))));
+    frames.sort_by_key(|f| f.0);
+    frames
+}
+
+/// A Replace of an order that ended (OUCH 5.0 §2.2, case 1: the exchange ignores it) has no symbol:
+/// order 1 (100 AAPL) is entered 3 us after tick 1, answered, and replaced by order 2 10 ms in, 3 us
+/// after tick 2. Canceled in part (40 shares), order 1 lives: the Replace takes its symbol and both
+/// are matched. Canceled whole, executed whole (60 then 40), accepted dead, or rejected, it ended:
+/// the Replace is unmatched under the symbol rule; under the token rule it is matched, in the
+/// `symbol:(unknown)` row of `--by symbol` (README, `--match`).
+#[test]
+fn a_replace_of_an_order_that_ended_has_no_symbol() {
+    let mut dead = accepted(1);
+    // The Order State of the Accepted (offset 47, after the 3 bytes of the SoupBinTCP header).
+    assert_eq!(dead[50], b'L');
+    dead[50] = b'D';
+    let cases = [
+        ("canceled-in-part", vec![accepted(1), canceled(1, 40)], true),
+        ("canceled", vec![accepted(1), canceled(1, 100)], false),
+        ("executed", vec![accepted(1), executed(1, 60), executed(1, 40)], false),
+        ("dead", vec![dead], false),
+        ("rejected", vec![rejected(1)], false),
+    ];
+    for (name, responses, lives) in cases {
+        let mut script = vec![(0, true, order(1))];
+        script.extend(responses.into_iter().enumerate().map(|(k, r)| (k as i64 + 1, false, r)));
+        script.push((10, true, replace(1, 2)));
+        let frames = with_ticks(&script, &[(0, 1), (10, 2)]);
+        let md = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol"];
+        let r = analyze_frames(&format!("replace-ended-{name}"), &frames, &md);
+        assert_eq!(r["connections"][0]["from_exchange"]["ouch_malformed"], 0, "{name}");
+        let c = &r["counters"];
+        let matched = if lives { 2 } else { 1 };
+        let got = ["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64().unwrap());
+        assert_eq!(got, [2, matched, 2 - matched], "{name}");
+        assert!(dims(metric(&r, "tick_to_trade")).contains(&("symbol:AAPL", matched)), "{name}");
+        let token = [&md[..], &["--match", r"token:T(\d+)"]].concat();
+        let r = analyze_frames(&format!("replace-ended-token-{name}"), &frames, &token);
+        assert_eq!(r["counters"]["matched"], 2, "{name}");
+        let rows: Vec<(&str, u64)> =
+            dims(metric(&r, "tick_to_trade")).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
+        let want = if lives { vec![("symbol:AAPL", 2)] } else { vec![("symbol:(unknown)", 1), ("symbol:AAPL", 1)] };
+        assert_eq!(rows, want, "{name}");
+    }
+}
+
+/// A Replace chain with its answers: order 1 (100 AAPL) accepted, replaced by 2 (100 outstanding),
+/// 2 executed 30 and replaced by 3 (70 outstanding): each Replace finds the symbol, though the
+/// orders it came through were replaced. Order 3, executed 70, has ended: its Replace by order 4 is
+/// unmatched. Each request 3 us after its tick; the Enter and the two Replaces answered are acked,
+/// the last Replace awaits its answer at the end.
+#[test]
+fn a_replace_chain_keeps_its_symbol_until_its_order_ends() {
+    let script = [
+        (0, true, order(1)),
+        (1, false, accepted(1)),
+        (2, true, replace(1, 2)),
+        (3, false, replaced(1, 2, 100, b'L')),
+        (4, false, executed(2, 30)),
+        (5, true, replace(2, 3)),
+        (6, false, replaced(2, 3, 70, b'L')),
+        (7, false, executed(3, 70)),
+        (8, true, replace(3, 4)),
+    ];
+    let frames = with_ticks(&script, &[(0, 1), (2, 2), (5, 3), (8, 4)]);
+    let md = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--by", "symbol"];
+    let r = analyze_frames("replace-chain-answered", &frames, &md);
+    assert_eq!(r["connections"][0]["from_exchange"]["ouch_malformed"], 0);
+    let c = &r["counters"];
+    assert_eq!(["orders", "matched", "unmatched_orders"].map(|k| c[k].as_u64().unwrap()), [4, 3, 1]);
+    assert_eq!(fates(&r), [4, 3, 0, 1, 0]);
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!(count_min_max(t2t), (Some(3), Some(3_000), Some(3_000)));
+    assert!(dims(t2t).contains(&("symbol:AAPL", 3)), "{:?}", dims(t2t));
+}
+
 /// A busy session whose writes TCP cut anywhere: no segment holds whole packets only. The capture
 /// starts 20 bytes into order 1 (no SYN) and ends 30 bytes into order 61; the segments cover stream
 /// bytes 20..500, 500..1230, 1230..1960, 1960..2690 and 2690..3030 (orders are 50 bytes: only 500

@@ -7,35 +7,47 @@ use std::hash::Hash;
 /// A hash map bounded by insertion order. An entry removed, or replaced by a newer insertion of its
 /// key, leaves its place in the queue to be skipped: each entry carries its insertion number, so an
 /// old place never removes a newer entry of the same key.
+///
+/// The numbers are `u32` and wrap: the queue holds places of the last `cap` insertions only, so two
+/// insertions of one key that it holds are fewer than 2^32 apart and their numbers differ. (Each
+/// entry may be the last of a million orders never answered: its bytes count.)
 #[derive(Debug)]
 pub(super) struct BoundedMap<K, V> {
-    map: FxHashMap<K, (V, u64)>,
-    order: VecDeque<(K, u64)>,
-    next: u64,
+    map: FxHashMap<K, (V, u32)>,
+    order: VecDeque<(K, u32)>,
+    next: u32,
     cap: usize,
 }
 
 impl<K: Hash + Eq + Copy, V: Copy> BoundedMap<K, V> {
     pub(super) fn new(cap: usize) -> Self {
+        assert!(cap < 1 << 32, "insertion numbers are u32");
         BoundedMap { map: FxHashMap::default(), order: VecDeque::new(), next: 0, cap: cap.max(1) }
     }
 
     /// Sets `k` to `v` (a newer insertion), forgetting the oldest entries beyond the bound.
     pub(super) fn insert(&mut self, k: K, v: V) {
-        self.map.insert(k, (v, self.next));
-        self.order.push_back((k, self.next));
-        self.next += 1;
-        // Places of entries removed or replaced count against the bound too, so the queue stays bounded.
-        while self.order.len() > self.cap {
+        // Room is made before the place is queued, so the queue never holds more than `cap` (a
+        // power of two stays its capacity, not the next one). Places of entries removed or replaced
+        // count against the bound too, so the queue stays bounded.
+        while self.order.len() >= self.cap {
             let Some((old, n)) = self.order.pop_front() else { break };
             if self.map.get(&old).is_some_and(|e| e.1 == n) {
                 self.map.remove(&old);
             }
         }
+        self.map.insert(k, (v, self.next));
+        self.order.push_back((k, self.next));
+        self.next = self.next.wrapping_add(1);
     }
 
     pub(super) fn get(&self, k: &K) -> Option<V> {
         self.map.get(k).map(|e| e.0)
+    }
+
+    /// The value of `k`, to change in place (its place in the queue stays).
+    pub(super) fn get_mut(&mut self, k: &K) -> Option<&mut V> {
+        self.map.get_mut(k).map(|e| &mut e.0)
     }
 
     pub(super) fn remove(&mut self, k: &K) -> Option<V> {
@@ -43,7 +55,7 @@ impl<K: Hash + Eq + Copy, V: Copy> BoundedMap<K, V> {
     }
 
     #[cfg(test)]
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.map.len()
     }
 }
@@ -68,5 +80,32 @@ mod tests {
         m.insert(5, 50);
         assert_eq!((m.get(&2), m.get(&3), m.get(&4), m.get(&5)), (Some(21), None, Some(40), Some(50)));
         assert!(m.order.len() <= 3);
+    }
+
+    /// A bound of a power of two is the queue's capacity: it never grows to the next one (with the
+    /// place queued before room was made, 2^20 entries took a queue of 2^21).
+    #[test]
+    fn the_queue_stays_within_its_bound() {
+        let mut m = BoundedMap::new(1 << 10);
+        for k in 0..5_000u32 {
+            m.insert(k, ());
+        }
+        assert_eq!((m.len(), m.order.len(), m.order.capacity()), (1 << 10, 1 << 10, 1 << 10));
+    }
+
+    /// Insertion numbers wrap: an entry inserted at number u32::MAX and one at 0 (after the wrap) are
+    /// told apart, and a key inserted again across the wrap is not removed by its older place.
+    #[test]
+    fn insertion_numbers_wrap() {
+        let mut m = BoundedMap::new(2);
+        m.next = u32::MAX;
+        m.insert(1, 'a');
+        m.insert(1, 'b');
+        assert_eq!(m.next, 1);
+        // 1's first place (u32::MAX) goes for room: its newer entry (0) stays.
+        m.insert(2, 'c');
+        assert_eq!((m.get(&1), m.get(&2)), (Some('b'), Some('c')));
+        m.insert(3, 'd');
+        assert_eq!((m.get(&1), m.get(&2), m.get(&3)), (None, Some('c'), Some('d')));
     }
 }

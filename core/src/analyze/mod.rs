@@ -6,6 +6,7 @@
 //! bounded by open orders and retained ticks, not by capture length); [`Analyzer::finish`] returns the
 //! [`report::Report`].
 
+mod accounts;
 pub mod arbiter;
 mod backlog;
 mod bounded;
@@ -27,7 +28,6 @@ use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use crate::stats::{Latency, Tally};
 use crate::time::{ClockQuality, TsSource, us_eastern_offset_s};
 use arbiter::{Arbiter, Arrival, Ring, SessionRef};
-use bounded::BoundedMap;
 use flows::{FeedSpec, FlowSpec, OrderProto, OrderSpec, looks_like_mold, starts_soupbin};
 use orders::{FrameRef, OrderMsg, OrderStream};
 use std::collections::hash_map::Entry;
@@ -899,8 +899,8 @@ pub const MAX_WAITING_PER_SYMBOL: usize = 1_024;
 /// Requests awaiting a response at once, at most: those are released by the timeout in capture time
 /// only, and a clock that stands still held them all (about 300 bytes each: 2.4 M orders never
 /// answered took 853 MB with 1 M of them held, 618 MB with this bound, most of it the symbols kept for
-/// Replaces, `ORDER_SYMBOLS_MAX`). A session answered within the 10 s timeout stays below it at
-/// 26,000 orders a second. Beyond, the oldest is no longer waited for
+/// Replaces, since made smaller: [`accounts`]). A session answered within the 10 s timeout stays
+/// below it at 26,000 orders a second. Beyond, the oldest is no longer waited for
 /// ([`Counters::requests_released_for_room`]).
 pub const MAX_PENDING_REQUESTS: usize = 1 << 18;
 
@@ -938,9 +938,6 @@ const LIMITS: Limits = Limits {
     early: MAX_EARLY_RESPONSES,
     held_tcp: MAX_HELD_TCP,
 };
-
-/// Orders whose symbol is kept for a Replace of them ([`Analyzer::order_symbols`]), at most.
-const ORDER_SYMBOLS_MAX: usize = 1 << 20;
 
 /// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
 const PARK_STEP_DIV: i64 = 32;
@@ -1427,15 +1424,13 @@ pub struct Analyzer {
     /// window and the symbol histories reach back from it, not only from the latest frame, so that
     /// an order held behind a hole for up to the gap timeout still finds its trigger.
     hold_from: i64,
-    /// The symbol of each order entered or replaced, by connection and order id, for the Replace that
-    /// refers to it (a Replace carries no symbol: it keeps its order's). Kept only when a symbol is
-    /// read (the symbol rule, `by_symbol`); an order replaced leaves it, and beyond
-    /// [`ORDER_SYMBOLS_MAX`] the oldest entries go (a Replace of one counts as unmatched).
-    order_symbols: BoundedMap<(Owner, OrderId), Symbol>,
-    /// Replace requests by connection and the order they replace: the new order's id. An invalid
-    /// Replace is answered by a Canceled of the order it would replace (OUCH 5.0 §2.2), which pairs
-    /// with the Replace through this. Bounded like [`Analyzer::order_symbols`].
-    replaced_by: BoundedMap<(Owner, OrderId), OrderId>,
+    /// Per account: the symbol of each order not known to have ended, for the Replace that refers to
+    /// it (a Replace carries no symbol: it keeps its order's), kept only when a symbol is read (the
+    /// symbol rule, `by_symbol`); and Replace requests by the order they replace, the new order's id
+    /// (an invalid Replace is answered by a Canceled of the order it would replace, OUCH 5.0 §2.2,
+    /// which pairs with the Replace through this). Beyond [`accounts::ORDERS_MAX`] the oldest
+    /// entries go (a Replace of one counts as unmatched).
+    accounts: accounts::Accounts,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
     /// with the wrong group, host or port). At most [`UNCLAIMED_MAX`] flows.
@@ -1588,8 +1583,7 @@ impl Analyzer {
             held_by_age: Default::default(),
             held_tcp: 0,
             hold_from: i64::MAX,
-            order_symbols: BoundedMap::new(ORDER_SYMBOLS_MAX),
-            replaced_by: BoundedMap::new(ORDER_SYMBOLS_MAX),
+            accounts: accounts::Accounts::new(),
             unclaimed: FxHashMap::default(),
             wrong_kind: FxHashMap::default(),
             symbol_slots: FxHashMap::default(),
@@ -2531,7 +2525,7 @@ impl Analyzer {
     fn order_msg(&mut self, ci: usize, mut m: OrderMsg) {
         let owner = self.owner(ci);
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol {
-            self.order_symbol(owner, &mut m.summary);
+            self.accounts.order_symbol(owner, &mut m.summary);
         }
         let s = m.summary;
         match s.dir {
@@ -2554,7 +2548,7 @@ impl Analyzer {
                     self.correlate(ci, &m, snd, None);
                 }
                 if let (b'U', Some(id), Some(orig)) = (s.msg_type, s.id, s.orig_id) {
-                    self.replaced_by.insert((owner, orig), id);
+                    self.accounts.replace_sent(owner, orig, id);
                 }
                 if let Some(id) = s.id {
                     let t = m.first.time_ns;
@@ -2615,12 +2609,12 @@ impl Analyzer {
                 if s.msg_type == b'U'
                     && let Some(orig) = s.orig_id
                 {
-                    self.replaced_by.remove(&(owner, orig));
+                    self.accounts.replace_answered(owner, orig);
                 }
                 // The oldest request of the id: the exchange answers an order's requests in order. A
                 // Canceled with none may answer a Replace of that order that was invalid.
                 let answered = self.answer_oldest(ci, id).or_else(|| {
-                    let new = (s.msg_type == b'C').then(|| self.replaced_by.remove(&(owner, id))).flatten()?;
+                    let new = (s.msg_type == b'C').then(|| self.accounts.replace_answered(owner, id)).flatten()?;
                     self.answer_oldest(ci, new)
                 });
                 match answered {
@@ -2655,29 +2649,6 @@ impl Analyzer {
         match c.to_exchange.login_user() {
             Some(user) => Owner::Login(c.session, c.key.0, c.key.2, user),
             None => Owner::Conn(ci),
-        }
-    }
-
-    /// Keeps the symbol of an order entered or replaced by `owner` ([`Analyzer::order_symbols`]), and
-    /// gives a Replace request its order's.
-    fn order_symbol(&mut self, owner: Owner, s: &mut OrderSummary) {
-        let (Some(id), replace) = (s.id, s.msg_type == b'U') else { return };
-        match s.dir {
-            OrderDir::Inbound if s.msg_type == b'O' || replace => {
-                if replace && s.symbol.is_none() {
-                    s.symbol = s.orig_id.and_then(|o| self.order_symbols.get(&(owner, o)));
-                }
-                let Some(sym) = s.symbol else { return };
-                self.order_symbols.insert((owner, id), sym);
-            }
-            // Replaced: the order it replaced is gone (its entry leaves the map; the queue forgets it
-            // when it reaches the front).
-            OrderDir::Outbound if replace => {
-                if let Some(orig) = s.orig_id {
-                    self.order_symbols.remove(&(owner, orig));
-                }
-            }
-            _ => {}
         }
     }
 

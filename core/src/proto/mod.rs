@@ -208,6 +208,9 @@ pub struct OrderSummary {
     pub order_ref: Option<u64>,
     /// Match Number (executions, breaks).
     pub match_number: Option<u64>,
+    /// Order State of an Accepted or Replaced: b'L' live, b'D' dead (accepted and at once canceled:
+    /// nothing more comes for the order).
+    pub order_state: Option<u8>,
 }
 
 impl OrderSummary {
@@ -225,6 +228,7 @@ impl OrderSummary {
             timestamp_ns: None,
             order_ref: None,
             match_number: None,
+            order_state: None,
         }
     }
 }

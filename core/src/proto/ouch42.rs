@@ -526,6 +526,7 @@ impl Outbound<'_> {
                 s.qty = Some(m.shares());
                 s.price = Some(m.price().into());
                 s.order_ref = Some(m.order_reference_number());
+                s.order_state = Some(m.order_state());
             }
             Outbound::Replaced(m) => {
                 s.timestamp_ns = Some(m.timestamp());
@@ -536,6 +537,7 @@ impl Outbound<'_> {
                 s.qty = Some(m.shares());
                 s.price = Some(m.price().into());
                 s.order_ref = Some(m.order_reference_number());
+                s.order_state = Some(m.order_state());
             }
             Outbound::Canceled(m) => {
                 s.timestamp_ns = Some(m.timestamp());
@@ -821,6 +823,9 @@ mod tests {
         assert_eq!((s.id, s.orig_id), (Some(tok2), Some(tok)));
         let s = summarize(OrderDir::Outbound, &outbound_examples()[2]).unwrap().unwrap();
         assert_eq!((s.msg_type, s.id, s.orig_id, s.order_ref), (b'U', Some(tok2), Some(tok), Some(123_456_790)));
+        // The order state: what tells an order dead at once (the analyzer forgets its symbol).
+        assert_eq!(s.order_state, Some(b'L'));
+        assert_eq!(summarize(OrderDir::Outbound, &outbound_examples()[1]).unwrap().unwrap().order_state, Some(b'L'));
         let s = summarize(OrderDir::Outbound, &outbound_examples()[5]).unwrap().unwrap();
         assert_eq!(
             (s.qty, s.price, s.match_number, s.timestamp_ns),

@@ -508,6 +508,7 @@ impl Outbound<'_> {
                 s.qty = Some(m.quantity());
                 s.price = Some(m.price());
                 s.order_ref = Some(m.order_reference_number());
+                s.order_state = Some(m.order_state());
             }
             Outbound::OrderReplaced(m) => {
                 s.timestamp_ns = Some(m.timestamp());
@@ -519,6 +520,7 @@ impl Outbound<'_> {
                 s.qty = Some(m.quantity());
                 s.price = Some(m.price());
                 s.order_ref = Some(m.order_reference_number());
+                s.order_state = Some(m.order_state());
             }
             Outbound::OrderCanceled(m) => {
                 s.timestamp_ns = Some(m.timestamp());
@@ -973,6 +975,10 @@ mod tests {
             (s.qty, s.price, s.match_number, s.timestamp_ns),
             (Some(25), Some(1_234_500), Some(99_001), Some(48_000_123_456_793))
         );
+        // The order state of an Accepted and a Replaced: what tells an order dead at once (the
+        // analyzer forgets its symbol).
+        let states = [1, 2].map(|k| summarize(OrderDir::Outbound, &o[k]).unwrap().unwrap().order_state);
+        assert_eq!(states, [Some(b'L'); 2]);
         // Direction matters: 'U' inbound is a Replace request, outbound a Replaced.
         assert!(matches!(parse_outbound(&o[2]).unwrap(), Outbound::OrderReplaced(_)));
         // Read as inbound, its bytes 38..40 ('3', 'N') would be an appendage length of 13,134.
