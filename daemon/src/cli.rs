@@ -181,8 +181,10 @@ pub enum Command {
     /// Check whether this host can measure, each check with its reason and fix
     ///
     /// TSC and clocksource, NIC timestamping, PHC, offloads that merge captured frames (GRO, LRO,
-    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or
-    /// fails with the reason and the fix; the exit status is non-zero when a check fails.
+    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor; for `capture --source ebpf
+    /// --cgroup DIR --tx-events`: where cgroup v2 is mounted, the kernel (Linux 6.15+), bpffs (not
+    /// needed). Each check passes, warns or fails with the reason and the fix; the exit status is
+    /// non-zero when a check fails.
     ///
     /// Examples:
     ///   wirestamp doctor
