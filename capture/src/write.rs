@@ -208,6 +208,17 @@ impl<W: Write> PcapngWriter<W> {
 
     /// Writes an Interface Statistics Block for interface `iface`, stamped `ts_ns`.
     pub fn write_stats(&mut self, iface: u32, ts_ns: i64, stats: &IfaceStats) -> io::Result<()> {
+        self.write_stats_commented(iface, ts_ns, stats, None)
+    }
+
+    /// [`PcapngWriter::write_stats`] with an `opt_comment` (how to read the counters, for instance).
+    pub fn write_stats_commented(
+        &mut self,
+        iface: u32,
+        ts_ns: i64,
+        stats: &IfaceStats,
+        comment: Option<&str>,
+    ) -> io::Result<()> {
         if iface >= self.interfaces {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("interface {iface} was never added")));
         }
@@ -225,6 +236,9 @@ impl<W: Write> PcapngWriter<W> {
         let mut body = Vec::with_capacity(96);
         body.extend_from_slice(&iface.to_le_bytes());
         body.extend_from_slice(&halves(ts_ns)?);
+        if let Some(c) = comment {
+            option(&mut body, OPT_COMMENT, c.as_bytes());
+        }
         if let Some(t) = stats.start_ns {
             option(&mut body, 2, &halves(t)?);
         }

@@ -35,7 +35,8 @@ use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
-    AfPacket, AfXdp, EbpfConfig, EbpfSource, HwTsGuard, Ioctl, PcapLive, RingConfig, RingMerge, Step, TsMode, offloads,
+    AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
+    RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
 use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -100,11 +101,17 @@ struct Files {
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
     opened: Instant,
-    /// When the current file was opened, ns since the epoch: its statistics blocks count from there.
-    file_started_ns: i64,
-    /// Per interface, its counters when the current file's count began (its last statistics block
-    /// written before): each file counts its own, so that rotated files read together add up.
-    counted: HashMap<usize, RecordedStats>,
+    /// When the capture began, ns since the epoch: an interface's first statistics block counts from there.
+    began_ns: i64,
+    /// Per interface, the sample its last statistics block was made of, and when: the next block counts
+    /// from there, so that rotated files read together add up.
+    counted: HashMap<usize, (RecordedStats, i64)>,
+    /// Per interface, the frames written to the current file, and to all files.
+    in_file: HashMap<usize, u64>,
+    in_all: HashMap<usize, u64>,
+    /// Interfaces whose last counts are in no file (lost, still queued at exit), the last file having
+    /// none of their frames: said in the summary instead.
+    unblocked: Vec<(usize, u64, u64)>,
     written: Vec<PathBuf>,
     /// When the current file was last flushed to the kernel ([`Files::flush_due`]).
     flushed: Instant,
@@ -123,65 +130,166 @@ fn wall_ns() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
-/// Each interface's counters so far, for the files' statistics blocks (empty when the source has none
-/// or they cannot be read; the summary on stderr reports that).
-fn iface_stats(source: &mut Source) -> Vec<IfaceStats> {
-    let none = RecordedStats::default();
-    let stats = |counters| IfaceStats { counters, ..IfaceStats::default() };
+/// A source's counters, read once for each use: at a rotation for the closing file's statistics blocks;
+/// at exit for the last file's and for the summary on stderr, which therefore say the same.
+enum Sample {
+    Rings(Vec<Result<RingStats, LiveError>>),
+    Pcap(Result<PcapStats, LiveError>),
+    Ebpf(Result<Vec<EbpfStats>, LiveError>),
+    AfXdp(Result<AfXdpStats, LiveError>),
+    /// A stream's counters are its own statistics blocks' (read with it).
+    Stream,
+}
+
+fn sample(source: &mut Source) -> Sample {
     match source {
-        Source::Rings(rings, _) => rings
-            .iter_mut()
-            .map(|r| {
-                stats(r.stats().map_or(none, |s| RecordedStats {
-                    filteraccept: Some(s.kernel_packets),
-                    osdrop: Some(s.kernel_drops),
-                    usrdeliv: Some(s.ts_hardware + s.ts_software + s.ts_none),
-                    ..none
-                }))
-            })
-            .collect(),
-        Source::Pcap(p) => p
-            .stats()
-            .map(|s| {
-                vec![stats(RecordedStats {
-                    ifrecv: Some(s.received),
-                    ifdrop: Some(s.if_dropped),
-                    osdrop: Some(s.dropped),
-                    ..none
-                })]
-            })
-            .unwrap_or_default(),
+        Source::Rings(rings, _) => Sample::Rings(rings.iter_mut().map(|r| r.stats()).collect()),
+        Source::Pcap(p) => Sample::Pcap(p.stats()),
+        Source::Ebpf(s) => Sample::Ebpf(s.stats()),
+        Source::AfXdp(s) => Sample::AfXdp(s.stats()),
+        Source::Stream(_) => Sample::Stream,
+    }
+}
+
+/// Each interface's counters since the capture began, for the files' statistics blocks.
+struct Counters {
+    /// Per interface (empty, or all unknown, when the source has none or they could not be read; the
+    /// summary on stderr says so). `usrdeliv` is left to [`Files`], which counts the frames written.
+    per_iface: Vec<RecordedStats>,
+    /// A stream's, relayed as its statistics blocks recorded them.
+    relayed: bool,
+}
+
+/// The counters of `sample` (see [`isb_counters`] for what each becomes in a file).
+fn iface_stats(sample: &Sample, source: &Source) -> Counters {
+    let none = RecordedStats::default();
+    let live = |per_iface| Counters { per_iface, relayed: false };
+    match sample {
+        // filteraccept: tp_packets (TPACKET_V3: queued in the ring + dropped); osdrop: tp_drops.
+        Sample::Rings(v) => live(
+            v.iter()
+                .map(|r| {
+                    r.as_ref().map_or(none, |s| RecordedStats {
+                        filteraccept: Some(s.kernel_packets),
+                        osdrop: Some(s.kernel_drops),
+                        ..none
+                    })
+                })
+                .collect(),
+        ),
+        Sample::Pcap(p) => live(
+            p.as_ref()
+                .map(|s| {
+                    vec![RecordedStats {
+                        ifrecv: Some(s.received),
+                        ifdrop: Some(s.if_dropped),
+                        osdrop: Some(s.dropped),
+                        ..none
+                    }]
+                })
+                .unwrap_or_default(),
+        ),
         // What the stream's own statistics blocks recorded (the capture it relays lost those packets):
         // carried into the output's, so that a relay does not turn a lossy capture into a clean one.
-        Source::Stream(r) => r.interfaces().iter().map(|i| stats(i.recorded.unwrap_or(none))).collect(),
-        Source::AfXdp(s) => s
-            .stats()
-            .map(|s| {
-                vec![stats(RecordedStats {
-                    ifrecv: Some(s.prog.seen),
-                    osdrop: Some(s.rx_dropped),
-                    usrdeliv: Some(s.frames),
-                    ..none
-                })]
-            })
-            .unwrap_or_default(),
-        Source::Ebpf(s) => s
-            .stats()
-            .map(|v| {
-                v.iter()
-                    .map(|e| {
-                        let (xm, xf) = e.xdp.map_or((0, 0), |x| (x.matched, x.ringbuf_full));
-                        stats(RecordedStats {
-                            filteraccept: Some(e.bpf.matched + xm),
-                            osdrop: Some(e.bpf.ringbuf_full + xf + e.queue_drops),
-                            usrdeliv: Some(e.frames),
-                            ..none
+        Sample::Stream => match source {
+            Source::Stream(r) => Counters {
+                per_iface: r.interfaces().iter().map(|i| i.recorded.unwrap_or(none)).collect(),
+                relayed: true,
+            },
+            _ => live(Vec::new()),
+        },
+        Sample::AfXdp(s) => live(
+            s.as_ref()
+                .map(|s| vec![RecordedStats { ifrecv: Some(s.prog.seen), osdrop: Some(s.rx_dropped), ..none }])
+                .unwrap_or_default(),
+        ),
+        // filteraccept: matched, which is lost in the BPF ring (full), lost here (queue full, a bad
+        // record), written, or still queued: osdrop counts the losses.
+        Sample::Ebpf(v) => live(
+            v.as_ref()
+                .map(|v| {
+                    v.iter()
+                        .map(|e| {
+                            let (xm, xl) = e.xdp.map_or((0, 0), |x| (x.matched, x.ringbuf_full + x.bad_records));
+                            RecordedStats {
+                                filteraccept: Some(e.bpf.matched + xm),
+                                osdrop: Some(e.bpf.ringbuf_full + e.bpf.bad_records + xl + e.queue_drops),
+                                ..none
+                            }
                         })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
     }
+}
+
+/// Frames of one interface written to the file being closed, and to all files so far.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    file: u64,
+    all: u64,
+}
+
+/// Each counter's part in a span: `now` less `then` (a counter the source does not have stays unknown).
+fn span(now: &RecordedStats, then: &RecordedStats) -> RecordedStats {
+    let d = |n: Option<u64>, t: Option<u64>| n.map(|n| n.saturating_sub(t.unwrap_or(0)));
+    RecordedStats {
+        ifrecv: d(now.ifrecv, then.ifrecv),
+        ifdrop: d(now.ifdrop, then.ifdrop),
+        filteraccept: d(now.filteraccept, then.filteraccept),
+        osdrop: d(now.osdrop, then.osdrop),
+        usrdeliv: d(now.usrdeliv, then.usrdeliv),
+    }
+}
+
+/// A live source's statistics block for one interface of a file, and its comment: `now` and `then` are
+/// the interface's counters since the capture began when this block and its previous one were made.
+///
+/// The rule: a frame that passed the filter is counted in the file where its fate was settled.
+/// - `isb_usrdeliv`: the interface's frames written to this file.
+/// - `isb_osdrop`: those lost in the span (ring full; ebpf: also the user-space queue full, bad records).
+/// - `isb_filteraccept`: usrdeliv + osdrop. Frames that had passed the filter when the file closed but
+///   were still queued (in the kernel's ring, or read and held for the time-order merge) are written to
+///   the next file and counted in its block; the comment says how many. At exit, those never written
+///   (still queued when the capture stopped: `-c` reached, a signal) are counted in the last file's:
+///   there filteraccept = usrdeliv + osdrop + queued, the comment says how many, and the summary on
+///   stderr gives the same numbers (one sample).
+///
+/// So each file's block is exact about that file, and summed over the files filteraccept is the
+/// kernel's count, osdrop its losses, usrdeliv the frames written. (The kernel's own filteraccept of
+/// each span put a frame accepted before a rotation and written after in one file's accepted and the
+/// next file's delivered: a file with more frames than it said were accepted, the one before with some
+/// neither delivered nor dropped.) `isb_ifrecv`, `isb_ifdrop`: the interface's counts of the span
+/// (before any queue: nothing to settle).
+fn isb_counters(now: &RecordedStats, then: &RecordedStats, w: Written, last: bool) -> (RecordedStats, Option<String>) {
+    let spanned = span(now, then);
+    let osdrop = spanned.osdrop;
+    // Passed the filter since the capture began, neither lost nor written.
+    let queued = now.filteraccept.map(|a| a.saturating_sub(now.osdrop.unwrap_or(0) + w.all));
+    let settled = w.file + osdrop.unwrap_or(0);
+    let (filteraccept, comment) = match queued {
+        None => (None, None),
+        Some(0) => (Some(settled), None),
+        Some(q) if last => (
+            Some(settled + q),
+            Some(format!(
+                "wirestamp: isb_filteraccept = isb_usrdeliv + isb_osdrop + {q} frames that passed the filter and were \
+                 never written (still queued when the capture stopped)"
+            )),
+        ),
+        Some(q) => (
+            Some(settled),
+            Some(format!(
+                "wirestamp: isb_filteraccept = isb_usrdeliv + isb_osdrop; {q} more frames had passed the filter when \
+                 this file closed, still queued: written to the next file, and counted in its block"
+            )),
+        ),
+    };
+    (
+        RecordedStats { ifrecv: spanned.ifrecv, ifdrop: spanned.ifdrop, filteraccept, osdrop, usrdeliv: Some(w.file) },
+        comment,
+    )
 }
 
 /// The name of output file `index`: `base` itself, or with rotation `STEM.NNNN.EXT`.
@@ -209,8 +317,11 @@ impl Files {
             idbs: HashMap::new(),
             bytes: Rc::new(Cell::new(0)),
             opened: Instant::now(),
-            file_started_ns: wall_ns(),
+            began_ns: wall_ns(),
             counted: HashMap::new(),
+            in_file: HashMap::new(),
+            in_all: HashMap::new(),
+            unblocked: Vec::new(),
             written: Vec::new(),
             flushed: Instant::now(),
             overwrite,
@@ -233,12 +344,9 @@ impl Files {
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
         self.current = Some((w, part, path));
         self.idbs.clear();
+        self.in_file.clear();
         self.opened = Instant::now();
         self.flushed = self.opened;
-        // The first file counts from the capture's start (set when made).
-        if self.index > 0 {
-            self.file_started_ns = wall_ns();
-        }
         Ok(())
     }
 
@@ -255,29 +363,44 @@ impl Files {
         Ok(false)
     }
 
-    /// Closes the current file, after an Interface Statistics Block per interface it has frames of:
-    /// `stats[i]` holds interface `i`'s counters since the capture started, and the block the counts
-    /// since the last block of that interface, from the file's start (`isb_starttime`).
-    fn close(&mut self, stats: &[IfaceStats]) -> Result<()> {
+    /// Closes the current file, after an Interface Statistics Block per interface it has frames of,
+    /// counting from that interface's previous block (or the capture's start: `isb_starttime`) to now.
+    /// `counters` holds each interface's counters since the capture began, sampled once; `last`: the
+    /// capture is ending.
+    ///
+    /// A live source's block says what became of the frames of that span, so that it is true of the file
+    /// and the files add up (see [`isb_counters`]). A relayed stream's are its own blocks' counters, the
+    /// span's share of them.
+    fn close(&mut self, counters: &Counters, last: bool) -> Result<()> {
         if let Some((w, part, _)) = self.current.as_mut() {
             let now = wall_ns();
-            for (i, st) in stats.iter().enumerate() {
+            for (i, c) in counters.per_iface.iter().enumerate() {
                 // The interface's first block in this file (one per timestamp source).
                 let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
+                    // No block to put them in: the last file has none of the interface's frames.
+                    if last && !counters.relayed {
+                        let before = self.counted.get(&i).map_or(RecordedStats::default(), |c| c.0);
+                        let all = self.in_all.get(&i).copied().unwrap_or(0);
+                        let (c, _) = isb_counters(c, &before, Written { file: 0, all }, true);
+                        let lost = c.osdrop.unwrap_or(0);
+                        let queued = c.filteraccept.map_or(0, |a| a.saturating_sub(lost));
+                        if lost + queued > 0 {
+                            self.unblocked.push((i, lost, queued));
+                        }
+                    }
                     continue;
                 };
-                let before = self.counted.insert(i, st.counters).unwrap_or_default();
-                let since = |now: Option<u64>, then: Option<u64>| now.map(|n| n.saturating_sub(then.unwrap_or(0)));
-                let c = &st.counters;
-                let counters = RecordedStats {
-                    ifrecv: since(c.ifrecv, before.ifrecv),
-                    ifdrop: since(c.ifdrop, before.ifdrop),
-                    filteraccept: since(c.filteraccept, before.filteraccept),
-                    osdrop: since(c.osdrop, before.osdrop),
-                    usrdeliv: since(c.usrdeliv, before.usrdeliv),
+                let (before, since_ns) =
+                    self.counted.insert(i, (*c, now)).unwrap_or((RecordedStats::default(), self.began_ns));
+                let written = Written {
+                    file: self.in_file.get(&i).copied().unwrap_or(0),
+                    all: self.in_all.get(&i).copied().unwrap_or(0),
                 };
-                let st = IfaceStats { start_ns: Some(self.file_started_ns), end_ns: Some(now), counters };
-                w.write_stats(id, now, &st).with_context(|| format!("writing {}", part.display()))?;
+                let (counters, comment) =
+                    if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
+                let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters };
+                w.write_stats_commented(id, now, &st, comment.as_deref())
+                    .with_context(|| format!("writing {}", part.display()))?;
             }
         }
         if let Some((w, part, path)) = self.current.take() {
@@ -323,7 +446,10 @@ impl Files {
             }
         };
         w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality)
-            .with_context(|| format!("writing {}", part.display()))
+            .with_context(|| format!("writing {}", part.display()))?;
+        *self.in_file.entry(f.interface as usize).or_default() += 1;
+        *self.in_all.entry(f.interface as usize).or_default() += 1;
+        Ok(())
     }
 
     fn rotate_due(&self, secs: Option<u64>, mb: Option<u64>) -> bool {
@@ -910,7 +1036,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
-                files.close(&iface_stats(&mut source))?;
+                files.close(&iface_stats(&sample(&mut source), &source), false)?;
                 files.open()?;
             }
             // Live sources stamp in ns; a stream keeps its input's resolution (µs stays µs).
@@ -994,7 +1120,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             count += 1;
         }
     })();
-    let closed = files.close(&iface_stats(&mut source));
+    // One sample of the counters for the last file's statistics blocks and the summary below.
+    let at_exit = sample(&mut source);
+    let closed = files.close(&iface_stats(&at_exit, &source), true);
     let tx_done = match (&mut source, tx_csv.as_mut()) {
         (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
             // The last writes' ACKs may still be in the ring.
@@ -1004,12 +1132,12 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         })(),
         _ => Ok(()),
     };
-    let counters = match &mut source {
-        Source::Rings(rings, merge) => rings
-            .iter_mut()
+    let counters: Result<String, String> = match (&source, &at_exit) {
+        (Source::Rings(_, merge), Sample::Rings(v)) => v
+            .iter()
             .zip(&ifaces)
             .map(|(r, name)| {
-                r.stats().map(|s| {
+                r.as_ref().map_err(|e| e.to_string()).map(|s| {
                     let read = s.ts_hardware + s.ts_software + s.ts_none;
                     let queued = s.kernel_packets.saturating_sub(read + s.kernel_drops);
                     format!(
@@ -1039,14 +1167,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 v.join("\nwirestamp: ")
             }),
-        Source::Pcap(p) => p.stats().map(|s| {
+        (_, Sample::Pcap(p)) => p.as_ref().map_err(|e| e.to_string()).map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
-        Source::Stream(r) => Ok(std::iter::once(format!("stream: {} records read", r.stats().frames))
+        (Source::Stream(r), _) => Ok(std::iter::once(format!("stream: {} records read", r.stats().frames))
             .chain(r.warnings().iter().map(|w| format!("warning: stdin: {w}")))
             .collect::<Vec<_>>()
             .join("\nwirestamp: ")),
-        Source::AfXdp(s) => s.stats().map(|s| {
+        (_, Sample::AfXdp(s)) => s.as_ref().map_err(|e| e.to_string()).map(|s| {
             let p = &s.prog;
             format!(
                 "af_xdp ({iface} queue {}): {} frames seen by the program: {} redirected, {} passed (no socket on \
@@ -1064,8 +1192,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 p.no_hw_rx_stamp
             )
         }),
-        Source::Ebpf(s) => s
-            .stats()
+        (_, Sample::Ebpf(v)) => v
+            .as_ref()
+            .map_err(|e| e.to_string())
             .map(|v| {
                 v.iter()
                     .zip(&ifaces)
@@ -1110,6 +1239,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join("\nwirestamp: ")
             }),
+        // (A sample is of its own source.)
+        _ => Err("not read".into()),
     };
     for g in &mut guards {
         g.restore()?;
@@ -1125,6 +1256,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
             Err(e) => crate::note!("wirestamp: counters unavailable: {e}"),
+        }
+        for (i, lost, queued) in &files.unblocked {
+            crate::note!(
+                "wirestamp: {}: {lost} lost and {queued} still queued at exit since its last statistics block are in \
+                 no file's (the last file has none of its frames)",
+                ifaces.get(*i).map_or("?", |s| s.as_str())
+            );
         }
         if live {
             crate::note!(
@@ -1199,6 +1337,41 @@ mod tests {
         assert_eq!(file_name(Path::new("/tmp/cap.pcapng"), true, 3), PathBuf::from("/tmp/cap.0003.pcapng"));
         assert_eq!(file_name(Path::new("cap"), true, 12), PathBuf::from("cap.0012"));
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
+    }
+
+    /// The statistics blocks of three files (the audit's first two, then an exit with frames lost and
+    /// queued): each true of its file, and together the kernel's counts.
+    #[test]
+    fn each_file_counts_the_frames_settled_in_it() {
+        let kernel = |a, d| RecordedStats { filteraccept: Some(a), osdrop: Some(d), ..RecordedStats::default() };
+        let steps = [(kernel(1608, 0), 1547, false), (kernel(6658, 0), 5060, false), (kernel(6800, 10), 100, true)];
+        let (mut then, mut all, mut sums) = (RecordedStats::default(), 0, (0, 0, 0));
+        let mut got = Vec::new();
+        for (now, file, last) in steps {
+            all += file;
+            let (c, comment) = isb_counters(&now, &then, Written { file, all }, last);
+            got.push((c.filteraccept, c.osdrop, c.usrdeliv, comment.is_some()));
+            sums = (sums.0 + c.filteraccept.unwrap(), sums.1 + c.osdrop.unwrap(), sums.2 + c.usrdeliv.unwrap());
+            then = now;
+        }
+        assert_eq!(
+            got,
+            [
+                (Some(1547), Some(0), Some(1547), true),
+                (Some(5060), Some(0), Some(5060), true),
+                (Some(100 + 10 + 83), Some(10), Some(100), true)
+            ]
+        );
+        assert_eq!(sums, (6800, 10, 6707));
+        let (_, comment) = isb_counters(&kernel(6800, 10), &kernel(6658, 0), Written { file: 100, all: 6707 }, true);
+        assert!(comment.unwrap().contains("isb_osdrop + 83 frames that passed the filter and were never written"));
+        // A source without an accepted count (libpcap, AF_XDP): delivered and dropped only.
+        let pcap = RecordedStats { ifrecv: Some(50), osdrop: Some(2), ..RecordedStats::default() };
+        let (c, comment) = isb_counters(&pcap, &RecordedStats::default(), Written { file: 48, all: 48 }, true);
+        assert_eq!(
+            (c.ifrecv, c.filteraccept, c.osdrop, c.usrdeliv, comment),
+            (Some(50), None, Some(2), Some(48), None)
+        );
     }
 
     /// The names a rotating capture to `base` writes (and their `.part`), which it checks before it

@@ -158,7 +158,9 @@ pub enum Command {
     /// socket in copy mode, with the NIC's RX timestamp or the program's time; those frames skip the stack).
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
-    /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit.
+    /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit and written
+    /// into each file's statistics blocks: delivered = its frames, accepted = delivered + dropped (frames
+    /// still queued when a file closes are counted in the next; at exit, in the last file's accepted).
     /// SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) end the capture cleanly: the file is
     /// completed and renamed, its statistics blocks written, the NIC's timestamping restored.
     /// A file capture would write (-w, each numbered name, their .part, --tx-events) is never replaced
@@ -179,8 +181,10 @@ pub enum Command {
     /// Check whether this host can measure, each check with its reason and fix
     ///
     /// TSC and clocksource, NIC timestamping, PHC, offloads that merge captured frames (GRO, LRO,
-    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor. Each check passes, warns or
-    /// fails with the reason and the fix; the exit status is non-zero when a check fails.
+    /// TSO), ptp4l/phc2sys, capabilities, CPU isolation and governor; for `capture --source ebpf
+    /// --cgroup DIR --tx-events`: where cgroup v2 is mounted, the kernel (Linux 6.15+), bpffs (not
+    /// needed). Each check passes, warns or fails with the reason and the fix; the exit status is
+    /// non-zero when a check fails.
     ///
     /// Examples:
     ///   wirestamp doctor

@@ -5,7 +5,9 @@
 //! SIOCGHWTSTAMP per interface, the ethtool GRO/LRO/TSO flags per interface, `/dev/ptpN` (read through
 //! its dynamic POSIX clock), `adjtimex` (kernel
 //! clock sync status), `/proc/*/comm` (ptp4l, phc2sys, chronyd, ntpd), `CapEff` in `/proc/self/status`,
-//! `/sys/devices/system/cpu/isolated`, cpufreq governors.
+//! `/sys/devices/system/cpu/isolated`, cpufreq governors; for sockops TX timestamps (`capture --source
+//! ebpf --cgroup DIR --tx-events`): the cgroup v2 and bpffs mounts (`/proc/self/mountinfo`) and the
+//! kernel release (`/proc/sys/kernel/osrelease`).
 
 use crate::cli::DoctorArgs;
 use anyhow::Result;
@@ -13,6 +15,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
+use wirestamp_capture::live::ebpf::cgroup2_mount;
 use wirestamp_capture::live::{HwTsDevice, Ioctl, offloads, phc, pmc, ts_info};
 
 /// Outcome of one check.
@@ -356,6 +359,95 @@ fn bpf_check() -> Check {
     }
 }
 
+/// The Linux release that gives BPF sockops programs TX timestamps (`SK_BPF_CB_TX_TIMESTAMPING`,
+/// `bpf_sock_ops_enable_tx_tstamp`): what `capture --cgroup ... --tx-events` uses.
+pub const SOCKOPS_TX_KERNEL: (u32, u32) = (6, 15);
+
+/// (major, minor) of a kernel release string (`6.18.44-fc-v657`).
+pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.trim().split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// The mount points of file system type `fstype` in a mountinfo text (`ID PARENT MAJ:MIN ROOT MOUNTPOINT
+/// OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS`, spaces in a mount point as `\040`).
+pub fn mounts_of(info: &str, fstype: &str) -> Vec<String> {
+    info.lines()
+        .filter_map(|l| {
+            let (mount, rest) = l.split_once(" - ")?;
+            let dir = mount.split_whitespace().nth(4)?;
+            (rest.split_whitespace().next()? == fstype).then(|| dir.replace("\\040", " "))
+        })
+        .collect()
+}
+
+/// What `capture --source ebpf --cgroup DIR --tx-events FILE` needs: a cgroup v2 mount to find the
+/// trading app's directory in, a kernel with sockops TX timestamping; and bpffs, which it does not need.
+fn sockops_checks(out: &mut Vec<Check>) {
+    const FOR: &str = "--cgroup --tx-events (sockops TX timestamps)";
+    out.push(match cgroup2_mount() {
+        Ok(m) => {
+            let hybrid = if m == std::path::Path::new("/sys/fs/cgroup") {
+                String::new()
+            } else {
+                " (a hybrid host: /sys/fs/cgroup is not cgroup v2, and --cgroup refuses it)".into()
+            };
+            check(
+                "cgroup2",
+                Status::Pass,
+                format!(
+                    "cgroup v2 mounted at {}{hybrid}: {FOR} takes the trading app's cgroup directory under it",
+                    m.display()
+                ),
+                None,
+            )
+        }
+        Err(e) => check(
+            "cgroup2",
+            Status::Warn,
+            format!("no cgroup v2 mount ({e}): {FOR} cannot attach; the other sources do not need it"),
+            Some("mount -t cgroup2 none /sys/fs/cgroup/unified, and run the trading app in a cgroup under it"),
+        ),
+    });
+    let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let release = release.trim();
+    let (need_major, need_minor) = SOCKOPS_TX_KERNEL;
+    out.push(match kernel_version(release) {
+        Some(v) if v >= SOCKOPS_TX_KERNEL => check(
+            "sockops_tx",
+            Status::Pass,
+            format!(
+                "Linux {release}: has sockops TX timestamping ({need_major}.{need_minor}+), which --cgroup \
+                 --tx-events uses"
+            ),
+            None,
+        ),
+        Some(_) => check(
+            "sockops_tx",
+            Status::Warn,
+            format!(
+                "Linux {release}: before {need_major}.{need_minor}, the kernel cannot timestamp the writes: {FOR} \
+                 attaches but writes no SCHED/SND/ACK events (counted at exit as connections it could not \
+                 timestamp); the other capture sources are unaffected"
+            ),
+            Some("Linux 6.15 or later for --tx-events"),
+        ),
+        None => check(
+            "sockops_tx",
+            Status::Warn,
+            format!("kernel release {release:?} not understood (/proc/sys/kernel/osrelease): {FOR} needs Linux 6.15+"),
+            None,
+        ),
+    });
+    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let bpffs = mounts_of(&info, "bpf");
+    let detail = match bpffs.as_slice() {
+        [] => "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)".to_string(),
+        m => format!("mounted at {}; not needed (wirestamp pins no BPF object)", m.join(", ")),
+    };
+    out.push(check("bpffs", Status::Pass, detail, None));
+}
+
 /// Every interface except loopback, from /proc/self/net/dev (this process's network namespace).
 fn default_interfaces() -> Vec<String> {
     let dev = fs::read_to_string("/proc/self/net/dev").unwrap_or_default();
@@ -388,6 +480,7 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
         None => checks.push(check("capabilities", Status::Warn, "CapEff not readable from /proc/self/status", None)),
     }
     checks.push(bpf_check());
+    sockops_checks(&mut checks);
     cpu_checks(&mut checks);
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
     let (pass, warn, fail) = (count(Status::Pass), count(Status::Warn), count(Status::Fail));
@@ -435,6 +528,23 @@ mod tests {
                 ("cap:CAP_IPC_LOCK", Status::Warn)
             ]
         );
+    }
+
+    #[test]
+    fn kernel_releases_and_mount_points() {
+        assert_eq!(kernel_version("6.18.44-fc-v657"), Some((6, 18)));
+        assert_eq!(kernel_version("6.15.0\n"), Some((6, 15)));
+        assert_eq!(kernel_version("5.10.0-28-amd64"), Some((5, 10)));
+        assert_eq!(kernel_version("linux"), None);
+        assert!(kernel_version("6.9.1").unwrap() < SOCKOPS_TX_KERNEL);
+        // kernel.md: this machine's hybrid cgroup layout.
+        let info = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                    32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
+                    41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
+                    50 23 0:40 / /sys/fs/b\\040pf rw,relatime shared:9 - bpf bpf rw\n";
+        assert_eq!(mounts_of(info, "cgroup2"), ["/sys/fs/cgroup/unified"]);
+        assert_eq!(mounts_of(info, "bpf"), ["/sys/fs/b pf"]);
+        assert!(mounts_of(info, "debugfs").is_empty());
     }
 
     #[test]

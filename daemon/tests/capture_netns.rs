@@ -1618,6 +1618,118 @@ fn rotated_files_count_their_own_frames_and_drops() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Sends datagrams from `a` to `b` at `per_ms` a millisecond: `n` of them, or (`n` = 0) until `stop`.
+/// Returns how many were sent.
+fn send_paced(sa: &UdpSocket, n: u32, per_ms: u32, stop: &std::sync::atomic::AtomicBool) -> u32 {
+    let t = Instant::now();
+    let mut sent = 0u32;
+    while (n == 0 || sent < n) && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        sa.send_to(&sent.to_be_bytes(), (ADDR_B, PORT)).unwrap();
+        sent += 1;
+        let due = Duration::from_micros(u64::from(sent) * 1000 / u64::from(per_ms));
+        if let Some(wait) = due.checked_sub(t.elapsed()) {
+            std::thread::sleep(wait);
+        }
+    }
+    sent
+}
+
+/// The `opt_comment` of an ISB, if any.
+fn isb_comment(opts: &[IsbOption]) -> Option<String> {
+    opts.iter().find(|o| o.0 == 1).map(|o| String::from_utf8_lossy(&o.1).into_owned())
+}
+
+/// Time-rotated files at a steady rate (frames still queued in the ring at each rotation): each file's
+/// statistics block is true of that file, its delivered count the frames it holds and its accepted
+/// count those plus its drops, and the files add up to what was sent and to the summary. (Each block
+/// was the kernel's counters since the previous one: a file with 61 accepted frames neither delivered
+/// nor dropped, the next with more delivered than accepted.)
+#[test]
+fn each_rotated_file_s_statistics_block_is_true_of_that_file() {
+    const N: u32 = 8_000;
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("rot-isb");
+    let out = dir.join("g.pcapng");
+    let args = args(&["-i", "va", "-f", "udp port 40000", "-G", "1", "--duration", "4", "--no-hwtstamp"], &out);
+    let child = start(&pair.a, args, dir.join("g.0000.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    // 4 a millisecond for 2 s: three files or so, each closed while frames are in the ring.
+    assert_eq!(send_paced(&sa, N, 4, &std::sync::atomic::AtomicBool::new(false)), N);
+    let res = finish(child, 15);
+    let err = String::from_utf8_lossy(&res.stderr).into_owned();
+    assert!(res.status.success(), "{err}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let (mut accepted, mut lost, mut delivered, mut with_frames) = (0, 0, 0, 0);
+    for f in &files {
+        let n = tshark_fields(f, &[], &["frame.len"]).len() as u64;
+        let isbs = isbs(f);
+        // A file without frames (the sending over) has no interface, so no block.
+        assert_eq!(isbs.len(), usize::from(n > 0), "{}: {isbs:?}", f.display());
+        let Some((_, opts)) = isbs.first() else { continue };
+        with_frames += 1;
+        let opt = |code| isb_u64(opts, code).unwrap_or_else(|| panic!("{}: no option {code}: {opts:?}", f.display()));
+        let (fa, od, ud) = (opt(6), opt(7), opt(8));
+        assert_eq!(ud, n, "{}: usrdeliv is the file's frames: {opts:?}", f.display());
+        // Nothing was queued at exit (the sending ended 2 s before): in every file, accepted =
+        // delivered + dropped.
+        assert_eq!(fa, ud + od, "{}: {opts:?} {:?}", f.display(), isb_comment(opts));
+        (accepted, lost, delivered) = (accepted + fa, lost + od, delivered + ud);
+    }
+    assert!(with_frames >= 2, "2 s at -G 1: {files:?}");
+    let (line, nums) = counter_line(&err, "passed the filter");
+    let (passed, read, dropped, queued) = (nums[0], nums[1], nums[2], nums[3]);
+    assert_eq!((passed, queued), (u64::from(N), 0), "{line}");
+    assert_eq!((accepted, lost, delivered), (passed, dropped, read), "{line}");
+    assert_eq!(delivered + lost, u64::from(N), "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `-c N` while the sender keeps sending: the file's statistics block and the summary on stderr are made
+/// of one sample and say the same, the frames that passed the filter and were never written counted in
+/// the block's accepted and named in its comment. (The block said 156 accepted, the summary 236.)
+#[test]
+fn a_count_limited_file_s_statistics_block_agrees_with_the_summary() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let _holder = netstamp_holder();
+    let pair = VethPair::new();
+    let dir = tmp("count-isb");
+    let out = dir.join("c.pcapng");
+    let args = args(&["-i", "va", "-f", "udp port 40000", "-c", "100", "--no-hwtstamp"], &out);
+    let child = start(&pair.a, args, dir.join("c.pcapng.part"));
+    let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
+    let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let sender = {
+        let stop = stop.clone();
+        std::thread::spawn(move || send_paced(&sa, 0, 5, &stop))
+    };
+    let res = finish(child, 15);
+    stop.store(true, Ordering::Relaxed);
+    let sent = sender.join().unwrap();
+    let err = String::from_utf8_lossy(&res.stderr).into_owned();
+    assert!(res.status.success(), "{err}");
+    assert_eq!(tshark_fields(&out, &[], &["frame.len"]).len(), 100);
+    let (line, nums) = counter_line(&err, "passed the filter");
+    let (passed, read, dropped, queued) = (nums[0], nums[1], nums[2], nums[3]);
+    assert_eq!(read, 100, "{line}");
+    assert!(queued > 0 && passed <= u64::from(sent), "still sending at the end: {line}");
+    let isbs = isbs(&out);
+    assert_eq!(isbs.len(), 1, "{isbs:?}");
+    let opts = &isbs[0].1;
+    let opt = |code| isb_u64(opts, code);
+    assert_eq!((opt(6), opt(7), opt(8)), (Some(passed), Some(dropped), Some(100)), "{line}: {opts:?}");
+    assert_eq!(passed, 100 + dropped + queued, "{line}");
+    let comment = isb_comment(opts).unwrap_or_default();
+    assert!(
+        comment.contains(&format!("+ {queued} frames that passed the filter and were never written")),
+        "{comment:?}, {line}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Offloads that merge what a host capture sees: with veth's TSO on (its default), 20,000 bytes of TCP
 /// written at once are captured as frames longer than any on the wire, and the capture says so, with
 /// the fix, on stderr and in the file's comment (capinfos reads it); with TSO off, every frame is a

@@ -103,3 +103,93 @@ fn a_failed_check_exits_non_zero() {
     assert!(text.contains("FAIL  cap:CAP_NET_RAW"), "{text}");
     assert!(text.contains("WARN  cap:CAP_NET_ADMIN"), "{text}");
 }
+
+/// The first mount point of file system type `fstype` in /proc/self/mountinfo, read here independently
+/// of the code under test (field 5; the type follows the ` - ` separator).
+fn mount_of(fstype: &str) -> Option<String> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    info.lines().find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let dash = f.iter().position(|x| *x == "-")?;
+        (f.get(dash + 1) == Some(&fstype)).then(|| f[4].to_string())
+    })
+}
+
+fn doctor_json(cmd: &mut std::process::Command) -> Value {
+    let out = cmd.output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// What `capture --source ebpf --cgroup DIR --tx-events` needs, against this host as /proc and uname
+/// tell it: the cgroup v2 mount (hybrid here: /sys/fs/cgroup/unified), Linux 6.15+ for sockops TX
+/// timestamps, and bpffs (not needed). Then, in a mount namespace of its own with cgroup2 unmounted
+/// and bpffs mounted: a warning with the fix, and where bpffs is.
+#[test]
+fn sockops_tx_needs_cgroup2_and_linux_6_15_and_not_bpffs() {
+    let doc = doctor_json(std::process::Command::new(BIN).args(["doctor", "-i", "lo", "--json"]));
+    let fix = |doc: &Value, name: &str| {
+        doc["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()["fix"].as_str().map(String::from)
+    };
+    let cg = mount_of("cgroup2");
+    let (st, detail) = status_of(&doc, "cgroup2");
+    match &cg {
+        Some(m) => {
+            assert_eq!(st, "pass", "{detail}");
+            let hybrid = if m == "/sys/fs/cgroup" {
+                String::new()
+            } else {
+                " (a hybrid host: /sys/fs/cgroup is not cgroup v2, and --cgroup refuses it)".into()
+            };
+            assert_eq!(
+                detail,
+                format!(
+                    "cgroup v2 mounted at {m}{hybrid}: --cgroup --tx-events (sockops TX timestamps) takes the \
+                     trading app's cgroup directory under it"
+                )
+            );
+        }
+        None => assert_eq!(st, "warn", "{detail}"),
+    }
+    let uname = std::process::Command::new("uname").arg("-r").output().unwrap();
+    let release = String::from_utf8(uname.stdout).unwrap().trim().to_string();
+    let mut v = release.split(|c: char| !c.is_ascii_digit()).map(|p| p.parse::<u32>().unwrap());
+    let (major, minor) = (v.next().unwrap(), v.next().unwrap());
+    let (st, detail) = status_of(&doc, "sockops_tx");
+    assert!(detail.starts_with(&format!("Linux {release}: ")), "{detail}");
+    if (major, minor) >= (6, 15) {
+        assert_eq!(st, "pass", "{detail}");
+        assert_eq!(fix(&doc, "sockops_tx"), None);
+    } else {
+        assert_eq!(st, "warn", "{detail}");
+        assert_eq!(fix(&doc, "sockops_tx").as_deref(), Some("Linux 6.15 or later for --tx-events"));
+    }
+    let (st, detail) = status_of(&doc, "bpffs");
+    assert_eq!(st, "pass");
+    match mount_of("bpf") {
+        Some(m) => assert!(detail.starts_with(&format!("mounted at {m}")), "{detail}"),
+        None => assert!(detail.starts_with("not mounted: not needed"), "{detail}"),
+    }
+    // A mount namespace of its own (private: nothing reaches the host): cgroup2 gone, bpffs mounted.
+    let mut script = String::from("set -e; ");
+    if let Some(m) = &cg {
+        script.push_str(&format!("umount -l '{m}'; "));
+    }
+    script.push_str(&format!("mount -t bpf bpf /sys/fs/bpf; exec {BIN} doctor -i lo --json"));
+    let doc = doctor_json(std::process::Command::new("unshare").args([
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        &script,
+    ]));
+    let (st, detail) = status_of(&doc, "cgroup2");
+    assert_eq!(st, "warn", "{detail}");
+    assert!(detail.starts_with("no cgroup v2 mount ("), "{detail}");
+    assert_eq!(
+        fix(&doc, "cgroup2").as_deref(),
+        Some("mount -t cgroup2 none /sys/fs/cgroup/unified, and run the trading app in a cgroup under it")
+    );
+    assert_eq!(status_of(&doc, "bpffs"), ("pass", "mounted at /sys/fs/bpf; not needed (wirestamp pins no BPF object)"));
+    assert_eq!(mount_of("bpf"), None, "the host's mounts are untouched");
+}

@@ -44,6 +44,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Where cgroup v2 is mounted (for `--cgroup`; `wirestamp doctor` says it too).
+pub use wirestamp_bpf::cgroup2_mount;
 use wirestamp_bpf::{
     CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
     TxStats, TxTimestamping, XdpCapture,
