@@ -1451,7 +1451,9 @@ pub struct Analyzer {
     interval: [Latency; METRICS.len()],
     /// Orders waiting for a trigger that may still come ([`Parked`]), by when they are due and then
     /// in arrival order (the count of orders parked so far).
-    parked: std::collections::BTreeMap<(i64, u64), Parked>,
+    /// Boxed: a `Parked` is some 600 bytes, and a B-tree moves its values within a node on every
+    /// insert and removal (an order parked again at each step of its wait moved kilobytes).
+    parked: std::collections::BTreeMap<(i64, u64), Box<Parked>>,
     parked_n: u64,
     /// Every order while it waits [`REORDER_NS`] past its first byte, by when it is due, then in the
     /// order parked (the key's second part counts them). (A queue kept sorted by inserting in place
@@ -2733,7 +2735,7 @@ impl Analyzer {
             self.correlate(first.conn, &first.msg, first.snd, Some(first.retry(i64::MAX)));
         }
         self.parked_n += 1;
-        self.parked.insert((until, self.parked_n), p);
+        self.parked.insert((until, self.parked_n), Box::new(p));
         self.wake_at = self.wake_at.min(until);
     }
 
