@@ -195,6 +195,29 @@ pub fn looks_like_mold(payload: &[u8]) -> bool {
     off == payload.len()
 }
 
+/// [`looks_like_mold`] for a datagram of `len` bytes the capture cut after `payload` (its snap
+/// length): the MoldUDP64 header captured, and the blocks whose lengths were captured (one at least)
+/// each of a length above 0 and, all the count's walked, ending at the datagram's end; none past it.
+pub fn looks_like_cut_mold(payload: &[u8], len: usize) -> bool {
+    let Some(h) = payload.first_chunk::<20>() else { return false };
+    let count = u16::from_be_bytes([h[18], h[19]]);
+    if count == 0 || count == 0xffff {
+        return false;
+    }
+    let mut off = 20;
+    for walked in 0..count {
+        let Some(&[a, b]) = payload.get(off..).and_then(|r| r.first_chunk::<2>()) else {
+            return walked > 0 && off <= len;
+        };
+        let block = usize::from(u16::from_be_bytes([a, b]));
+        if block == 0 {
+            return false;
+        }
+        off += 2 + block;
+    }
+    off == len
+}
+
 /// Whether a TCP segment provably starts at a SoupBinTCP packet boundary: packets of known types
 /// tile it exactly, or it begins with [`STRADDLE_PROOF`] of them (a segment cut from a longer write,
 /// ending inside a packet: in a busy session every segment may). The packets that follow are judged

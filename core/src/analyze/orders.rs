@@ -75,6 +75,14 @@ pub struct StreamCounters {
     /// Malformed OUCH messages that are well-formed in the other version (4.2 for 5.0, or back): the
     /// session's version may be the other one.
     pub other_version_fits: u64,
+    /// Segments the capture cut (its snap length: fewer payload bytes captured than they carried). In
+    /// the JSON only when not 0.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub segments_captured_short: u64,
+    /// Their bytes not captured that the stream skipped as such (not holes: they were seen, and cut),
+    /// resynchronising after them as after a hole.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub bytes_not_captured: u64,
 }
 
 /// One direction of one connection.
@@ -86,6 +94,9 @@ pub struct OrderStream {
     /// it was worked out at ([`Reassembler::pending_changes`]): a scan of them per segment was
     /// quadratic while a long gap filled the buffer.
     oldest_pending: (Option<i64>, (u64, u64)),
+    /// The bytes of the latest segment captured short that the stream has not reached yet: their
+    /// sequence and length ([`OrderStream::segment_cut`]).
+    cut_ahead: Option<(u32, u32)>,
 }
 
 /// Framing state: split from the reassembler so its callback can drive it.
@@ -122,6 +133,7 @@ impl OrderStream {
     pub fn new(dir: OrderDir, proto: Option<OrderProto>) -> Self {
         OrderStream {
             oldest_pending: (None, (0, 0)),
+            cut_ahead: None,
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
@@ -162,6 +174,23 @@ impl OrderStream {
 
     /// Feeds one TCP segment of this direction.
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        self.segment_cut(seq, syn, payload, 0, frame, out);
+    }
+
+    /// Feeds one TCP segment of this direction whose last `not_captured` payload bytes the capture cut
+    /// (its snap length; 0: captured whole). Those bytes are counted apart from holes: once the stream
+    /// reaches them they are skipped with no wait, and the framer resynchronises after them as after a
+    /// hole (they are missing all the same). A cut ahead of the stream (its captured bytes held behind
+    /// a range still missing) waits until the stream reaches it (the latest such cut only).
+    pub fn segment_cut(
+        &mut self,
+        seq: u32,
+        syn: bool,
+        payload: &[u8],
+        not_captured: u32,
+        frame: FrameRef,
+        out: &mut impl FnMut(OrderMsg),
+    ) {
         if self.reasm.seq_at(0).is_none() {
             // The stream's first segment: its start is a packet boundary only after a SYN (a capture
             // may begin in the middle of a packet); otherwise the framer waits for one it can prove.
@@ -173,8 +202,40 @@ impl OrderStream {
             Piece::Hole { .. } => fr.hole(frame.index, out),
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        if not_captured > 0 {
+            self.fr.counters.segments_captured_short += 1;
+            let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
+            self.cut_ahead = Some((from, not_captured));
+        }
+        self.skip_cut(frame, out);
+        let fr = &mut self.fr;
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        });
         self.note_pending(frame.time_ns);
+    }
+
+    /// Skips the bytes of the latest segment captured short ([`OrderStream::segment_cut`]) once the
+    /// stream has reached them; forgets them once it has passed them (a retransmission brought them).
+    #[inline(always)]
+    fn skip_cut(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let Some((seq, len)) = self.cut_ahead else { return };
+        let Some(at) = self.reasm.seq_at(self.reasm.next_offset()) else { return };
+        let into = at.wrapping_sub(seq) as i32;
+        if into < 0 {
+            return;
+        }
+        self.cut_ahead = None;
+        if into.unsigned_abs() >= len {
+            return;
+        }
+        let fr = &mut self.fr;
+        let skipped = self.reasm.not_captured(seq.wrapping_add(len), &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        });
+        self.fr.counters.bytes_not_captured += skipped;
     }
 
     /// The capture time from which the range this stream waits for (a segment the capture missed)
@@ -192,6 +253,7 @@ impl OrderStream {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index, out),
         });
+        self.skip_cut(frame, out);
         self.note_pending(frame.time_ns);
     }
 
@@ -259,6 +321,7 @@ impl OrderStream {
         self.finish(last_frame, out);
         self.reasm.restart();
         self.oldest_pending = (None, (0, 0));
+        self.cut_ahead = None;
         let fr = &mut self.fr;
         fr.framer.reset();
         fr.pieces.clear();
@@ -282,9 +345,14 @@ impl OrderStream {
             Piece::Hole { .. } => fr.hole(frame.index, out),
         };
         self.reasm.acked(ack, frame.time_ns, &mut sink);
+        self.skip_cut(frame, out);
         // A range released leaves what is still missing waiting from now: the clock starts here, not
         // at this stream's next segment, which may not come.
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        let fr = &mut self.fr;
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        });
         self.note_pending(frame.time_ns);
     }
 
