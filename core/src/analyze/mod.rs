@@ -1535,6 +1535,9 @@ pub struct Analyzer {
     wake_at: i64,
     last_frame: u64,
     scratch: Vec<OrderMsg>,
+    /// A frame of a feed or order session captured short was seen ([`Analyzer::captured_short`]):
+    /// order segments take the path that handles cut ones from then on.
+    cut_seen: bool,
     /// Ticks and orders counted when the open interval began, and the interval that counted the most
     /// of each so far: the load behind the figures (measurement.md: a latency without its rate means
     /// nothing).
@@ -1623,6 +1626,7 @@ impl Analyzer {
             plain_packets: 0,
             last_frame: 0,
             scratch: Vec::new(),
+            cut_seen: false,
             load_marks: [0; 2],
             busiest: [None; 2],
         }
@@ -1757,7 +1761,11 @@ impl Analyzer {
                             self.captured_short(f.data.len(), not_captured as usize);
                         }
                         self.sessions[si].clocks[usize::from(!to_exchange)] |= ts_source.clock_bit();
-                        self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
+                        let frame = FrameRef { index, time_ns };
+                        match self.cut_seen {
+                            false => self.order_segment::<false>(si, key, to_exchange, seg, frame),
+                            true => self.order_segment::<true>(si, key, to_exchange, seg, frame),
+                        }
                         true
                     }
                     None => {
@@ -1821,7 +1829,11 @@ impl Analyzer {
                 self.captured_short(h.caplen as usize, h.not_captured as usize);
             }
             self.sessions[si].clocks[usize::from(!to_exchange)] |= h.ts_source.clock_bit();
-            self.order_segment(si, key, to_exchange, seg, FrameRef { index: h.index, time_ns: h.time_ns });
+            let frame = FrameRef { index: h.index, time_ns: h.time_ns };
+            match self.cut_seen {
+                false => self.order_segment::<false>(si, key, to_exchange, seg, frame),
+                true => self.order_segment::<true>(si, key, to_exchange, seg, frame),
+            }
             // Counted as in no feed or session when it came: it is the session's now.
             self.counters.other_frames -= 1;
             self.used(h.ts_source, h.quality);
@@ -1858,6 +1870,7 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn captured_short(&mut self, caplen: usize, not_captured: usize) {
+        self.cut_seen = true;
         let c = &mut self.counters;
         c.frames_captured_short += 1;
         c.bytes_not_captured += not_captured as u64;
@@ -2253,7 +2266,17 @@ impl Analyzer {
         }
     }
 
-    fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seg: Segment<'_>, frame: FrameRef) {
+    /// One segment of order session `si`'s connection `key`. `CUT`: a frame captured short was seen
+    /// ([`Analyzer::cut_seen`]), so the segment may be one, or one cut before may wait for the stream
+    /// ([`OrderStream::segment_cut`]); a capture without (the usual) keeps the path it had before.
+    fn order_segment<const CUT: bool>(
+        &mut self,
+        si: usize,
+        key: ConnKey,
+        to_exchange: bool,
+        seg: Segment<'_>,
+        frame: FrameRef,
+    ) {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None if self.conn_list.len() >= MAX_CONNECTIONS => {
@@ -2308,10 +2331,15 @@ impl Analyzer {
         if let Some(ack) = seg.ack {
             other.acked(ack, frame, &mut |m| msgs.push(m));
         }
-        this.segment_cut(seg.seq, seg.syn, seg.payload, seg.not_captured, frame, &mut |m| msgs.push(m));
+        if CUT && this.takes_cut(seg.not_captured) {
+            this.segment_cut(seg.seq, seg.syn, seg.payload, seg.not_captured, frame, &mut |m| msgs.push(m));
+        } else {
+            this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
+        }
         if seg.fin {
             // The FIN follows every byte the segment carried, captured or not.
-            this.fin(seg.seq, seg.payload.len() + seg.not_captured as usize);
+            let cut = if CUT { seg.not_captured as usize } else { 0 };
+            this.fin(seg.seq, seg.payload.len() + cut);
         }
         if let (Some(proto), None) = (this.proto(), other.proto()) {
             // An Enter Order showed the session's version: the responses are read in it too.

@@ -172,25 +172,8 @@ impl OrderStream {
         self.reasm.seq_at(offset)
     }
 
-    /// Feeds one TCP segment of this direction.
+    /// Feeds one TCP segment of this direction (captured whole: see [`OrderStream::segment_cut`]).
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        self.segment_cut(seq, syn, payload, 0, frame, out);
-    }
-
-    /// Feeds one TCP segment of this direction whose last `not_captured` payload bytes the capture cut
-    /// (its snap length; 0: captured whole). Those bytes are counted apart from holes: once the stream
-    /// reaches them they are skipped with no wait, and the framer resynchronises after them as after a
-    /// hole (they are missing all the same). A cut ahead of the stream (its captured bytes held behind
-    /// a range still missing) waits until the stream reaches it (the latest such cut only).
-    pub fn segment_cut(
-        &mut self,
-        seq: u32,
-        syn: bool,
-        payload: &[u8],
-        not_captured: u32,
-        frame: FrameRef,
-        out: &mut impl FnMut(OrderMsg),
-    ) {
         if self.reasm.seq_at(0).is_none() {
             // The stream's first segment: its start is a packet boundary only after a SYN (a capture
             // may begin in the middle of a packet); otherwise the framer waits for one it can prove.
@@ -202,40 +185,54 @@ impl OrderStream {
             Piece::Hole { .. } => fr.hole(frame.index, out),
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
-        if not_captured > 0 {
-            self.fr.counters.segments_captured_short += 1;
-            let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
-            self.cut_ahead = Some((from, not_captured));
-        }
-        self.skip_cut(frame, out);
-        let fr = &mut self.fr;
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
         self.note_pending(frame.time_ns);
     }
 
-    /// Skips the bytes of the latest segment captured short ([`OrderStream::segment_cut`]) once the
-    /// stream has reached them; forgets them once it has passed them (a retransmission brought them).
+    /// Whether a segment must go through [`OrderStream::segment_cut`]: it was captured short
+    /// (`not_captured` > 0), or the bytes of one captured short earlier wait for the stream to reach
+    /// them.
     #[inline(always)]
-    fn skip_cut(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        let Some((seq, len)) = self.cut_ahead else { return };
-        let Some(at) = self.reasm.seq_at(self.reasm.next_offset()) else { return };
-        let into = at.wrapping_sub(seq) as i32;
-        if into < 0 {
-            return;
-        }
-        self.cut_ahead = None;
-        if into.unsigned_abs() >= len {
-            return;
+    pub fn takes_cut(&self, not_captured: u32) -> bool {
+        not_captured > 0 || self.cut_ahead.is_some()
+    }
+
+    /// [`OrderStream::segment`] for a segment whose last `not_captured` payload bytes the capture cut
+    /// (its snap length), or while one cut earlier is ahead of the stream ([`OrderStream::takes_cut`]).
+    /// The bytes cut are counted apart from holes: once the stream reaches them they are skipped with
+    /// no wait, and the framer resynchronises after them as after a hole (they are missing all the
+    /// same). A cut ahead of the stream (its captured bytes held behind a range still missing) is
+    /// skipped at the direction's first segment after the stream reached it (the latest such cut only;
+    /// one the stream passes meanwhile, by a timeout, is a hole).
+    #[cold]
+    #[inline(never)]
+    pub fn segment_cut(
+        &mut self,
+        seq: u32,
+        syn: bool,
+        payload: &[u8],
+        not_captured: u32,
+        frame: FrameRef,
+        out: &mut impl FnMut(OrderMsg),
+    ) {
+        if self.reasm.seq_at(0).is_none() {
+            self.fr.resync = !syn;
         }
         let fr = &mut self.fr;
-        let skipped = self.reasm.not_captured(seq.wrapping_add(len), &mut |p| match p {
+        let mut sink = |p: Piece<'_, FrameRef>| match p {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        };
+        self.reasm.push(seq, syn, payload, frame, &mut sink);
+        if not_captured > 0 {
+            let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
+            self.cut_ahead = Some((from, not_captured));
+        }
+        let skipped = skip_cut(&mut self.reasm, &mut self.cut_ahead, &mut sink);
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        self.fr.counters.segments_captured_short += u64::from(not_captured > 0);
         self.fr.counters.bytes_not_captured += skipped;
+        self.note_pending(frame.time_ns);
     }
 
     /// The capture time from which the range this stream waits for (a segment the capture missed)
@@ -253,7 +250,6 @@ impl OrderStream {
             Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
             Piece::Hole { .. } => fr.hole(frame.index, out),
         });
-        self.skip_cut(frame, out);
         self.note_pending(frame.time_ns);
     }
 
@@ -345,14 +341,9 @@ impl OrderStream {
             Piece::Hole { .. } => fr.hole(frame.index, out),
         };
         self.reasm.acked(ack, frame.time_ns, &mut sink);
-        self.skip_cut(frame, out);
         // A range released leaves what is still missing waiting from now: the clock starts here, not
         // at this stream's next segment, which may not come.
-        let fr = &mut self.fr;
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
         self.note_pending(frame.time_ns);
     }
 
@@ -377,6 +368,27 @@ impl OrderStream {
             self.fr.framer.reset();
         }
     }
+}
+
+/// Skips the bytes of the latest segment captured short (`cut`, [`OrderStream::segment_cut`]) once the
+/// stream has reached them, delivering them to `sink` as a hole; forgets them once it has passed them
+/// (a retransmission brought them). Returns the bytes skipped.
+fn skip_cut(
+    reasm: &mut Reassembler<FrameRef>,
+    cut: &mut Option<(u32, u32)>,
+    sink: &mut impl FnMut(Piece<'_, FrameRef>),
+) -> u64 {
+    let Some((seq, len)) = *cut else { return 0 };
+    let Some(at) = reasm.seq_at(reasm.next_offset()) else { return 0 };
+    let into = at.wrapping_sub(seq) as i32;
+    if into < 0 {
+        return 0;
+    }
+    *cut = None;
+    if into.unsigned_abs() >= len {
+        return 0;
+    }
+    reasm.not_captured(seq.wrapping_add(len), sink)
 }
 
 /// The frame that carried stream byte `at`, among the delivered `pieces` (start, end, frame).
