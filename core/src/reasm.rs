@@ -321,6 +321,30 @@ impl<M: Copy> Reassembler<M> {
         }
     }
 
+    /// The stream's bytes from the next expected one up to `seq_end` were carried but not captured (a
+    /// segment the capture cut at its snap length): they are delivered as a [`Piece::Hole`] now, with
+    /// no wait, and counted by the caller, not in `holes`; what waited behind them follows. Bytes
+    /// held from before `seq_end` end the skip there. Returns the bytes skipped.
+    pub fn not_captured(&mut self, seq_end: u32, sink: &mut impl FnMut(Piece<'_, M>)) -> u64 {
+        let Some(next_seq) = self.next_seq else { return 0 };
+        let rel = seq_end.wrapping_sub(next_seq) as i32;
+        if rel <= 0 {
+            return 0;
+        }
+        let mut to = self.next_off + rel as u64;
+        if let Some((&p, _)) = self.pending.first_key_value() {
+            to = to.min(p);
+        }
+        let len = to - self.next_off;
+        if len > 0 {
+            sink(Piece::Hole { offset: self.next_off, len });
+            self.advance(len);
+            self.gap_since = None;
+        }
+        self.drain_pending(sink);
+        len
+    }
+
     /// Delivers the bytes from the next expected one up to `offset` as a hole (none if it is not ahead).
     fn hole_to(&mut self, offset: u64, sink: &mut impl FnMut(Piece<'_, M>)) {
         if offset > self.next_off {

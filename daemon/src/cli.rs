@@ -285,7 +285,10 @@ pub struct AnalyzeArgs {
 
     /// TX timestamps of the order sessions' writes, as written by `wirestamp capture --source ebpf
     /// --tx-events` (repeatable): each order is joined to the write whose TCP byte range holds its last
-    /// byte, giving tick_to_snd and snd_to_wire.
+    /// byte, giving tick_to_snd and snd_to_wire. snd_to_wire needs the order frames from a tap (or a
+    /// hardware-stamped capture) downstream of the NIC: a capture on the sending host (AF_PACKET, the
+    /// ebpf tc hook, libpcap) runs before the driver's send stamp, so its frames precede SND and every
+    /// sample is negative.
     #[arg(long = "tx-events", value_name = "FILE")]
     pub tx_events: Vec<PathBuf>,
 

@@ -82,6 +82,22 @@ fn check_keys(what: &str, o: &Value, always: &BTreeSet<String>, with_samples: &B
     }
 }
 
+/// The keys the README says are present only when not 0: those its paragraph ending "present only
+/// when not 0" names (`feeds[].KEY`, `counters.KEY` or `KEY`), each of which its example shows.
+fn only_when_not_zero(section: &str) -> BTreeSet<String> {
+    let to = section.find("are present only when not 0").expect("README says which keys are present only when not 0");
+    let from = section[..to].rfind("\n- ").unwrap();
+    section[from..to]
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|t| t.rsplit('.').next().unwrap())
+        .filter(|t| t.chars().all(|c| c.is_ascii_lowercase() || c == '_') && t.contains('_'))
+        .inspect(|k| assert!(section.contains(&format!("\"{k}\": 0")), "README's example lacks `{k}`"))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The six metric names the README lists, in its order: the backticked plain names between "always
 /// the six, in this order:" and "the last two only with".
 fn documented_metric_names(section: &str) -> Vec<String> {
@@ -106,8 +122,12 @@ fn json_keys_are_the_readmes() {
         assert!(schema.always.contains(k), "README's example metric lacks {k}");
     }
     assert_eq!(schema.with_samples, BTreeSet::from(["clocks".to_owned()]));
-    let counters = keys(example["counters"].as_object().unwrap());
+    let mut counters = keys(example["counters"].as_object().unwrap());
     assert!(counters.len() > 30 && counters.contains("matched") && counters.contains("ts_sources"));
+    // A capture without frames captured short has none of the keys that count them.
+    let when_not_zero = only_when_not_zero(&section);
+    assert!(when_not_zero.contains("frames_captured_short"), "{when_not_zero:?}");
+    counters.retain(|k| !when_not_zero.contains(k));
     let top = keys(example.as_object().unwrap());
     let names = documented_metric_names(&section);
     assert_eq!(names.len(), 6, "{names:?}");

@@ -276,3 +276,56 @@ fn a_cut_last_row_is_left_out_with_a_warning() {
     assert_eq!(r["counters"]["tx_events"], 2, "{r}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A negative snd_to_wire is explained by where the order frames were timed: on a host (record times
+/// here, as a capture on the sending host gives them), the capture point precedes the driver's send
+/// stamp by construction, and the metric needs a tap downstream of the NIC; stamped by a tap (an
+/// Arista 0xD28B header), the clocks of the two ends disagree.
+#[test]
+fn negative_snd_to_wire_is_explained_by_where_the_order_frames_were_timed() {
+    let dir = tmpdir("txneg");
+    let pcap = dir.join("t.pcap");
+    let tx = dir.join("tx.csv");
+    // One order whose frame is timed at T0 + 10 us; its write's SND at T0 + 12 us: -2 us.
+    let csv = format!(
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{},snd_sw,{CLIENT},{EXCHANGE},{},{},,\n",
+        T0 + 12_000,
+        S0,
+        S0.wrapping_add(49)
+    );
+    std::fs::write(&tx, csv).unwrap();
+    let plain = tcp(S0, &order(1));
+    let mut header = vec![0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10];
+    header.extend((((T0 + 10_000) / 1_000_000_000) as u32).to_be_bytes());
+    header.extend((((T0 + 10_000) % 1_000_000_000) as u32).to_be_bytes());
+    let stamped = [&plain[..12], &header, &plain[12..]].concat();
+    let session = format!("session:tcp:{EXCHANGE}@ouch50");
+    let host = "the order frames are timed on a host (pcap): a capture on the sending host (AF_PACKET, a \
+                tc/eBPF hook, libpcap) runs before the driver's send stamp, so its frames precede SND by \
+                construction, on one clock; snd_to_wire needs a tap, or a hardware-stamped capture, \
+                downstream of the NIC (captured by another host, that host's clock and the sender's disagree)";
+    for (frame, why) in [(plain.clone(), host), (stamped, "the clocks of the two ends disagree")] {
+        write_pcap(&pcap, &[(T0 + 10_000, frame)]);
+        let out = run(&[
+            "analyze",
+            "-q",
+            "--orders",
+            "tcp:10.1.0.1:8003",
+            "--tx-events",
+            tx.to_str().unwrap(),
+            pcap.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains("negative")).collect();
+        assert_eq!(
+            lines,
+            [
+                format!("snd_to_wire: 1 of 1 sample negative ({why})"),
+                format!("snd_to_wire {session}: 1 of 1 sample negative ({why})")
+            ],
+            "{text}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

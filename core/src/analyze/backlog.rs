@@ -37,6 +37,9 @@ pub(super) struct HeldSegment {
     pub ack: u32,
     pub flags: u8,
     pub payload: Vec<u8>,
+    /// Payload bytes the capture cut after `payload`, and the bytes it captured of the frame.
+    pub not_captured: u32,
+    pub caplen: u32,
 }
 
 #[derive(Debug, Default)]
@@ -136,6 +139,8 @@ mod tests {
             ack: 0,
             flags: 0,
             payload: vec![0; len],
+            not_captured: 0,
+            caplen: 0,
         }
     }
 

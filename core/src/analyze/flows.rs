@@ -195,6 +195,37 @@ pub fn looks_like_mold(payload: &[u8]) -> bool {
     off == payload.len()
 }
 
+/// [`looks_like_mold`] for a datagram of `len` bytes the capture cut after `payload` (its snap
+/// length): with no tiling to check, stronger evidence of each part captured. The MoldUDP64 header
+/// captured; each block captured whole (one at least) an ITCH 5.0 message of a known type, at least
+/// its type's length; the blocks after them able to fit in the datagram's rest (3 bytes each at least);
+/// every block announced walked ending at the datagram's end.
+pub fn looks_like_cut_mold(payload: &[u8], len: usize) -> bool {
+    use crate::proto::itch::{MessageType, message_len};
+    let Some(h) = payload.first_chunk::<20>() else { return false };
+    let count = u16::from_be_bytes([h[18], h[19]]);
+    if count == 0 || count == 0xffff {
+        return false;
+    }
+    let mut off = 20;
+    for walked in 0..count {
+        let block = payload.get(off..).and_then(|r| r.first_chunk::<2>()).map(|&[a, b]| u16::from_be_bytes([a, b]));
+        if block == Some(0) {
+            return false;
+        }
+        let block = usize::from(block.unwrap_or(0));
+        let Some(msg) = payload.get(off + 2..off + 2 + block).filter(|_| block > 0) else {
+            let rest = usize::from(count - walked);
+            return walked > 0 && off + 3 * rest <= len;
+        };
+        if message_len(MessageType::from(msg[0])).is_none_or(|need| block < need) {
+            return false;
+        }
+        off += 2 + block;
+    }
+    off == len
+}
+
 /// Whether a TCP segment provably starts at a SoupBinTCP packet boundary: packets of known types
 /// tile it exactly, or it begins with [`STRADDLE_PROOF`] of them (a segment cut from a longer write,
 /// ending inside a packet: in a busy session every segment may). The packets that follow are judged

@@ -269,6 +269,12 @@ struct FeedState {
     /// Packets of further sessions, not analysed, and the first one's frame and session.
     sessions_beyond: u64,
     first_session_beyond: Option<(u64, Session)>,
+    /// Packets the capture cut (its snap length), those of them cut inside their MoldUDP64 header,
+    /// the messages their headers announce that were not captured whole, and the payload bytes cut.
+    packets_captured_short: u64,
+    headers_not_captured: u64,
+    messages_not_captured: u64,
+    bytes_not_captured: u64,
 }
 
 #[derive(Debug)]
@@ -323,7 +329,11 @@ struct Segment<'a> {
     rst: bool,
     /// The acknowledgement number, when the ACK flag is set.
     ack: Option<u32>,
+    /// The captured payload.
     payload: &'a [u8],
+    /// Payload bytes after it the frame carried but the capture cut (its snap length): 0 in a frame
+    /// captured whole.
+    not_captured: u32,
 }
 
 /// Counters that qualify the figures; all reported.
@@ -446,6 +456,22 @@ pub struct Counters {
     /// ever-new times faster than the allowance lets them go): an order whose match may have been
     /// one finds none, and is unmatched.
     pub symbol_ticks_forgotten: u64,
+    /// Frames of the feeds and order sessions whose UDP or TCP payload the capture cut (its snap
+    /// length: fewer bytes captured than the frame had on the wire). In the JSON only when not 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_captured_short: u64,
+    /// The payload bytes those frames had on the wire beyond what was captured.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub bytes_not_captured: u64,
+    /// The most bytes captured of any of those frames (about the capture's snap length).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub captured_short_max_bytes: u64,
+}
+
+/// For `skip_serializing_if`: a counter added to the JSON after its schema settled, present only when
+/// it counts something (a capture without it keeps its JSON byte for byte).
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A frame timed this much before an earlier one is a step back of the capture's clock (smaller ones
@@ -1538,6 +1564,9 @@ pub struct Analyzer {
     wake_at: i64,
     last_frame: u64,
     scratch: Vec<OrderMsg>,
+    /// A frame of a feed or order session captured short was seen ([`Analyzer::captured_short`]):
+    /// order segments take the path that handles cut ones from then on.
+    cut_seen: bool,
     /// Ticks and orders counted when the open interval began, and the interval that counted the most
     /// of each so far: the load behind the figures (measurement.md: a latency without its rate means
     /// nothing).
@@ -1627,6 +1656,7 @@ impl Analyzer {
             plain_packets: 0,
             last_frame: 0,
             scratch: Vec::new(),
+            cut_seen: false,
             load_marks: [0; 2],
             busiest: [None; 2],
         }
@@ -1725,11 +1755,19 @@ impl Analyzer {
         }
         self.advance_time(time_ns);
         let payload = d.payload(f.data);
+        // The payload bytes the frame had past those captured (a snap length): missing, not malformed.
+        let not_captured = match f.data.len() < f.wire_len as usize {
+            true => d.payload_len.saturating_sub(payload.len()),
+            false => 0,
+        };
         let used = match d.transport {
-            Transport::Udp { dport, .. } => match self.feed_for(ip.dst, dport, payload) {
+            Transport::Udp { dport, .. } => match self.feed_for(ip.dst, dport, payload, not_captured) {
                 Some(fi) => {
                     self.feeds[fi].clocks |= ts_source.clock_bit();
-                    self.market_data(fi, index, time_ns, payload);
+                    if not_captured > 0 {
+                        self.captured_short(f.data.len(), not_captured);
+                    }
+                    self.market_data(fi, index, time_ns, payload, not_captured);
                     true
                 }
                 None => false,
@@ -1747,9 +1785,17 @@ impl Analyzer {
                         let fin = flags & crate::wire::tcp::flags::FIN != 0;
                         let ack = (flags & crate::wire::tcp::flags::ACK != 0).then_some(ack);
                         let rst = flags & crate::wire::tcp::flags::RST != 0;
-                        let seg = Segment { seq, syn, fin, rst, ack, payload };
+                        let not_captured = not_captured as u32;
+                        let seg = Segment { seq, syn, fin, rst, ack, payload, not_captured };
+                        if not_captured > 0 {
+                            self.captured_short(f.data.len(), not_captured as usize);
+                        }
                         self.sessions[si].clocks[usize::from(!to_exchange)] |= ts_source.clock_bit();
-                        self.order_segment(si, key, to_exchange, seg, FrameRef { index, time_ns });
+                        let frame = FrameRef { index, time_ns };
+                        match self.cut_seen {
+                            false => self.order_segment::<false>(si, key, to_exchange, seg, frame),
+                            true => self.order_segment::<true>(si, key, to_exchange, seg, frame),
+                        }
                         true
                     }
                     None => {
@@ -1768,6 +1814,8 @@ impl Analyzer {
                                 ack,
                                 flags,
                                 payload,
+                                not_captured: not_captured as u32,
+                                caplen: f.data.len() as u32,
                             });
                         }
                         false
@@ -1805,9 +1853,17 @@ impl Analyzer {
                 rst: has(RST),
                 ack: has(ACK).then_some(h.ack),
                 payload: &h.payload,
+                not_captured: h.not_captured,
             };
+            if h.not_captured > 0 {
+                self.captured_short(h.caplen as usize, h.not_captured as usize);
+            }
             self.sessions[si].clocks[usize::from(!to_exchange)] |= h.ts_source.clock_bit();
-            self.order_segment(si, key, to_exchange, seg, FrameRef { index: h.index, time_ns: h.time_ns });
+            let frame = FrameRef { index: h.index, time_ns: h.time_ns };
+            match self.cut_seen {
+                false => self.order_segment::<false>(si, key, to_exchange, seg, frame),
+                true => self.order_segment::<true>(si, key, to_exchange, seg, frame),
+            }
             // Counted as in no feed or session when it came: it is the session's now.
             self.counters.other_frames -= 1;
             self.used(h.ts_source, h.quality);
@@ -1837,6 +1893,18 @@ impl Analyzer {
         if looks && (self.unclaimed.len() < UNCLAIMED_MAX || self.unclaimed.contains_key(&key)) {
             *self.unclaimed.entry(key).or_default() += 1;
         }
+    }
+
+    /// Counts a frame of a feed or order session that the capture cut: `caplen` bytes captured,
+    /// `not_captured` payload bytes past them.
+    #[cold]
+    #[inline(never)]
+    fn captured_short(&mut self, caplen: usize, not_captured: usize) {
+        self.cut_seen = true;
+        let c = &mut self.counters;
+        c.frames_captured_short += 1;
+        c.bytes_not_captured += not_captured as u64;
+        c.captured_short_max_bytes = c.captured_short_max_bytes.max(caplen as u64);
     }
 
     /// Counts a frame of a feed or order session: its timestamp's source and quality.
@@ -2058,7 +2126,9 @@ impl Analyzer {
         self.interval[metric].record(ns);
     }
 
-    fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8]) -> Option<usize> {
+    /// The feed a datagram to `dst:dport` belongs to, detected from `payload` (`not_captured` bytes
+    /// after it cut by the capture) while detecting.
+    fn feed_for(&mut self, dst: IpAddr, dport: u16, payload: &[u8], not_captured: usize) -> Option<usize> {
         // Through the fast path's cache (not with `--no-fast-path`, which checks the one against the other).
         let known = match dst {
             IpAddr::V4(v4) if self.cfg.fast_path => self.cached_feed(v4, dport),
@@ -2067,7 +2137,11 @@ impl Analyzer {
         if known.is_some() {
             return known;
         }
-        if self.detect && looks_like_mold(payload) {
+        let looks = |p| match not_captured {
+            0 => looks_like_mold(p),
+            cut => flows::looks_like_cut_mold(p, p.len() + cut),
+        };
+        if self.detect && looks(payload) {
             if self.feeds.len() >= MAX_DETECTED_FEEDS {
                 self.counters.feeds_not_detected_frames += 1;
                 return None;
@@ -2145,10 +2219,15 @@ impl Analyzer {
         Some((self.sessions.len() - 1, to_exchange))
     }
 
-    fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8]) {
+    /// One packet of feed `fi`: `payload` the captured UDP payload, `not_captured` the bytes after it
+    /// the capture cut (0: captured whole). A packet captured short is read as far as it was captured:
+    /// its header moves the sequence on as usual, its messages captured whole are used as any, and
+    /// those the capture cut are counted as not captured ([`FeedState::cut`]), not as malformed.
+    fn market_data(&mut self, fi: usize, index: u64, t: i64, payload: &[u8], not_captured: usize) {
         // A packet in the common shape takes the plain walk, as on the fast path; `--no-fast-path`
         // keeps the general walk for every packet, to check the one against the other.
         if self.cfg.fast_path
+            && not_captured == 0
             && let Some((lane, sequence)) = self.plain_lane(fi, payload)
         {
             self.plain_packets += 1;
@@ -2156,9 +2235,21 @@ impl Analyzer {
         }
         self.feeds[fi].frames += 1;
         let truncated = self.feeds[fi].decoder.itch.truncated;
+        let datagram = payload.len() + not_captured;
         let mut w = match self.feeds[fi].decoder.walk_keys(payload) {
             Ok(w) => w,
-            Err(e) => return self.feeds[fi].bad_packet(index, &e),
+            Err(e) => {
+                let feed = &mut self.feeds[fi];
+                if not_captured > 0 {
+                    feed.cut(0, not_captured);
+                    if datagram >= crate::proto::moldudp64::HEADER_LEN {
+                        // Its sequence and count not captured: its messages show as missing after it.
+                        feed.headers_not_captured += 1;
+                        return;
+                    }
+                }
+                return feed.bad_packet(index, &e);
+            }
         };
         if self.seq.next_expected(fi as u16, w.session()).is_none() {
             // Each session costs its state (about 1.5 KB): a stream of garbage session names must
@@ -2181,7 +2272,20 @@ impl Analyzer {
         self.feeds[fi].lane = Some((info.session, self.seq.last_stream(), arb));
         self.feeds[fi].add_seq_range(info.sequence, info.count);
         let feed = &mut self.feeds[fi];
-        if let Some(e) = info.error {
+        // Captured short: a block that would have ended inside the datagram was cut by the capture, and
+        // every one after it (one running past the datagram is malformed all the same).
+        let cut = not_captured > 0
+            && match info.error {
+                Some(crate::proto::ProtoError::Truncated { offset, need, .. }) => offset + need <= datagram,
+                Some(_) => false,
+                None => info.trailing == 0,
+            };
+        if not_captured > 0 {
+            let announced = if info.count == crate::proto::moldudp64::END_OF_SESSION { 0 } else { info.count };
+            let lost = if cut { u64::from(announced.saturating_sub(info.blocks)) } else { 0 };
+            feed.cut(lost, not_captured);
+        }
+        if let Some(e) = info.error.filter(|_| !cut) {
             feed.bad_packet(index, &e);
         } else if info.trailing > 0 {
             let why = format!("{} bytes after the {} message blocks its header announces", info.trailing, info.count);
@@ -2193,7 +2297,17 @@ impl Analyzer {
         }
     }
 
-    fn order_segment(&mut self, si: usize, key: ConnKey, to_exchange: bool, seg: Segment<'_>, frame: FrameRef) {
+    /// One segment of order session `si`'s connection `key`. `CUT`: a frame captured short was seen
+    /// ([`Analyzer::cut_seen`]), so the segment may be one, or one cut before may wait for the stream
+    /// ([`OrderStream::segment_cut`]); a capture without (the usual) keeps the path it had before.
+    fn order_segment<const CUT: bool>(
+        &mut self,
+        si: usize,
+        key: ConnKey,
+        to_exchange: bool,
+        seg: Segment<'_>,
+        frame: FrameRef,
+    ) {
         let ci = match self.conns.get(&key) {
             Some(&c) => c,
             None if self.conn_list.len() >= MAX_CONNECTIONS => {
@@ -2249,9 +2363,15 @@ impl Analyzer {
         if let Some(ack) = seg.ack {
             other.acked(ack, frame, &mut |m| msgs.push(m));
         }
-        this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
+        if CUT && this.takes_cut(seg.not_captured) {
+            this.segment_cut(seg.seq, seg.syn, seg.payload, seg.not_captured, frame, &mut |m| msgs.push(m));
+        } else {
+            this.segment(seg.seq, seg.syn, seg.payload, frame, &mut |m| msgs.push(m));
+        }
         if seg.fin {
-            this.fin(seg.seq, seg.payload.len());
+            // The FIN follows every byte the segment carried, captured or not.
+            let cut = if CUT { seg.not_captured as usize } else { 0 };
+            this.fin(seg.seq, seg.payload.len() + cut);
         }
         if let (Some(proto), None) = (this.proto(), other.proto()) {
             // An Enter Order showed the session's version: the responses are read in it too.
@@ -3031,6 +3151,16 @@ impl FeedState {
         (self.seq_span.0 <= self.seq_span.1).then_some(self.seq_span)
     }
 
+    /// Counts a packet captured short: `messages` its header announces not captured whole, `bytes` of
+    /// its payload.
+    #[cold]
+    #[inline(never)]
+    fn cut(&mut self, messages: u64, bytes: usize) {
+        self.packets_captured_short += 1;
+        self.messages_not_captured += messages;
+        self.bytes_not_captured += bytes as u64;
+    }
+
     /// Counts a malformed packet, keeping the first one's frame and reason for the report.
     fn bad_packet(&mut self, frame: u64, why: &dyn std::fmt::Display) {
         self.bad_packets += 1;
@@ -3057,6 +3187,10 @@ impl FeedState {
             sessions: 0,
             sessions_beyond: 0,
             first_session_beyond: None,
+            packets_captured_short: 0,
+            headers_not_captured: 0,
+            messages_not_captured: 0,
+            bytes_not_captured: 0,
         }
     }
 }

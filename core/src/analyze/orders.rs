@@ -75,6 +75,14 @@ pub struct StreamCounters {
     /// Malformed OUCH messages that are well-formed in the other version (4.2 for 5.0, or back): the
     /// session's version may be the other one.
     pub other_version_fits: u64,
+    /// Segments the capture cut (its snap length: fewer payload bytes captured than they carried). In
+    /// the JSON only when not 0.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub segments_captured_short: u64,
+    /// Their bytes not captured that the stream skipped as such (not holes: they were seen, and cut),
+    /// resynchronising after them as after a hole.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub bytes_not_captured: u64,
 }
 
 /// One direction of one connection.
@@ -88,6 +96,9 @@ pub struct OrderStream {
     oldest_pending: (Option<i64>, (u64, u64)),
     /// The reassembler stored or gave out pieces since [`OrderStream::take_held_change`] last said so.
     held_changed: bool,
+    /// The bytes of the latest segment captured short that the stream has not reached yet: their
+    /// sequence and length ([`OrderStream::segment_cut`]).
+    cut_ahead: Option<(u32, u32)>,
 }
 
 /// Framing state: split from the reassembler so its callback can drive it.
@@ -125,6 +136,7 @@ impl OrderStream {
         OrderStream {
             oldest_pending: (None, (0, 0)),
             held_changed: false,
+            cut_ahead: None,
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
@@ -163,7 +175,7 @@ impl OrderStream {
         self.reasm.seq_at(offset)
     }
 
-    /// Feeds one TCP segment of this direction.
+    /// Feeds one TCP segment of this direction (captured whole: see [`OrderStream::segment_cut`]).
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         if self.reasm.seq_at(0).is_none() {
             // The stream's first segment: its start is a packet boundary only after a SYN (a capture
@@ -177,6 +189,52 @@ impl OrderStream {
         };
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        self.note_pending(frame.time_ns);
+    }
+
+    /// Whether a segment must go through [`OrderStream::segment_cut`]: it was captured short
+    /// (`not_captured` > 0), or the bytes of one captured short earlier wait for the stream to reach
+    /// them.
+    #[inline(always)]
+    pub fn takes_cut(&self, not_captured: u32) -> bool {
+        not_captured > 0 || self.cut_ahead.is_some()
+    }
+
+    /// [`OrderStream::segment`] for a segment whose last `not_captured` payload bytes the capture cut
+    /// (its snap length), or while one cut earlier is ahead of the stream ([`OrderStream::takes_cut`]).
+    /// The bytes cut are counted apart from holes: once the stream reaches them they are skipped with
+    /// no wait, and the framer resynchronises after them as after a hole (they are missing all the
+    /// same). A cut ahead of the stream (its captured bytes held behind a range still missing) is
+    /// skipped at the direction's first segment after the stream reached it (the latest such cut only;
+    /// one the stream passes meanwhile, by a timeout, is a hole).
+    #[cold]
+    #[inline(never)]
+    pub fn segment_cut(
+        &mut self,
+        seq: u32,
+        syn: bool,
+        payload: &[u8],
+        not_captured: u32,
+        frame: FrameRef,
+        out: &mut impl FnMut(OrderMsg),
+    ) {
+        if self.reasm.seq_at(0).is_none() {
+            self.fr.resync = !syn;
+        }
+        let fr = &mut self.fr;
+        let mut sink = |p: Piece<'_, FrameRef>| match p {
+            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
+            Piece::Hole { .. } => fr.hole(frame.index, out),
+        };
+        self.reasm.push(seq, syn, payload, frame, &mut sink);
+        if not_captured > 0 {
+            let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
+            self.cut_ahead = Some((from, not_captured));
+        }
+        let skipped = skip_cut(&mut self.reasm, &mut self.cut_ahead, &mut sink);
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
+        self.fr.counters.segments_captured_short += u64::from(not_captured > 0);
+        self.fr.counters.bytes_not_captured += skipped;
         self.note_pending(frame.time_ns);
     }
 
@@ -298,6 +356,7 @@ impl OrderStream {
         self.finish(last_frame, out);
         self.reasm.restart();
         self.oldest_pending = (None, (0, 0));
+        self.cut_ahead = None;
         let fr = &mut self.fr;
         fr.framer.reset();
         fr.pieces.clear();
@@ -348,6 +407,27 @@ impl OrderStream {
             self.fr.framer.reset();
         }
     }
+}
+
+/// Skips the bytes of the latest segment captured short (`cut`, [`OrderStream::segment_cut`]) once the
+/// stream has reached them, delivering them to `sink` as a hole; forgets them once it has passed them
+/// (a retransmission brought them). Returns the bytes skipped.
+fn skip_cut(
+    reasm: &mut Reassembler<FrameRef>,
+    cut: &mut Option<(u32, u32)>,
+    sink: &mut impl FnMut(Piece<'_, FrameRef>),
+) -> u64 {
+    let Some((seq, len)) = *cut else { return 0 };
+    let Some(at) = reasm.seq_at(reasm.next_offset()) else { return 0 };
+    let into = at.wrapping_sub(seq) as i32;
+    if into < 0 {
+        return 0;
+    }
+    *cut = None;
+    if into.unsigned_abs() >= len {
+        return 0;
+    }
+    reasm.not_captured(seq.wrapping_add(len), sink)
 }
 
 /// The frame that carried stream byte `at`, among the delivered `pieces` (start, end, frame).

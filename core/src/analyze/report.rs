@@ -83,6 +83,13 @@ fn clock_of(name: &str) -> &str {
     }
 }
 
+/// Whether frames timed by `sources` were all timed on a host, by a capture point that may be on the
+/// sending host itself (record times, the kernel's stamps, a BPF hook's time): not by a tap, an ERF
+/// card or a NIC's hardware clock.
+fn host_captured(sources: &[&str]) -> bool {
+    !sources.is_empty() && sources.iter().all(|s| s != &"snd_sw" && clock_of(s) == "host")
+}
+
 impl MetricReport {
     fn from_latency(name: String, l: &Latency) -> MetricReport {
         let s = l.summary();
@@ -165,6 +172,21 @@ pub struct FeedReport {
     pub first_seq: Option<u64>,
     /// Highest message sequence number seen.
     pub last_seq: Option<u64>,
+    /// Packets the capture cut (its snap length: fewer bytes captured than the frame had on the wire),
+    /// not malformed for it. This and the three below are in the JSON only when not 0.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub packets_captured_short: u64,
+    /// Those of them cut inside their MoldUDP64 header: their sequence and count unknown, their
+    /// messages count as missing (in `gaps` and `missing`).
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub headers_not_captured: u64,
+    /// Messages their headers announce that were not captured whole (the sequence moves on past them:
+    /// they are not missing; not in `itch_types`, no tick).
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub messages_not_captured: u64,
+    /// Their UDP payload bytes not captured.
+    #[serde(skip_serializing_if = "super::is_zero")]
+    pub bytes_not_captured: u64,
 }
 
 impl FeedReport {
@@ -561,6 +583,10 @@ pub(super) fn build(a: &Analyzer) -> Report {
                 sessions_not_analysed_packets: f.sessions_beyond,
                 first_seq: f.seq_range().map(|r| r.0),
                 last_seq: f.seq_range().map(|r| r.1),
+                packets_captured_short: f.packets_captured_short,
+                headers_not_captured: f.headers_not_captured,
+                messages_not_captured: f.messages_not_captured,
+                bytes_not_captured: f.bytes_not_captured,
             };
             for (feed, session, c) in a.seq.iter() {
                 if feed as usize != i {
@@ -624,6 +650,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
 /// end, or of the other OUCH version.
 fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
+    notes.extend(captured_short_note(a));
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
             "{} feeds were detected, the most analysed from detection: {} more {} like MoldUDP64 went to other \
@@ -840,6 +867,60 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     notes
 }
 
+/// The frames the capture cut (its snap length), what that lost, and how to capture them whole.
+fn captured_short_note(a: &Analyzer) -> Option<String> {
+    let c = &a.counters;
+    if c.frames_captured_short == 0 {
+        return None;
+    }
+    let mut lost = Vec::new();
+    let (packets, messages, headers) = a.feeds.iter().fold((0, 0, 0), |(p, m, h), f| {
+        (p + f.packets_captured_short, m + f.messages_not_captured, h + f.headers_not_captured)
+    });
+    if packets > 0 {
+        let mut s = format!(
+            "{} lost {} (counted per feed as not captured, not as gaps or malformed: no tick, nothing matched to \
+             them",
+            n(packets, "market-data packet", "market-data packets"),
+            n(messages, "message", "messages"),
+        );
+        if headers > 0 {
+            let _ = write!(
+                s,
+                "; {headers} lost even {} MoldUDP64 header, and {} messages show as missing",
+                one(headers, "its", "their"),
+                one(headers, "its", "their")
+            );
+        }
+        s.push(')');
+        lost.push(s);
+    }
+    let (segments, bytes) =
+        a.conn_list.iter().flat_map(|c| [&c.to_exchange, &c.from_exchange]).fold((0, 0), |(s, b), d| {
+            let k = d.counters();
+            (s + k.segments_captured_short, b + k.bytes_not_captured)
+        });
+    if segments > 0 {
+        lost.push(format!(
+            "{} of order sessions lost {} (skipped as after a hole, not counted as holes: an order or response \
+             cut is not read, so orders may be unmatched and acks missing)",
+            n(segments, "TCP segment", "TCP segments"),
+            n(bytes, "byte", "bytes")
+        ));
+    }
+    Some(format!(
+        "{} of the feeds and order sessions {} captured short, at most {} of each: {} of payload not captured; \
+         {}; an order whose trigger was not captured is unmatched. Capture with a larger snap length \
+         (tcpdump -s 0, capture --snaplen 0); capture --source ebpf keeps the headers and --snap-payload bytes \
+         (64 by default), 256 bytes of frame at most: for larger packets, capture --source afpacket",
+        n(c.frames_captured_short, "frame", "frames"),
+        one(c.frames_captured_short, "was", "were"),
+        n(c.captured_short_max_bytes, "byte", "bytes"),
+        n(c.bytes_not_captured, "byte", "bytes"),
+        lost.join("; ")
+    ))
+}
+
 /// Width of the table's name column; longer names are cut to it, with a `~`.
 const NAME_WIDTH: usize = 44;
 
@@ -923,11 +1004,18 @@ impl Report {
                 };
                 let or_back =
                     if self.counters.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" };
-                notes.push(format!(
-                    "{full}: {} of {} negative (the clocks of the two ends disagree{or_feed}{or_back})",
-                    m.negative,
-                    n(m.count, "sample", "samples")
-                ));
+                let why = match m.clocks.as_ref().filter(|_| metric == METRICS[super::S2W]) {
+                    Some(c) if host_captured(&c.to) => format!(
+                        "the order frames are timed on a host ({}): a capture on the sending host (AF_PACKET, \
+                         a tc/eBPF hook, libpcap) runs before the driver's send stamp, so its frames precede SND \
+                         by construction, on one clock; snd_to_wire needs a tap, or a hardware-stamped capture, \
+                         downstream of the NIC (captured by another host, that host's clock and the sender's \
+                         disagree){or_back}",
+                        c.to.join("+")
+                    ),
+                    _ => format!("the clocks of the two ends disagree{or_feed}{or_back}"),
+                };
+                notes.push(format!("{full}: {} of {} negative ({why})", m.negative, n(m.count, "sample", "samples")));
             }
             if m.saturated > 0 {
                 notes.push(format!(
@@ -1133,6 +1221,18 @@ impl Report {
                     _ => String::new(),
                 }
             );
+            if f.packets_captured_short > 0 {
+                let _ = writeln!(
+                    o,
+                    "  {} captured short: {} not captured{}",
+                    n(f.packets_captured_short, "packet", "packets"),
+                    n(f.messages_not_captured, "message", "messages"),
+                    match f.headers_not_captured {
+                        0 => String::new(),
+                        h => format!(", {h} cut inside {} header", one(h, "its", "their")),
+                    }
+                );
+            }
             if let Some(why) = f.doubt() {
                 let _ = writeln!(
                     o,
@@ -1167,6 +1267,14 @@ impl Report {
                     // found (a hole found at the capture's end: the last frame).
                     k.first_bad_frame.map(|i| format!("; first anomaly found at frame {i}")).unwrap_or_default()
                 );
+                if k.segments_captured_short > 0 {
+                    let _ = writeln!(
+                        o,
+                        "  {} captured short: {} not captured",
+                        n(k.segments_captured_short, "segment", "segments"),
+                        n(k.bytes_not_captured, "byte", "bytes")
+                    );
+                }
             }
         }
         let srcs: Vec<String> = c.ts_sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
