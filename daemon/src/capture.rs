@@ -16,7 +16,7 @@
 //! configuration restored (the guard's drop).
 //!
 //! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
-//! (see [`check_outputs`]): not `-w`, not one of its numbered names, not a killed capture's `.part`,
+//! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`,
 //! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
 
 use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};

@@ -925,7 +925,7 @@ pub const MAX_WAITING_PER_SYMBOL: usize = 1_024;
 /// Requests awaiting a response at once, at most: those are released by the timeout in capture time
 /// only, and a clock that stands still held them all (about 300 bytes each: 2.4 M orders never
 /// answered took 853 MB with 1 M of them held, 618 MB with this bound, most of it the symbols kept for
-/// Replaces, since made smaller: [`accounts`]). A session answered within the 10 s timeout stays
+/// Replaces, since made smaller: `accounts`). A session answered within the 10 s timeout stays
 /// below it at 26,000 orders a second. Beyond, the oldest is no longer waited for
 /// ([`Counters::requests_released_for_room`]).
 pub const MAX_PENDING_REQUESTS: usize = 1 << 18;
