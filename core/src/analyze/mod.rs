@@ -307,6 +307,10 @@ struct Conn {
     /// [`Analyzer::held_tcp`] count it: (earliest piece's time, cost); to the exchange first,
     /// `(i64::MAX, 0)` when nothing.
     held: [(i64, usize); 2],
+    /// What each direction's framing holds, as [`Analyzer::framing_by_age`] and
+    /// [`Analyzer::held_framing`] count it ([`OrderStream::framing_held`]): (first byte's time,
+    /// cost); to the exchange first, `(i64::MAX, 0)` when nothing.
+    framing: [(i64, usize); 2],
 }
 
 type ConnKey = (IpAddr, u16, IpAddr, u16);
@@ -452,6 +456,15 @@ pub struct Counters {
     pub tcp_gap_bytes_released_for_room: u64,
     /// The first frame (0-based over all inputs) at which a range was so given up.
     pub first_tcp_released_for_room_frame: Option<u64>,
+    /// Times an order stream gave up what its framing held (a SoupBinTCP packet begun, or the bytes
+    /// searched for a packet boundary while resynchronising) because the framing buffers of all
+    /// connections together took more than [`MAX_HELD_FRAMING`], the stream holding the oldest byte
+    /// first: as at a hole, what was held is lost and the stream resynchronises after.
+    pub framing_released_for_room: u64,
+    /// The bytes so lost (among their streams' `resync_skipped_bytes` too).
+    pub framing_bytes_released_for_room: u64,
+    /// The first frame (0-based over all inputs) at which a stream's framing was so given up.
+    pub first_framing_released_for_room_frame: Option<u64>,
     /// Symbol rule: ticks forgotten because [`MAX_SYMBOL_TICKS`] of their symbol were kept (ticks at
     /// ever-new times faster than the allowance lets them go): an order whose match may have been
     /// one finds none, and is unmatched.
@@ -893,6 +906,17 @@ pub const MAX_CONNECTIONS: usize = 16_384;
 /// ([`Counters::tcp_gaps_released_for_room`]).
 pub const MAX_HELD_TCP: usize = 256 << 20;
 
+/// What the framing buffers of all order streams together may take, at most
+/// ([`OrderStream::framing_held`]: a SoupBinTCP packet begun, up to 64 KiB, in room up to twice that,
+/// the resynchronisation window, and a piece of 32 bytes per segment in them; a direction taking
+/// [`orders::FRAMING_SLACK`] or less is not counted). Nothing else bounded them: 4,000 connections,
+/// each way a 64 KiB packet begun, took 581 MB (16,384 would take 2.4 GB). This is 512 to 1,024
+/// directions with a whole 64 KiB packet begun at once, or 16,384 connections each way with a 2 KiB
+/// one, far more than a real capture holds (OUCH packets take tens of bytes, split over two segments
+/// at most). Beyond, the stream holding the oldest byte gives up what its framing holds, as at a hole,
+/// until all take no more than this ([`Counters::framing_released_for_room`]).
+pub const MAX_HELD_FRAMING: usize = 64 << 20;
+
 /// MoldUDP64 sessions analysed per feed, at most (a feed has one a day): the packets of further ones
 /// are counted ([`report::FeedReport::sessions_not_analysed_packets`]) and noted.
 pub const MAX_FEED_SESSIONS: u32 = 64;
@@ -955,6 +979,7 @@ struct Limits {
     pending: usize,
     early: usize,
     held_tcp: usize,
+    held_framing: usize,
 }
 
 const LIMITS: Limits = Limits {
@@ -963,6 +988,7 @@ const LIMITS: Limits = Limits {
     pending: MAX_PENDING_REQUESTS,
     early: MAX_EARLY_RESPONSES,
     held_tcp: MAX_HELD_TCP,
+    held_framing: MAX_HELD_FRAMING,
 };
 
 /// Parked orders are retried every `--tick-retention / PARK_STEP_DIV`, for half the retention.
@@ -1558,6 +1584,12 @@ pub struct Analyzer {
     held_by_age: std::collections::BTreeSet<(i64, usize, usize)>,
     /// What they hold costs, all together ([`crate::reasm::Reassembler::held`]).
     held_tcp: usize,
+    /// The order streams whose framing holds bytes in more than [`orders::FRAMING_SLACK`] of room,
+    /// by the time of the first, then connection and direction: the first gives up first beyond
+    /// [`MAX_HELD_FRAMING`].
+    framing_by_age: std::collections::BTreeSet<(i64, usize, usize)>,
+    /// What their buffers take, all together ([`OrderStream::framing_held`]).
+    held_framing: usize,
     /// The capture time at which [`Analyzer::advance_time`] has more to do than keep the latest
     /// time: the open interval's end, or the timeout of the order at the front of `pending_order`
     /// (the only one it looks at, as it always did).
@@ -1613,6 +1645,8 @@ impl Analyzer {
             dues: Default::default(),
             held_by_age: Default::default(),
             held_tcp: 0,
+            framing_by_age: Default::default(),
+            held_framing: 0,
             hold_from: i64::MAX,
             accounts: accounts::Accounts::new(),
             unclaimed: FxHashMap::default(),
@@ -2077,6 +2111,10 @@ impl Analyzer {
             self.update_held(ci);
         }
         self.scratch = msgs;
+        // What came after a hole may be held by the framing (a packet begun, a window).
+        if self.held_framing > self.limits.held_framing {
+            self.framing_for_room(frame);
+        }
     }
 
     /// The first time at which an order sent at `at` and still unanswered is unacknowledged (or
@@ -2327,6 +2365,7 @@ impl Analyzer {
                     reset: false,
                     marks: (i64::MAX, i64::MAX),
                     held: [(i64::MAX, 0); 2],
+                    framing: [(i64::MAX, 0); 2],
                 });
                 self.conns.insert(key, self.conn_list.len() - 1);
                 self.conn_list.len() - 1
@@ -2393,7 +2432,39 @@ impl Analyzer {
             if self.held_tcp > self.limits.held_tcp {
                 self.held_tcp_for_room(frame);
             }
+            if self.held_framing > self.limits.held_framing {
+                self.framing_for_room(frame);
+            }
         }
+    }
+
+    /// The framing buffers of all order streams take more than [`MAX_HELD_FRAMING`] at `frame`: the
+    /// stream holding the oldest byte gives up what its framing holds, as at a hole (then the next
+    /// oldest, until all take no more).
+    #[cold]
+    #[inline(never)]
+    fn framing_for_room(&mut self, frame: FrameRef) {
+        let mut msgs = std::mem::take(&mut self.scratch);
+        while self.held_framing > self.limits.held_framing {
+            let Some(&(_, ci, dir)) = self.framing_by_age.first() else { break };
+            let c = &mut self.conn_list[ci];
+            let stream = if dir == 0 { &mut c.to_exchange } else { &mut c.from_exchange };
+            let bytes = stream.give_up_framing(frame, &mut |m| msgs.push(m));
+            self.counters.framing_released_for_room += 1;
+            self.counters.framing_bytes_released_for_room += bytes;
+            self.counters.first_framing_released_for_room_frame.get_or_insert(frame.index);
+            for m in msgs.drain(..) {
+                self.order_msg(ci, m);
+            }
+            let held = self.conn_list[ci].framing[dir];
+            self.update_hold(ci);
+            self.update_held(ci);
+            if self.conn_list[ci].framing[dir] == held {
+                // Nothing given up (never so: the buffers were freed): not a loop forever.
+                break;
+            }
+        }
+        self.scratch = msgs;
     }
 
     /// The out-of-order bytes held by all order streams cost more than [`MAX_HELD_TCP`] at `frame`:
@@ -2427,7 +2498,8 @@ impl Analyzer {
     }
 
     /// [`Analyzer::held_by_age`] and [`Analyzer::held_tcp`] follow what connection `ci`'s reassemblers
-    /// hold, after a segment, an expiry or a release for room (when it changed).
+    /// hold, [`Analyzer::framing_by_age`] and [`Analyzer::held_framing`] what its framing holds, after
+    /// a segment, an expiry or a release for room (when it changed).
     #[cold]
     #[inline(never)]
     fn update_held(&mut self, ci: usize) {
@@ -2435,16 +2507,30 @@ impl Analyzer {
         if !(c.to_exchange.take_held_change() | c.from_exchange.take_held_change()) {
             return;
         }
-        for (dir, stream) in [&c.to_exchange, &c.from_exchange].into_iter().enumerate() {
+        for (dir, stream) in [&mut c.to_exchange, &mut c.from_exchange].into_iter().enumerate() {
             let now = stream.held().unwrap_or((i64::MAX, 0));
             let was = std::mem::replace(&mut c.held[dir], now);
             self.held_tcp = self.held_tcp - was.1 + now.1;
-            if was.0 != now.0 {
-                if was.0 != i64::MAX {
-                    self.held_by_age.remove(&(was.0, ci, dir));
+            follow(&mut self.held_by_age, (ci, dir), was.0, now.0);
+            let now = stream.framing_held().unwrap_or((i64::MAX, 0));
+            let was = std::mem::replace(&mut c.framing[dir], now);
+            self.held_framing = self.held_framing - was.1 + now.1;
+            follow(&mut self.framing_by_age, (ci, dir), was.0, now.0);
+        }
+
+        /// Moves direction `at`'s entry in `by_age` from time `was` to `now` (`i64::MAX`: none).
+        fn follow(
+            by_age: &mut std::collections::BTreeSet<(i64, usize, usize)>,
+            at: (usize, usize),
+            was: i64,
+            now: i64,
+        ) {
+            if was != now {
+                if was != i64::MAX {
+                    by_age.remove(&(was, at.0, at.1));
                 }
-                if now.0 != i64::MAX {
-                    self.held_by_age.insert((now.0, ci, dir));
+                if now != i64::MAX {
+                    by_age.insert((now, at.0, at.1));
                 }
             }
         }

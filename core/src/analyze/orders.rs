@@ -94,8 +94,6 @@ pub struct OrderStream {
     /// it was worked out at ([`Reassembler::pending_changes`]): a scan of them per segment was
     /// quadratic while a long gap filled the buffer.
     oldest_pending: (Option<i64>, (u64, u64)),
-    /// The reassembler stored or gave out pieces since [`OrderStream::take_held_change`] last said so.
-    held_changed: bool,
     /// The bytes of the latest segment captured short that the stream has not reached yet: their
     /// sequence and length ([`OrderStream::segment_cut`]).
     cut_ahead: Option<(u32, u32)>,
@@ -127,7 +125,15 @@ struct Framing {
     /// 64 KiB, over thousands of segments).
     open_at: Vec<usize>,
     scanned_to: usize,
+    /// The reassembler stored or gave out pieces, or the framing holds more than [`FRAMING_SLACK`],
+    /// since [`OrderStream::take_held_change`] last said so.
+    held_changed: bool,
 }
+
+/// What a direction's framing buffers may take ([`Framing::cost`]) without the analysis keeping
+/// count ([`OrderStream::framing_held`]): a usual packet split across segments takes a few hundred
+/// bytes, and its path stays as short. 16,384 connections so, both ways, take 32 MiB at most.
+pub const FRAMING_SLACK: usize = 1024;
 
 impl OrderStream {
     /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`, or, when `None`,
@@ -135,7 +141,6 @@ impl OrderStream {
     pub fn new(dir: OrderDir, proto: Option<OrderProto>) -> Self {
         OrderStream {
             oldest_pending: (None, (0, 0)),
-            held_changed: false,
             cut_ahead: None,
             reasm: Reassembler::default(),
             fr: Framing {
@@ -151,6 +156,7 @@ impl OrderStream {
                 window_at: 0,
                 open_at: Vec::new(),
                 scanned_to: 0,
+                held_changed: false,
             },
         }
     }
@@ -261,13 +267,7 @@ impl OrderStream {
     /// starts no earlier (or in a frame not yet captured). `None` when it holds none.
     pub fn oldest_held(&self) -> Option<i64> {
         let pending = self.oldest_pending.0;
-        let fr = &self.fr;
-        // A packet begun, or bytes held while resynchronising (a boundary found in them frames them).
-        let from = if fr.resync { (!fr.window.is_empty()).then_some(fr.window_at) } else { Some(fr.next_packet) };
-        let begun = from
-            .filter(|_| fr.framer.pending() > 0 || fr.resync)
-            .and_then(|at| piece_at(&fr.pieces, at))
-            .map(|f| f.time_ns);
+        let begun = self.fr.held_since();
         match (pending, begun) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -290,18 +290,19 @@ impl OrderStream {
             self.reasm.pending_metas().map(|m| m.time_ns).min()
         };
         self.oldest_pending = (now, changes);
-        self.held_changed = true;
+        self.fr.held_changed = true;
     }
 
     /// Whether what the reassembler holds changed since [`OrderStream::take_held_change`] last said so
-    /// ([`OrderStream::held`]).
+    /// ([`OrderStream::held`]), or the framing holds more than [`FRAMING_SLACK`]
+    /// ([`OrderStream::framing_held`]).
     pub fn held_changed(&self) -> bool {
-        self.held_changed
+        self.fr.held_changed
     }
 
     /// [`OrderStream::held_changed`], which it then clears.
     pub fn take_held_change(&mut self) -> bool {
-        std::mem::take(&mut self.held_changed)
+        std::mem::take(&mut self.fr.held_changed)
     }
 
     /// The out-of-order bytes the reassembler holds: the capture time of the earliest piece and what
@@ -323,6 +324,39 @@ impl OrderStream {
         self.note_pending(frame.time_ns);
         let after = self.reasm.stats();
         (after.holes - before.holes, after.hole_bytes - before.hole_bytes)
+    }
+
+    /// What the framing holds (a packet begun, the window searched for a boundary while
+    /// resynchronising): the capture time of its first byte and what the buffers take
+    /// ([`Framing::cost`]), when more than [`FRAMING_SLACK`]; `None` otherwise. Buffers so large left
+    /// with no byte in them are freed. While `Some`, [`OrderStream::held_changed`] stays set: the next
+    /// segment, which may end the packet without touching the buffers, is looked at too.
+    pub fn framing_held(&mut self) -> Option<(i64, usize)> {
+        let fr = &mut self.fr;
+        let mut cost = fr.cost();
+        if cost > FRAMING_SLACK && fr.framer.pending() == 0 && fr.window.is_empty() {
+            fr.release();
+            cost = fr.cost();
+        }
+        if cost <= FRAMING_SLACK {
+            return None;
+        }
+        fr.held_changed = true;
+        // (Bytes held always have their piece: none would be the oldest, given up first.)
+        Some((fr.held_since().unwrap_or(i64::MIN), cost))
+    }
+
+    /// Gives up what the framing holds at `frame`, as a hole there would: what it proves is framed
+    /// as at the stream's end, the rest (a packet begun, the window) is skipped, and the stream
+    /// resynchronises on the bytes after; the buffers are freed. Returns the bytes skipped (among
+    /// [`StreamCounters::resync_skipped_bytes`]).
+    pub fn give_up_framing(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) -> u64 {
+        let fr = &mut self.fr;
+        let before = fr.counters.resync_skipped_bytes;
+        fr.hole(frame.index, out);
+        fr.release();
+        fr.held_changed = true;
+        fr.counters.resync_skipped_bytes - before
     }
 
     /// The OUCH version, once known (see [`OrderStream::new`]).
@@ -440,6 +474,50 @@ impl Framing {
         self.counters.first_bad_frame.get_or_insert(frame);
     }
 
+    /// What the buffers take: the room allocated, not only the bytes in it (a packet begun keeps up
+    /// to twice its bytes; segments of a few bytes each add a piece of 32).
+    fn cost(&self) -> usize {
+        self.framer.capacity()
+            + self.window.capacity()
+            + self.open_at.capacity() * std::mem::size_of::<usize>()
+            + self.pieces.capacity() * std::mem::size_of::<(u64, u64, FrameRef)>()
+    }
+
+    /// Bytes are left held (a packet begun, a window): the analysis is told when the buffers take more
+    /// than [`FRAMING_SLACK`] ([`OrderStream::framing_held`]). (Out of line: whole packets never come
+    /// here.)
+    #[cold]
+    #[inline(never)]
+    fn note_held(&mut self) {
+        if self.cost() > FRAMING_SLACK {
+            self.held_changed = true;
+        }
+    }
+
+    /// Frees the buffers holding no byte.
+    fn release(&mut self) {
+        self.framer.release();
+        if self.window.is_empty() {
+            self.set_window(Vec::new(), 0);
+            self.open_at = Vec::new();
+        }
+        if self.pieces.is_empty() {
+            self.pieces = VecDeque::new();
+        } else {
+            self.pieces.shrink_to_fit();
+        }
+    }
+
+    /// The capture time of the first byte held: a packet begun, or the window while resynchronising
+    /// (a boundary found in it frames its bytes); `None` when none is.
+    fn held_since(&self) -> Option<i64> {
+        let from =
+            if self.resync { (!self.window.is_empty()).then_some(self.window_at) } else { Some(self.next_packet) };
+        from.filter(|_| self.framer.pending() > 0 || self.resync)
+            .and_then(|at| piece_at(&self.pieces, at))
+            .map(|f| f.time_ns)
+    }
+
     /// A hole in the stream at frame `frame`: what the framer holds is framed as at the stream's end
     /// (what stays, a packet cut by the hole, is lost, counted), and the stream resynchronises after.
     fn hole(&mut self, frame: u64, out: &mut impl FnMut(OrderMsg)) {
@@ -481,6 +559,7 @@ impl Framing {
             self.window.extend_from_slice(data);
         }
         self.resync_loop(false, segment_start, meta, out);
+        self.note_held();
     }
 
     /// Sets the window to `bytes`, at stream offset `at`, none of it looked at yet.
@@ -659,6 +738,8 @@ impl Framing {
         let keep_from = self.next_packet;
         while let Some(&(_, end, _)) = self.pieces.front() {
             if end > keep_from {
+                // A packet begun (the only way here for segments of whole packets is past this).
+                self.note_held();
                 break;
             }
             self.pieces.pop_front();

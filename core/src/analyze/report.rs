@@ -743,6 +743,18 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             one(gaps, "it is", "they are"),
         ));
     }
+    if let Some(frame) = c.first_framing_released_for_room_frame {
+        notes.push(format!(
+            "the order streams held more SoupBinTCP packets begun, or bytes searched for a packet boundary, at \
+             once than the analysis keeps ({} MiB, all connections together: many connections each with a long \
+             packet left unfinished, a damaged or hostile capture?): what a stream's framing held was given up \
+             {} ({} lost as at a hole, among the streams' resync_skipped_bytes), the stream holding the oldest \
+             byte first, the first at frame {frame}; each resynchronised after",
+            super::MAX_HELD_FRAMING >> 20,
+            n(c.framing_released_for_room, "time", "times"),
+            n(c.framing_bytes_released_for_room, "byte", "bytes"),
+        ));
+    }
     let forgotten = a.last_by_symbol.forgotten();
     if forgotten > 0 {
         notes.push(format!(

@@ -648,6 +648,81 @@ fn tcp_bytes_held_by_all_connections_are_bounded() {
     assert_eq!((holes(&an), packets), (vec![1, 1, 1], vec![3, 2, 2]), "C's range a hole at the end, all read");
 }
 
+/// The framing buffers of all connections together are bounded (here 4,000; a direction taking
+/// `FRAMING_SLACK`, 1,024, or less is not counted). Each of B, A (clients) and C (the exchange,
+/// toward its client) begins a Debug packet of 2,002 bytes with 1,500 of them: 1,500 bytes of room
+/// and 4 pieces of 32, 1,628. C's (frame 6) takes all to 4,884: B, the oldest, gives up its 1,500
+/// bytes, not A (the first connection) nor C (the newest). A's next 400 bytes (frame 7) take its room
+/// to 3,000, 3,128, and all to 4,756: A, now the oldest, gives up its 1,900 bytes. A's stream then
+/// resynchronises on the packet's last 102 bytes and 4 heartbeats (frame 8): the heartbeats are
+/// framed. C's packet is cut by the end.
+#[test]
+fn framing_held_by_all_connections_is_bounded() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let seg = |to_exchange: bool, client_port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]| {
+        let mut f = tcp_frame(to_exchange, seq, ack, flags, payload);
+        let at = if to_exchange { 34 } else { 36 };
+        f[at..at + 2].copy_from_slice(&client_port.to_be_bytes());
+        f
+    };
+    let mut debug = 2_000u16.to_be_bytes().to_vec();
+    debug.push(b'+');
+    debug.resize(2_002, b'x');
+    let (a, b, c) = (40001, 40002, 40003);
+    let mut rest = debug[1_900..].to_vec();
+    for _ in 0..4 {
+        rest.extend([0, 1, b'R']);
+    }
+    let frames = [
+        seg(true, a, 1_000, 0, 0x02, &[]),
+        seg(true, b, 1_000, 0, 0x02, &[]),
+        seg(true, c, 1_000, 0, 0x02, &[]),
+        seg(false, c, 5_000, 1_001, 0x12, &[]),
+        seg(true, b, 1_001, 0, 0x18, &debug[..1_500]),
+        seg(true, a, 1_001, 0, 0x18, &debug[..1_500]),
+        seg(false, c, 5_001, 1_001, 0x18, &debug[..1_500]),
+        seg(true, a, 2_501, 0, 0x18, &debug[1_500..1_900]),
+        seg(true, a, 2_901, 0, 0x18, &rest),
+    ];
+    let flows = vec!["tcp:10.1.0.1:8003@ouch50".parse().unwrap()];
+    let mut an = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    an.limits = Limits { held_framing: 4_000, ..LIMITS };
+    let mut seen = Vec::new();
+    for (i, data) in frames.iter().enumerate() {
+        let t = 1_796_049_000_000_000_000 + i as i64 * 1_000;
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        an.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        let given_up = an.conn_list.iter().map(|c| c.to_exchange.counters().resync_skipped_bytes).collect::<Vec<_>>();
+        seen.push((an.held_framing, an.framing_by_age.len(), given_up));
+    }
+    assert_eq!(
+        seen[4..],
+        [
+            (1_628, 1, vec![0, 0, 0]),
+            (3_256, 2, vec![0, 0, 0]),
+            (3_256, 2, vec![0, 1_500, 0]),
+            (1_628, 1, vec![1_900, 1_500, 0]),
+            (1_628, 1, vec![2_002, 1_500, 0]),
+        ],
+        "held, directions counted, and the bytes skipped toward the exchange by A, B, C, after frames 4 to 8"
+    );
+    assert_eq!(an.framing_by_age.first().map(|&(_, ci, dir)| (ci, dir)), Some((2, 1)), "C's, from the exchange");
+    an.finish();
+    let co = an.counters();
+    assert_eq!(
+        (co.framing_released_for_room, co.framing_bytes_released_for_room, co.first_framing_released_for_room_frame),
+        (2, 3_400, Some(6))
+    );
+    let to: Vec<_> = an.conn_list.iter().map(|c| *c.to_exchange.counters()).collect();
+    assert_eq!(
+        to.iter().map(|c| (c.soup_packets, c.first_bad_frame)).collect::<Vec<_>>(),
+        [(4, Some(7)), (0, Some(6)), (0, None)]
+    );
+    let from = an.conn_list[2].from_exchange.counters();
+    assert_eq!((from.resync_skipped_bytes, from.truncated_tail_bytes), (0, 1_500), "C's packet cut by the end");
+}
+
 /// Where [`aapl_ticks_2ns_apart`] begins: 10 ms, so that a time before it is still positive.
 const HISTORY_T0: i64 = 10_000_000;
 

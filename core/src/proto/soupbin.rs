@@ -323,6 +323,10 @@ pub enum Framed<'a> {
     Skipped(usize),
 }
 
+/// The room [`Framer`] keeps allocated for the packets split across chunks once it holds fewer bytes
+/// (twice those at least): a few of the usual packets, so that their path does not allocate each time.
+const RETAINED: usize = 512;
+
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
 ///
 /// Complete packets inside a chunk are handed out without copying; only a packet split across
@@ -396,6 +400,11 @@ impl Framer {
         joined.extend_from_slice(chunk);
         let (result, used) = self.frame(&joined, &mut judge, &mut on);
         joined.drain(..used);
+        if joined.capacity() > RETAINED.max(2 * joined.len()) {
+            // A long packet framed: its room is not kept for the short ones after it (a stream that
+            // once carried a 64 KiB packet would hold twice that for the rest of the capture).
+            joined.shrink_to(joined.len());
+        }
         self.pending = joined;
         result
     }
@@ -475,6 +484,19 @@ impl Framer {
     /// Bytes held for a packet split across chunks.
     pub fn pending(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Bytes allocated to hold them (what they cost in memory).
+    pub fn capacity(&self) -> usize {
+        self.pending.capacity()
+    }
+
+    /// Frees the room allocated for bytes held, when none are (a caller bounding the memory of many
+    /// framers).
+    pub fn release(&mut self) {
+        if self.pending.is_empty() {
+            self.pending = Vec::new();
+        }
     }
 
     /// Stream offset of the next packet (bytes of complete packets and dropped bytes so far).
@@ -695,5 +717,27 @@ mod tests {
         assert_eq!(out(Some(4)), (Ok(2), vec!["packet 3".into(), "skipped 4".into(), "packet 3".into()], None));
         let err = FrameError::Misframed { offset: 3 };
         assert_eq!(out(None), (Err(err), vec!["packet 3".to_owned()], Some(err)));
+    }
+
+    /// A long packet split across chunks is not kept allocated once framed: the room left is at most
+    /// `RETAINED` or twice the bytes still held; `release` frees it when none are.
+    #[test]
+    fn a_long_packets_room_is_given_back() {
+        let mut f = Framer::default();
+        let mut long = 60_000u16.to_be_bytes().to_vec();
+        long.push(b'+');
+        long.resize(60_002, b'x');
+        assert_eq!(f.feed(&long[..30_000], |_| {}), Ok(0));
+        assert_eq!((f.pending(), f.capacity()), (30_000, 30_000));
+        // The packet's end and a heartbeat's first byte: 1 byte held, the room cut to it.
+        let mut rest = long[30_000..].to_vec();
+        rest.push(0);
+        assert_eq!(f.feed(&rest, |_| {}), Ok(1));
+        assert_eq!((f.pending(), f.capacity()), (1, 1));
+        assert_eq!(f.feed(&[1, b'R'], |_| {}), Ok(1));
+        assert_eq!(f.pending(), 0);
+        assert!(f.capacity() <= RETAINED);
+        f.release();
+        assert_eq!(f.capacity(), 0);
     }
 }
