@@ -1817,7 +1817,7 @@ fn sighup_completes_the_file_unless_it_is_ignored() {
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signals our own child by pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
-    let res = finish(child, 5);
+    let res = finish(child, 20);
     let err = String::from_utf8_lossy(&res.stderr);
     assert_eq!(res.status.code(), Some(0), "{err}");
     assert!(!dir.join("h.pcapng.part").exists(), "{err}");
@@ -1856,7 +1856,7 @@ fn sighup_completes_the_file_unless_it_is_ignored() {
     assert!(part.exists() && !out2.exists(), "still capturing after an ignored SIGHUP");
     // SAFETY: as above.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let res = finish(child, 5);
+    let res = finish(child, 20);
     assert_eq!(res.status.code(), Some(0), "{}", String::from_utf8_lossy(&res.stderr));
     assert!(out2.exists());
     std::fs::remove_dir_all(&dir).unwrap();
