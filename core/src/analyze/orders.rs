@@ -130,7 +130,7 @@ struct Framing {
     held_changed: bool,
 }
 
-/// What a direction's framing buffers may take ([`Framing::cost`]) without the analysis keeping
+/// What a direction's framing buffers may take (`Framing::cost`) without the analysis keeping
 /// count ([`OrderStream::framing_held`]): a usual packet split across segments takes a few hundred
 /// bytes, and its path stays as short. 16,384 connections so, both ways, take 32 MiB at most.
 pub const FRAMING_SLACK: usize = 1024;
@@ -328,7 +328,7 @@ impl OrderStream {
 
     /// What the framing holds (a packet begun, the window searched for a boundary while
     /// resynchronising): the capture time of its first byte and what the buffers take
-    /// ([`Framing::cost`]), when more than [`FRAMING_SLACK`]; `None` otherwise. Buffers so large left
+    /// (`Framing::cost`), when more than [`FRAMING_SLACK`]; `None` otherwise. Buffers so large left
     /// with no byte in them are freed. While `Some`, [`OrderStream::held_changed`] stays set: the next
     /// segment, which may end the packet without touching the buffers, is looked at too.
     pub fn framing_held(&mut self) -> Option<(i64, usize)> {
