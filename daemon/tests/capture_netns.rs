@@ -1802,6 +1802,34 @@ fn the_smallest_ring_loses_nothing_at_a_steady_rate() {
 /// SIGHUP (the terminal or ssh session closed) ends a capture as SIGTERM does: the file completed and
 /// renamed, its statistics block written, the summary printed. It killed the capture, leaving a `.part`
 /// without statistics. Ignored at start (`nohup`), it stays ignored.
+/// Starts `wirestamp capture ARGS` in `w`'s namespace with SIGHUP ignored (`ignored`, as under nohup)
+/// or at its default, whatever this process has.
+fn spawn_with_sighup(w: &netns::NsWorker, args: Vec<String>, ignored: bool) -> Child {
+    w.run(move || {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(BIN);
+        cmd.arg("capture").args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let disposition = if ignored { libc::SIG_IGN } else { libc::SIG_DFL };
+        // SAFETY: signal() is async-signal-safe; only it runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(libc::SIGHUP, disposition);
+                Ok(())
+            });
+        }
+        cmd.spawn().unwrap()
+    })
+}
+
+/// Waits until `part` exists (the capture's source is open by then).
+fn wait_for(part: &Path) {
+    let t = Instant::now();
+    while !part.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "capture never created {}", part.display());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn sighup_completes_the_file_unless_it_is_ignored() {
     const N: u32 = 50;
@@ -1809,8 +1837,10 @@ fn sighup_completes_the_file_unless_it_is_ignored() {
     let pair = VethPair::new();
     let dir = tmp("hup");
     let out = dir.join("h.pcapng");
-    let child =
-        start(&pair.a, args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out), dir.join("h.pcapng.part"));
+    // With SIGHUP at its default, whatever this test inherited (a run under nohup ignores it, and an
+    // ignored signal stays ignored across exec: the capture would rightly leave it so).
+    let child = spawn_with_sighup(&pair.a, args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out), false);
+    wait_for(&dir.join("h.pcapng.part"));
     let sa = pair.a.run(|| UdpSocket::bind((ADDR_A, PORT)).unwrap());
     let _sb = pair.b.run(|| UdpSocket::bind((ADDR_B, PORT)).unwrap());
     send_all(&sa, ADDR_B, N, 10);
@@ -1831,25 +1861,9 @@ fn sighup_completes_the_file_unless_it_is_ignored() {
     // Under nohup: SIGHUP ignored before exec is left so.
     let out2 = dir.join("nohup.pcapng");
     let a = args(&["-i", "va", "-f", "udp port 40000", "--no-hwtstamp"], &out2);
-    let child = pair.a.run(move || {
-        use std::os::unix::process::CommandExt;
-        let mut cmd = Command::new(BIN);
-        cmd.arg("capture").args(a).stderr(Stdio::piped());
-        // SAFETY: signal() is async-signal-safe; only it runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::signal(libc::SIGHUP, libc::SIG_IGN);
-                Ok(())
-            });
-        }
-        cmd.spawn().unwrap()
-    });
+    let child = spawn_with_sighup(&pair.a, a, true);
     let part = dir.join("nohup.pcapng.part");
-    let t = Instant::now();
-    while !part.exists() {
-        assert!(t.elapsed() < Duration::from_secs(10), "capture never created {}", part.display());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(&part);
     // SAFETY: signals our own child by pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGHUP) }, 0);
     std::thread::sleep(Duration::from_millis(500));
