@@ -324,8 +324,10 @@ pub enum Framed<'a> {
 }
 
 /// The room [`Framer`] keeps allocated for the packets split across chunks once it holds fewer bytes
-/// (twice those at least): a few of the usual packets, so that their path does not allocate each time.
-const RETAINED: usize = 512;
+/// (twice those at least). A split packet is framed from the bytes held joined with the whole next
+/// chunk, so the room must hold a usual segment (an MSS, a jumbo frame's) beside them: less, and every
+/// split packet allocated twice (the room grown for the chunk, then cut back).
+const RETAINED: usize = 16 << 10;
 
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
 ///
@@ -400,10 +402,11 @@ impl Framer {
         joined.extend_from_slice(chunk);
         let (result, used) = self.frame(&joined, &mut judge, &mut on);
         joined.drain(..used);
-        if joined.capacity() > RETAINED.max(2 * joined.len()) {
+        let keep = RETAINED.max(2 * joined.len());
+        if joined.capacity() > keep {
             // A long packet framed: its room is not kept for the short ones after it (a stream that
             // once carried a 64 KiB packet would hold twice that for the rest of the capture).
-            joined.shrink_to(joined.len());
+            joined.shrink_to(keep);
         }
         self.pending = joined;
         result
@@ -729,11 +732,11 @@ mod tests {
         long.resize(60_002, b'x');
         assert_eq!(f.feed(&long[..30_000], |_| {}), Ok(0));
         assert_eq!((f.pending(), f.capacity()), (30_000, 30_000));
-        // The packet's end and a heartbeat's first byte: 1 byte held, the room cut to it.
+        // The packet's end and a heartbeat's first byte: 1 byte held, the room cut to `RETAINED`.
         let mut rest = long[30_000..].to_vec();
         rest.push(0);
         assert_eq!(f.feed(&rest, |_| {}), Ok(1));
-        assert_eq!((f.pending(), f.capacity()), (1, 1));
+        assert_eq!((f.pending(), f.capacity()), (1, RETAINED));
         assert_eq!(f.feed(&[1, b'R'], |_| {}), Ok(1));
         assert_eq!(f.pending(), 0);
         assert!(f.capacity() <= RETAINED);
