@@ -1073,15 +1073,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                         if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
                             decimals = d.min(9);
                         }
+                        // Named at the interface's first frame (its description came before it); an
+                        // empty name is one not seen yet.
                         let at = f.interface as usize;
-                        if names.len() <= at && at < MAX_STREAM_NAMES {
-                            let id = names.len();
-                            names.extend((id..=at).map(|k| format!("stdin:{k}")));
-                        }
-                        if let Some(n) = i.and_then(|i| i.name.as_ref()).filter(|_| at < names.len())
-                            && names[at] != *n
-                        {
-                            names[at].clone_from(n);
+                        if at < MAX_STREAM_NAMES && names.get(at).is_none_or(String::is_empty) {
+                            if names.len() <= at {
+                                names.resize(at + 1, String::new());
+                            }
+                            names[at] = i.and_then(|i| i.name.clone()).unwrap_or_else(|| format!("stdin:{at}"));
                         }
                         Some(f)
                     }

@@ -174,6 +174,30 @@ fn ever_new_connections_are_bounded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `analyze --json --orders tcp:10.1.0.1:8003@ouch50` of `conns` client connections (ports 1,024 on),
+/// one after another, each writing its segments through `per_conn(write)`: `write(seq, flags, payload)`,
+/// frames 1 us apart.
+fn analyze_connections(name: &str, conns: u16, per_conn: impl Fn(&mut dyn FnMut(u32, u8, &[u8]))) -> serde_json::Value {
+    let dir = tmpdir(name);
+    let cap = dir.join("conns.pcap");
+    let file = std::io::BufWriter::new(std::fs::File::create(&cap).unwrap());
+    let mut w = wirestamp_capture::write::PcapWriter::new(file, wirestamp_core::LinkType::Ethernet, 65_535).unwrap();
+    let mut index = 0i64;
+    for k in 0..conns {
+        let port = 1_024 + k;
+        per_conn(&mut |seq, flags, payload| {
+            let mut f = segment(true, seq, 1, flags, payload);
+            f[34..36].copy_from_slice(&port.to_be_bytes());
+            w.write(T0 + index * 1_000, &f, f.len() as u32).unwrap();
+            index += 1;
+        });
+    }
+    w.finish().unwrap();
+    let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
 /// Many connections, each with a segment missing and 1 MiB behind it (a damaged or hostile capture;
 /// 4,000 took 4.4 GB before): the out-of-order bytes all connections hold together are bounded, 256 MiB,
 /// each piece costing its bytes and 64 beside them. Each of 260 connections sends a SYN and a
@@ -189,30 +213,15 @@ fn out_of_order_bytes_held_by_all_connections_are_bounded() {
     let mut debug = (SEG as u16 - 2).to_be_bytes().to_vec();
     debug.push(b'+');
     debug.resize(SEG, b'x');
-    let dir = tmpdir("held-tcp");
-    let cap = dir.join("held.pcap");
-    let file = std::io::BufWriter::new(std::fs::File::create(&cap).unwrap());
-    let mut w = wirestamp_capture::write::PcapWriter::new(file, wirestamp_core::LinkType::Ethernet, 65_535).unwrap();
-    let mut index = 0i64;
-    let mut write = |port: u16, seq: u32, flags: u8, payload: &[u8]| {
-        let mut f = segment(true, seq, 1, flags, payload);
-        f[34..36].copy_from_slice(&port.to_be_bytes());
-        // 1 us apart: 4,680 frames in 5 ms, far within the 1 s a missing range is waited for.
-        w.write(T0 + index * 1_000, &f, f.len() as u32).unwrap();
-        index += 1;
-    };
-    for k in 0..CONNS {
-        let port = 1_024 + k;
-        write(port, 1_000, 0x02, &[]);
-        write(port, 1_001, 0x18, &[0, 1, b'R']);
+    // 4,680 frames in 5 ms, far within the 1 s a missing range is waited for.
+    let r = analyze_connections("held-tcp", CONNS, |write| {
+        write(1_000, 0x02, &[]);
+        write(1_001, 0x18, &[0, 1, b'R']);
         // The segment at 1,004 is missing.
         for s in 1..=16 {
-            write(port, 1_004 + (s * SEG) as u32, 0x18, &debug);
+            write(1_004 + (s * SEG) as u32, 0x18, &debug);
         }
-    }
-    w.finish().unwrap();
-    let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &cap);
-    std::fs::remove_dir_all(&dir).unwrap();
+    });
     let c = &r["counters"];
     let keys = ["tcp_gaps_released_for_room", "tcp_gap_bytes_released_for_room", "first_tcp_released_for_room_frame"];
     assert_eq!(keys.map(|k| c[k].as_u64()), [Some(4), Some(4 * SEG as u64), Some(4_610)], "{c}");
@@ -246,25 +255,10 @@ fn framing_held_by_all_connections_is_bounded() {
     let mut begun = u16::MAX.to_be_bytes().to_vec();
     begun.push(b'+');
     begun.resize(BEGUN, b'x');
-    let dir = tmpdir("held-framing");
-    let cap = dir.join("begun.pcap");
-    let file = std::io::BufWriter::new(std::fs::File::create(&cap).unwrap());
-    let mut w = wirestamp_capture::write::PcapWriter::new(file, wirestamp_core::LinkType::Ethernet, 65_535).unwrap();
-    let mut index = 0i64;
-    let mut write = |port: u16, seq: u32, flags: u8, payload: &[u8]| {
-        let mut f = segment(true, seq, 1, flags, payload);
-        f[34..36].copy_from_slice(&port.to_be_bytes());
-        w.write(T0 + index * 1_000, &f, f.len() as u32).unwrap();
-        index += 1;
-    };
-    for k in 0..CONNS {
-        let port = 1_024 + k;
-        write(port, 1_000, 0x02, &[]);
-        write(port, 1_001, 0x18, &begun);
-    }
-    w.finish().unwrap();
-    let r = analyze_json(&["--orders", "tcp:10.1.0.1:8003@ouch50"], &cap);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let r = analyze_connections("held-framing", CONNS, |write| {
+        write(1_000, 0x02, &[]);
+        write(1_001, 0x18, &begun);
+    });
     let c = &r["counters"];
     let keys =
         ["framing_released_for_room", "framing_bytes_released_for_room", "first_framing_released_for_room_frame"];

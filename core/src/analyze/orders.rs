@@ -189,10 +189,7 @@ impl OrderStream {
             self.fr.resync = !syn;
         }
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        };
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
         self.note_pending(frame.time_ns);
@@ -228,10 +225,7 @@ impl OrderStream {
             self.fr.resync = !syn;
         }
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        };
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         if not_captured > 0 {
             let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
@@ -255,10 +249,7 @@ impl OrderStream {
     /// this stream (which may not come for long, or ever).
     pub fn expire(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| fr.piece(p, frame.index, out));
         self.note_pending(frame.time_ns);
     }
 
@@ -317,10 +308,7 @@ impl OrderStream {
     pub fn give_up(&mut self, cost: usize, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) -> (u64, u64) {
         let before = *self.reasm.stats();
         let fr = &mut self.fr;
-        self.reasm.give_up(cost, frame.time_ns, &mut |p| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        });
+        self.reasm.give_up(cost, frame.time_ns, &mut |p| fr.piece(p, frame.index, out));
         self.note_pending(frame.time_ns);
         let after = self.reasm.stats();
         (after.holes - before.holes, after.hole_bytes - before.hole_bytes)
@@ -409,10 +397,7 @@ impl OrderStream {
     /// ([`crate::reasm::Reassembler::acked`]).
     pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(frame.index, out),
-        };
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
         self.reasm.acked(ack, frame.time_ns, &mut sink);
         // A range released leaves what is still missing waiting from now: the clock starts here, not
         // at this stream's next segment, which may not come.
@@ -424,10 +409,7 @@ impl OrderStream {
     /// after the holes before it; an incomplete packet left over is counted.
     pub fn finish(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.finish(&mut |p| match p {
-            Piece::Data { offset, data, meta } => fr.data(offset, data, meta, out),
-            Piece::Hole { .. } => fr.hole(last_frame, out),
-        });
+        self.reasm.finish(&mut |p| fr.piece(p, last_frame, out));
         // What waits for more bytes is judged as at the end: none will come.
         self.fr.flush(FrameRef { index: last_frame, time_ns: i64::MAX }, out);
         self.note_pending(i64::MAX);
@@ -520,6 +502,15 @@ impl Framing {
 
     /// A hole in the stream at frame `frame`: what the framer holds is framed as at the stream's end
     /// (what stays, a packet cut by the hole, is lost, counted), and the stream resynchronises after.
+    /// What the reassembler gives out: data to frame, or a hole (at frame `hole_frame`).
+    #[inline(always)]
+    fn piece(&mut self, p: Piece<'_, FrameRef>, hole_frame: u64, out: &mut impl FnMut(OrderMsg)) {
+        match p {
+            Piece::Data { offset, data, meta } => self.data(offset, data, meta, out),
+            Piece::Hole { .. } => self.hole(hole_frame, out),
+        }
+    }
+
     fn hole(&mut self, frame: u64, out: &mut impl FnMut(OrderMsg)) {
         self.flush(FrameRef { index: frame, time_ns: i64::MAX }, out);
         self.counters.resync_skipped_bytes += self.framer.pending() as u64;
