@@ -10,8 +10,9 @@
 //! `daemon/tests/analyze_fast_path.rs` compares the reports, pairs and interval logs of both over
 //! generated, damaged and real captures, and the `analyze` fuzz target compares them on any frames.
 
+use super::Analyzer;
 use super::arbiter::SessionRef;
-use super::{Analyzer, ArbSession, Copies, FeedState};
+use super::market::{ArbSession, Copies, FeedState};
 use crate::frame::{Frame, LinkType};
 use crate::proto::moldudp64::Session;
 use crate::time::{ClockQuality, TsSource};

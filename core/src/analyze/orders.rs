@@ -77,11 +77,11 @@ pub struct StreamCounters {
     pub other_version_fits: u64,
     /// Segments the capture cut (its snap length: fewer payload bytes captured than they carried). In
     /// the JSON only when not 0.
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub segments_captured_short: u64,
     /// Their bytes not captured that the stream skipped as such (not holes: they were seen, and cut),
     /// resynchronising after them as after a hole.
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub bytes_not_captured: u64,
 }
 

@@ -174,18 +174,18 @@ pub struct FeedReport {
     pub last_seq: Option<u64>,
     /// Packets the capture cut (its snap length: fewer bytes captured than the frame had on the wire),
     /// not malformed for it. This and the three below are in the JSON only when not 0.
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub packets_captured_short: u64,
     /// Those of them cut inside their MoldUDP64 header: their sequence and count unknown, their
     /// messages count as missing (in `gaps` and `missing`).
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub headers_not_captured: u64,
     /// Messages their headers announce that were not captured whole (the sequence moves on past them:
     /// they are not missing; not in `itch_types`, no tick).
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub messages_not_captured: u64,
     /// Their UDP payload bytes not captured.
-    #[serde(skip_serializing_if = "super::is_zero")]
+    #[serde(skip_serializing_if = "super::counters::is_zero")]
     pub bytes_not_captured: u64,
 }
 
@@ -776,14 +776,14 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         ));
     }
     if a.symbol_slots.len() >= super::MAX_SYMBOL_ROWS
-        && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::OTHER_SYMBOLS)
+        && let Some(others) = a.metrics[super::T2T].slots.iter().find(|(n, _)| n == super::limits::OTHER_SYMBOLS)
     {
         notes.push(format!(
             "--by symbol: {} symbols have a row each; {} of further symbols {} in {}",
             super::MAX_SYMBOL_ROWS,
             n(others.1.count(), "order", "orders"),
             one(others.1.count(), "is", "are"),
-            super::OTHER_SYMBOLS
+            super::limits::OTHER_SYMBOLS
         ));
     }
     // A feed (`tcp` false) or session (true) given that no traffic went to: what went to it of the other

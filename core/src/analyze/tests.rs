@@ -1,3 +1,5 @@
+use super::limits::HOLD_MAX_NS;
+use super::symbols::SymHistory;
 use super::*;
 
 /// A fixed pseudo-random sequence (an LCG from `seed`): each call gives a value below `m`.

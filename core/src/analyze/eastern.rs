@@ -1,0 +1,64 @@
+//! US Eastern time for exchange-to-capture: an ITCH timestamp counts ns from Eastern midnight.
+
+use crate::time::us_eastern_offset_s;
+
+/// Exchange-to-capture arithmetic, cached per UTC hour: US Eastern's offset is whole hours, so within
+/// one UTC hour the offset and the local midnight are constant (no division per message).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct EasternClock {
+    /// The cached UTC hour, as [start, end) in ns.
+    pub(super) hour: (i64, i64),
+    pub(super) offset_ns: i64,
+    /// Local midnight of this hour, ns on the local time line (modulo 2^64: see `local`).
+    pub(super) midnight_ns: i64,
+}
+
+impl EasternClock {
+    pub(super) const EMPTY: EasternClock = EasternClock { hour: (0, 0), offset_ns: 0, midnight_ns: 0 };
+    const DAY: i64 = 86_400_000_000_000;
+    const HOUR: i64 = 3_600_000_000_000;
+
+    /// Capture time `t` (UTC ns) on the Eastern local time line, ns since the local midnight of its
+    /// UTC hour (the start of [`EasternClock::delay_from`]).
+    #[inline(always)]
+    pub(super) fn local(&mut self, t: i64) -> i64 {
+        if t < self.hour.0 || t >= self.hour.1 {
+            self.enter_hour(t);
+        }
+        // Modulo 2^64: `midnight_ns` may lie beyond the range near its ends (see `enter_hour`),
+        // and the result, under a day and an hour, is exact all the same.
+        t.wrapping_add(self.offset_ns).wrapping_sub(self.midnight_ns)
+    }
+
+    #[inline(never)]
+    pub(super) fn enter_hour(&mut self, t: i64) {
+        // In i128: near the ends of the range the hour and its local midnight lie beyond them.
+        let (hour, day) = (i128::from(Self::HOUR), i128::from(Self::DAY));
+        let start = i128::from(t).div_euclid(hour) * hour;
+        let offset_ns = us_eastern_offset_s(t) * 1_000_000_000;
+        let midnight_ns = (start + i128::from(offset_ns)).div_euclid(day) * day;
+        let clamp = |v: i128| v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+        *self = EasternClock { hour: (clamp(start), clamp(start + hour)), offset_ns, midnight_ns: midnight_ns as i64 };
+    }
+
+    /// Capture time minus an ITCH timestamp (ns since Eastern midnight), from the capture's
+    /// [`EasternClock::local`] time, taken to the nearest day so that a capture just after midnight
+    /// and a message just before it stay close.
+    #[inline(always)]
+    pub(super) fn delay_from(local: i64, itch_ns: u64) -> i64 {
+        let mut delay = local - itch_ns as i64;
+        if delay > Self::DAY / 2 {
+            delay -= Self::DAY;
+        } else if delay < -Self::DAY / 2 {
+            delay += Self::DAY;
+        }
+        delay
+    }
+
+    /// Capture time `t` (UTC ns) minus an ITCH timestamp (ns since Eastern midnight).
+    #[cfg(test)]
+    #[inline]
+    pub(super) fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
+        Self::delay_from(self.local(t), itch_ns)
+    }
+}
