@@ -90,7 +90,6 @@ impl Analyzer {
     /// Order `key` stops waiting the allowance for room: matched now with what came so far (the
     /// ticks recorded late offered it first), as a step back of the clock would.
     #[cold]
-    #[inline]
     pub(super) fn release_for_room(&mut self, key: (i64, u64)) {
         if !self.last_by_symbol.late.is_empty() {
             self.late_ticks();
@@ -332,7 +331,6 @@ impl Analyzer {
     /// More than [`MAX_PENDING_REQUESTS`](super::limits::MAX_PENDING_REQUESTS) await a response: the oldest by time of
     /// those in the timeout queue is no longer waited for.
     #[cold]
-    #[inline]
     pub(super) fn release_oldest_request(&mut self) {
         while let Some(((_, n), (conn, id))) = self.pending_order.pop_first() {
             if self.take_request(conn, id, n).is_some() {
@@ -388,7 +386,6 @@ impl Analyzer {
     /// the sequence lies outside every feed's range seen, unless one remembered still does (ranges
     /// grow).
     #[cold]
-    #[inline]
     pub(super) fn unmatched_token(&mut self, tok: &[u8], seq: u64) {
         if self.first_token_outside.as_ref().is_some_and(|&(_, seq)| self.seq_outside_feeds(seq)) {
             return;

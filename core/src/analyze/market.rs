@@ -211,7 +211,6 @@ impl<'a> Copies<'a> {
 
     /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1).
     #[cold]
-    #[inline]
     pub(super) fn first_sample(&mut self, k: usize, ns: i64) {
         record_feed_sample(self.spec, &mut *self.slots, &mut *self.open, &mut self.metrics[..], k, ns);
     }
@@ -423,7 +422,6 @@ impl Analyzer {
 
     /// Records the A/B delays a packet found for other feeds ([`Copies::earlier_copy`]).
     #[cold]
-    #[inline]
     pub(super) fn record_ab_elsewhere(&mut self) {
         let Analyzer { feeds, metrics, ab_elsewhere, .. } = self;
         for (feed, delay) in ab_elsewhere.drain(..) {

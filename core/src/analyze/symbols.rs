@@ -92,7 +92,6 @@ impl SymHistory {
     /// A tick recorded late at `t`, older than a tick forgotten for room or than every tick kept when
     /// they are as many as may be: forgotten.
     #[cold]
-    #[inline]
     pub(super) fn forget_late(&mut self, t: i64) {
         self.forgot_to = self.forgot_to.max(t);
         self.forgotten += 1;
@@ -139,7 +138,6 @@ impl SymHistory {
     }
 
     #[cold]
-    #[inline]
     pub(super) fn compact(&mut self) {
         self.ticks.drain(..self.start);
         self.start = 0;
@@ -378,7 +376,6 @@ impl SymbolTicks {
     /// The history of `symbol`, made on its first tick (none beyond [`MAX_SYMBOLS`]: counted), and
     /// set as `locate`'s.
     #[cold]
-    #[inline]
     pub(super) fn find(&mut self, locate: u16, symbol: Symbol) -> Option<u32> {
         let i = match self.index.get(&symbol) {
             Some(&i) => i,
