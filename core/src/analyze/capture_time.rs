@@ -9,7 +9,7 @@ use crate::time::{ClockQuality, TsSource};
 
 /// The start of the interval of length `len` holding `t`: a multiple of `len`, or the start of the
 /// range for the part of the first interval that lies beyond it.
-pub(super) fn interval_of(t: i64, len: i64) -> i64 {
+fn interval_of(t: i64, len: i64) -> i64 {
     t.saturating_sub(t.rem_euclid(len))
 }
 
@@ -49,7 +49,7 @@ impl Analyzer {
     }
 
     #[inline]
-    pub(super) fn flush_ts_run(&mut self) {
+    fn flush_ts_run(&mut self) {
         let (source, n) = std::mem::replace(&mut self.ts_run, (TsSource::PcapRecord, 0));
         if n > 0 {
             *self.counters.ts_sources.entry(source.name()).or_default() += n;
@@ -74,7 +74,7 @@ impl Analyzer {
     /// A frame at `t`, before the latest time recorded: counted.
     #[cold]
     #[inline(never)]
-    pub(super) fn reordered(&mut self, t: i64) {
+    fn reordered(&mut self, t: i64) {
         let c = &mut self.counters;
         c.reordered_frames += 1;
         c.largest_reorder_ns = c.largest_reorder_ns.max(self.last_time.abs_diff(t));
@@ -85,7 +85,7 @@ impl Analyzer {
 
     /// A frame at `t`, more than [`STEP_BACK_NS`] before the frame before it: counted.
     #[inline]
-    pub(super) fn stepped_back(&mut self, t: i64) {
+    fn stepped_back(&mut self, t: i64) {
         let c = &mut self.counters;
         c.time_steps_back += 1;
         c.largest_step_back_ns = c.largest_step_back_ns.max(self.prev_time.abs_diff(t));
@@ -99,7 +99,7 @@ impl Analyzer {
     }
 
     #[inline(never)]
-    pub(super) fn advance_time_slow(&mut self, t: i64) {
+    fn advance_time_slow(&mut self, t: i64) {
         self.first_time.get_or_insert(t);
         if t >= self.gap_due {
             self.expire_gaps(t);
@@ -167,7 +167,7 @@ impl Analyzer {
     /// the orders and responses behind them are read now, while the ticks they may match are kept.
     #[cold]
     #[inline(never)]
-    pub(super) fn expire_gaps(&mut self, t: i64) {
+    fn expire_gaps(&mut self, t: i64) {
         let frame = FrameRef { index: self.last_frame, time_ns: t };
         let mut msgs = std::mem::take(&mut self.scratch);
         let due: Vec<usize> = self.dues.range(..=(t, usize::MAX)).map(|&(_, ci)| ci).collect();

@@ -13,7 +13,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token (as text, lossy UTF-8).
-pub(super) fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
+fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
     match (&s.cl_ord_id, &s.id) {
         (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(crate::proto::trim_alpha(c)),
         _ => None,
@@ -26,14 +26,7 @@ impl Analyzer {
     /// [`MAX_WAITING_ORDERS`](super::limits::MAX_WAITING_ORDERS) wait,
     /// [`MAX_WAITING_PER_SYMBOL`](super::limits::MAX_WAITING_PER_SYMBOL) of one symbol: beyond, the one due first is
     /// matched now.
-    pub(super) fn wait_reorder(
-        &mut self,
-        ci: usize,
-        m: &OrderMsg,
-        snd: Option<i64>,
-        best: Option<SymTick>,
-        found: Option<Found>,
-    ) {
+    fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
         let until = m.first.time_ns.saturating_add(REORDER_NS);
         let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
         // (Never more of one symbol than of all: the common case looks nothing up.)
@@ -90,7 +83,7 @@ impl Analyzer {
     /// Order `key` stops waiting the allowance for room: matched now with what came so far (the
     /// ticks recorded late offered it first), as a step back of the clock would.
     #[cold]
-    pub(super) fn release_for_room(&mut self, key: (i64, u64)) {
+    fn release_for_room(&mut self, key: (i64, u64)) {
         if !self.last_by_symbol.late.is_empty() {
             self.late_ticks();
         }
@@ -102,14 +95,14 @@ impl Analyzer {
 
     /// Counts an order, request or response released for room, and the first frame that did.
     #[inline]
-    pub(super) fn released_for_room(&mut self, counter: fn(&mut Counters) -> &mut u64) {
+    fn released_for_room(&mut self, counter: fn(&mut Counters) -> &mut u64) {
         *counter(&mut self.counters) += 1;
         self.counters.first_released_for_room_frame.get_or_insert(self.last_frame);
     }
 
     /// The first response of order `id` on connection `ci` left [`Analyzer::early_responses`].
     #[inline]
-    pub(super) fn early_gone(&mut self, ci: usize, id: OrderId) {
+    fn early_gone(&mut self, ci: usize, id: OrderId) {
         if let Some(q) = self.early_ids.get_mut(&(ci, id)) {
             q.pop_front();
             if q.is_empty() {
@@ -181,7 +174,7 @@ impl Analyzer {
 
     /// The dimension slot in `metric` of connection `ci`'s session.
     #[inline]
-    pub(super) fn conn_slot(&mut self, ci: usize, metric: usize) -> usize {
+    fn conn_slot(&mut self, ci: usize, metric: usize) -> usize {
         let s = &mut self.sessions[self.conn_list[ci].session];
         *s.slots[metric].get_or_insert_with(|| self.metrics[metric].slot(format!("session:{}", s.spec)))
     }
@@ -331,7 +324,7 @@ impl Analyzer {
     /// More than [`MAX_PENDING_REQUESTS`](super::limits::MAX_PENDING_REQUESTS) await a response: the oldest by time of
     /// those in the timeout queue is no longer waited for.
     #[cold]
-    pub(super) fn release_oldest_request(&mut self) {
+    fn release_oldest_request(&mut self) {
         while let Some(((_, n), (conn, id))) = self.pending_order.pop_first() {
             if self.take_request(conn, id, n).is_some() {
                 self.released_for_room(|c| &mut c.requests_released_for_room);
@@ -342,7 +335,7 @@ impl Analyzer {
 
     /// Takes the oldest request of order `id` on connection `ci` awaiting a response: its time.
     #[inline]
-    pub(super) fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
+    fn answer_oldest(&mut self, ci: usize, id: OrderId) -> Option<i64> {
         let w = self.pending.get_mut(&(ci, id))?;
         self.pending_n_live -= 1;
         let (oldest, _) = w.oldest;
@@ -374,7 +367,7 @@ impl Analyzer {
     /// it, B's copy may still come). A tick a feed passed, lacking it, and no other feed may bring
     /// does not: its late copy on that feed is no trigger the order could have seen.
     #[inline]
-    pub(super) fn may_still_come(&self, seq: u64) -> bool {
+    fn may_still_come(&self, seq: u64) -> bool {
         self.arbiter.ahead_of_all(seq)
             || self.arbiter.missing_in(seq).any(|session| {
                 (0..self.feeds.len())
@@ -386,7 +379,7 @@ impl Analyzer {
     /// the sequence lies outside every feed's range seen, unless one remembered still does (ranges
     /// grow).
     #[cold]
-    pub(super) fn unmatched_token(&mut self, tok: &[u8], seq: u64) {
+    fn unmatched_token(&mut self, tok: &[u8], seq: u64) {
         if self.first_token_outside.as_ref().is_some_and(|&(_, seq)| self.seq_outside_feeds(seq)) {
             return;
         }
@@ -406,7 +399,7 @@ impl Analyzer {
     /// Parks order `p` until `until` ([`Parked`]). At most [`MAX_WAITING_ORDERS`](super::limits::MAX_WAITING_ORDERS)
     /// are: beyond, the one due first is looked for one last time now, and unmatched if its trigger has not come.
     #[inline]
-    pub(super) fn park(&mut self, until: i64, p: Parked) {
+    fn park(&mut self, until: i64, p: Parked) {
         if self.parked.len() >= self.limits.waiting
             && let Some((_, first)) = self.parked.pop_first()
         {

@@ -8,9 +8,9 @@ use crate::time::us_eastern_offset_s;
 pub(super) struct EasternClock {
     /// The cached UTC hour, as [start, end) in ns.
     pub(super) hour: (i64, i64),
-    pub(super) offset_ns: i64,
+    offset_ns: i64,
     /// Local midnight of this hour, ns on the local time line (modulo 2^64: see `local`).
-    pub(super) midnight_ns: i64,
+    midnight_ns: i64,
 }
 
 impl EasternClock {
@@ -31,7 +31,7 @@ impl EasternClock {
     }
 
     #[inline(never)]
-    pub(super) fn enter_hour(&mut self, t: i64) {
+    fn enter_hour(&mut self, t: i64) {
         // In i128: near the ends of the range the hour and its local midnight lie beyond them.
         let (hour, day) = (i128::from(Self::HOUR), i128::from(Self::DAY));
         let start = i128::from(t).div_euclid(hour) * hour;

@@ -30,7 +30,7 @@ pub(super) struct FeedState {
     pub(super) first_bad_reason: Option<String>,
     /// Lowest and highest message sequence seen.
     /// (`(u64::MAX, 0)` while none: see [`FeedState::seq_range`]).
-    pub(super) seq_span: (u64, u64),
+    seq_span: (u64, u64),
     /// The session of the feed's latest packet, its stream in the sequence tracker and its session
     /// in the arbiter: the packets the fast path takes continue it ([`fast`](super::fast)).
     pub(super) lane: Option<(Session, usize, SessionRef)>,
@@ -64,7 +64,7 @@ pub(super) struct Copies<'a> {
     pub(super) t: i64,
     pub(super) session: Session,
     /// The capture time on the Eastern local time line ([`EasternClock::local`]).
-    pub(super) capture_local: i64,
+    capture_local: i64,
     pub(super) metrics: &'a mut [Metric; METRICS.len()],
     pub(super) counters: &'a mut Counters,
     pub(super) last_by_symbol: &'a mut SymbolTicks,
@@ -198,7 +198,7 @@ impl<'a> Copies<'a> {
     /// order puts it), once the packet is done.
     #[cold]
     #[inline(never)]
-    pub(super) fn earlier_copy(&mut self, seq: u64, locate: u16, first_feed: u16, delay_ns: i64) {
+    fn earlier_copy(&mut self, seq: u64, locate: u16, first_feed: u16, delay_ns: i64) {
         // Scalars, not the message's keys: passing those made the hot loop build them on the stack.
         if self.track_symbols {
             // `wake_at` is set below: a retimed tick for the parked orders is offered them then.
@@ -211,14 +211,14 @@ impl<'a> Copies<'a> {
 
     /// The feed's first sample in exchange_to_capture (`k` 0) or feed_ab_delay (1).
     #[cold]
-    pub(super) fn first_sample(&mut self, k: usize, ns: i64) {
+    fn first_sample(&mut self, k: usize, ns: i64) {
         record_feed_sample(self.spec, &mut *self.slots, &mut *self.open, &mut self.metrics[..], k, ns);
     }
 }
 
 /// Records `ns` in the open tally of feed `spec` in exchange_to_capture (`k` 0) or feed_ab_delay (1),
 /// the feed's slot in the metric and its tally made on first use.
-pub(super) fn record_feed_sample(
+fn record_feed_sample(
     spec: &FeedSpec,
     slots: &mut [Option<usize>; 3],
     open: &mut [Option<Box<Tally>>; 2],
@@ -259,7 +259,7 @@ impl FeedState {
 
     /// Counts a malformed packet, keeping the first one's frame and reason for the report.
     #[inline]
-    pub(super) fn bad_packet(&mut self, frame: u64, why: &dyn std::fmt::Display) {
+    fn bad_packet(&mut self, frame: u64, why: &dyn std::fmt::Display) {
         self.bad_packets += 1;
         if self.first_bad_frame.is_none() {
             self.first_bad_frame = Some(frame);

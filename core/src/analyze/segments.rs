@@ -192,7 +192,7 @@ impl Analyzer {
     /// (then the next oldest, if it did not suffice), each a hole, what follows read.
     #[cold]
     #[inline(never)]
-    pub(super) fn held_tcp_for_room(&mut self, frame: FrameRef) {
+    fn held_tcp_for_room(&mut self, frame: FrameRef) {
         let mut msgs = std::mem::take(&mut self.scratch);
         while self.held_tcp > self.limits.held_tcp {
             let Some(&(_, ci, dir)) = self.held_by_age.first() else { break };

@@ -92,7 +92,7 @@ impl SymHistory {
     /// A tick recorded late at `t`, older than a tick forgotten for room or than every tick kept when
     /// they are as many as may be: forgotten.
     #[cold]
-    pub(super) fn forget_late(&mut self, t: i64) {
+    fn forget_late(&mut self, t: i64) {
         self.forgot_to = self.forgot_to.max(t);
         self.forgotten += 1;
     }
@@ -100,7 +100,7 @@ impl SymHistory {
     /// More than [`MAX_SYMBOL_TICKS`] kept: the oldest go.
     #[cold]
     #[inline(never)]
-    pub(super) fn forget_for_room(&mut self) {
+    fn forget_for_room(&mut self) {
         self.forget_oldest(self.ticks.len() - self.start - MAX_SYMBOL_TICKS);
         if self.start * 2 >= self.ticks.len() {
             self.compact();
@@ -109,7 +109,7 @@ impl SymHistory {
 
     /// Forgets the `n` oldest ticks kept (`n` at least 1, at most as many as are kept).
     #[inline]
-    pub(super) fn forget_oldest(&mut self, n: usize) {
+    fn forget_oldest(&mut self, n: usize) {
         self.start += n;
         self.forgot_to = self.ticks[self.start - 1].0;
         self.forgotten += n as u64;
@@ -120,7 +120,7 @@ impl SymHistory {
     /// [`MAX_SYMBOL_TICKS`] (ticks at ever-new times faster than time forgets them: a clock of 1 ns,
     /// or a hold), the oldest.
     #[inline(always)]
-    pub(super) fn forget_before(&mut self, from: i64) {
+    fn forget_before(&mut self, from: i64) {
         let mut s = self.start;
         while self.ticks.get(s + 1).is_some_and(|k| k.0 <= from) {
             s += 1;
@@ -146,7 +146,7 @@ impl SymHistory {
     /// Gives back the room of a `Vec` four times larger than what it holds (and more than a few
     /// ticks' worth).
     #[inline]
-    pub(super) fn shrink(&mut self) {
+    fn shrink(&mut self) {
         let len = self.ticks.len();
         if self.ticks.capacity() > 4 * len.max(16) {
             self.ticks.shrink_to(2 * len);
@@ -214,7 +214,7 @@ pub(super) struct SymbolTicks {
     pub(super) histories: Vec<SymHistory>,
     /// By stock locate: the symbol last pushed under it and its history (grown to the largest
     /// locate seen: at most 65,536 entries).
-    pub(super) by_locate: Vec<(Symbol, u32)>,
+    by_locate: Vec<(Symbol, u32)>,
     /// The earliest first byte an order held by reassembly may have
     /// ([`Analyzer::hold_from`](super::Analyzer::hold_from); `i64::MAX`: none). With an order recorded up to
     /// [`REORDER_NS`] late, that and the allowance make how far back an order still to come may start
@@ -229,9 +229,9 @@ pub(super) struct SymbolTicks {
     pub(super) untracked: u64,
     /// Ticks all histories together keep at most ([`MAX_TICKS_KEPT`]; tests lower it), counted every
     /// eighth of it pushed ([`SymbolTicks::bound_all`]).
-    pub(super) max_kept: usize,
+    max_kept: usize,
     /// Ticks to push before they are counted again.
-    pub(super) until_count: usize,
+    until_count: usize,
 }
 
 impl SymbolTicks {
@@ -269,7 +269,7 @@ impl SymbolTicks {
     }
 
     #[inline(always)]
-    pub(super) fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
+    fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
         let reach = Self::reach_of(self.hold_from, t);
         // Counted, not summed per push: a history's count changes in too many places for a running
         // total to stay cheap and true.
@@ -335,7 +335,7 @@ impl SymbolTicks {
     /// their bursts.
     #[cold]
     #[inline(never)]
-    pub(super) fn bound_all(&mut self) {
+    fn bound_all(&mut self) {
         self.until_count = self.max_kept / 8 + 1;
         let kept: usize = self.histories.iter().map(|h| h.live().len()).sum();
         if kept > self.max_kept {
@@ -349,7 +349,7 @@ impl SymbolTicks {
     /// Forgets at least `n` ticks, the oldest of all symbols (those up to a time found by bisection;
     /// all at that time go together), but each symbol's newest: an order on a quiet symbol still
     /// matches its last tick. Fewer when only the newest are left.
-    pub(super) fn forget_oldest_of_all(&mut self, n: usize) {
+    fn forget_oldest_of_all(&mut self, n: usize) {
         let old = |h: &SymHistory, c: i64| h.live().partition_point(|k| k.0 <= c).min(h.live().len().saturating_sub(1));
         let upto = |c: i64| -> usize { self.histories.iter().map(|h| old(h, c)).sum() };
         let ends = self.histories.iter().filter_map(|h| Some((h.live().first()?.0, h.live().last()?.0)));

@@ -66,7 +66,7 @@ pub(super) struct ReorderQueue {
     pub(super) in_order: VecDeque<((i64, u64), usize)>,
     pub(super) out_of_order: BTreeMap<(i64, u64), usize>,
     pub(super) slots: Vec<Option<((i64, u64), Parked)>>,
-    pub(super) free: Vec<usize>,
+    free: Vec<usize>,
     pub(super) live: usize,
     /// Keys in `in_order` whose order has left.
     pub(super) stale: usize,
