@@ -211,6 +211,81 @@ fn a_negative_tick_to_trade_names_a_feed_not_analysed_as_well_as_the_clocks() {
     );
 }
 
+/// The same frames, and a synth capture, written with microsecond record times (a pcap of magic
+/// a1b2c3d4, each time cut down to its µs): a negative sample within one unit of zero is put down to
+/// the rounding, one beyond it to the clocks as before.
+#[test]
+fn negative_samples_within_a_record_unit_are_put_down_to_rounding() {
+    let dir = tmpdir("negative-rounding");
+    // Synth's exchange-to-capture delays are 0 to 6 us, its record times exact ns: cut to whole us,
+    // a record time falls by less than 1 us, so every negative sample lies within one unit.
+    let ns = support::synth_pcap(&dir, "ns.pcap", 2_000);
+    let us = dir.join("us.pcap");
+    write_pcap_us(&us, &read_pcap_ns(&ns));
+    let args = ["--match", r"token:T(\d+)"];
+    let e2c = metric(&analyze_json(&args, &ns), "exchange_to_capture").clone();
+    assert_eq!(e2c["negative"], 0, "the ns capture has none");
+    let r = analyze_json(&args, &us);
+    let e2c = metric(&r, "exchange_to_capture");
+    let negative = e2c["negative"].as_u64().unwrap();
+    assert!(negative > 0 && e2c["min_ns"].as_i64().unwrap() > -1_000, "{e2c}");
+    let text = analyze_text(&args, &us);
+    let want = format!(
+        "exchange_to_capture: {negative} of {} samples negative (the record times count in units of 1.00us, and \
+         every negative sample lies within one: rounding alone can do that)",
+        e2c["count"]
+    );
+    assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
+    // -5 us on a us capture (every time a whole us): beyond one unit, the clocks (or a feed not analysed).
+    let md = mold_packet(b"SESSION001", 1, &[aapl_add()]);
+    let frames = vec![
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, udp([233, 54, 12, 112], 26478, &md)),
+        (T0 + 5_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 + 10_000, tick_a(1)),
+    ];
+    let cap = dir.join("c.pcap");
+    write_pcap_us(&cap, &frames);
+    let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", r"token:T(\d+)"];
+    let text = analyze_text(&args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let want = "tick_to_trade: 1 of 1 sample negative (the clocks of the two ends disagree, or the trigger's earlier \
+                copy came on a feed not analysed)";
+    assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
+}
+
+/// The records of a nanosecond little-endian pcap (as `write_pcap` and synth write them).
+fn read_pcap_ns(path: &std::path::Path) -> Vec<(i64, Vec<u8>)> {
+    let b = std::fs::read(path).unwrap();
+    assert_eq!(&b[..4], &0xa1b2_3c4du32.to_le_bytes(), "a nanosecond little-endian pcap");
+    let word = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+    let (mut at, mut out) = (24, Vec::new());
+    while at < b.len() {
+        let (sec, ns, caplen) = (word(at) as i64, word(at + 4) as i64, word(at + 8) as usize);
+        out.push((sec * 1_000_000_000 + ns, b[at + 16..at + 16 + caplen].to_vec()));
+        at += 16 + caplen;
+    }
+    out
+}
+
+/// Writes `(time_ns, frame)` records as a microsecond pcap (magic a1b2c3d4), each time cut down to its µs.
+fn write_pcap_us(path: &std::path::Path, frames: &[(i64, Vec<u8>)]) {
+    let mut b = Vec::new();
+    for w in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65_535, 1] {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    // (Version 2.4 as two u16 words: major 2, minor 4; thiszone, sigfigs, snaplen, Ethernet.)
+    b[4..8].copy_from_slice(&[2, 0, 4, 0]);
+    for (t, f) in frames {
+        let us = t.div_euclid(1_000);
+        for w in [(us / 1_000_000) as u32, (us % 1_000_000) as u32, f.len() as u32, f.len() as u32] {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        b.extend_from_slice(f);
+    }
+    std::fs::write(path, b).unwrap();
+}
+
 /// Orders 1 and 3 captured, order 2 between them not, each acknowledged by the exchange: one hole and
 /// nothing else wrong. The direction's line does not call the frame that revealed the hole a bad frame:
 /// it names it as where the first anomaly was found. Frames: o1 0, ack 1, (o2 lost) its ack 2, o3 3,

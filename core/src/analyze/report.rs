@@ -386,6 +386,10 @@ fn rate(r: f64) -> String {
     if r == 0.0 {
         return "0".to_owned();
     }
+    // Below a ten-thousandth, decimals would run on ("0.0000000654"): 3 significant digits and a power of ten.
+    if r < 1e-4 {
+        return format!("{r:.2e}");
+    }
     // Rounded to 3 significant digits first, so that the unit and decimals suit the rounded value:
     // 999.6 reads "1.00k", not "1000".
     let step = 10f64.powi(r.log10().floor() as i32 - 2);
@@ -1000,6 +1004,10 @@ impl Report {
         let mut any_unstable = false;
         // Samples that qualify a row's figures, said under the table.
         let mut notes = Vec::new();
+        // The coarsest record-time unit among the inputs, when record times were used at all.
+        let records_used = c.ts_sources.keys().any(|k| TrailerKind::ALL.iter().all(|t| t.name() != *k));
+        let coarsest_record_unit =
+            self.input.resolutions.iter().map(|r| r.record_resolution_ns).max().filter(|_| records_used);
         let mut row = |parent: Option<&str>, m: &MetricReport| {
             let (indent, full) = match parent {
                 Some(p) => ("  ", escaped(&format!("{p} {}", m.name))),
@@ -1016,6 +1024,17 @@ impl Report {
                 };
                 let or_back =
                     if self.counters.time_steps_back > 0 { ", or the capture's clock stepped back" } else { "" };
+                // Record times coarser than the samples: rounding alone makes some negative (a µs pcap of
+                // delays of a few µs), whatever the clocks.
+                let rounding = match coarsest_record_unit.filter(|&u| u > 1) {
+                    Some(u) if m.min_ns.is_some_and(|v| v >= -(u as i64)) => {
+                        format!(
+                            "the record times count in units of {}, and every negative sample lies within one",
+                            format_ns(u as i64)
+                        )
+                    }
+                    _ => String::new(),
+                };
                 let why = match m.clocks.as_ref().filter(|_| metric == METRICS[super::S2W]) {
                     Some(c) if host_captured(&c.to) => format!(
                         "the order frames are timed on a host ({}): a capture on the sending host (AF_PACKET, \
@@ -1025,6 +1044,7 @@ impl Report {
                          disagree){or_back}",
                         c.to.join("+")
                     ),
+                    _ if !rounding.is_empty() => format!("{rounding}: rounding alone can do that{or_feed}{or_back}"),
                     _ => format!("the clocks of the two ends disagree{or_feed}{or_back}"),
                 };
                 notes.push(format!("{full}: {} of {} negative ({why})", m.negative, n(m.count, "sample", "samples")));
@@ -1314,7 +1334,6 @@ impl Report {
         }
         // The clock's granularity beside the figures it limits (measurement.md): said when coarser
         // than a nanosecond and record times (not only taps') were used.
-        let records_used = c.ts_sources.keys().any(|k| TrailerKind::ALL.iter().all(|t| t.name() != *k));
         for r in self.input.resolutions.iter().filter(|r| records_used && r.record_resolution_ns > 1) {
             let _ = writeln!(
                 o,
@@ -1430,7 +1449,7 @@ mod tests {
 
     /// The load line of a capture spanning 354 days with 2 orders and no tick (OMI's samples, as
     /// their record times give it): the span in days and hours, the order rate in 3 significant digits
-    /// (2 / 30,596,047.619 s), none shown as a zero it is not; a busiest interval of one order in the
+    /// (2 / 30,596,047.619 s = 6.537e-8, below a ten-thousandth: with a power of ten), none shown as a zero it is not; a busiest interval of one order in the
     /// singular, a day and 5 s after the start.
     #[test]
     fn the_load_line_reads_long_spans_and_small_rates() {
@@ -1445,8 +1464,8 @@ mod tests {
         };
         assert_eq!(
             load.line(7).unwrap(),
-            "load: 354d 2h of capture; on average 0 ticks/s and 0.0000000654 orders/s; busiest interval: 1 order in \
-             988.926ms from +1d 0h"
+            "load: 354d 2h of capture; on average 0 ticks/s and 6.54e-8 orders/s; busiest interval: 1 order in 988.926ms \
+             from +1d 0h"
         );
         // Below a minute as every figure; beyond, the largest two whole units, cut down.
         let spans = [335_514_000, 59_999 * S / 1_000, 60 * S, 3_599 * S + S / 2, 3_600 * S, 86_399 * S, 86_400 * S];
