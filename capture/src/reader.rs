@@ -135,7 +135,8 @@ impl CaptureReader {
             match end.filter(|e| e.cut) {
                 Some(end) => {
                     let (zstd, decoded) = (end.zstd_cut(), buf.read_so_far());
-                    err(ReadErrorKind::CutBeforeCapture { zstd, decoded, why: Box::new(why) })
+                    let gzip = end.gzip_cut().filter(|_| compression == Compression::Gzip).map(Box::new);
+                    err(ReadErrorKind::CutBeforeCapture { zstd, gzip, decoded, why: Box::new(why) })
                 }
                 None => err(why),
             }
@@ -309,7 +310,8 @@ impl CaptureReader {
     /// The warning for a compressed stream cut short, if it was.
     fn compressed_cut(&self) -> Option<WarningKind> {
         let end = decompress::lock(self.ending.as_ref()?);
-        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut() })
+        let gzip = end.gzip_cut().filter(|_| self.format.compression == Compression::Gzip);
+        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut(), gzip })
     }
 
     #[cold]
