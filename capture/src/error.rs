@@ -307,6 +307,14 @@ impl ReadWarning {
     }
 }
 
+impl ReadWarning {
+    /// Whether the file was cut short: it ends inside a record, or its compressed stream ends early
+    /// (bytes ignored after a whole stream are not a cut).
+    pub fn is_cut(&self) -> bool {
+        matches!(self.kind, WarningKind::Truncated { .. } | WarningKind::CompressedStreamCut { .. })
+    }
+}
+
 impl fmt::Display for ReadWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, ContainerKind, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
-use wirestamp_core::analyze::report::{InputResolution, InputTrailers};
+use wirestamp_core::analyze::report::{CutShort, InputResolution, InputTrailers};
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -530,6 +530,21 @@ impl Pipeline {
             }
         }
         out
+    }
+
+    /// The inputs cut short (ending inside a record, or a compressed stream ending early), in the order
+    /// given: where, as their warnings say it.
+    pub fn cut_short(&self) -> Vec<CutShort> {
+        let cut = |r: &CaptureReader| {
+            let w = r.warnings().iter().find(|w| w.is_cut())?;
+            Some(CutShort {
+                file: r.name().to_owned(),
+                at_byte: w.offset,
+                record: w.frame_index,
+                after_packets: w.packets,
+            })
+        };
+        self.inputs().iter().filter_map(cut).collect()
     }
 
     /// Packets the inputs record as lost while they were captured (pcapng interface statistics read so

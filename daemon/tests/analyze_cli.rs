@@ -199,22 +199,37 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
         "resolutions": [{ "file": file, "record_resolution_ns": 1 }],
     });
     assert_eq!(r["input"], whole);
-    // Cut inside record 500: read to its end, with a warning naming the file.
+    // Cut inside record 500: read to its end, with a warning naming the file, and named in
+    // `cut_short` where its last whole record ends (a program need not parse the warning to tell it
+    // from a whole capture: `complete` stays true, as reading was not stopped).
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..records[500] + 20]).unwrap();
     let (code, r) = json(&cut);
     assert_eq!(code, Some(0));
     assert_eq!(r["input"]["complete"], true);
     assert_eq!(r["counters"]["frames"], 500);
+    // Record 500: its 16-byte header and caplen bytes, 20 of them present.
+    let needed = records[501] - records[500];
     let w = r["input"]["warnings"][0].as_str().unwrap();
-    assert!(
-        w.starts_with(&format!(
-            "{}: at byte {} (record 500, after 500 packets): file cut short",
+    assert_eq!(
+        w,
+        format!(
+            "{}: at byte {} (record 500, after 500 packets): file cut short inside a record: 20 of {needed} bytes \
+             present, {} missing",
             cut.display(),
-            records[500]
-        )),
-        "{w}"
+            records[500],
+            needed - 20
+        )
     );
+    let cut_short = serde_json::json!([{ "file": cut.to_str().unwrap(), "at_byte": records[500], "record": 500,
+        "after_packets": 500 }]);
+    assert_eq!(r["input"]["cut_short"], cut_short);
+    assert_eq!(r["input"].get("losses_unknown"), None);
+    // With a whole input beside it: only the cut one is named.
+    let out = wirestamp(&["analyze", "-q", "--json", cap.to_str().unwrap(), cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let r2: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r2["input"]["cut_short"], cut_short);
     // The table says so too: a report saved from standard output must not pass for a whole capture's.
     let text = |path: &Path| String::from_utf8(wirestamp(&["analyze", "-q", path.to_str().unwrap()]).stdout).unwrap();
     assert!(text(&cut).lines().any(|l| l == format!("input: {w}")), "{}", text(&cut));
@@ -226,6 +241,8 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     let (code, r) = json(&bad);
     assert_eq!(code, Some(1));
     assert_eq!(r["input"]["complete"], false);
+    // Stopped, not cut: `stopped` says where.
+    assert_eq!(r["input"].get("cut_short"), None);
     assert_eq!(r["counters"]["frames"], 100);
     let stopped = r["input"]["stopped"].as_str().unwrap();
     assert!(
@@ -278,6 +295,9 @@ fn a_zstd_capture_cut_short_is_analysed_up_to_its_last_whole_block() {
         cut.display()
     );
     assert_eq!(r["input"]["warnings"], serde_json::json!([warning]));
+    let cut_short = serde_json::json!([{ "file": cut.to_str().unwrap(), "at_byte": at, "record": frames,
+        "after_packets": frames }]);
+    assert_eq!(r["input"]["cut_short"], cut_short);
     // Cut in the first block: nothing decoded, the cut said.
     std::fs::write(&cut, &z[..30_000]).unwrap();
     let out = wirestamp(&["analyze", "-q", "--json", cut.to_str().unwrap()]);

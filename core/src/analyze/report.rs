@@ -428,12 +428,31 @@ pub struct InputStatus {
     pub stopped: Option<String>,
     /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
     pub warnings: Vec<String>,
+    /// The inputs cut short (ending inside a record, or a compressed stream ending early), read up to
+    /// their last whole record: said in `warnings` too, here for a program. Absent when none was, so
+    /// that the report of whole inputs is as it was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut_short: Vec<CutShort>,
     /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed.
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
     /// The granularity of each input's record timestamps, in the order given.
     pub resolutions: Vec<InputResolution>,
+}
+
+/// An input cut short ([`InputStatus::cut_short`]): where its last whole record ends, as its warning
+/// says it ("at byte B (record R, after P packets)").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutShort {
+    /// The input file.
+    pub file: String,
+    /// Where the cut record begins in the (decompressed) stream: the end of the last whole record.
+    pub at_byte: u64,
+    /// The records before it (a pcapng's header and interface blocks counted too).
+    pub record: u64,
+    /// The packets before it (tshark numbers the cut one `after_packets + 1`).
+    pub after_packets: u64,
 }
 
 /// The unit of one input's record timestamps ([`InputStatus::resolutions`]): a frame timed by its
