@@ -433,6 +433,11 @@ pub struct InputStatus {
     /// that the report of whole inputs is as it was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cut_short: Vec<CutShort>,
+    /// The inputs written by `wirestamp capture` with interfaces that have no statistics block (it
+    /// writes one for each when it closes a file): never closed (killed) or cut short, so the packets
+    /// lost while capturing them are unknown. Said in `warnings` too; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub losses_unknown: Vec<LossesUnknown>,
     /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed.
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
@@ -453,6 +458,16 @@ pub struct CutShort {
     pub record: u64,
     /// The packets before it (tshark numbers the cut one `after_packets + 1`).
     pub after_packets: u64,
+}
+
+/// An input of `wirestamp capture` whose losses are unknown ([`InputStatus::losses_unknown`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LossesUnknown {
+    /// The input file.
+    pub file: String,
+    /// The interfaces without a statistics block, by their names in the file (`#N`, the interface's
+    /// number in the file, for one without a name).
+    pub interfaces: Vec<String>,
 }
 
 /// The unit of one input's record timestamps ([`InputStatus::resolutions`]): a frame timed by its
