@@ -6,14 +6,15 @@
 //! ```
 //!
 //! A stream cut short ends where its decoder stops, as if the file ended there; the reader reports
-//! the cut. gzip's decoder gives what it decodes as it goes; zstd's decodes a compressed block only
-//! once whole, so the bytes of the incomplete block are lost, which a walk of the frame and block
-//! headers counts.
+//! the cut. gzip's decoder gives what it decodes as it goes, taking every compressed byte (the
+//! compressed bytes it took, counted, say where the cut member began and that nothing present was
+//! left); zstd's decodes a compressed block only once whole, so the bytes of the incomplete block are
+//! lost, which a walk of the frame and block headers counts.
 
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::error::{ZstdCut, ZstdPart};
+use crate::error::{GzipCut, ZstdCut, ZstdPart};
 
 /// Compression of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,6 +43,17 @@ pub(crate) struct End {
     zstd: Option<WalkEnd>,
     /// Bytes the cut member had decoded.
     decoded_in_member: u64,
+    /// Where the cut member lies in the compressed file ([`MemberAt`]).
+    member: Option<MemberAt>,
+}
+
+/// Where a cut member lies in the compressed file: where it begins, how many compressed bytes were
+/// taken by its decoder before the input ended, and how many were left that it did not take.
+#[derive(Debug, Clone, Copy)]
+struct MemberAt {
+    start: u64,
+    taken: u64,
+    left: u64,
 }
 
 impl End {
@@ -52,6 +64,19 @@ impl End {
             undecoded: w.undecoded,
             part: w.part,
             content_size: w.content_size,
+            decoded: self.decoded_in_member,
+        })
+    }
+}
+
+impl End {
+    /// Where a cut gzip stream was cut (`None` for a stream not cut; the caller knows it is gzip).
+    pub(crate) fn gzip_cut(&self) -> Option<GzipCut> {
+        let m = self.member.filter(|_| self.cut)?;
+        Some(GzipCut {
+            member_start: m.start,
+            present: m.taken + m.left - m.start,
+            undecoded: m.left,
             decoded: self.decoded_in_member,
         })
     }
@@ -77,9 +102,16 @@ struct Source {
     /// Bytes taken out of `inner` to be peeked at, read before it.
     carry: Vec<u8>,
     inner: BufReader<Box<dyn Read + Send>>,
+    /// Bytes consumed so far (by the decoders, and as trailing data): the position in the file.
+    consumed: u64,
 }
 
 impl Source {
+    /// Bytes read from the file and not consumed yet.
+    fn buffered(&self) -> u64 {
+        (self.carry.len() + self.inner.buffer().len()) as u64
+    }
+
     /// Up to `n` next bytes, fewer only at the end of the input; nothing consumed.
     fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
         while self.carry.len() < n {
@@ -111,6 +143,7 @@ impl BufRead for Source {
         if self.carry.is_empty() { self.inner.fill_buf() } else { Ok(&self.carry) }
     }
     fn consume(&mut self, n: usize) {
+        self.consumed += n as u64;
         if self.carry.is_empty() {
             self.inner.consume(n);
         } else {
@@ -125,6 +158,8 @@ trait Member: Read + Sized {
     fn open(src: Source) -> io::Result<Self>;
     /// The bytes after the member, once it has been read to its end.
     fn into_source(self) -> Source;
+    /// The compressed bytes the member is read from.
+    fn source(&self) -> &Source;
     /// Whether `head`, the next 4 bytes, begin another member's magic; fewer, at the input's end,
     /// whether they begin one (another member cut short).
     fn begins(head: &[u8]) -> bool;
@@ -137,6 +172,9 @@ impl Member for flate2::bufread::GzDecoder<Source> {
     fn into_source(self) -> Source {
         self.into_inner()
     }
+    fn source(&self) -> &Source {
+        self.get_ref()
+    }
     fn begins(head: &[u8]) -> bool {
         !head.is_empty() && (head.starts_with(&GZIP_MAGIC) || GZIP_MAGIC.starts_with(head))
     }
@@ -148,6 +186,9 @@ impl Member for zstd::stream::read::Decoder<'static, Source> {
     }
     fn into_source(self) -> Source {
         self.finish()
+    }
+    fn source(&self) -> &Source {
+        self.get_ref()
     }
     fn begins(head: &[u8]) -> bool {
         zstd_begins(head)
@@ -184,16 +225,26 @@ struct Members<M> {
     member: Option<M>,
     /// Bytes the current member has decoded.
     decoded: u64,
+    /// Where the current member begins in the compressed file.
+    start: u64,
     ending: Ending,
 }
 
+impl MemberAt {
+    /// The member that begins at `start`, read from `src`, which is at the input's end.
+    fn of(start: u64, src: &Source) -> MemberAt {
+        MemberAt { start, taken: src.consumed, left: src.buffered() }
+    }
+}
+
 impl<M> Members<M> {
-    /// The input ended inside a member that had decoded `decoded` bytes: the stream ends here.
-    fn cut(&mut self, decoded: u64) -> io::Result<usize> {
+    /// The input ended inside a member (`at`) that had decoded `decoded` bytes: the stream ends here.
+    fn cut(&mut self, decoded: u64, at: MemberAt) -> io::Result<usize> {
         self.member = None;
         let mut end = lock(&self.ending);
         end.cut = true;
         end.decoded_in_member = decoded;
+        end.member = Some(at);
         Ok(0)
     }
 }
@@ -204,7 +255,10 @@ impl<M: Member> Read for Members<M> {
             let Some(member) = self.member.as_mut() else { return Ok(0) };
             let n = match member.read(out) {
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return self.cut(self.decoded),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    let at = MemberAt::of(self.start, member.source());
+                    return self.cut(self.decoded, at);
+                }
                 Err(e) => return Err(e),
             };
             self.decoded += n as u64;
@@ -218,9 +272,11 @@ impl<M: Member> Read for Members<M> {
                 return Ok(0);
             }
             if M::begins(head) {
-                if head.len() < 4 {
+                let whole = head.len() == 4;
+                self.start = rest.consumed;
+                if !whole {
                     // The next member cut inside its magic: a cut, of a member that decoded nothing.
-                    return self.cut(0);
+                    return self.cut(0, MemberAt::of(self.start, &rest));
                 }
                 self.member = Some(M::open(rest)?);
                 self.decoded = 0;
@@ -235,8 +291,8 @@ impl<M: Member> Read for Members<M> {
 
 /// `src` read member by member, telling how it ended in `ending`.
 fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>, ending: Ending) -> io::Result<Box<dyn Read + Send>> {
-    let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src) })?;
-    Ok(Box::new(Members { member: Some(member), decoded: 0, ending }))
+    let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src), consumed: 0 })?;
+    Ok(Box::new(Members { member: Some(member), decoded: 0, start: 0, ending }))
 }
 
 /// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The [`Ending`]

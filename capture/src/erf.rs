@@ -264,6 +264,7 @@ impl ErfParser {
                     snaplen: 0,
                     section: 0,
                     recorded: None,
+                    by_wirestamp_capture: false,
                 });
                 if self.lost[port] != 0 {
                     self.record_losses(ifaces, id, port);

@@ -104,10 +104,17 @@ pub enum ReadErrorKind {
     BadErf(String),
     /// The compressed stream is cut short before what it decoded could begin a capture (a zstd
     /// stream cut inside its first block, a gzip stream inside its first deflate block).
-    #[error("compressed stream ends early (file cut short){}: {}", cut_detail(.zstd), before_capture(*.decoded, .why))]
+    #[error(
+        "compressed stream ends early (file cut short){}: {}",
+        cut_detail(.zstd, &.gzip.as_deref().copied()),
+        before_capture(*.decoded, .why)
+    )]
     CutBeforeCapture {
         /// What a zstd stream lost (`None` for gzip).
         zstd: Option<ZstdCut>,
+        /// Where a gzip stream was cut (`None` for zstd); boxed, as `why` is, to keep every read's
+        /// error small.
+        gzip: Option<Box<GzipCut>>,
         /// Bytes decoded.
         decoded: u64,
         /// Why they could not be read (too few to identify or hold the capture's header).
@@ -124,9 +131,54 @@ fn before_capture(decoded: u64, why: &ReadErrorKind) -> String {
     }
 }
 
-/// ": " and what a cut zstd stream lost, or nothing (gzip).
-fn cut_detail(zstd: &Option<ZstdCut>) -> String {
-    zstd.map_or_else(String::new, |z| format!(": {z}"))
+/// ": " and what a cut zstd or gzip stream lost, or nothing (neither known).
+fn cut_detail(zstd: &Option<ZstdCut>, gzip: &Option<GzipCut>) -> String {
+    match (zstd, gzip) {
+        (Some(z), _) => format!(": {z}"),
+        (None, Some(g)) => format!(": {g}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// Where a gzip stream was cut (RFC 1952: members of a header, a deflate stream and an 8-byte trailer
+/// holding the member's CRC-32 and size). Deflate is decoded as its bits arrive, so the decoder takes
+/// every compressed byte present (only a last incomplete code yields nothing); bytes it did not take
+/// are the start of a member cut inside its magic. The member's size is in the trailer, cut off with
+/// its end: how much of the capture is missing is unknown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GzipCut {
+    /// Where the cut member begins in the compressed file.
+    pub member_start: u64,
+    /// Compressed bytes of the cut member present in the file (to the file's end).
+    pub present: u64,
+    /// Of them, the last ones the decoder could not take (the start of a member cut inside its
+    /// magic; 0 when the cut falls inside a member's header, deflate stream or trailer).
+    pub undecoded: u64,
+    /// Bytes the cut member decoded.
+    pub decoded: u64,
+}
+
+impl fmt::Display for GzipCut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (start, present, decoded) = (self.member_start, self.present, self.decoded);
+        match self.undecoded {
+            0 => write!(
+                f,
+                "the decoder took all of the gzip stream present (deflate is decoded as it arrives, all but a last \
+                 incomplete code or block header): the cut member's {present} compressed bytes, from byte {start} of \
+                 the file, gave {decoded} bytes"
+            )?,
+            n => write!(
+                f,
+                "the last {n} bytes, the start of a gzip member (from byte {start} of the file) cut inside its \
+                 magic, could not be decoded"
+            )?,
+        }
+        write!(
+            f,
+            "; the member's size, in the trailer at its end, is cut off: how much of the capture is missing is unknown"
+        )
+    }
 }
 
 /// Where a zstd stream was cut, and what could not be decoded: a compressed block is decoded only
@@ -230,6 +282,8 @@ pub enum WarningKind {
     CompressedStreamCut {
         /// What a zstd stream lost (`None` for gzip, whose decoder yields what it can as it goes).
         zstd: Option<ZstdCut>,
+        /// Where a gzip stream was cut (`None` for zstd).
+        gzip: Option<GzipCut>,
     },
     /// `bytes` after the end of the compressed stream that do not begin another member or frame
     /// (garbage, zero padding): ignored, as `gzip -d` ignores them.
@@ -247,9 +301,17 @@ impl ReadWarning {
     pub fn missing(&self) -> u64 {
         match self.kind {
             WarningKind::Truncated { needed, have } => needed.saturating_sub(have),
-            WarningKind::CompressedStreamCut { zstd } => zstd.and_then(|z| z.missing()).unwrap_or(0),
+            WarningKind::CompressedStreamCut { zstd, .. } => zstd.and_then(|z| z.missing()).unwrap_or(0),
             WarningKind::TrailingData { .. } => 0,
         }
+    }
+}
+
+impl ReadWarning {
+    /// Whether the file was cut short: it ends inside a record, or its compressed stream ends early
+    /// (bytes ignored after a whole stream are not a cut).
+    pub fn is_cut(&self) -> bool {
+        matches!(self.kind, WarningKind::Truncated { .. } | WarningKind::CompressedStreamCut { .. })
     }
 }
 
@@ -264,11 +326,11 @@ impl fmt::Display for ReadWarning {
                 needed,
                 needed.saturating_sub(have)
             ),
-            WarningKind::CompressedStreamCut { zstd } => write!(
+            WarningKind::CompressedStreamCut { zstd, gzip } => write!(
                 f,
                 "{}: compressed stream ends early (file cut short){}",
                 place(self.offset, self.frame_index, self.packets),
-                cut_detail(&zstd)
+                cut_detail(&zstd, &gzip)
             ),
             WarningKind::TrailingData { bytes, compression } => {
                 let name = match compression {

@@ -91,6 +91,11 @@ pub struct Interface {
     /// What the capture recorded about itself for this interface: the last pcapng Interface Statistics
     /// Block read so far (its counters run from the start of the capture).
     pub recorded: Option<RecordedStats>,
+    /// The interface's pcapng section was written by `wirestamp capture` (its `shb_userappl` and
+    /// comment say so: [`crate::write::CAPTURE_COMMENT`]), which writes a statistics block for each
+    /// interface when it closes a file: one read to its end without any (`recorded` none) was never
+    /// closed, or is cut short. Other writers (tcpdump, dumpcap) may never write them.
+    pub by_wirestamp_capture: bool,
 }
 
 /// Counters of a pcapng Interface Statistics Block (pcapng §4.6); `None`: the block did not say.

@@ -117,6 +117,7 @@ impl PcapParser {
             snaplen,
             section: 0,
             recorded: None,
+            by_wirestamp_capture: false,
         };
         let parser = PcapParser {
             swap,

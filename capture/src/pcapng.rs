@@ -76,6 +76,8 @@ pub(crate) struct PcapngParser {
     /// SHBs seen so far.
     sections: u32,
     ifs: Vec<IfState>,
+    /// The current section was written by `wirestamp capture` ([`Interface::by_wirestamp_capture`]).
+    by_capture: bool,
 }
 
 fn bad(block: &'static str, what: impl Into<String>) -> ReadErrorKind {
@@ -161,7 +163,7 @@ pub(crate) fn check_first_section(head: &[u8]) -> Result<(), ReadErrorKind> {
 
 impl PcapngParser {
     pub(crate) fn new() -> PcapngParser {
-        PcapngParser { swap: false, sections: 0, ifs: Vec::new() }
+        PcapngParser { swap: false, sections: 0, ifs: Vec::new(), by_capture: false }
     }
 
     /// The common case in one step: a well-formed EPB wholly in the buffer, on an interface of
@@ -313,7 +315,15 @@ impl PcapngParser {
         if major != 1 || !(minor == 0 || minor == 2) {
             return Err(ReadErrorKind::PcapngVersion { major, minor });
         }
-        for_each_option(&b[24..b.len() - 4], swap, "SHB", |_, _| {})?;
+        // shb_userappl (4) names wirestamp, and a comment (1) its capture command: synth and other
+        // programs using the writer write no statistics blocks.
+        let (mut wirestamp, mut capture) = (false, false);
+        for_each_option(&b[24..b.len() - 4], swap, "SHB", |code, v| match code {
+            4 => wirestamp |= v.starts_with(crate::write::USERAPPL.as_bytes()),
+            1 => capture |= v.starts_with(crate::write::CAPTURE_COMMENT.as_bytes()),
+            _ => {}
+        })?;
+        self.by_capture = wirestamp && capture;
         self.swap = swap;
         self.sections += 1;
         self.ifs.clear();
@@ -376,6 +386,7 @@ impl PcapngParser {
             snaplen,
             section: self.sections.saturating_sub(1),
             recorded: None,
+            by_wirestamp_capture: self.by_capture,
         });
         self.ifs.push(IfState {
             res,

@@ -97,6 +97,8 @@ pub struct CaptureReader {
     stats: ReadStats,
     warnings: Vec<ReadWarning>,
     done: bool,
+    /// Read to its end (its last record, or a cut), not stopped by an error.
+    ended: bool,
     input: usize,
     /// How a compressed stream ended ([`decompress::Ending`]): cut short, or followed by bytes that
     /// were ignored; a warning at the end.
@@ -135,7 +137,8 @@ impl CaptureReader {
             match end.filter(|e| e.cut) {
                 Some(end) => {
                     let (zstd, decoded) = (end.zstd_cut(), buf.read_so_far());
-                    err(ReadErrorKind::CutBeforeCapture { zstd, decoded, why: Box::new(why) })
+                    let gzip = end.gzip_cut().filter(|_| compression == Compression::Gzip).map(Box::new);
+                    err(ReadErrorKind::CutBeforeCapture { zstd, gzip, decoded, why: Box::new(why) })
                 }
                 None => err(why),
             }
@@ -149,6 +152,7 @@ impl CaptureReader {
             stats: ReadStats::default(),
             warnings: Vec::new(),
             done: false,
+            ended: false,
             input: 0,
             ending,
         };
@@ -193,6 +197,13 @@ impl CaptureReader {
     /// Counters.
     pub fn stats(&self) -> &ReadStats {
         &self.stats
+    }
+
+    /// Whether the input was read to its end (its last record, or a cut inside one), not stopped by an
+    /// error or left before it: what the file says of itself as a whole (its statistics blocks, say)
+    /// has been read.
+    pub fn ended(&self) -> bool {
+        self.ended
     }
 
     /// Warnings so far (e.g. the file cut short inside a record).
@@ -286,10 +297,12 @@ impl CaptureReader {
                 // at a record's end or inside one: the cut is what to report.
                 Ok(Step::Eof) => {
                     let cut = self.compressed_cut();
+                    self.ended = true;
                     return Ok(self.finish(cut));
                 }
                 Ok(Step::Cut { needed, have }) => {
                     let w = self.compressed_cut().unwrap_or(WarningKind::Truncated { needed, have });
+                    self.ended = true;
                     return Ok(self.finish(Some(w)));
                 }
                 Err(kind) => {
@@ -309,7 +322,8 @@ impl CaptureReader {
     /// The warning for a compressed stream cut short, if it was.
     fn compressed_cut(&self) -> Option<WarningKind> {
         let end = decompress::lock(self.ending.as_ref()?);
-        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut() })
+        let gzip = end.gzip_cut().filter(|_| self.format.compression == Compression::Gzip);
+        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut(), gzip })
     }
 
     #[cold]

@@ -51,6 +51,15 @@ impl<W: Write> PcapWriter<W> {
 /// How a packet comment carrying a frame's clock flags begins ([`PcapngWriter::write_flagged`]).
 pub const CLOCK_COMMENT: &str = "wirestamp clock: ";
 
+/// How the `shb_userappl` of every section written here begins (the version follows).
+pub const USERAPPL: &str = "wirestamp ";
+
+/// How the section comment of a file written by `wirestamp capture` begins (its command line and host
+/// follow). Such a file ends with an Interface Statistics Block per interface once capture closes it:
+/// a reader that finds an interface without one knows that the file was never closed (the capture was
+/// killed) or that its copy is cut short, and that the packets lost while capturing are unknown.
+pub const CAPTURE_COMMENT: &str = "wirestamp capture ";
+
 /// An interface description for [`PcapngWriter`].
 #[derive(Debug, Clone)]
 pub struct IfaceSpec {
@@ -118,7 +127,7 @@ impl<W: Write> PcapngWriter<W> {
         body.extend_from_slice(&1u16.to_le_bytes());
         body.extend_from_slice(&0u16.to_le_bytes());
         body.extend_from_slice(&(-1i64).to_le_bytes());
-        option(&mut body, 4, format!("wirestamp {}", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
+        option(&mut body, 4, format!("{USERAPPL}{}", env!("CARGO_PKG_VERSION")).as_bytes()); // shb_userappl
         if let Some(c) = comment {
             option(&mut body, OPT_COMMENT, c.as_bytes());
         }

@@ -9,7 +9,9 @@ use std::process::Command;
 
 use common::build::{pcap_header, pcap_record};
 use common::temp_path;
-use wirestamp_capture::{CaptureReader, ReadError, ReadErrorKind, ReadWarning, WarningKind, ZstdCut, ZstdPart};
+use wirestamp_capture::{
+    CaptureReader, GzipCut, ReadError, ReadErrorKind, ReadWarning, WarningKind, ZstdCut, ZstdPart,
+};
 use wirestamp_testdata::data_file;
 
 /// elk_nasdaq.pcap: 220,010 bytes, 2,047 records.
@@ -132,7 +134,13 @@ fn zstd_cut_in_a_later_block_reads_the_blocks_before_and_says_what_was_lost() {
             )
         };
         let detail = format!(": {what}; {missing} of the frame's 220010 decoded bytes are missing");
-        assert_cut(&warnings, frames, offset, WarningKind::CompressedStreamCut { zstd: Some(zstd_cut) }, &detail);
+        assert_cut(
+            &warnings,
+            frames,
+            offset,
+            WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None },
+            &detail,
+        );
         assert_eq!(warnings[0].missing(), missing);
     }
 }
@@ -153,7 +161,7 @@ fn zstd_cut_in_its_first_block_is_an_error_that_says_so() {
         let e = read(&z[..cut]).expect_err("nothing to read");
         let (part, undecoded, content_size) =
             if cut < 9 { (ZstdPart::FrameHeader, cut, None) } else { (ZstdPart::Block, cut - 9, Some(220_010)) };
-        let ReadErrorKind::CutBeforeCapture { zstd, decoded, why } = &e.kind else { panic!("{e}") };
+        let ReadErrorKind::CutBeforeCapture { zstd, gzip: None, decoded, why } = &e.kind else { panic!("{e}") };
         let want = ZstdCut { undecoded: undecoded as u64, part, content_size, decoded: 0 };
         assert_eq!((*zstd, *decoded), (Some(want), 0));
         assert!(matches!(**why, ReadErrorKind::TooShort(0)), "{why}");
@@ -189,7 +197,7 @@ fn zstd_cut_in_the_checksum_reads_every_record() {
     assert_eq!(n, frames);
     let zstd_cut = ZstdCut { undecoded: 2, part: ZstdPart::Checksum, content_size: Some(220_010), decoded: 220_010 };
     let detail = ": all of the zstd frame's data was decoded, its checksum is cut (2 of 4 bytes present)";
-    let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut) };
+    let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None };
     assert_cut(&warnings, frames, pcap.len() as u64, kind, detail);
     assert_eq!(warnings[0].missing(), 0);
 }
@@ -227,7 +235,13 @@ fn zstd_cut_in_a_raw_block_reads_up_to_the_cut() {
     let detail = format!(
         ": all of the zstd stream present was decoded; {missing} of the frame's {size} decoded bytes are missing"
     );
-    assert_cut(&warnings, frames, offset, WarningKind::CompressedStreamCut { zstd: Some(zstd_cut) }, &detail);
+    assert_cut(
+        &warnings,
+        frames,
+        offset,
+        WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None },
+        &detail,
+    );
 }
 
 /// Two frames (`cat a.zst b.zst`), a skippable frame between them or not, cut inside what follows
@@ -251,7 +265,7 @@ fn zstd_cut_in_a_later_frame_names_the_part_cut() {
         let (n, warnings) = read(&bytes).unwrap();
         assert_eq!(n, 1_000);
         let zstd_cut = ZstdCut { undecoded: cut as u64, part, content_size: None, decoded: 0 };
-        let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut) };
+        let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None };
         assert_cut(&warnings, 1_000, half as u64, kind, &format!(": {what}"));
     }
 }
@@ -267,21 +281,30 @@ fn a_cut_inside_the_next_members_magic_is_a_cut() {
     let half = record_ends(&pcap)[999];
     let (gz1, gz2) = (run("gzip", &["-c"], &pcap[..half]), run("gzip", &["-c"], &pcap[half..]));
     let (z1, z2) = (zstd(&pcap[..half]), zstd(&pcap[half..]));
-    for cut in 1..=3 {
+    for cut in 1..=3u64 {
         for (tool, first, second) in [("gzip", &gz1, &gz2), ("zstd", &z1, &z2)] {
-            let bytes = [&first[..], &second[..cut]].concat();
+            let bytes = [&first[..], &second[..cut as usize]].concat();
             let (n, warnings) = read(&bytes).unwrap_or_else(|e| panic!("{tool} cut {cut}: {e}"));
             assert_eq!(n, 1_000, "{tool} cut {cut}");
             let (kind, what) = match tool {
-                "gzip" => (WarningKind::CompressedStreamCut { zstd: None }, String::new()),
+                "gzip" => {
+                    let gzip = GzipCut { member_start: gz1.len() as u64, present: cut, undecoded: cut, decoded: 0 };
+                    let what = format!(
+                        ": the last {cut} bytes, the start of a gzip member (from byte {} of the file) cut inside its \
+                         magic, could not be decoded; {GZIP_SIZE_UNKNOWN}",
+                        gz1.len()
+                    );
+                    (WarningKind::CompressedStreamCut { zstd: None, gzip: Some(gzip) }, what)
+                }
                 _ => (
                     WarningKind::CompressedStreamCut {
                         zstd: Some(ZstdCut {
-                            undecoded: cut as u64,
+                            undecoded: cut,
                             part: ZstdPart::FrameHeader,
                             content_size: None,
                             decoded: 0,
                         }),
+                        gzip: None,
                     },
                     format!(": the last {cut} bytes, an incomplete zstd frame header, could not be decoded"),
                 ),
@@ -291,25 +314,82 @@ fn a_cut_inside_the_next_members_magic_is_a_cut() {
     }
 }
 
+/// The end of a cut gzip stream's warning: a member's size is in its trailer.
+const GZIP_SIZE_UNKNOWN: &str =
+    "the member's size, in the trailer at its end, is cut off: how much of the capture is missing is unknown";
+
+/// What the warning says of a gzip member from `start` cut after `present` compressed bytes that gave
+/// `decoded`.
+fn gzip_detail(start: usize, present: usize, decoded: usize) -> String {
+    format!(
+        ": the decoder took all of the gzip stream present (deflate is decoded as it arrives, all but a last \
+         incomplete code or block header): the cut member's {present} compressed bytes, from byte {start} of the \
+         file, gave {decoded} bytes; {GZIP_SIZE_UNKNOWN}"
+    )
+}
+
+/// How many bytes zlib decodes from `gz`, a gzip stream cut short: `zstd -d --format=gzip` (zlib's
+/// inflate) writes them before it fails. (`gzip -d` may write a byte less: its decoder reads a code's
+/// table bits ahead, and stops without the last code when they are not there.)
+fn zlib_decodes(gz: &[u8]) -> usize {
+    run("zstd", &["-q", "-dc", "--format=gzip"], gz).len()
+}
+
 /// gzip for comparison: deflate is decoded as it arrives, so a cut stream gives the records that
-/// `gzip -d` writes before it fails; a cut before any of the capture was decoded is an error.
+/// zlib decodes before it fails, and the warning says where the cut member began, how many of its
+/// compressed bytes were present (all taken by the decoder: the file's length from the member's start)
+/// and what they gave (as zlib), the member's size being in its trailer. In one member, in the
+/// second of two (`cat a.gz b.gz`), in the trailer (every record read); a cut before any of the capture
+/// was decoded is an error that says so.
 #[test]
 fn gzip_cut_reads_what_gzip_decodes() {
     let pcap = std::fs::read(data_file(ELK)).unwrap();
     let gz = run("gzip", &["-c"], &pcap);
-    for cut in [3_000, 20_000, gz.len() - 20] {
-        let decoded = run("gzip", &["-dc"], &gz[..cut]).len();
+    let half = record_ends(&pcap)[999];
+    let (gz1, gz2) = (run("gzip", &["-c"], &pcap[..half]), run("gzip", &["-c"], &pcap[half..]));
+    let two = [&gz1[..], &gz2[..]].concat();
+    // (the stream, where the cut member begins in it, the cut)
+    let cuts = [
+        (&gz, 0, 3_000),
+        (&gz, 0, 20_000),
+        (&gz, 0, gz.len() - 20),
+        (&gz, 0, gz.len() - 4),
+        (&two, gz1.len(), gz1.len() + 7_000),
+    ];
+    for (stream, start, cut) in cuts {
+        let decoded = zlib_decodes(&stream[..cut]);
         let (frames, offset) = whole_records(&pcap, decoded);
-        assert!(frames > 0 && frames < 2_047, "cut at {cut}: {frames}");
-        let (n, warnings) = read(&gz[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        assert!(frames > 0 && frames <= 2_047, "cut at {cut}: {frames}");
+        let (n, warnings) = read(&stream[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
         assert_eq!(n, frames, "cut at {cut}");
-        assert_cut(&warnings, frames, offset, WarningKind::CompressedStreamCut { zstd: None }, "");
+        let in_member = decoded - if start > 0 { half } else { 0 };
+        let gzip = GzipCut {
+            member_start: start as u64,
+            present: (cut - start) as u64,
+            undecoded: 0,
+            decoded: in_member as u64,
+        };
+        let kind = WarningKind::CompressedStreamCut { zstd: None, gzip: Some(gzip) };
+        assert_cut(&warnings, frames, offset, kind, &gzip_detail(start, cut - start, in_member));
+        assert_eq!(warnings[0].missing(), 0, "unknown");
     }
-    let e = read(&gz[..20]).expect_err("nothing to read");
-    assert!(matches!(e.kind, ReadErrorKind::CutBeforeCapture { zstd: None, decoded: 0, .. }), "{e}");
-    assert_eq!(
-        e.to_string(),
-        "cut.pcap.z: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short): nothing \
-         of the capture was decoded"
-    );
+    // In the trailer: every record was decoded.
+    assert_eq!(zlib_decodes(&gz[..gz.len() - 4]), pcap.len());
+    // In the header (10 bytes) or in the deflate stream's first block: nothing decoded.
+    for cut in [5, 20] {
+        let e = read(&gz[..cut]).expect_err("nothing to read");
+        let gzip = GzipCut { member_start: 0, present: cut as u64, undecoded: 0, decoded: 0 };
+        assert!(
+            matches!(&e.kind, ReadErrorKind::CutBeforeCapture { zstd: None, gzip: Some(g), decoded: 0, .. } if **g == gzip),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "cut.pcap.z: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short){}: \
+                 nothing of the capture was decoded",
+                gzip_detail(0, cut, 0)
+            )
+        );
+    }
 }

@@ -125,3 +125,58 @@ fn interface_names_and_options_of_test008() {
         assert!(res.contains(&wirestamp_capture::TsResolution::Dec(9)), "{res:?}");
     }
 }
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { walk(&p, out) } else { out.push(p) }
+    }
+}
+
+/// The interfaces of `path` once read to its end (or to its first error).
+fn interfaces_of(r: &mut wirestamp_capture::CaptureReader) -> Vec<wirestamp_capture::Interface> {
+    while let Ok(Some(_)) = r.next_frame() {}
+    r.interfaces().to_vec()
+}
+
+/// Only a section that `wirestamp capture` wrote (`shb_userappl` "wirestamp ..." and its comment
+/// "wirestamp capture ...") is taken for one, whose interfaces must each have a statistics block once
+/// it is closed: analyze warns of one without. No pcapng of the shared corpus (tcpdump's, Wireshark's,
+/// the conformance suite's, compressed ones too), many of which have interfaces without statistics
+/// blocks, is taken for one; synth's sections (the same writer, another comment) are not either.
+#[test]
+fn only_sections_written_by_wirestamp_capture_are_taken_for_its() {
+    use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, PcapngWriter};
+    let mut files = Vec::new();
+    walk(&shared_data(), &mut files);
+    files.sort();
+    let (mut pcapng, mut without_stats) = (0, 0);
+    for f in &files {
+        let Ok(mut r) = wirestamp_capture::CaptureReader::open(f) else { continue };
+        if r.format().container != Container::Pcapng {
+            continue;
+        }
+        pcapng += 1;
+        let ifaces = interfaces_of(&mut r);
+        if ifaces.iter().any(|i| i.recorded.is_none()) {
+            without_stats += 1;
+        }
+        assert!(!ifaces.iter().any(|i| i.by_wirestamp_capture), "{} taken for wirestamp capture's", f.display());
+    }
+    // The corpus's pcapng files (capinfos names 110 of them pcapng, and refuses the versions it does not
+    // know) and those with an interface without statistics: what the rule must leave alone.
+    assert!(pcapng >= 110, "{pcapng} pcapng files read");
+    assert!(without_stats >= 90, "{without_stats} of {pcapng} with an interface without statistics");
+
+    let section = |comment: &str| {
+        let mut w = PcapngWriter::new(Vec::new(), Some(comment)).unwrap();
+        let spec = IfaceSpec { link: LinkType::Ethernet, name: "eth0".into(), description: None, snaplen: 0 };
+        w.add_interface(&spec).unwrap();
+        let bytes = w.finish().unwrap();
+        let mut r =
+            wirestamp_capture::CaptureReader::from_reader("w".into(), Box::new(std::io::Cursor::new(bytes))).unwrap();
+        interfaces_of(&mut r).iter().map(|i| i.by_wirestamp_capture).collect::<Vec<_>>()
+    };
+    assert_eq!(section(&format!("{CAPTURE_COMMENT}--source afpacket -i eth0 on host h")), [true]);
+    assert_eq!(section("wirestamp synth: synthetic market with ground truth"), [false]);
+}

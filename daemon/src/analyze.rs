@@ -383,6 +383,8 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         complete: failure.is_none(),
         stopped: failure.as_ref().map(|e| format!("stopped after {}: {e:#}", n(index, "frame", "frames"))),
         warnings: pipe.warnings().into_iter().chain(tx.warnings.iter().cloned()).collect(),
+        cut_short: pipe.cut_short(),
+        losses_unknown: pipe.losses_unknown(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
         resolutions: pipe.resolutions(),

@@ -38,7 +38,7 @@ use wirestamp_capture::live::{
     AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
     RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
-use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
+use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -224,6 +224,9 @@ fn iface_stats(sample: &Sample, source: &Source) -> Counters {
     }
 }
 
+/// The comment of a statistics block without counters: the source gave none for the interface.
+const NO_COUNTERS: &str = "the capture source gave no counters for this interface: the packets it lost are unknown";
+
 /// Frames of one interface written to the file being closed, and to all files so far.
 #[derive(Debug, Clone, Copy)]
 struct Written {
@@ -400,6 +403,25 @@ impl Files {
                     if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
                 let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters };
                 w.write_stats_commented(id, now, &st, comment.as_deref())
+                    .with_context(|| format!("writing {}", part.display()))?;
+            }
+            // Every interface of a closed file has a block, counters or none: a reader that finds one
+            // without knows the file was never closed (analyze warns that its losses are unknown).
+            let mut uncounted: Vec<(u32, u32)> = self
+                .idbs
+                .iter()
+                .filter(|(k, _)| k.0 as usize >= counters.per_iface.len())
+                .map(|(k, id)| (k.0, *id))
+                .collect();
+            uncounted.sort_unstable();
+            uncounted.dedup_by_key(|(i, _)| *i);
+            for (i, id) in uncounted {
+                let (_, since_ns) = self
+                    .counted
+                    .insert(i as usize, (RecordedStats::default(), now))
+                    .unwrap_or((RecordedStats::default(), self.began_ns));
+                let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters: RecordedStats::default() };
+                w.write_stats_commented(id, now, &st, Some(NO_COUNTERS))
                     .with_context(|| format!("writing {}", part.display()))?;
             }
         }
@@ -960,7 +982,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         args.output.clone(),
         args.rotate_secs.is_some() || args.rotate_mb.is_some(),
         format!(
-            "wirestamp capture --source {} -i {iface}{} on host {}; {mode_line}",
+            "{CAPTURE_COMMENT}--source {} -i {iface}{} on host {}; {mode_line}",
             args.source.to_possible_value().map(|v| v.get_name().to_string()).unwrap_or_default(),
             args.filter.as_deref().map(|f| format!(" -f '{f}'")).unwrap_or_default(),
             host.trim()
@@ -1336,6 +1358,36 @@ mod tests {
         assert_eq!(file_name(Path::new("/tmp/cap.pcapng"), true, 3), PathBuf::from("/tmp/cap.0003.pcapng"));
         assert_eq!(file_name(Path::new("cap"), true, 12), PathBuf::from("cap.0012"));
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
+    }
+
+    /// A file closed by a capture whose source gave no counters (libpcap's, AF_XDP's or the eBPF
+    /// programs' unreadable) still ends with a statistics block per interface, without counters (their
+    /// comment says why), for each of its interfaces with frames, once whatever its timestamp sources:
+    /// a file without one is one capture never closed (analyze says its losses are unknown).
+    #[test]
+    fn a_closed_file_has_a_statistics_block_per_interface_even_without_counters() {
+        let dir = std::env::temp_dir().join(format!("wirestamp-capture-nocounters-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.pcapng");
+        let mut files = Files::new(path.clone(), false, format!("{CAPTURE_COMMENT}--source pcap -i eth0"), false);
+        let data = [0u8; 60];
+        // Interface 0 with two timestamp sources (two blocks), interface 1 with one.
+        for (interface, ts_source) in
+            [(0, TsSource::KernelSoftware), (0, TsSource::KernelHardware), (1, TsSource::KernelSoftware)]
+        {
+            let f =
+                Frame { interface, ts_source, ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet) };
+            files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+        }
+        files.close(&Counters { per_iface: Vec::new(), relayed: false }, true).unwrap();
+        let mut r = CaptureReader::open(&path).unwrap();
+        while r.next_frame().unwrap().is_some() {}
+        let got: Vec<(Option<&str>, bool, Option<RecordedStats>)> =
+            r.interfaces().iter().map(|i| (i.name.as_deref(), i.by_wirestamp_capture, i.recorded)).collect();
+        let none = Some(RecordedStats::default());
+        assert_eq!(got, [(Some("eth0"), true, none), (Some("eth0"), true, None), (Some("eth1"), true, none)]);
+        assert_eq!(r.stats().skipped.get("pcapng ISB"), Some(&2));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The statistics blocks of three files (the audit's first two, then an exit with frames lost and

@@ -3,11 +3,12 @@
 
 use crate::output::{same_file, same_pair};
 use anyhow::{Result, bail};
+use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use wirestamp_capture::{CaptureReader, ContainerKind, MergedReader, STDIN};
+use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, STDIN};
 use wirestamp_core::analyze::PlainUdp;
-use wirestamp_core::analyze::report::{InputResolution, InputTrailers};
+use wirestamp_core::analyze::report::{CutShort, InputResolution, InputTrailers, LossesUnknown, one};
 use wirestamp_core::dissect::{Dissection, dissect_into};
 use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -520,13 +521,67 @@ impl Pipeline {
                         "{}: interface {} records {} packets lost while capturing ({} by the interface, {} by the \
                          operating system; {source}): figures from this file may miss them",
                         input.name(),
-                        // The file's text: control characters (a newline in a name) escaped, not printed.
-                        i.name.as_deref().map_or_else(|| format!("#{}", i.local_id), |n| n.escape_debug().to_string()),
+                        interface_name(i),
                         r.drops(),
                         r.ifdrop.unwrap_or(0),
                         r.osdrop.unwrap_or(0)
                     ));
                 }
+            }
+        }
+        for u in self.losses_unknown() {
+            let (n, them) = (u.interfaces.len() as u64, u.interfaces.join(", "));
+            out.push(format!(
+                "{}: written by wirestamp capture, but {} {them} {} no statistics block, which capture writes for \
+                 each interface when it closes a file: the capture did not end cleanly (killed: its .part) or this \
+                 copy of the file is cut short, so the packets lost while capturing are unknown and figures from this \
+                 file may miss some; end a capture with SIGINT or SIGTERM (never SIGKILL) and read its files once \
+                 renamed from .part",
+                u.file,
+                one(n, "interface", "interfaces"),
+                one(n, "has", "have"),
+            ));
+        }
+        out
+    }
+
+    /// The inputs cut short (ending inside a record, or a compressed stream ending early), in the order
+    /// given: where, as their warnings say it.
+    pub fn cut_short(&self) -> Vec<CutShort> {
+        let cut = |r: &CaptureReader| {
+            let w = r.warnings().iter().find(|w| w.is_cut())?;
+            Some(CutShort {
+                file: r.name().to_owned(),
+                at_byte: w.offset,
+                record: w.frame_index,
+                after_packets: w.packets,
+            })
+        };
+        self.inputs().iter().filter_map(cut).collect()
+    }
+
+    /// The inputs written by `wirestamp capture`, read to their end, with interfaces that have no
+    /// statistics block, in the order given: capture writes one for each interface when it closes a
+    /// file, so the file was never closed (the capture killed: its `.part`) or its copy is cut short,
+    /// and the packets lost while capturing are unknown. Other writers' files are not judged: tcpdump
+    /// and many others never write the blocks. An interface is named once, whatever the blocks that
+    /// describe it (one per timestamp source: capture writes the statistics in the first).
+    pub fn losses_unknown(&self) -> Vec<LossesUnknown> {
+        let mut out = Vec::new();
+        for input in self.inputs().iter().filter(|r| r.ended()) {
+            // Per (section, name), the first block describing it and whether any has statistics (a map:
+            // a file may describe 65,536 interfaces).
+            let mut seen: HashMap<(u32, String), (usize, bool)> = HashMap::new();
+            for (at, i) in input.interfaces().iter().enumerate().filter(|(_, i)| i.by_wirestamp_capture) {
+                let has = seen.entry((i.section, interface_name(i))).or_insert((at, false));
+                has.1 |= i.recorded.is_some();
+            }
+            let mut missing: Vec<(usize, String)> =
+                seen.into_iter().filter(|(_, (_, has))| !has).map(|((_, name), (at, _))| (at, name)).collect();
+            missing.sort_unstable();
+            let interfaces: Vec<String> = missing.into_iter().map(|(_, name)| name).collect();
+            if !interfaces.is_empty() {
+                out.push(LossesUnknown { file: input.name().to_owned(), interfaces });
             }
         }
         out
@@ -541,6 +596,12 @@ impl Pipeline {
             .filter_map(|i| i.recorded)
             .fold(0u64, |n, r| n.saturating_add(r.drops()))
     }
+}
+
+/// An interface as messages name it: its name in the file, control characters (a newline in a name)
+/// escaped, not printed; `#N` (its number in the file) without one.
+fn interface_name(i: &Interface) -> String {
+    i.name.as_deref().map_or_else(|| format!("#{}", i.local_id), |n| n.escape_debug().to_string())
 }
 
 /// At the end of the input: a forced trailer kind that never validated is an error.

@@ -199,22 +199,37 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
         "resolutions": [{ "file": file, "record_resolution_ns": 1 }],
     });
     assert_eq!(r["input"], whole);
-    // Cut inside record 500: read to its end, with a warning naming the file.
+    // Cut inside record 500: read to its end, with a warning naming the file, and named in
+    // `cut_short` where its last whole record ends (a program need not parse the warning to tell it
+    // from a whole capture: `complete` stays true, as reading was not stopped).
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..records[500] + 20]).unwrap();
     let (code, r) = json(&cut);
     assert_eq!(code, Some(0));
     assert_eq!(r["input"]["complete"], true);
     assert_eq!(r["counters"]["frames"], 500);
+    // Record 500: its 16-byte header and caplen bytes, 20 of them present.
+    let needed = records[501] - records[500];
     let w = r["input"]["warnings"][0].as_str().unwrap();
-    assert!(
-        w.starts_with(&format!(
-            "{}: at byte {} (record 500, after 500 packets): file cut short",
+    assert_eq!(
+        w,
+        format!(
+            "{}: at byte {} (record 500, after 500 packets): file cut short inside a record: 20 of {needed} bytes \
+             present, {} missing",
             cut.display(),
-            records[500]
-        )),
-        "{w}"
+            records[500],
+            needed - 20
+        )
     );
+    let cut_short = serde_json::json!([{ "file": cut.to_str().unwrap(), "at_byte": records[500], "record": 500,
+        "after_packets": 500 }]);
+    assert_eq!(r["input"]["cut_short"], cut_short);
+    assert_eq!(r["input"].get("losses_unknown"), None);
+    // With a whole input beside it: only the cut one is named.
+    let out = wirestamp(&["analyze", "-q", "--json", cap.to_str().unwrap(), cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let r2: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r2["input"]["cut_short"], cut_short);
     // The table says so too: a report saved from standard output must not pass for a whole capture's.
     let text = |path: &Path| String::from_utf8(wirestamp(&["analyze", "-q", path.to_str().unwrap()]).stdout).unwrap();
     assert!(text(&cut).lines().any(|l| l == format!("input: {w}")), "{}", text(&cut));
@@ -226,6 +241,8 @@ fn the_json_report_says_whether_the_input_was_read_whole() {
     let (code, r) = json(&bad);
     assert_eq!(code, Some(1));
     assert_eq!(r["input"]["complete"], false);
+    // Stopped, not cut: `stopped` says where.
+    assert_eq!(r["input"].get("cut_short"), None);
     assert_eq!(r["counters"]["frames"], 100);
     let stopped = r["input"]["stopped"].as_str().unwrap();
     assert!(
@@ -278,6 +295,9 @@ fn a_zstd_capture_cut_short_is_analysed_up_to_its_last_whole_block() {
         cut.display()
     );
     assert_eq!(r["input"]["warnings"], serde_json::json!([warning]));
+    let cut_short = serde_json::json!([{ "file": cut.to_str().unwrap(), "at_byte": at, "record": frames,
+        "after_packets": frames }]);
+    assert_eq!(r["input"]["cut_short"], cut_short);
     // Cut in the first block: nothing decoded, the cut said.
     std::fs::write(&cut, &z[..30_000]).unwrap();
     let out = wirestamp(&["analyze", "-q", "--json", cut.to_str().unwrap()]);
@@ -1153,4 +1173,129 @@ fn the_help_teaches_with_examples() {
     let kinds: Vec<&str> = wirestamp_core::trailer::TrailerKind::ALL.iter().map(|k| k.name()).collect();
     assert!(flat.contains(&format!("force on every file: {}.", kinds.join(", "))), "{flat}");
     assert!(flat.contains("How orders are matched to ticks (default: `symbol:1s`,"), "{flat}");
+}
+
+/// A pcapng as `wirestamp capture` writes it (its section comment), with interfaces `eth0` (described
+/// twice: two timestamp sources, the statistics in the first block, as capture writes them) and
+/// `eth1`, 3 frames on each block; `stats` says which statistics blocks to write (eth0's, eth1's):
+/// capture writes both when it closes a file, none when it is killed first. `comment` stands for the
+/// writer's.
+fn capture_like(path: &Path, comment: &str, stats: (bool, bool)) {
+    use wirestamp_capture::RecordedStats;
+    use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
+    use wirestamp_core::{Direction, LinkType};
+    let mut w = PcapngWriter::new(std::fs::File::create(path).unwrap(), Some(comment)).unwrap();
+    let spec = |name: &str| IfaceSpec { link: LinkType::Ethernet, name: name.into(), description: None, snaplen: 0 };
+    let ids = [w.add_interface(&spec("eth0")).unwrap(), w.add_interface(&spec("eth0")).unwrap()];
+    let eth1 = w.add_interface(&spec("eth1")).unwrap();
+    const T: i64 = 1_796_049_000_000_000_000;
+    for (k, id) in [ids[0], ids[1], eth1].into_iter().enumerate() {
+        for i in 0..3 {
+            w.write(id, T + (k * 3 + i) as i64 * 1_000, &[0u8; 60], 60, Direction::Inbound).unwrap();
+        }
+    }
+    let st = IfaceStats { start_ns: Some(T), end_ns: Some(T + 9_000), counters: RecordedStats::default() };
+    for (id, write) in [(ids[0], stats.0), (eth1, stats.1)] {
+        if write {
+            w.write_stats(id, T + 9_000, &st).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+/// A pcapng written by `wirestamp capture` that it never closed (SIGKILL: its `.part`; or a copy cut
+/// short) has no statistics block for its interfaces, so the packets lost while capturing are unknown:
+/// analyze warns (in the table, on stderr, and in `input.warnings`) and names the file and interfaces
+/// in `input.losses_unknown`; it read the file as loss-free, silently. Not for a file capture closed,
+/// nor for one that synth wrote (the same writer, no statistics), nor another tool's without any
+/// (tcpdump never writes them: the shared pcapng corpus is checked in capture's pcapng_suite), nor
+/// for a file not read to its end (`frames -c`, which would not have reached the blocks).
+#[test]
+fn a_capture_file_without_its_statistics_blocks_says_its_losses_are_unknown() {
+    let dir = tmpdir("losses-unknown");
+    let capture = "wirestamp capture --source afpacket -i eth0 -i eth1 on host h; eth0: software timestamps";
+    let json = |path: &Path| -> serde_json::Value {
+        let out = wirestamp(&["analyze", "-q", "--json", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let warning = |path: &Path, them: &str| {
+        format!(
+            "{}: written by wirestamp capture, but {them} no statistics block, which capture writes for each \
+             interface when it closes a file: the capture did not end cleanly (killed: its .part) or this copy of \
+             the file is cut short, so the packets lost while capturing are unknown and figures from this file may \
+             miss some; end a capture with SIGINT or SIGTERM (never SIGKILL) and read its files once renamed from \
+             .part",
+            path.display()
+        )
+    };
+    // Killed before closing: neither interface has a block.
+    let killed = dir.join("k.pcapng.part");
+    capture_like(&killed, capture, (false, false));
+    let r = json(&killed);
+    let want = warning(&killed, "interfaces eth0, eth1 have");
+    assert_eq!(r["input"]["complete"], true);
+    assert_eq!(r["input"]["warnings"], serde_json::json!([want]));
+    assert_eq!(
+        r["input"]["losses_unknown"],
+        serde_json::json!([{ "file": killed.to_str().unwrap(), "interfaces": ["eth0", "eth1"] }])
+    );
+    assert_eq!(r["input"].get("cut_short"), None);
+    let out = wirestamp(&["analyze", "-q", killed.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().any(|l| l == format!("input: {want}")), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).lines().any(|l| l == format!("wirestamp: warning: {want}")));
+    // Killed while closing, eth0's block written: eth1 alone (eth0's second block needs none).
+    let half = dir.join("h.pcapng.part");
+    capture_like(&half, capture, (true, false));
+    let r = json(&half);
+    assert_eq!(r["input"]["warnings"], serde_json::json!([warning(&half, "interface eth1 has")]));
+    assert_eq!(
+        r["input"]["losses_unknown"],
+        serde_json::json!([{ "file": half.to_str().unwrap(), "interfaces": ["eth1"] }])
+    );
+    // Closed: nothing said, the keys absent.
+    let closed = dir.join("c.pcapng");
+    capture_like(&closed, capture, (true, true));
+    let r = json(&closed);
+    assert_eq!(r["input"]["warnings"], serde_json::json!([]));
+    assert_eq!(r["input"].get("losses_unknown"), None);
+    // Its copy cut inside the last block, eth1's statistics: cut short there, and eth1's losses unknown.
+    // The blocks (type, start), walked from their length fields: SHB, 3 IDBs, 9 EPBs, 2 ISBs.
+    let bytes = std::fs::read(&closed).unwrap();
+    let mut blocks = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let word = |o: usize| u32::from_le_bytes(bytes[at + o..at + o + 4].try_into().unwrap());
+        blocks.push((word(0), at));
+        at += word(4) as usize;
+    }
+    let types: Vec<u32> = blocks.iter().map(|b| b.0).collect();
+    assert_eq!(types, [&[0x0a0d_0d0a, 1, 1, 1][..], &[6; 9], &[5, 5]].concat());
+    let last = blocks[14].1;
+    let cut = dir.join("cut.pcapng");
+    std::fs::write(&cut, &bytes[..last + 20]).unwrap();
+    let r = json(&cut);
+    let name = cut.to_str().unwrap();
+    assert_eq!(r["input"]["losses_unknown"], serde_json::json!([{ "file": name, "interfaces": ["eth1"] }]));
+    let cut_short = serde_json::json!([{ "file": name, "at_byte": last, "record": 14, "after_packets": 9 }]);
+    assert_eq!(r["input"]["cut_short"], cut_short);
+    // synth's (the writer's, its own comment) and another tool's: no statistics, nothing said.
+    let synth = dir.join("s.pcapng");
+    capture_like(&synth, "wirestamp synth: synthetic market with ground truth", (false, false));
+    let other = wirestamp_testdata::data_file("libtrace_traces/test/traces/100_packets.pcapng");
+    for p in [&synth, &other] {
+        let r = json(p);
+        assert_eq!(r["input"]["warnings"], serde_json::json!([]), "{}", p.display());
+        assert_eq!(r["input"].get("losses_unknown"), None, "{}", p.display());
+    }
+    // frames: the same warning at the end of a whole read, none after `-c`.
+    let frames = |args: &[&str]| {
+        let out = wirestamp(&[&["frames"][..], args, &[killed.to_str().unwrap()]].concat());
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(frames(&[]).lines().any(|l| l == format!("wirestamp: warning: {want}")), "{}", frames(&[]));
+    assert!(!frames(&["-c", "3"]).contains("warning"), "{}", frames(&["-c", "3"]));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

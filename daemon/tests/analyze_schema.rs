@@ -98,6 +98,20 @@ fn only_when_not_zero(section: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The `input` keys the README says are present only when not empty: those its sentence ending
+/// "present only when not empty" names in backticks, each of which its example's `input` shows.
+fn input_only_when_not_empty(section: &str, input: &Map<String, Value>) -> BTreeSet<String> {
+    let to = section
+        .find("are present only when not empty")
+        .expect("README says which keys are present only when not empty");
+    let from = section[..to].rfind('.').unwrap();
+    let named: BTreeSet<String> = section[from..to].split('`').skip(1).step_by(2).map(str::to_owned).collect();
+    for k in &named {
+        assert!(input.contains_key(k), "README's example input lacks `{k}`");
+    }
+    named
+}
+
 /// The six metric names the README lists, in its order: the backticked plain names between "always
 /// the six, in this order:" and "the last two only with".
 fn documented_metric_names(section: &str) -> Vec<String> {
@@ -129,6 +143,13 @@ fn json_keys_are_the_readmes() {
     assert!(when_not_zero.contains("frames_captured_short"), "{when_not_zero:?}");
     counters.retain(|k| !when_not_zero.contains(k));
     let top = keys(example.as_object().unwrap());
+    // `input`: a whole capture's has none of the keys that name cut files or unknown losses (its JSON as
+    // it was before they came).
+    let input = example["input"].as_object().unwrap();
+    let when_not_empty = input_only_when_not_empty(&section, input);
+    assert_eq!(when_not_empty, BTreeSet::from(["cut_short".to_owned(), "losses_unknown".to_owned()]));
+    let mut input_keys = keys(input);
+    input_keys.retain(|k| !when_not_empty.contains(k));
     let names = documented_metric_names(&section);
     assert_eq!(names.len(), 6, "{names:?}");
 
@@ -160,6 +181,7 @@ fn json_keys_are_the_readmes() {
         assert_eq!(symbols > 0, !args.is_empty(), "{args:?}: symbol dimensions");
         assert_eq!(keys(r["counters"].as_object().unwrap()), counters, "{args:?}: counters differ from README's");
         assert_eq!(keys(r.as_object().unwrap()), top, "{args:?}: the document's keys differ from README's");
+        assert_eq!(keys(r["input"].as_object().unwrap()), input_keys, "{args:?}: input's keys differ from README's");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -231,7 +231,8 @@ fn libpcap_source_captures_both_directions_in_send_order() {
 
 /// A capture killed outright (SIGKILL, the OOM killer) leaves its `.part` holding the frames written
 /// more than a second before, readable: at a low rate they were all still in the output buffer, and
-/// the file was empty.
+/// the file was empty. Its interface has no statistics block (capture writes them when it closes a
+/// file): analyze names it in `input.losses_unknown` and warns (it read the file as loss-free).
 #[test]
 fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
     let _holder = netstamp_holder();
@@ -250,6 +251,13 @@ fn a_killed_capture_leaves_what_it_wrote_a_second_before() {
     child.wait().unwrap();
     assert!(!out.exists(), "a killed capture does not complete its file");
     assert_eq!(frames(&part).len(), 3);
+    let r = analyze_input(&part);
+    assert_eq!(r["losses_unknown"], serde_json::json!([{ "file": part.to_str().unwrap(), "interfaces": ["va"] }]));
+    let w = r["warnings"][0].as_str().unwrap();
+    assert!(
+        w.starts_with(&format!("{}: written by wirestamp capture, but interface va has no", part.display())),
+        "{w}"
+    );
     // A steady 100 frames/s, killed after 2.5 s while still sending: the file holds at least the
     // frames sent in its first second (flushed by two seconds in), whatever the count since.
     std::fs::remove_file(&part).unwrap();
@@ -304,6 +312,19 @@ fn sigterm_completes_the_file_and_size_rotation_numbers_files() {
     assert_eq!(n0 + n1, N as usize, "every frame in exactly one file; stderr: {err}");
     assert!(std::fs::metadata(&f0).unwrap().len() >= 1_000_000);
     assert!(err.contains(&format!("{N} frames written")), "{err}");
+    // Each file closed: a statistics block per interface, nothing said of unknown losses.
+    for f in [&f0, &f1] {
+        let r = analyze_input(f);
+        assert_eq!((r.get("losses_unknown"), &r["warnings"]), (None, &serde_json::json!([])), "{}", f.display());
+    }
+}
+
+/// `wirestamp analyze -q --json FILE`'s `input` object.
+fn analyze_input(file: &Path) -> serde_json::Value {
+    let out = Command::new(BIN).args(["analyze", "-q", "--json"]).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    r["input"].clone()
 }
 
 #[test]

@@ -432,12 +432,46 @@ pub struct InputStatus {
     pub stopped: Option<String>,
     /// What the readers found wrong without stopping (a file cut short, packets recorded as lost).
     pub warnings: Vec<String>,
+    /// The inputs cut short (ending inside a record, or a compressed stream ending early), read up to
+    /// their last whole record: said in `warnings` too, here for a program. Absent when none was, so
+    /// that the report of whole inputs is as it was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut_short: Vec<CutShort>,
+    /// The inputs written by `wirestamp capture` with interfaces that have no statistics block (it
+    /// writes one for each when it closes a file): never closed (killed) or cut short, so the packets
+    /// lost while capturing them are unknown. Said in `warnings` too; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub losses_unknown: Vec<LossesUnknown>,
     /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed.
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
     /// The granularity of each input's record timestamps, in the order given.
     pub resolutions: Vec<InputResolution>,
+}
+
+/// An input cut short ([`InputStatus::cut_short`]): where its last whole record ends, as its warning
+/// says it ("at byte B (record R, after P packets)").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CutShort {
+    /// The input file.
+    pub file: String,
+    /// Where the cut record begins in the (decompressed) stream: the end of the last whole record.
+    pub at_byte: u64,
+    /// The records before it (a pcapng's header and interface blocks counted too).
+    pub record: u64,
+    /// The packets before it (tshark numbers the cut one `after_packets + 1`).
+    pub after_packets: u64,
+}
+
+/// An input of `wirestamp capture` whose losses are unknown ([`InputStatus::losses_unknown`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LossesUnknown {
+    /// The input file.
+    pub file: String,
+    /// The interfaces without a statistics block, by their names in the file (`#N`, the interface's
+    /// number in the file, for one without a name).
+    pub interfaces: Vec<String>,
 }
 
 /// The unit of one input's record timestamps ([`InputStatus::resolutions`]): a frame timed by its
