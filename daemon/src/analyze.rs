@@ -396,7 +396,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         out = serde_json::to_vec_pretty(&report)?;
         out.push(b'\n');
     } else {
-        if detect {
+        // Reading stopped before any frame (a forced trailer that does not fit, a malformed first record):
+        // that nothing was detected says nothing, and would send the reader to --md first.
+        if detect && (index > 0 || failure.is_none()) {
             if detected.is_empty() {
                 writeln!(out, "detected no MoldUDP64 feed and no SoupBinTCP session: give them with --md / --orders")?;
             } else {

@@ -10,7 +10,7 @@ use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, S
 use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::{CutShort, InputResolution, InputTrailers, LossesUnknown, one};
 use wirestamp_core::dissect::{Dissection, dissect_into};
-use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerMode, TrailerStamp};
+use wirestamp_core::trailer::{Decoded, TrailerDecoder, TrailerError, TrailerKind, TrailerMode, TrailerStamp};
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 /// One frame with what the front of the pipeline learnt about it.
@@ -609,7 +609,13 @@ fn interface_name(i: &Interface) -> String {
 fn finish_decoders(decoders: &[TrailerDecoder], files: &[PathBuf]) -> Result<()> {
     for (d, file) in decoders.iter().zip(files) {
         d.finish().map_err(|e| {
-            anyhow::anyhow!("{}: --trailer {} does not validate: {}", file.display(), e.kind.name(), e.reason)
+            anyhow::anyhow!(
+                "{}: --trailer {} does not validate: {}; {}",
+                file.display(),
+                e.kind.name(),
+                e.reason,
+                forced_trailer_fix(e.kind)
+            )
         })?;
     }
     Ok(())
@@ -637,10 +643,21 @@ fn check_into<'a>(s: &mut Stamped<'a>, decoder: &mut TrailerDecoder) -> Result<(
 
 fn trailer_error(file: &Path, frame_in_input: u64, e: &TrailerError) -> anyhow::Error {
     anyhow::anyhow!(
-        "{}: frame {frame_in_input}: --trailer {} does not validate: {}",
+        "{}: frame {frame_in_input} (tshark's {}): --trailer {} does not validate: {}; {}",
         file.display(),
+        frame_in_input + 1,
         e.kind.name(),
-        e.reason
+        e.reason,
+        forced_trailer_fix(e.kind)
+    )
+}
+
+/// What to do when a forced trailer kind does not fit a file's frames.
+fn forced_trailer_fix(kind: TrailerKind) -> String {
+    format!(
+        "if this file's frames carry no {0} trailer, leave --trailer out (auto: each kind is looked for and \
+         validated), or force it on the tapped file only with --trailer FILE={0}",
+        kind.name()
     )
 }
 

@@ -1299,3 +1299,25 @@ fn a_capture_file_without_its_statistics_blocks_says_its_losses_are_unknown() {
     assert!(!frames(&["-c", "3"]).contains("warning"), "{}", frames(&["-c", "3"]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A forced trailer kind that the first frame does not carry stops reading at once: the report says
+/// where (0-based and as tshark numbers it) and what to do, and does not open with "detected no
+/// MoldUDP64 feed ... give them with --md / --orders", which nothing was read to support.
+#[test]
+fn a_forced_trailer_that_does_not_fit_is_named_with_its_fix_and_nothing_else() {
+    let dir = support::tmpdir("forced-trailer-stop");
+    let cap = small_capture(&dir);
+    let out = wirestamp(&["analyze", "--trailer", "metamako", &cap]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.starts_with("metric "), "{stdout}");
+    assert!(!stdout.contains("detected"), "{stdout}");
+    let want = format!(
+        "input: stopped after 0 frames: {cap}: frame 0 (tshark's 1): --trailer metamako does not validate: no room \
+         for a trailer after the packet; if this file's frames carry no metamako trailer, leave --trailer out (auto: \
+         each kind is looked for and validated), or force it on the tapped file only with --trailer FILE=metamako: \
+         the figures cover only the frames before it"
+    );
+    assert!(stdout.lines().any(|l| l == want), "no line {want:?} in\n{stdout}");
+}

@@ -59,7 +59,15 @@ fn forced_trailer_that_does_not_validate_is_an_error_naming_file_and_frame() {
     let f = data_file("pcap_market/elk_nasdaq.pcap");
     let (ok, _out, err) = run(&["--trailer", "metamako", f.to_str().unwrap()]);
     assert!(!ok);
-    assert!(err.contains("elk_nasdaq.pcap: frame 0: --trailer metamako does not validate"), "{err}");
+    // Named as tshark numbers it too, and with what to do.
+    assert!(err.contains("elk_nasdaq.pcap: frame 0 (tshark's 1): --trailer metamako does not validate: "), "{err}");
+    assert!(
+        err.contains(
+            "; if this file's frames carry no metamako trailer, leave --trailer out (auto: each kind is looked for \
+             and validated), or force it on the tapped file only with --trailer FILE=metamako"
+        ),
+        "{err}"
+    );
     let (ok, _, err) = run(&["--trailer", "nosuch", f.to_str().unwrap()]);
     assert!(!ok);
     assert!(err.contains("--trailer nosuch"), "{err}");
