@@ -385,6 +385,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
         warnings: pipe.warnings().into_iter().chain(tx.warnings.iter().cloned()).collect(),
         cut_short: pipe.cut_short(),
         losses_unknown: pipe.losses_unknown(),
+        records_without_frame: pipe.records_without_frame(),
         frames_without_time: no_time,
         trailers: pipe.trailers(),
         resolutions: pipe.resolutions(),

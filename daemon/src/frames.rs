@@ -209,6 +209,10 @@ pub fn run(args: &FramesArgs) -> Result<ExitCode> {
 
     if !args.quiet {
         print_summary(&summary, args.files.len());
+        let skipped = pipe.records_without_frame();
+        if !skipped.is_empty() {
+            crate::note!("wirestamp: {}", wirestamp_core::analyze::report::records_without_frame_line(&skipped));
+        }
         // Per input, what the trailer check found and what it refused (analyze's report says the same).
         for t in pipe.trailers().iter().filter(|t| t.worth_a_line()) {
             crate::note!("wirestamp: {}", t.line());

@@ -3,7 +3,7 @@
 
 use crate::output::{same_file, same_pair};
 use anyhow::{Result, bail};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, STDIN};
@@ -543,6 +543,18 @@ impl Pipeline {
             ));
         }
         out
+    }
+
+    /// Records of all inputs that carried no frame, by kind, but the pcapng statistics blocks (their
+    /// counts are read: [`Pipeline::recorded_drops`]).
+    pub fn records_without_frame(&self) -> BTreeMap<String, u64> {
+        let mut all = BTreeMap::new();
+        for r in self.inputs() {
+            for (&kind, &k) in r.stats().skipped.iter().filter(|(kind, _)| **kind != "pcapng ISB") {
+                *all.entry(kind.to_owned()).or_default() += k;
+            }
+        }
+        all
     }
 
     /// The inputs cut short (ending inside a record, or a compressed stream ending early), in the order

@@ -143,11 +143,14 @@ fn json_keys_are_the_readmes() {
     assert!(when_not_zero.contains("frames_captured_short"), "{when_not_zero:?}");
     counters.retain(|k| !when_not_zero.contains(k));
     let top = keys(example.as_object().unwrap());
-    // `input`: a whole capture's has none of the keys that name cut files or unknown losses (its JSON as
-    // it was before they came).
+    // `input`: a whole capture's has none of the keys that name cut files, unknown losses or records
+    // without a frame (its JSON as it was before they came).
     let input = example["input"].as_object().unwrap();
     let when_not_empty = input_only_when_not_empty(&section, input);
-    assert_eq!(when_not_empty, BTreeSet::from(["cut_short".to_owned(), "losses_unknown".to_owned()]));
+    assert_eq!(
+        when_not_empty,
+        BTreeSet::from(["cut_short".to_owned(), "losses_unknown".to_owned(), "records_without_frame".to_owned()])
+    );
     let mut input_keys = keys(input);
     input_keys.retain(|k| !when_not_empty.contains(k));
     let names = documented_metric_names(&section);

@@ -124,3 +124,28 @@ fn json_absent_values_are_null() {
     let rows: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert!(rows.iter().any(|v| v["quality"] == "record_error"), "{out}");
 }
+
+/// An ERF of provenance (META) records only: neither command has a frame to show, and both say how many
+/// records carried none, by kind, rather than ending with "0 frames" and no word. tshark, which shows
+/// each record, is the count's oracle (its ERF type 27).
+#[test]
+fn records_without_a_frame_are_counted_by_kind() {
+    let f = data_file("libtrace_traces/test/traces/provenance.erf");
+    let meta = wirestamp_testdata::tshark_fields(&f, &[], &["erf.types.type"]).iter().filter(|r| r[0] == "27").count();
+    assert!(meta > 0);
+    let want = format!("{meta} records carried no frame and were not analysed: erf META {meta}");
+    let (ok, _out, err) = run(&[f.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(err.lines().any(|l| l == format!("wirestamp: {want}")), "{want:?} in {err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).arg("analyze").arg(&f).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l == want), "{want:?} in {text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "--json"]).arg(&f).output().unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["input"]["records_without_frame"], serde_json::json!({ "erf META": meta }));
+    // A capture whose every record is a frame (or a statistics block) has no such key.
+    let f = data_file("pcap_market/elk_nasdaq.pcap");
+    let out = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(["analyze", "--json"]).arg(&f).output().unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["input"].get("records_without_frame"), None);
+}

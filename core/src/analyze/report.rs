@@ -442,12 +442,30 @@ pub struct InputStatus {
     /// lost while capturing them are unknown. Said in `warnings` too; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub losses_unknown: Vec<LossesUnknown>,
+    /// Records that carry no frame, by kind, all inputs together ("erf META", "erf non-Ethernet type",
+    /// "pcapng custom block", "pcapng unknown block", "pcapng NRB", ...; not the pcapng statistics
+    /// blocks, whose counts are read): nothing in them was analysed. Absent when none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub records_without_frame: BTreeMap<String, u64>,
     /// Frames without any timestamp (pcapng Simple Packet Blocks), not analysed.
     pub frames_without_time: u64,
     /// What the tap-trailer check found in each input, in the order given.
     pub trailers: Vec<InputTrailers>,
     /// The granularity of each input's record timestamps, in the order given.
     pub resolutions: Vec<InputResolution>,
+}
+
+/// The line that says which records carried no frame ([`InputStatus::records_without_frame`]), for
+/// `analyze` and `frames` alike.
+pub fn records_without_frame_line(kinds: &BTreeMap<String, u64>) -> String {
+    let total: u64 = kinds.values().sum();
+    let each: Vec<String> = kinds.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    format!(
+        "{} carried no frame and {} not analysed: {}",
+        n(total, "record", "records"),
+        one(total, "was", "were"),
+        each.join(", ")
+    )
 }
 
 /// An input cut short ([`InputStatus::cut_short`]): where its last whole record ends, as its warning
@@ -1355,6 +1373,9 @@ impl Report {
             if srcs.is_empty() { "none".to_owned() } else { srcs.join(", ") },
             c.degraded_clock_frames
         );
+        if !self.input.records_without_frame.is_empty() {
+            let _ = writeln!(o, "{}", records_without_frame_line(&self.input.records_without_frame));
+        }
         if self.input.frames_without_time > 0 {
             let _ = writeln!(
                 o,
