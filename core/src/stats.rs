@@ -438,9 +438,64 @@ pub fn format_ns(ns: i64) -> String {
     }
 }
 
+/// A percentile for people: [`format_ns`]'s units, to 3 significant digits, which is what the
+/// histogram keeps (a bucket is a 1/2,048 of its value wide: `324.86us` would claim ten times more).
+/// Below 1 us the ns are whole and shown as they are.
+pub fn format_ns_3(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "" };
+    if a < 1_000 {
+        return format!("{sign}{a}ns");
+    }
+    // Rounded to 3 significant digits (halves up), the unit chosen after rounding (999,600 ns is
+    // 1.00ms).
+    let step = 10u64.pow(a.ilog10() - 2);
+    let r = (a + step / 2) / step * step;
+    let (unit, name) = match r {
+        ..1_000_000 => (1_000, "us"),
+        ..1_000_000_000 => (1_000_000, "ms"),
+        _ => (1_000_000_000, "s"),
+    };
+    let whole = r / unit;
+    // Decimals that make 3 digits with the whole part (none beyond 100 units).
+    let decimals = 3u32.saturating_sub(whole.ilog10() + 1);
+    if decimals == 0 {
+        return format!("{sign}{whole}{name}");
+    }
+    let frac = r % unit / (unit / 10u64.pow(decimals));
+    format!("{sign}{whole}.{frac:0width$}{name}", width = decimals as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Percentiles to 3 significant digits, each case by hand: the unit follows the rounding, whole ns
+    /// below a microsecond, negatives alike.
+    #[test]
+    fn percentiles_show_the_three_digits_the_histogram_keeps() {
+        let cases = [
+            (0, "0ns"),
+            (999, "999ns"),
+            (1_000, "1.00us"),
+            (1_433, "1.43us"),
+            (1_435, "1.44us"),
+            (6_150, "6.15us"),
+            (18_670, "18.7us"),
+            (99_949, "99.9us"),
+            (99_950, "100us"),
+            (324_863, "325us"),
+            (999_499, "999us"),
+            (999_500, "1.00ms"),
+            (12_345_678, "12.3ms"),
+            (999_600_000, "1.00s"),
+            (1_234_000_000_000, "1230s"),
+            (-18_670, "-18.7us"),
+        ];
+        for (ns, want) in cases {
+            assert_eq!(format_ns_3(ns), want, "{ns}");
+        }
+    }
 
     /// Each percentile is the sample of rank ceil(q × n) (1-based), whatever n: 29 samples' p50 is the
     /// 15th. The samples are 1 to n ns: below 2,048 every value has a bucket of its own, so a

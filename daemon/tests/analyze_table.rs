@@ -312,3 +312,28 @@ fn a_connection_whose_only_fault_is_a_hole_names_where_it_was_found() {
          skipped to resync, 0 framing errors, 0 bytes cut at the end; first anomaly found at frame 4"
     );
 }
+
+/// One order 18,000 ns after its trigger: min, max and mean are exact and shown so (`18.00us`); the
+/// percentiles (here the sample itself, a percentile never lying beyond the exact max) are shown to the
+/// 3 significant digits the histogram keeps (`18.0us`): at that size its buckets are 16 ns wide.
+#[test]
+fn percentiles_are_shown_to_the_digits_the_histogram_keeps() {
+    let frames = vec![
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, tick_a(1)),
+        (T0 + 18_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+    ];
+    let dir = tmpdir("percentile-digits");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", r"token:T(\d+)"];
+    let r = analyze_json(&args, &cap);
+    let text = analyze_text(&args, &cap);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!([&t2t["min_ns"], &t2t["p50_ns"], &t2t["max_ns"]], [18_000, 18_000, 18_000]);
+    assert_eq!(
+        row(&text, "tick_to_trade"),
+        ["tick_to_trade", "1", "18.00us", "18.0us*", "18.0us*", "18.0us*", "18.0us*", "18.0us*", "18.00us", "18.00us"]
+    );
+}

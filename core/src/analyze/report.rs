@@ -4,7 +4,7 @@ use super::flows::OrderProto;
 use super::orders::StreamCounters;
 use super::{Analyzer, Counters, METRICS, Metric};
 use crate::reasm::ReasmStats;
-use crate::stats::{Latency, STABLE_TAIL_SAMPLES, Tally, format_ns};
+use crate::stats::{Latency, STABLE_TAIL_SAMPLES, Tally, format_ns, format_ns_3};
 use crate::trailer::{TrailerKind, TrailerMode, TrailerStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -1107,13 +1107,15 @@ impl Report {
                     n(m.saturated, "sample", "samples")
                 ));
             }
+            // Percentiles to the 3 digits the histogram keeps; min, max and mean are exact.
             let mut f = |v: Option<i64>, label: &str| match v {
                 None => "-".to_owned(),
                 Some(v) if m.unstable.contains(&label) => {
                     any_unstable = true;
-                    format!("{}*", format_ns(v))
+                    format!("{}*", format_ns_3(v))
                 }
-                Some(v) => format_ns(v),
+                Some(v) if label.is_empty() => format_ns(v),
+                Some(v) => format_ns_3(v),
             };
             cells.push([
                 table_name(indent, &m.name),
