@@ -453,7 +453,7 @@ pub fn format_ns_3(ns: i64) -> String {
     let r = (a + step / 2) / step * step;
     let (unit, name) = match r {
         ..1_000_000 => (1_000, "us"),
-        ..1_000_000_000 => (1_000_000, "ms"),
+        1_000_000..1_000_000_000 => (1_000_000, "ms"),
         _ => (1_000_000_000, "s"),
     };
     let whole = r / unit;
