@@ -279,7 +279,7 @@ pub struct AnalyzeArgs {
 
     /// How long a request (Enter, Replace, Cancel, Modify) waits for the exchange's response before it
     /// is counted as unacknowledged (e.g. 10s, 500ms). A response after that pairs with nothing: it is
-    /// counted as unmatched (an Order Canceled as one the exchange sent unasked).
+    /// counted as late (`late_responses`, with a note: order_to_ack excludes it).
     #[arg(long, default_value = "10s", value_name = "DURATION")]
     pub ack_timeout: String,
 

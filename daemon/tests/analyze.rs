@@ -540,7 +540,8 @@ fn an_order_times_out_even_when_frames_come_out_of_time_order() {
     let ms = 1_000_000;
     // Order 1 at 100 ms, then order 2 recorded earlier, at 50 ms (merged taps, say). Order 1 is
     // answered at 10 s (9.9 s later); order 3 at 10.01 s; order 2's answer comes at 10.06 s, past
-    // its 10 s timeout (at 10.05 s): order 2 is unacknowledged and its answer unmatched. Order 3
+    // its 10 s timeout (at 10.05 s): order 2 is unacknowledged and its answer late (neither paired nor
+    // unmatched: it answers a request that timed out). Order 3
     // is still waiting at the end, 50 ms after it was sent: awaiting its answer, not unacknowledged.
     let frames = vec![
         (T0 + 100 * ms, tcp(1, &order(1))),
@@ -556,9 +557,10 @@ fn an_order_times_out_even_when_frames_come_out_of_time_order() {
     let c = &r["counters"];
     assert_eq!(
         (c["orders"].as_u64(), c["acked"].as_u64(), c["unacked"].as_u64(), c["unmatched_responses"].as_u64()),
-        (Some(3), Some(1), Some(1), Some(1)),
+        (Some(3), Some(1), Some(1), Some(0)),
         "{c}"
     );
+    assert_eq!(c["late_responses"], 1, "{c}");
     assert_eq!(c["awaiting_at_end"], 1);
     assert_eq!(metric(&r, "order_to_ack")["max_ns"], 9_900 * ms);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -81,7 +81,10 @@ struct SessionTicks {
     slots: Vec<Slot>,
     /// The lowest sequence the ring held, and whether it restarted: once `base` has moved past the
     /// first (a slot forgotten) or the ring restarted, a sequence below `base` may be one seen before.
-    /// Until then none was, and one that comes is new (a feed lagging at the start).
+    /// Until then none was, and one that comes is new (a feed lagging at the start). Slots left for
+    /// room, or at a restart, move `first` to `base` and count as a restart: the sequences from
+    /// `first` to `base` are exactly those that left the ring by time ([`Arbiter::older_than`]).
+    /// (Kept in these two fields: one more made every packet's session lookup cost more.)
     first: u64,
     restarted: bool,
 }
@@ -124,7 +127,7 @@ impl SessionTicks {
 
     /// Forgets every slot; the ring starts again at `base`.
     fn clear(&mut self, base: u64) {
-        (self.base, self.head, self.len, self.restarted) = (base, 0, 0, true);
+        (self.base, self.head, self.len, self.restarted, self.first) = (base, 0, 0, true, base);
     }
 
     /// Room for `len` slots: capacity doubled (at least 64), never past `max` rounded up to a power of
@@ -364,6 +367,17 @@ impl Arbiter {
         self.sessions.iter().filter_map(move |(session, s)| s.slot(seq).is_some_and(|x| !x.seen).then_some(*session))
     }
 
+    /// The sessions whose tick `seq` is older than `not_before`: held, its first copy before that
+    /// (`true`), or let go by time (`false`: ticks leave a ring in sequence order once older than the
+    /// retention before a later packet, or before the hold; the slot may have been a sequence found
+    /// missing, which the caller asks the feeds about).
+    pub fn older_than(&self, seq: u64, not_before: i64) -> impl Iterator<Item = (Session, bool)> + '_ {
+        self.sessions.iter().filter_map(move |(session, s)| match s.slot(seq) {
+            Some(x) => (x.seen && x.time_ns < not_before).then_some((*session, true)),
+            None => (seq >= s.first && seq < s.base).then_some((*session, false)),
+        })
+    }
+
     /// The tick with sequence `seq`, first copied at `not_before` or later, in whichever session has
     /// it: `Ok(None)` when none does, `Err(n)` when `n > 1` sessions do (ambiguous). (Older ticks may
     /// be held for another order: they must not make this one ambiguous.)
@@ -489,6 +503,7 @@ impl Ring<'_> {
         while idx + 1 > max {
             s.pop_front();
             idx -= 1;
+            (s.first, s.restarted) = (s.base, true);
         }
         self.reserve(idx + 1, max);
         let s = &mut *self.s;

@@ -131,6 +131,7 @@ impl Analyzer {
             self.pending_order.pop_first();
             if self.take_request(conn, id, n).is_some() {
                 self.counters.unacked += 1;
+                self.timed_out(conn, id);
             }
         }
         // Ticks recorded after orders parked under the symbol rule that they may be the match of.

@@ -26,7 +26,14 @@ impl Analyzer {
     /// [`MAX_WAITING_ORDERS`](super::limits::MAX_WAITING_ORDERS) wait,
     /// [`MAX_WAITING_PER_SYMBOL`](super::limits::MAX_WAITING_PER_SYMBOL) of one symbol: beyond, the one due first is
     /// matched now.
-    fn wait_reorder(&mut self, ci: usize, m: &OrderMsg, snd: Option<i64>, best: Option<SymTick>, found: Option<Found>) {
+    fn wait_reorder(
+        &mut self,
+        ci: usize,
+        m: &OrderMsg,
+        snd: Option<i64>,
+        (best, prev): (Option<SymTick>, i64),
+        found: Option<Found>,
+    ) {
         let until = m.first.time_ns.saturating_add(REORDER_NS);
         let symbol = m.summary.symbol.filter(|_| matches!(self.cfg.matching, MatchRule::Symbol { .. }));
         // (Never more of one symbol than of all: the common case looks nothing up.)
@@ -45,14 +52,14 @@ impl Analyzer {
         {
             self.release_for_room(first);
         }
-        let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, late_only: false, found };
+        let p = Parked { give_up: until, conn: ci, msg: *m, snd, best, prev, late_only: false, found };
         self.reorder_n += 1;
         let key = (until, self.reorder_n);
         self.reorder.insert(key, p);
         if let Some(s) = symbol {
             let waiters = self.reorder_by_symbol.entry(s).or_default();
             let at = waiters.partition_point(|w| w.key < key);
-            waiters.insert(at, Waiter { key, t: m.first.time_ns, best });
+            waiters.insert(at, Waiter { key, t: m.first.time_ns, best, prev });
         }
         self.wake_at = self.wake_at.min(until);
         self.watch_parked();
@@ -70,7 +77,7 @@ impl Analyzer {
             if waiters.get(at).is_some_and(|w| w.key == key)
                 && let Some(w) = waiters.remove(at)
             {
-                p.best = w.best;
+                (p.best, p.prev) = (w.best, w.prev);
             }
             // Kept empty for the symbol's next order (no allocation per order), unless there are many
             // (symbols of orders are any bytes).
@@ -111,12 +118,31 @@ impl Analyzer {
         }
     }
 
-    /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: unmatched.
+    /// Request `id` on connection `ci` went unacknowledged: remembered, so that a response that
+    /// comes after it counts as late.
+    #[cold]
+    pub(super) fn timed_out(&mut self, ci: usize, id: OrderId) {
+        match self.timed_out.get_mut(&(ci, id)) {
+            Some(n) => *n += 1,
+            None => self.timed_out.insert((ci, id), 1),
+        }
+    }
+
+    /// The oldest response waiting for its request ([`EarlyResponse`]) stops waiting: late, when a
+    /// request of its order id went unacknowledged (it takes the oldest), else unmatched.
     #[inline]
     pub(super) fn early_response_unmatched(&mut self) {
         // The oldest of all is the first of its id's.
         if let Some((_, e)) = self.early_responses.pop_first() {
             self.early_gone(e.conn, e.id);
+            if let Some(n) = self.timed_out.get_mut(&(e.conn, e.id)) {
+                *n -= 1;
+                if *n == 0 {
+                    self.timed_out.remove(&(e.conn, e.id));
+                }
+                self.counters.late_responses += 1;
+                return;
+            }
             match e.cancel {
                 true => self.counters.unsolicited_cancels += 1,
                 false => self.counters.unmatched_responses += 1,
@@ -151,7 +177,7 @@ impl Analyzer {
                 if k.0 > t {
                     continue;
                 }
-                p.best = match p.best {
+                let best = match p.best {
                     Some(b) if forgotten && (b.1, b.2) == (k.1, k.2) => ticks.at_or_before(symbol, t),
                     Some(b) if forgotten && b.0 > k.0 => Some(b),
                     _ if forgotten => None,
@@ -168,6 +194,21 @@ impl Analyzer {
                     Some(b) if b.0 > k.0 => Some(b),
                     _ => Some(k),
                 };
+                // The newest tick known before the match: an earlier one offered now, or, the match
+                // moved, the history's before it (ticks it let go included), the old match and what
+                // was known before that, whichever is newest and before the new match.
+                p.prev = match (p.best, best) {
+                    (_, None) => i64::MIN,
+                    (Some(b), Some(n)) if b.0 == n.0 => match k.0 < n.0 {
+                        true => p.prev.max(k.0),
+                        false => p.prev,
+                    },
+                    (old, Some(n)) => [old.map_or(i64::MIN, |o| o.0), p.prev, k.0]
+                        .into_iter()
+                        .filter(|&c| c < n.0)
+                        .fold(ticks.before(symbol, n.0), i64::max),
+                };
+                p.best = best;
             }
         }
     }
@@ -388,6 +429,17 @@ impl Analyzer {
         }
     }
 
+    /// Whether tick `seq`, the trigger of an order at `t` left unmatched, is older than the retention:
+    /// held with its first copy more than `--tick-retention` before `t`, or let go by time after a
+    /// feed brought it ([`Arbiter::older_than`](super::arbiter::Arbiter::older_than)).
+    #[cold]
+    fn beyond_retention(&self, seq: u64, t: i64) -> bool {
+        let brought = |session| (0..self.feeds.len()).any(|fi| self.seq.has_seen(fi as u16, session, seq));
+        self.arbiter
+            .older_than(seq, t.saturating_sub(self.cfg.tick_retain_ns))
+            .any(|(session, held)| held || brought(session))
+    }
+
     /// Whether `seq` is 0 (MoldUDP64 numbers messages from 1) or, some feed having brought messages,
     /// lies outside the sequence range of each.
     #[inline]
@@ -443,7 +495,7 @@ impl Analyzer {
                     // earlier copy the capture may record late, then takes the tick's time then.
                     Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
                         let found = Some((session, seq, tick.time_ns, tick.feed));
-                        return self.wait_reorder(ci, m, snd, None, found);
+                        return self.wait_reorder(ci, m, snd, (None, i64::MIN), found);
                     }
                     Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
                     // Found before, no longer in the window (a retention shorter than the wait).
@@ -462,7 +514,16 @@ impl Analyzer {
                             false => now.saturating_add(step),
                             true => t.saturating_add(REORDER_NS).min(now.saturating_add(step)),
                         };
-                        let p = Parked { give_up, conn: ci, msg: *m, snd, best: None, late_only, found: None };
+                        let p = Parked {
+                            give_up,
+                            conn: ci,
+                            msg: *m,
+                            snd,
+                            best: None,
+                            prev: i64::MIN,
+                            late_only,
+                            found: None,
+                        };
                         return self.park(until, p);
                     }
                     Ok(None) => None,
@@ -477,28 +538,47 @@ impl Analyzer {
                 // REORDER_NS) is waited for: the order waits until capture time has passed its first
                 // byte by that much, offered the ticks of its symbol recorded meanwhile.
                 let window = *window_ns;
-                let newest_before = match retry {
-                    Some(r) => r.best,
-                    None => s.symbol.and_then(|sym| self.last_by_symbol.at_or_before(sym, t)),
+                let (newest_before, prev) = match retry {
+                    Some(r) => (r.best, r.prev),
+                    None => match s.symbol.and_then(|sym| self.last_by_symbol.at_or_before_with_prev(sym, t)) {
+                        Some((b, prev)) => (Some(b), prev),
+                        None => (None, i64::MIN),
+                    },
                 };
                 if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) && s.symbol.is_some() {
                     // Its match so far, which a tick recorded from now on may better (`late_ticks`).
-                    return self.wait_reorder(ci, m, snd, newest_before, None);
+                    return self.wait_reorder(ci, m, snd, (newest_before, prev), None);
                 }
                 match newest_before {
                     Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }
+                        // The rule cannot tell which of the ticks in its window triggered the order: an
+                        // earlier one would make the latency longer than the one recorded.
+                        if prev != i64::MIN && t.saturating_sub(prev) <= window {
+                            self.counters.symbol_matches_with_earlier_ticks += 1;
+                            if prev >= tt.saturating_sub(t.saturating_sub(tt)) {
+                                self.counters.symbol_matches_with_earlier_ticks_within_latency += 1;
+                            }
+                        }
                         Some((session, seq, tt, feed))
                     }
-                    _ => None,
+                    // Its symbol ticked before it, but only longer ago than the window.
+                    Some(_) => {
+                        self.counters.unmatched_beyond_window += 1;
+                        None
+                    }
+                    None => None,
                 }
             }
         };
         let Some((session, seq, tick_time, feed)) = found else {
             self.counters.unmatched_orders += 1;
             if let Some((tok, seq)) = read {
+                if self.beyond_retention(seq, t) {
+                    self.counters.unmatched_beyond_retention += 1;
+                }
                 self.unmatched_token(tok, seq);
             }
             return;

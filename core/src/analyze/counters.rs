@@ -142,6 +142,35 @@ pub struct Counters {
     /// The most bytes captured of any of those frames (about the capture's snap length).
     #[serde(skip_serializing_if = "is_zero")]
     pub captured_short_max_bytes: u64,
+    /// Symbol rule: matched orders for which the rule had more than one candidate: another tick of the
+    /// order's symbol, stamped before the tick matched (not at its time: one packet's messages are
+    /// `ambiguous`), lay within the window before the order. The rule takes the newest; where the
+    /// strategy reacted to an earlier one, the latency is longer than the one recorded. In the JSON
+    /// only when not 0, as are the counters below.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub symbol_matches_with_earlier_ticks: u64,
+    /// Those of them whose earlier tick came no longer before the tick matched than the order came
+    /// after it (`matched - earlier <= order - matched`): the latency from that tick would be at most
+    /// twice the one recorded, a reaction time as plausible as the one recorded.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub symbol_matches_with_earlier_ticks_within_latency: u64,
+    /// Symbol rule: orders unmatched (among `unmatched_orders`) whose symbol's newest tick before
+    /// them lay further back than the window: if a tick triggered them, their latency exceeds it.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmatched_beyond_window: u64,
+    /// Token rule: orders unmatched (among `unmatched_orders`) whose trigger a feed brought but the
+    /// tick index no longer offered: its first copy more than `--tick-retention` before the order,
+    /// or let go from the index as older than the retention before a later packet (not for room,
+    /// nor at a restart of the index). The slowest orders, by construction.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmatched_beyond_retention: u64,
+    /// Responses that came after their request had gone unacknowledged (`--ack-timeout` ran out; the
+    /// request is among `unacked`): a response, with no request of its order id awaiting one, of an
+    /// order id with a request timed out among the last
+    /// [`MAX_TIMED_OUT_REMEMBERED`](super::limits::MAX_TIMED_OUT_REMEMBERED) (the oldest first). Not in
+    /// `unmatched_responses` nor `unsolicited_cancels`; `order_to_ack` has no sample of them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub late_responses: u64,
 }
 
 /// For `skip_serializing_if`: a counter added to the JSON after its schema settled, present only when

@@ -96,6 +96,12 @@ pub const MAX_PENDING_REQUESTS: usize = 1 << 18;
 /// oldest is unmatched ([`Counters::responses_released_for_room`](super::Counters::responses_released_for_room)).
 pub const MAX_EARLY_RESPONSES: usize = 1 << 16;
 
+/// Requests that went unacknowledged (their `--ack-timeout` ran out) remembered at once, at most, so
+/// that a response that comes after is told apart from one that answers nothing
+/// ([`Counters::late_responses`](super::Counters::late_responses)): each costs about 70 bytes (5 MB in
+/// all); beyond, the oldest is forgotten, and a response to it counts as unmatched.
+pub const MAX_TIMED_OUT_REMEMBERED: usize = 1 << 16;
+
 /// Ticks one symbol's history keeps, at most (`SymHistory`): a busy symbol's ticks over the 1 s an
 /// order held by reassembly keeps them, well beyond its millisecond of the allowance; each costs 40
 /// bytes, and a tick recorded late moves up to half of them. Beyond, the oldest are forgotten

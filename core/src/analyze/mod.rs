@@ -31,7 +31,7 @@ pub use counters::Counters;
 pub use limits::{
     MAX_CONNECTIONS, MAX_DETECTED_FEEDS, MAX_DETECTED_SESSIONS, MAX_EARLY_RESPONSES, MAX_FEED_SESSIONS,
     MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS, MAX_SYMBOLS,
-    MAX_TICKS_KEPT, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
+    MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
 };
 
 use crate::dissect::{Dissection, Transport};
@@ -410,6 +410,10 @@ pub struct Analyzer {
     early_responses: BTreeMap<u64, EarlyResponse>,
     /// The responses counted in `early_responses` so far.
     early_n: u64,
+    /// Requests that went unacknowledged, by connection and order id, how many of each
+    /// ([`MAX_TIMED_OUT_REMEMBERED`] at most, the latest): a response that comes after them is late,
+    /// not unmatched ([`Counters::late_responses`]).
+    timed_out: bounded::BoundedMap<(usize, OrderId), u32>,
     /// Each (connection, order id)'s responses in `early_responses`, by arrival: an order takes its
     /// id's first without a scan (a scan per order, or one for its position, was quadratic when many
     /// responses wait).
@@ -563,6 +567,7 @@ impl Analyzer {
             limits: LIMITS,
             early_responses: BTreeMap::new(),
             early_n: 0,
+            timed_out: bounded::BoundedMap::new(MAX_TIMED_OUT_REMEMBERED),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
             release_reorder: false,

@@ -276,6 +276,8 @@ pub struct Report {
     /// The correlation rule.
     #[serde(rename = "match")]
     pub matching: String,
+    /// The settings that shape the figures.
+    pub settings: Settings,
     /// First frame time used, ns.
     pub first_time_ns: Option<i64>,
     /// Last frame time used, ns.
@@ -302,6 +304,73 @@ pub struct Report {
     pub input: InputStatus,
     /// What looks like a mistake in the feeds and sessions given, with what to try.
     pub notes: Vec<String>,
+}
+
+/// The settings that shape the figures ([`Report::settings`]): a report read later, or beside
+/// another's, must say what it was made with (a shorter retention or timeout cuts the slowest samples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Settings {
+    /// `--tick-retention`: how long ticks are kept for arbitration and the token rule, ns.
+    pub tick_retention_ns: i64,
+    /// `--ack-timeout`: how long a request waits for its response, ns.
+    pub ack_timeout_ns: i64,
+    /// The symbol rule's window (`--match symbol:WINDOW`), ns; only under the symbol rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol_window_ns: Option<i64>,
+    /// The length of the interval log's intervals (and of `load`'s busiest intervals), ns.
+    pub interval_ns: i64,
+    /// `--by symbol`: tick_to_trade has a dimension per symbol.
+    pub by_symbol: bool,
+}
+
+impl Settings {
+    fn new(cfg: &super::AnalyzeConfig) -> Settings {
+        Settings {
+            tick_retention_ns: cfg.tick_retain_ns,
+            ack_timeout_ns: cfg.ack_timeout_ns,
+            symbol_window_ns: match cfg.matching {
+                super::MatchRule::Symbol { window_ns } => Some(window_ns),
+                super::MatchRule::Token(_) => None,
+            },
+            interval_ns: cfg.interval_ns,
+            by_symbol: cfg.by_symbol,
+        }
+    }
+
+    /// The terminal's line: the settings other than the defaults, as the flags that give them (`None`
+    /// when all are), so that a table pasted with its lines says what it was made with.
+    fn line(&self) -> Option<String> {
+        let d = super::AnalyzeConfig::default();
+        let default_window = match d.matching {
+            super::MatchRule::Symbol { window_ns } => window_ns,
+            super::MatchRule::Token(_) => 0,
+        };
+        let mut set = Vec::new();
+        if let Some(w) = self.symbol_window_ns.filter(|&w| w != default_window) {
+            set.push(format!("--match symbol:{}", flag_duration(w)));
+        }
+        if self.tick_retention_ns != d.tick_retain_ns {
+            set.push(format!("--tick-retention {}", flag_duration(self.tick_retention_ns)));
+        }
+        if self.ack_timeout_ns != d.ack_timeout_ns {
+            set.push(format!("--ack-timeout {}", flag_duration(self.ack_timeout_ns)));
+        }
+        if self.interval_ns != d.interval_ns {
+            set.push(format!("intervals of {}", flag_duration(self.interval_ns)));
+        }
+        (!set.is_empty()).then(|| format!("settings (not the defaults): {}", set.join(", ")))
+    }
+}
+
+/// A duration as a flag takes it, exactly: the largest unit that divides it (`100us`, `1500ms`).
+pub fn flag_duration(ns: i64) -> String {
+    match ns {
+        0 => "0s".to_owned(),
+        _ if ns % 1_000_000_000 == 0 => format!("{}s", ns / 1_000_000_000),
+        _ if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
+        _ if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
+        _ => format!("{ns}ns"),
+    }
 }
 
 /// The load behind the figures ([`Report::load`]): a latency figure means little without the rate it
@@ -687,6 +756,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
         .collect();
     Report {
         matching: a.cfg.matching.name(),
+        settings: Settings::new(&a.cfg),
         first_time_ns: a.first_time,
         last_time_ns: (a.last_time != i64::MIN).then_some(a.last_time),
         load: Load::new(a),
@@ -706,6 +776,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
 /// end, or of the other OUCH version.
 fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
+    notes.extend(bound_notes(a));
     notes.extend(captured_short_note(a));
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
@@ -930,6 +1001,74 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
             a.cfg.matching.name(),
             escaped(token),
             why.join("; ")
+        ));
+    }
+    notes
+}
+
+/// What makes the figures better than the truth: the symbol rule's choice of the newest tick (lower
+/// bounds), and the slowest orders and responses cut off by the window, the retention or the ack
+/// timeout (the tail excluded).
+fn bound_notes(a: &Analyzer) -> Vec<String> {
+    let c = &a.counters;
+    let mut notes = Vec::new();
+    if let super::MatchRule::Symbol { window_ns } = a.cfg.matching {
+        let window = flag_duration(window_ns);
+        if c.matched > 0 {
+            let earlier = c.symbol_matches_with_earlier_ticks;
+            notes.push(format!(
+                "the symbol rule timed each order from the newest tick of its symbol before it: where the \
+                 strategy reacted to an earlier tick, its latency is longer than shown, so the tick_to_trade \
+                 figures are lower bounds; {earlier} of {} matched orders had earlier ticks of their symbol in the \
+                 {window} window ({} of them one no further before the tick matched than the order came after \
+                 it); for exact correlation, carry the trigger's sequence in the order token and use \
+                 --match token:REGEX",
+                c.matched, c.symbol_matches_with_earlier_ticks_within_latency
+            ));
+        }
+        let k = c.unmatched_beyond_window;
+        if k > 0 {
+            notes.push(format!(
+                "{} unmatched under the symbol rule: the newest tick of {} symbol before {} came more than \
+                 {window} before; if ticks triggered {}, {} latencies exceed the window and the figures exclude \
+                 {} (the slowest, by construction): widen the window (--match symbol:WINDOW) to include {}",
+                n(k, "order", "orders"),
+                one(k, "its", "their"),
+                one(k, "it", "them"),
+                one(k, "it", "them"),
+                one(k, "its", "their"),
+                one(k, "it", "them"),
+                one(k, "it", "them"),
+            ));
+        }
+    }
+    let k = c.unmatched_beyond_retention;
+    if k > 0 {
+        // The default, or ten times a retention already at it or beyond.
+        let d = super::AnalyzeConfig::default().tick_retain_ns;
+        let raise = a.cfg.tick_retain_ns.saturating_mul(10).max(d);
+        notes.push(format!(
+            "{} unmatched because {} trigger, which a feed brought, was older than --tick-retention ({}) \
+             before {}: these are the slowest orders by construction, so the tick_to_trade figures exclude the \
+             tail; raise --tick-retention (to {}, say: memory grows with it)",
+            n(k, "order", "orders"),
+            one(k, "its", "their"),
+            flag_duration(a.cfg.tick_retain_ns),
+            one(k, "it", "them"),
+            flag_duration(raise),
+        ));
+    }
+    let k = c.late_responses;
+    if k > 0 {
+        notes.push(format!(
+            "{} came after {} request had gone unacknowledged (--ack-timeout {}): order_to_ack excludes {}, \
+             the slowest acknowledgements, and {} among the unacknowledged; raise --ack-timeout to pair {}",
+            n(k, "response", "responses"),
+            one(k, "its", "their"),
+            flag_duration(a.cfg.ack_timeout_ns),
+            one(k, "it", "them"),
+            one(k, "its request is", "their requests are"),
+            one(k, "it", "them"),
         ));
     }
     notes
@@ -1184,6 +1323,9 @@ impl Report {
             let _ = writeln!(o, "{n}");
         }
         if let Some(line) = self.load.line(self.first_time_ns.unwrap_or(0)) {
+            let _ = writeln!(o, "{line}");
+        }
+        if let Some(line) = self.settings.line() {
             let _ = writeln!(o, "{line}");
         }
         if self.tx_given {

@@ -137,10 +137,35 @@ impl SymHistory {
         }
     }
 
+    /// Drops the ticks let go but the newest of them, the one before the oldest kept, for
+    /// [`SymHistory::before`] (a field for it made the history larger, and every push dearer).
     #[cold]
     pub(super) fn compact(&mut self) {
-        self.ticks.drain(..self.start);
-        self.start = 0;
+        let keep = self.start.min(1);
+        self.ticks.drain(..self.start - keep);
+        self.start = keep;
+    }
+
+    /// The time of the newest tick of this symbol before `t` (strictly) that the history knows of,
+    /// kept or let go (`i64::MIN`: none): ticks leave the history in time order, and compaction keeps
+    /// the one just before the oldest kept, the newest let go. Read once per order, when it is matched.
+    #[inline]
+    pub(super) fn before(&self, t: i64) -> i64 {
+        let live = self.live();
+        self.before_place(live.partition_point(|k| k.0 < t), t)
+    }
+
+    /// [`SymHistory::before`] `t` where the first kept at or after `t` is the `i`th kept.
+    #[inline]
+    fn before_place(&self, i: usize, t: i64) -> i64 {
+        if let Some(i) = i.checked_sub(1) {
+            return self.live()[i].0;
+        }
+        // (A tick recorded late, older than one already let go, may sit first: none is known then.)
+        match self.start.checked_sub(1).map(|i| self.ticks[i].0) {
+            Some(gone) if gone < t => gone,
+            _ => i64::MIN,
+        }
     }
 
     /// Gives back the room of a `Vec` four times larger than what it holds (and more than a few
@@ -151,6 +176,19 @@ impl SymHistory {
         if self.ticks.capacity() > 4 * len.max(16) {
             self.ticks.shrink_to(2 * len);
         }
+    }
+
+    /// [`SymHistory::at_or_before`] `t`, and the time of the tick before it ([`SymHistory::before`]),
+    /// found in one search.
+    #[inline]
+    pub(super) fn at_or_before_with_prev(&self, t: i64) -> Option<(SymTick, i64)> {
+        let live = self.live();
+        let i = match live.last() {
+            Some(b) if b.0 <= t => live.len() - 1,
+            _ => live.partition_point(|k| k.0 <= t).checked_sub(1)?,
+        };
+        // Ticks are one per time: the one before it in the history is the one before it in time.
+        Some((live[i], self.before_place(i, live[i].0)))
     }
 
     /// The newest tick at or before `t`, by time (of two at one time, the one recorded last).
@@ -315,6 +353,19 @@ impl SymbolTicks {
     #[inline]
     pub(super) fn at_or_before(&self, symbol: Symbol, t: i64) -> Option<SymTick> {
         self.histories[*self.index.get(&symbol)? as usize].at_or_before(t)
+    }
+
+    /// The newest tick of `symbol` at or before `t`, by time, and the time of the newest tick of it
+    /// known before that one ([`SymHistory::before`]; `i64::MIN`: none).
+    #[inline]
+    pub(super) fn at_or_before_with_prev(&self, symbol: Symbol, t: i64) -> Option<(SymTick, i64)> {
+        self.histories[*self.index.get(&symbol)? as usize].at_or_before_with_prev(t)
+    }
+
+    /// [`SymHistory::before`] of `symbol`'s history.
+    #[inline]
+    pub(super) fn before(&self, symbol: Symbol, t: i64) -> i64 {
+        self.index.get(&symbol).map_or(i64::MIN, |&i| self.histories[i as usize].before(t))
     }
 
     /// The time of the newest tick of `symbol` forgotten for room ([`SymHistory::forgot_to`]).

@@ -844,6 +844,7 @@ fn the_reorder_queue_gives_orders_back_by_key() {
         },
         snd: None,
         best: None,
+        prev: i64::MIN,
         late_only: false,
         found: None,
     };
@@ -953,4 +954,45 @@ fn the_room_a_burst_left_is_given_back() {
     let h = &ticks.histories[0];
     assert_eq!(h.live().iter().map(|k| k.2).collect::<Vec<_>>(), [899, 900]);
     assert!(h.ticks.capacity() <= 64, "{} of {burst} kept", h.ticks.capacity());
+}
+
+/// `SymbolTicks::before` (the tick an order's match had before it, for
+/// `symbol_matches_with_earlier_ticks`) against every tick pushed: ticks in time order at random gaps
+/// (some at one time: one tick), the history pruned to random reaches as an order's allowance or hold
+/// would (ticks let go, their `Vec` compacted again and again), each kept tick's predecessor is the
+/// newest tick pushed before it, whether that one is still kept or let go (a compaction keeps it);
+/// and at a time between ticks, the newest before it.
+#[test]
+fn the_tick_before_a_kept_one_is_known_however_the_history_let_it_go() {
+    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let mut rand = lcg(11);
+    let mut ticks = SymbolTicks::new();
+    let mut pushed: Vec<i64> = Vec::new();
+    let mut t = HISTORY_T0;
+    let mut compacted = 0;
+    for i in 0..20_000u64 {
+        t += rand(4) as i64 * 1_000;
+        ticks.push(7, aapl, t, s, i, 0);
+        if pushed.last() != Some(&t) {
+            pushed.push(t);
+        }
+        if rand(3) == 0 {
+            ticks.prune(t - rand(8) as i64 * 1_000);
+        }
+        let h = &ticks.histories[0];
+        let live: Vec<i64> = h.live().iter().map(|k| k.0).collect();
+        let model = |x: i64| pushed.partition_point(|&p| p < x).checked_sub(1).map_or(i64::MIN, |j| pushed[j]);
+        // The first kept (whose predecessor was let go), and a few after it.
+        for &k in live.iter().take(4).chain(live.last()) {
+            assert_eq!(ticks.before(aapl, k), model(k), "push {i}: before {k}, kept {live:?}");
+        }
+        assert_eq!(ticks.before(aapl, t + 1), t, "push {i}");
+        let (b, prev) = ticks.at_or_before_with_prev(aapl, t + 500).unwrap();
+        assert_eq!((b.0, prev), (t, model(t)));
+        // Just compacted: the one tick let go that is left is the one before the oldest kept.
+        if h.start == 1 && live.first() != pushed.get(1) {
+            compacted += 1;
+        }
+    }
+    assert!(compacted > 100, "{compacted}");
 }

@@ -23,6 +23,9 @@ pub(super) struct Parked {
     pub(super) msg: OrderMsg,
     pub(super) snd: Option<i64>,
     pub(super) best: Option<SymTick>,
+    /// Symbol rule: the time of the newest tick of its symbol known before `best` (`i64::MIN`: none), so
+    /// that the report can say whether the rule had an earlier candidate ([`Counters::symbol_matches_with_earlier_ticks`](super::Counters::symbol_matches_with_earlier_ticks)).
+    pub(super) prev: i64,
     /// Token rule: parked only because a copy of its trigger may be recorded late (every feed had
     /// passed it): a copy then found must be stamped at or before the order.
     pub(super) late_only: bool,
@@ -39,7 +42,14 @@ impl Parked {
     /// time `now`.
     #[inline]
     pub(super) fn retry(&self, now: i64) -> Retry {
-        Retry { now, give_up: self.give_up, best: self.best, late_only: self.late_only, found: self.found }
+        Retry {
+            now,
+            give_up: self.give_up,
+            best: self.best,
+            prev: self.prev,
+            late_only: self.late_only,
+            found: self.found,
+        }
     }
 }
 
@@ -178,6 +188,8 @@ pub(super) struct Waiter {
     pub(super) key: (i64, u64),
     pub(super) t: i64,
     pub(super) best: Option<SymTick>,
+    /// [`Parked::prev`].
+    pub(super) prev: i64,
 }
 
 /// An order looked for again ([`Parked`]): the capture time now (`i64::MAX` at the end: no more
@@ -187,6 +199,7 @@ pub(super) struct Retry {
     pub(super) now: i64,
     pub(super) give_up: i64,
     pub(super) best: Option<SymTick>,
+    pub(super) prev: i64,
     pub(super) late_only: bool,
     pub(super) found: Option<Found>,
 }
