@@ -1275,8 +1275,8 @@ impl Report {
                     n(k.resync_skipped_bytes, "byte", "bytes"),
                     n(k.framing_errors, "framing error", "framing errors"),
                     n(k.truncated_tail_bytes, "byte", "bytes"),
-                    // Set by the first hole, framing error, malformed message or cut tail, where it was
-                    // found (a hole found at the capture's end: the last frame).
+                    // The earliest frame of a hole (the one that showed it missing), framing error,
+                    // malformed message, bytes not captured or cut tail.
                     k.first_bad_frame.map(|i| format!("; first anomaly found at frame {i}")).unwrap_or_default()
                 );
                 if k.segments_captured_short > 0 {
