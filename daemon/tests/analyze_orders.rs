@@ -826,8 +826,9 @@ fn orders_held_behind_a_hole_with_the_feed_ticking_for(ms: u64) {
 /// Order 2 (client bytes 51..101) was not captured, nor anything after it; the exchange acknowledged
 /// it twice (frames 2 and 3). The range is a hole at the end, or, with the feed ticking on for 1.5 s,
 /// when the gap timeout passes at a tick: either way the frame that showed it missing is the first
-/// ACK of it, frame 2 (tshark's "ACKed segment that wasn't captured"). Order 2's Accepted is
-/// unmatched.
+/// ACK of it, frame 2 (tshark's "ACKed segment that wasn't captured"). A note says that orders may
+/// have been lost in it: the matching counts (1 order) cover only those read, and order 2's Accepted
+/// is unmatched.
 #[test]
 fn a_hole_with_nothing_captured_after_it_is_the_first_ack_of_it() {
     for ticks in [0, 15] {
@@ -845,7 +846,37 @@ fn a_hole_with_nothing_captured_after_it_is_the_first_ack_of_it() {
         assert_eq!((s["tcp"]["holes"].as_u64(), s["tcp"]["hole_bytes"].as_u64()), (Some(1), Some(50)), "{ticks}");
         assert_eq!(s["first_bad_frame"], 2, "{ticks}");
         assert_eq!(fates(&r), [1, 1, 0, 0, 1], "{ticks}");
+        assert_eq!(
+            r["notes"],
+            serde_json::json!([
+                "orders may have been lost in 1 hole (50 bytes) of the order streams (to the exchange): the \
+                 matching counts cover only the orders read, and a response to a lost order is unmatched"
+            ]),
+            "{ticks}"
+        );
     }
+}
+
+/// Orders 1 to 3 captured, the exchange's Accepted of order 2 not (its Accepted of 3 after it): the
+/// response stream's hole is noted, and order 2 awaits a response at the capture's end.
+#[test]
+fn a_hole_in_the_responses_is_noted() {
+    let a = accepted(1).len() as u32;
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + MS, segment(true, 51, 1, 0x18, &order(2))),
+        (T0 + 2 * MS, segment(true, 101, 1, 0x18, &order(3))),
+        (T0 + 3 * MS, segment(false, 1, 151, 0x18, &accepted(1))),
+        (T0 + 5 * MS, segment(false, 1 + 2 * a, 151, 0x18, &accepted(3))),
+    ];
+    let r = analyze_frames("response-hole", &frames, &["--orders", ORDERS]);
+    assert_eq!(r["connections"][0]["from_exchange"]["tcp"]["hole_bytes"], a);
+    assert_eq!(fates(&r), [3, 2, 0, 1, 0]);
+    let note = format!(
+        "responses may have been lost in 1 hole ({a} bytes) of the response streams (from the exchange): an \
+         order whose response was lost shows as unacknowledged, or awaiting a response at the capture's end"
+    );
+    assert_eq!(r["notes"], serde_json::json!([note]));
 }
 
 /// A Replace carries no symbol: it keeps its order's (OUCH 5.0 §2.2). Under the symbol rule, order 1

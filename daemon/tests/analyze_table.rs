@@ -216,7 +216,7 @@ fn a_negative_tick_to_trade_names_a_feed_not_analysed_as_well_as_the_clocks() {
 /// it names it as where the first anomaly was found. Frames: o1 0, ack 1, (o2 lost) its ack 2, o3 3,
 /// ack 4; the ACK of o2's range with o3 captured after it makes a hole once 2 ms have passed (at frame
 /// 4), and o3, the segment after the range, showed it missing: frame 3 (tshark's "previous segment
-/// not captured").
+/// not captured"). A note says that orders lost in it are in no count.
 #[test]
 fn a_connection_whose_only_fault_is_a_hole_names_where_it_was_found() {
     // Orders are 50 bytes: o1 at sequence 1,000, o2 at 1,050 (lost), o3 at 1,100.
@@ -230,6 +230,13 @@ fn a_connection_whose_only_fault_is_a_hole_names_where_it_was_found() {
     let args = ["--orders", "tcp:10.1.0.1:8003@ouch50"];
     let r = analyze_json(&args, &cap);
     assert_eq!(r["connections"][0]["to_exchange"]["first_bad_frame"], 3);
+    assert_eq!(
+        r["notes"],
+        serde_json::json!([
+            "orders may have been lost in 1 hole (50 bytes) of the order streams (to the exchange): the matching \
+             counts cover only the orders read, and a response to a lost order is unmatched"
+        ])
+    );
     let text = analyze_text(&args, &cap);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(

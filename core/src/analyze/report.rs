@@ -651,6 +651,7 @@ pub(super) fn build(a: &Analyzer) -> Report {
 fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
     notes.extend(captured_short_note(a));
+    notes.extend(holes_note(a));
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
             "{} feeds were detected, the most analysed from detection: {} more {} like MoldUDP64 went to other \
@@ -877,6 +878,37 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The holes of the order streams: an order lost in one is in no count (nothing says it was sent but
+/// the connection's hole and the response left unmatched), nor is a response lost in one.
+fn holes_note(a: &Analyzer) -> Option<String> {
+    let holes = |to_exchange: bool| {
+        a.conn_list
+            .iter()
+            .map(|c| if to_exchange { &c.to_exchange } else { &c.from_exchange })
+            .fold((0, 0), |(h, b), s| (h + s.reasm().holes, b + s.reasm().hole_bytes))
+    };
+    let mut lost = Vec::new();
+    let (k, bytes) = holes(true);
+    if k > 0 {
+        lost.push(format!(
+            "orders may have been lost in {} ({}) of the order streams (to the exchange): the matching counts \
+             cover only the orders read, and a response to a lost order is unmatched",
+            n(k, "hole", "holes"),
+            n(bytes, "byte", "bytes")
+        ));
+    }
+    let (k, bytes) = holes(false);
+    if k > 0 {
+        lost.push(format!(
+            "responses may have been lost in {} ({}) of the response streams (from the exchange): an order \
+             whose response was lost shows as unacknowledged, or awaiting a response at the capture's end",
+            n(k, "hole", "holes"),
+            n(bytes, "byte", "bytes")
+        ));
+    }
+    (!lost.is_empty()).then(|| lost.join("; "))
 }
 
 /// The frames the capture cut (its snap length), what that lost, and how to capture them whole.
