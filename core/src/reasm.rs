@@ -7,8 +7,9 @@
 //! the frame carrying its last byte. Retransmitted bytes are dropped (counted); out-of-order segments
 //! wait in a bounded buffer; when that bound is exceeded, the range has been missing too long, the peer
 //! acknowledged it while later bytes were captured, or the stream ends with bytes missing, the missing
-//! range is delivered as a [`Piece::Hole`] (counted) and delivery resumes after it. The framer is then
-//! responsible for resynchronising at a message boundary it can prove.
+//! range is delivered as a [`Piece::Hole`] (counted), tagged with the frame that showed it missing, and
+//! delivery resumes after it. The framer is then responsible for resynchronising at a message boundary
+//! it can prove.
 //!
 //! Sequence numbers wrap at 2^32; the reassembler works on 64-bit stream offsets (bytes since the first
 //! byte it saw), so wrap-around is invisible to the caller.
@@ -53,6 +54,11 @@ pub enum Piece<'a, M> {
         offset: u64,
         /// Number of missing bytes.
         len: u64,
+        /// Metadata of the frame that showed them missing, wherever the hole is declared (a timeout,
+        /// an ACK, a bound, the end): the one that brought the first bytes held after them; with none
+        /// held, the peer's first ACK of their last byte; for bytes a segment carried but the capture
+        /// cut ([`Reassembler::not_captured`]), that segment's.
+        meta: M,
     },
 }
 
@@ -95,6 +101,9 @@ pub struct Reassembler<M> {
     /// Stream offset up to which the peer acknowledged the stream ([`Reassembler::acked`]): bytes
     /// before it not yet seen were sent, and become a hole once bytes after them are captured.
     acked_to: u64,
+    /// The frame of the first ACK up to `acked_to`: it shows acknowledged bytes missing when none
+    /// were captured after them (it acknowledged them all).
+    acked_by: Option<M>,
     /// When acknowledged bytes not seen, with bytes after them captured, become a hole: [`REORDER_NS`]
     /// after that was first so (a host recording frames out of order may still bring them).
     ack_release_at: Option<i64>,
@@ -128,6 +137,7 @@ impl<M: Copy> Reassembler<M> {
             gap_since: None,
             fin_seq: None,
             acked_to: 0,
+            acked_by: None,
             ack_release_at: None,
             pending_in: 0,
             pending_out: 0,
@@ -269,30 +279,37 @@ impl<M: Copy> Reassembler<M> {
         self.fin_seq = Some(seq_end);
     }
 
-    /// The peer acknowledged every byte before `ack` (seen at capture time `now`): bytes before it that
+    /// The peer acknowledged every byte before `ack` (seen in the frame `meta`): bytes before it that
     /// were never seen were sent and received. When bytes after them were captured, the capture missed
     /// them, unless it recorded them out of order: they become a hole [`REORDER_NS`] later (at a
     /// [`Reassembler::tick`] or a segment), and delivery resumes after them. When none were, they may
     /// still come (the ACK was captured first: two taps' files whose clocks differ, or frames recorded
     /// out of order), so the range waits until a segment after it arrives (then as above), the gap
     /// timeout ([`Reassembler::tick`]) or the end ([`Reassembler::finish`]).
-    pub fn acked(&mut self, ack: u32, now: i64, sink: &mut impl FnMut(Piece<'_, M>))
+    pub fn acked(&mut self, ack: u32, meta: M, sink: &mut impl FnMut(Piece<'_, M>))
     where
         M: Arrival,
     {
         let Some(next_seq) = self.next_seq else { return };
+        let now = meta.arrival_ns();
         // The ACK of a FIN covers the FIN's own sequence number, not a data byte.
         let ack = if self.fin_seq.is_some_and(|f| ack == f.wrapping_add(1)) { ack.wrapping_sub(1) } else { ack };
         let rel = ack.wrapping_sub(next_seq) as i32;
         if rel <= 0 {
             return;
         }
-        self.acked_to = self.acked_to.max(self.next_off + rel as u64);
+        let to = self.next_off + rel as u64;
+        if to > self.acked_to {
+            self.acked_to = to;
+            self.acked_by = Some(meta);
+        }
         self.release_acked(now, sink);
     }
 
     /// Turns the acknowledged bytes not seen before captured ones into holes (see [`Reassembler::acked`]),
-    /// once they have been so for [`REORDER_NS`] at capture time `now`.
+    /// once they have been so for [`REORDER_NS`] at capture time `now`. (Out of line: only an ACK of
+    /// bytes not seen, or bytes held behind a gap, come here, and the paths of the others stay short.)
+    #[inline(never)]
     fn release_acked(&mut self, now: i64, sink: &mut impl FnMut(Piece<'_, M>))
     where
         M: Arrival,
@@ -306,8 +323,8 @@ impl<M: Copy> Reassembler<M> {
         }
         let mut released = false;
         while self.next_off < self.acked_to {
-            let Some((&p, _)) = self.pending.first_key_value() else { break };
-            self.hole_to(p.min(self.acked_to), sink);
+            let Some((&p, &(_, meta))) = self.pending.first_key_value() else { break };
+            self.hole_to(p.min(self.acked_to), meta, sink);
             self.drain_pending(sink);
             released = true;
         }
@@ -322,10 +339,10 @@ impl<M: Copy> Reassembler<M> {
     }
 
     /// The stream's bytes from the next expected one up to `seq_end` were carried but not captured (a
-    /// segment the capture cut at its snap length): they are delivered as a [`Piece::Hole`] now, with
-    /// no wait, and counted by the caller, not in `holes`; what waited behind them follows. Bytes
-    /// held from before `seq_end` end the skip there. Returns the bytes skipped.
-    pub fn not_captured(&mut self, seq_end: u32, sink: &mut impl FnMut(Piece<'_, M>)) -> u64 {
+    /// segment the capture cut at its snap length, described by `meta`): they are delivered as a
+    /// [`Piece::Hole`] now, with no wait, and counted by the caller, not in `holes`; what waited behind
+    /// them follows. Bytes held from before `seq_end` end the skip there. Returns the bytes skipped.
+    pub fn not_captured(&mut self, seq_end: u32, meta: M, sink: &mut impl FnMut(Piece<'_, M>)) -> u64 {
         let Some(next_seq) = self.next_seq else { return 0 };
         let rel = seq_end.wrapping_sub(next_seq) as i32;
         if rel <= 0 {
@@ -337,7 +354,7 @@ impl<M: Copy> Reassembler<M> {
         }
         let len = to - self.next_off;
         if len > 0 {
-            sink(Piece::Hole { offset: self.next_off, len });
+            sink(Piece::Hole { offset: self.next_off, len, meta });
             self.advance(len);
             self.gap_since = None;
         }
@@ -345,14 +362,23 @@ impl<M: Copy> Reassembler<M> {
         len
     }
 
-    /// Delivers the bytes from the next expected one up to `offset` as a hole (none if it is not ahead).
-    fn hole_to(&mut self, offset: u64, sink: &mut impl FnMut(Piece<'_, M>)) {
+    /// Delivers the bytes from the next expected one up to `offset` as a hole that the frame `meta`
+    /// showed (none if it is not ahead).
+    fn hole_to(&mut self, offset: u64, meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
         if offset > self.next_off {
             let len = offset - self.next_off;
-            sink(Piece::Hole { offset: self.next_off, len });
+            sink(Piece::Hole { offset: self.next_off, len, meta });
             self.stats.holes += 1;
             self.stats.hole_bytes += len;
             self.advance(len);
+        }
+    }
+
+    /// Delivers the acknowledged bytes not seen, with none held after them, as a hole that the ACK
+    /// showed.
+    fn acked_hole(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
+        if let Some(meta) = self.acked_by {
+            self.hole_to(self.acked_to, meta, sink);
         }
     }
 
@@ -386,7 +412,7 @@ impl<M: Copy> Reassembler<M> {
         let since = *self.gap_since.get_or_insert(now_ns);
         if now_ns.saturating_sub(since) > max_age_ns {
             if self.pending.is_empty() {
-                self.hole_to(self.acked_to, sink);
+                self.acked_hole(sink);
             } else {
                 self.skip_to_first_pending(sink);
                 self.drain_pending(sink);
@@ -447,7 +473,7 @@ impl<M: Copy> Reassembler<M> {
             self.skip_to_first_pending(sink);
             self.drain_pending(sink);
         }
-        self.hole_to(self.acked_to, sink);
+        self.acked_hole(sink);
     }
 
     fn deliver(&mut self, data: &[u8], meta: M, sink: &mut impl FnMut(Piece<'_, M>)) {
@@ -541,10 +567,11 @@ impl<M: Copy> Reassembler<M> {
         }
     }
 
-    /// Gives up on the bytes before the first pending segment: they become a hole.
+    /// Gives up on the bytes before the first pending segment: they become a hole, shown missing by
+    /// the frame that brought that segment.
     fn skip_to_first_pending(&mut self, sink: &mut impl FnMut(Piece<'_, M>)) {
-        if let Some((&off, _)) = self.pending.first_key_value() {
-            self.hole_to(off, sink);
+        if let Some((&off, &(_, meta))) = self.pending.first_key_value() {
+            self.hole_to(off, meta, sink);
         }
     }
 }

@@ -777,7 +777,9 @@ fn a_trigger_packet_of_two_messages_recorded_late_is_named_by_its_newest() {
 /// (they had left the 1 s window by the end, and every order was unmatched). With the capture ending
 /// 1.5 s later, the orders are read at its end; with 3 s of ticks, when the hole's gap timeout
 /// (1 s) passes, by the feed's frames (they waited for a segment of their own stream, and the
-/// triggers had gone by then: the symbol rule matched none).
+/// triggers had gone by then: the symbol rule matched none). Either way the hole's frame is order 2's,
+/// the segment that showed it missing (the SYN and 20 ticks before it: frame 21), not the last frame
+/// nor the tick whose time ended the wait.
 #[test]
 fn orders_held_behind_a_hole_find_their_triggers() {
     for ms in [1_500, 3_000] {
@@ -791,14 +793,21 @@ fn orders_held_behind_a_hole_with_the_feed_ticking_for(ms: u64) {
     // The connection's SYN: the stream starts at 1, where order 1's bytes go missing.
     frames.push((T0, segment(true, 0, 0, 0x02, &[])));
     let mut seq = 1u32;
+    let mut after_hole = Vec::new();
     for k in 1..=5u64 {
         let o = order_for(k as u32, 10 * k);
         if k > 1 {
-            frames.push((T0 + 10 * k as i64 * MS + 2 * US, segment(true, seq, 1, 0x18, &o)));
+            let s = segment(true, seq, 1, 0x18, &o);
+            if k == 2 {
+                after_hole = s.clone();
+            }
+            frames.push((T0 + 10 * k as i64 * MS + 2 * US, s));
         }
         seq += o.len() as u32;
     }
     frames.sort_by_key(|f| f.0);
+    let shown = frames.iter().position(|f| f.1 == after_hole).unwrap();
+    assert_eq!(shown, 21);
     for rule in ["symbol", r"token:T(\d+)"] {
         let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", rule];
         let r = analyze_frames("held", &frames, &args);
@@ -811,7 +820,64 @@ fn orders_held_behind_a_hole_with_the_feed_ticking_for(ms: u64) {
         let t2t = metric(&r, "tick_to_trade");
         assert_eq!(count_min_max(t2t), (Some(4), Some(2 * US), Some(2 * US)), "{rule} {ms}");
         assert_eq!(r["connections"][0]["to_exchange"]["tcp"]["holes"], 1, "{rule} {ms}");
+        assert_eq!(r["connections"][0]["to_exchange"]["first_bad_frame"], shown, "{rule} {ms}");
     }
+}
+
+/// Order 2 (client bytes 51..101) was not captured, nor anything after it; the exchange acknowledged
+/// it twice (frames 2 and 3). The range is a hole at the end, or, with the feed ticking on for 1.5 s,
+/// when the gap timeout passes at a tick: either way the frame that showed it missing is the first
+/// ACK of it, frame 2 (tshark's "ACKed segment that wasn't captured"). A note says that orders may
+/// have been lost in it: the matching counts (1 order) cover only those read, and order 2's Accepted
+/// is unmatched.
+#[test]
+fn a_hole_with_nothing_captured_after_it_is_the_first_ack_of_it() {
+    for ticks in [0, 15] {
+        let mut frames = vec![
+            (T0, segment(true, 1, 1, 0x18, &order(1))),
+            (T0 + MS, segment(false, 1, 51, 0x18, &accepted(1))),
+            (T0 + 2 * MS, segment(false, 1 + accepted(1).len() as u32, 101, 0x18, &accepted(2))),
+            (T0 + 3 * MS, segment(false, 1 + 2 * accepted(1).len() as u32, 101, 0x10, &[])),
+        ];
+        frames.extend((1..=ticks).map(|n| (T0 + n as i64 * 100 * MS, aapl_tick(n))));
+        let feed = ["--md", "udp:233.54.12.111:26477"];
+        let args = [if ticks > 0 { &feed[..] } else { &[] }, &["--orders", ORDERS]].concat();
+        let r = analyze_frames("acked-hole", &frames, &args);
+        let s = &r["connections"][0]["to_exchange"];
+        assert_eq!((s["tcp"]["holes"].as_u64(), s["tcp"]["hole_bytes"].as_u64()), (Some(1), Some(50)), "{ticks}");
+        assert_eq!(s["first_bad_frame"], 2, "{ticks}");
+        assert_eq!(fates(&r), [1, 1, 0, 0, 1], "{ticks}");
+        assert_eq!(
+            r["notes"],
+            serde_json::json!([
+                "orders may have been lost in 1 hole (50 bytes) of the order streams (to the exchange): the \
+                 matching counts cover only the orders read, and a response to a lost order is unmatched"
+            ]),
+            "{ticks}"
+        );
+    }
+}
+
+/// Orders 1 to 3 captured, the exchange's Accepted of order 2 not (its Accepted of 3 after it): the
+/// response stream's hole is noted, and order 2 awaits a response at the capture's end.
+#[test]
+fn a_hole_in_the_responses_is_noted() {
+    let a = accepted(1).len() as u32;
+    let frames = vec![
+        (T0, segment(true, 1, 1, 0x18, &order(1))),
+        (T0 + MS, segment(true, 51, 1, 0x18, &order(2))),
+        (T0 + 2 * MS, segment(true, 101, 1, 0x18, &order(3))),
+        (T0 + 3 * MS, segment(false, 1, 151, 0x18, &accepted(1))),
+        (T0 + 5 * MS, segment(false, 1 + 2 * a, 151, 0x18, &accepted(3))),
+    ];
+    let r = analyze_frames("response-hole", &frames, &["--orders", ORDERS]);
+    assert_eq!(r["connections"][0]["from_exchange"]["tcp"]["hole_bytes"], a);
+    assert_eq!(fates(&r), [3, 2, 0, 1, 0]);
+    let note = format!(
+        "responses may have been lost in 1 hole ({a} bytes) of the response streams (from the exchange): an \
+         order whose response was lost shows as unacknowledged, or awaiting a response at the capture's end"
+    );
+    assert_eq!(r["notes"], serde_json::json!([note]));
 }
 
 /// A Replace carries no symbol: it keeps its order's (OUCH 5.0 §2.2). Under the symbol rule, order 1

@@ -778,6 +778,7 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
     let mut notes = Vec::new();
     notes.extend(bound_notes(a));
     notes.extend(captured_short_note(a));
+    notes.extend(holes_note(a));
     if a.counters.feeds_not_detected_frames > 0 {
         notes.push(format!(
             "{} feeds were detected, the most analysed from detection: {} more {} like MoldUDP64 went to other \
@@ -1072,6 +1073,37 @@ fn bound_notes(a: &Analyzer) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The holes of the order streams: an order lost in one is in no count (nothing says it was sent but
+/// the connection's hole and the response left unmatched), nor is a response lost in one.
+fn holes_note(a: &Analyzer) -> Option<String> {
+    let holes = |to_exchange: bool| {
+        a.conn_list
+            .iter()
+            .map(|c| if to_exchange { &c.to_exchange } else { &c.from_exchange })
+            .fold((0, 0), |(h, b), s| (h + s.reasm().holes, b + s.reasm().hole_bytes))
+    };
+    let mut lost = Vec::new();
+    let (k, bytes) = holes(true);
+    if k > 0 {
+        lost.push(format!(
+            "orders may have been lost in {} ({}) of the order streams (to the exchange): the matching counts \
+             cover only the orders read, and a response to a lost order is unmatched",
+            n(k, "hole", "holes"),
+            n(bytes, "byte", "bytes")
+        ));
+    }
+    let (k, bytes) = holes(false);
+    if k > 0 {
+        lost.push(format!(
+            "responses may have been lost in {} ({}) of the response streams (from the exchange): an order \
+             whose response was lost shows as unacknowledged, or awaiting a response at the capture's end",
+            n(k, "hole", "holes"),
+            n(bytes, "byte", "bytes")
+        ));
+    }
+    (!lost.is_empty()).then(|| lost.join("; "))
 }
 
 /// The frames the capture cut (its snap length), what that lost, and how to capture them whole.
@@ -1491,8 +1523,8 @@ impl Report {
                     n(k.resync_skipped_bytes, "byte", "bytes"),
                     n(k.framing_errors, "framing error", "framing errors"),
                     n(k.truncated_tail_bytes, "byte", "bytes"),
-                    // Set by the first hole, framing error, malformed message or cut tail, where it was
-                    // found (a hole found at the capture's end: the last frame).
+                    // The earliest frame of a hole (the one that showed it missing), framing error,
+                    // malformed message, bytes not captured or cut tail.
                     k.first_bad_frame.map(|i| format!("; first anomaly found at frame {i}")).unwrap_or_default()
                 );
                 if k.segments_captured_short > 0 {

@@ -598,7 +598,8 @@ fn requests_awaiting_a_response_are_bounded() {
 /// 100 bytes, then send a 100-byte Debug packet: B's first (frame 6), then A's (7), then C's (8),
 /// which takes them to 492: B, the oldest, gives up (not A, the first connection). A's second packet
 /// (frame 9, right after its first) takes A to 328 and all to 492: A, now the oldest, gives up, both
-/// of its packets read. C's range is a hole only at the end.
+/// of its packets read. C's range is a hole only at the end. Each hole's frame is the one that showed
+/// it missing, its connection's Debug packet after it (A 7, B 6, C 8), not where it was given up.
 #[test]
 fn tcp_bytes_held_by_all_connections_are_bounded() {
     use crate::dissect::dissect;
@@ -648,6 +649,8 @@ fn tcp_bytes_held_by_all_connections_are_bounded() {
     );
     let packets: Vec<_> = an.conn_list.iter().map(|c| c.to_exchange.counters().soup_packets).collect();
     assert_eq!((holes(&an), packets), (vec![1, 1, 1], vec![3, 2, 2]), "C's range a hole at the end, all read");
+    let bad: Vec<_> = an.conn_list.iter().map(|c| c.to_exchange.counters().first_bad_frame).collect();
+    assert_eq!(bad, [Some(7), Some(6), Some(8)]);
 }
 
 /// The framing buffers of all connections together are bounded (here 4,000; a direction taking
@@ -657,7 +660,8 @@ fn tcp_bytes_held_by_all_connections_are_bounded() {
 /// bytes, not A (the first connection) nor C (the newest). A's next 400 bytes (frame 7) take its room
 /// to 3,000, 3,128, and all to 4,756: A, now the oldest, gives up its 1,900 bytes. A's stream then
 /// resynchronises on the packet's last 102 bytes and 4 heartbeats (frame 8): the heartbeats are
-/// framed. C's packet is cut by the end.
+/// framed. C's packet is cut by the end. A stream's anomaly is the frame its packet given up began in
+/// (A 5, B 4), not the frame that took all over.
 #[test]
 fn framing_held_by_all_connections_is_bounded() {
     use crate::dissect::dissect;
@@ -719,7 +723,7 @@ fn framing_held_by_all_connections_is_bounded() {
     let to: Vec<_> = an.conn_list.iter().map(|c| *c.to_exchange.counters()).collect();
     assert_eq!(
         to.iter().map(|c| (c.soup_packets, c.first_bad_frame)).collect::<Vec<_>>(),
-        [(4, Some(7)), (0, Some(6)), (0, None)]
+        [(4, Some(5)), (0, Some(4)), (0, None)]
     );
     let from = an.conn_list[2].from_exchange.counters();
     assert_eq!((from.resync_skipped_bytes, from.truncated_tail_bytes), (0, 1_500), "C's packet cut by the end");

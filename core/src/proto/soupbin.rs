@@ -380,6 +380,9 @@ impl Framer {
     /// proven end is skipped to it ([`Framed::Skipped`]); without one, it stops the framer
     /// ([`FrameError::Misframed`]). A stream whose length field was damaged would otherwise swallow
     /// every packet up to where that length points.
+    // `#[inline]`: every order segment takes it, and unhinted it stopped being inlined into the
+    // stream's framing when code beside it grew (0.1 % more instructions under the symbol rule).
+    #[inline]
     pub fn feed_judged(
         &mut self,
         chunk: &[u8],

@@ -21,14 +21,15 @@ const NO_TIMEOUT: i64 = i64::MAX / 4;
 #[derive(Debug, PartialEq, Eq)]
 enum Out {
     Data(u64, Vec<u8>, u32),
-    Hole(u64, u64),
+    /// Offset, length, and the frame that showed it missing.
+    Hole(u64, u64, u32),
 }
 
 fn run(r: &mut Reassembler<u32>, segs: &[(u32, bool, &[u8], u32)], finish: bool) -> Vec<Out> {
     let mut out = Vec::new();
     let mut sink = |p: Piece<'_, u32>| match p {
         Piece::Data { offset, data, meta } => out.push(Out::Data(offset, data.to_vec(), meta)),
-        Piece::Hole { offset, len } => out.push(Out::Hole(offset, len)),
+        Piece::Hole { offset, len, meta } => out.push(Out::Hole(offset, len, meta)),
     };
     for &(seq, syn, bytes, meta) in segs {
         r.push(seq, syn, bytes, meta, &mut sink);
@@ -123,7 +124,7 @@ fn hole_when_buffer_bound_exceeded() {
         out,
         vec![
             Out::Data(0, b"ab".to_vec(), 1),
-            Out::Hole(2, 3),
+            Out::Hole(2, 3, 2),
             Out::Data(5, b"fgh".to_vec(), 2),
             Out::Data(8, b"ij".to_vec(), 3)
         ]
@@ -139,7 +140,7 @@ fn hole_when_buffer_bound_exceeded() {
 fn finish_turns_missing_ranges_into_holes() {
     let mut r = Reassembler::default();
     let out = run(&mut r, &[(100, false, b"a", 1), (110, false, b"k", 2)], true);
-    assert_eq!(out, vec![Out::Data(0, b"a".to_vec(), 1), Out::Hole(1, 9), Out::Data(10, b"k".to_vec(), 2)]);
+    assert_eq!(out, vec![Out::Data(0, b"a".to_vec(), 1), Out::Hole(1, 9, 2), Out::Data(10, b"k".to_vec(), 2)]);
 }
 
 #[test]
@@ -203,7 +204,7 @@ fn every_byte_is_accounted_for_under_shuffling() {
 fn recorder(out: &mut Vec<Out>) -> impl FnMut(Piece<'_, u32>) + '_ {
     |p| match p {
         Piece::Data { offset, data, meta } => out.push(Out::Data(offset, data.to_vec(), meta)),
-        Piece::Hole { offset, len } => out.push(Out::Hole(offset, len)),
+        Piece::Hole { offset, len, meta } => out.push(Out::Hole(offset, len, meta)),
     }
 }
 
@@ -224,15 +225,15 @@ fn an_ack_beyond_the_gap_makes_it_a_hole_once_later_bytes_are_captured() {
     r.tick(10 + REORDER_NS, NO_TIMEOUT, &mut recorder(&mut out));
     // One hole for both ACKs' ranges. The 2 bytes after the pending data wait: nothing after them
     // was captured yet.
-    let before = [Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 3), Out::Data(5, b"fg".to_vec(), 2)];
+    let before = [Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 3, 2), Out::Data(5, b"fg".to_vec(), 2)];
     assert_eq!(out, before);
     // Bytes after them: they are a hole, a reorder allowance later.
     r.push(9, false, b"kl", 3, &mut recorder(&mut out));
     assert_eq!(out.len(), 3);
     r.tick(LATER, NO_TIMEOUT, &mut recorder(&mut out));
-    assert_eq!(out[3..], [Out::Hole(7, 2), Out::Data(9, b"kl".to_vec(), 3)]);
+    assert_eq!(out[3..], [Out::Hole(7, 2, 3), Out::Data(9, b"kl".to_vec(), 3)]);
     assert_eq!(r.stats().hole_bytes, 5);
-    r.acked(4, LATER, &mut recorder(&mut out)); // an old ACK changes nothing
+    r.acked(4, LATER as u32, &mut recorder(&mut out)); // an old ACK changes nothing
     assert_eq!(r.next_offset(), 11);
     assert_eq!(out.len(), 5);
 }
@@ -291,16 +292,16 @@ fn what_stays_missing_after_an_acked_hole_waits_anew() {
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
     {
         let mut sink = recorder(&mut out);
-        r.acked(6, MS, &mut sink);
+        r.acked(6, MS as u32, &mut sink);
         r.tick(MS, TIMEOUT, &mut sink);
         r.push(8, false, b"ij", 3 * MS as u32, &mut sink);
         r.tick(3 * MS + MS / 2, TIMEOUT, &mut sink);
         r.tick(4 * MS, TIMEOUT, &mut sink);
         r.tick(8 * MS, TIMEOUT, &mut sink);
     }
-    assert_eq!(out[1..], [Out::Hole(2, 4)]);
+    assert_eq!(out[1..], [Out::Hole(2, 4, 3 * MS as u32)]);
     r.tick(8 * MS + 1, TIMEOUT, &mut recorder(&mut out));
-    assert_eq!(out[2..], [Out::Hole(6, 2), Out::Data(8, b"ij".to_vec(), 3 * MS as u32)]);
+    assert_eq!(out[2..], [Out::Hole(6, 2, 3 * MS as u32), Out::Data(8, b"ij".to_vec(), 3 * MS as u32)]);
 }
 
 /// Acknowledged bytes that never come, with nothing captured after them: a hole after the gap
@@ -311,7 +312,7 @@ fn acknowledged_bytes_never_captured_are_a_hole_after_the_timeout_or_at_the_end(
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
     {
         let mut sink = recorder(&mut out);
-        r.acked(6, 1, &mut sink);
+        r.acked(6, 7, &mut sink); // frame 7, at 7 ns
         r.tick(1_000, 500, &mut sink); // the gap is noticed at t=1000
         r.push(2, false, b"c", 2, &mut sink); // part of it comes: the rest's wait starts again
         r.tick(1_400, 500, &mut sink);
@@ -319,14 +320,41 @@ fn acknowledged_bytes_never_captured_are_a_hole_after_the_timeout_or_at_the_end(
     }
     assert_eq!(out, [Out::Data(0, b"ab".to_vec(), 1), Out::Data(2, b"c".to_vec(), 2)]);
     r.tick(2_000, 500, &mut recorder(&mut out)); // 600 ns: given up
-    assert_eq!(out[2..], [Out::Hole(3, 3)]);
+    assert_eq!(out[2..], [Out::Hole(3, 3, 7)], "shown by the ACK, not the frame whose time ended the wait");
 
     let mut r = Reassembler::default();
     let mut out = run(&mut r, &[(0, false, b"ab", 1)], false);
-    r.acked(6, 1, &mut recorder(&mut out));
+    r.acked(6, 7, &mut recorder(&mut out));
     r.finish(&mut recorder(&mut out));
-    assert_eq!(out[1..], [Out::Hole(2, 4)]);
+    assert_eq!(out[1..], [Out::Hole(2, 4, 7)]);
     assert_eq!((r.stats().holes, r.stats().hole_bytes), (1, 4));
+}
+
+/// A hole is tagged with the frame that showed it missing wherever it is declared (here at the end):
+/// the one that brought the first bytes held after it; with none, the first ACK of its last byte (not
+/// an earlier ACK of fewer bytes, a later one of the same, or an older one). Bytes a segment carried
+/// but the capture cut: that segment's frame, not the one the stream reached them at.
+#[test]
+fn a_hole_is_tagged_with_the_frame_that_showed_it_missing() {
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1), (4, false, b"ef", 2)], false);
+    {
+        let mut sink = recorder(&mut out);
+        r.acked(8, 3, &mut sink); // 2..4 and 6..8 missing
+        r.acked(10, 4, &mut sink); // the first ACK of byte 9
+        r.acked(10, 5, &mut sink);
+        r.acked(9, 6, &mut sink);
+        r.finish(&mut sink);
+    }
+    assert_eq!(out[1..], [Out::Hole(2, 2, 2), Out::Data(4, b"ef".to_vec(), 2), Out::Hole(6, 4, 4)]);
+    assert_eq!(r.stats().holes, 2);
+
+    let mut r = Reassembler::default();
+    let mut out = run(&mut r, &[(0, false, b"ab", 1), (4, false, b"ef", 3)], false);
+    let skipped = r.not_captured(4, 2, &mut recorder(&mut out));
+    assert_eq!(skipped, 2);
+    assert_eq!(out[1..], [Out::Hole(2, 2, 2), Out::Data(4, b"ef".to_vec(), 3)]);
+    assert_eq!(r.stats().holes, 0, "bytes not captured are not a hole");
 }
 
 #[test]
@@ -342,7 +370,7 @@ fn a_gap_older_than_the_bound_becomes_a_hole() {
     }
     assert_eq!(out.len(), 1);
     r.tick(1_600, 500, &mut recorder(&mut out)); // 600 ns: given up
-    assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 2), Out::Data(4, b"ef".to_vec(), 2)]);
+    assert_eq!(out, vec![Out::Data(0, b"ab".to_vec(), 1), Out::Hole(2, 2, 2), Out::Data(4, b"ef".to_vec(), 2)]);
 }
 
 #[test]
@@ -366,7 +394,7 @@ fn the_gap_timer_restarts_when_the_oldest_gap_fills() {
     let mut out = Vec::new();
     let mut sink = |p: Piece<'_, u32>| match p {
         Piece::Data { offset, data, meta } => out.push(Out::Data(offset, data.to_vec(), meta)),
-        Piece::Hole { offset, len } => out.push(Out::Hole(offset, len)),
+        Piece::Hole { offset, len, meta } => out.push(Out::Hole(offset, len, meta)),
     };
     let segs: [(i64, u32, &[u8]); 6] = [
         (0, 0, b"aaaa"),
@@ -476,7 +504,7 @@ fn giving_up_for_a_shared_bound_takes_the_first_ranges_first() {
     // 1 less: the first range goes.
     let mut out = Vec::new();
     r.give_up(1, 10, &mut recorder(&mut out));
-    assert_eq!(out, vec![Out::Hole(1, 1), Out::Data(2, b"cc".to_vec(), 2)]);
+    assert_eq!(out, vec![Out::Hole(1, 1, 2), Out::Data(2, b"cc".to_vec(), 2)]);
     assert_eq!(r.held(), 4 + 2 * PIECE_COST);
     assert_eq!(r.gap_deadline(100), Some(3 + 100 + 1), "waited for since \"ee\" came, at 3");
     // More than one piece costs: both ranges go.
@@ -484,7 +512,7 @@ fn giving_up_for_a_shared_bound_takes_the_first_ranges_first() {
     r.give_up(PIECE_COST + 3, 11, &mut recorder(&mut out));
     assert_eq!(
         out,
-        vec![Out::Hole(4, 1), Out::Data(5, b"ee".to_vec(), 3), Out::Hole(7, 1), Out::Data(8, b"gg".to_vec(), 4)]
+        vec![Out::Hole(4, 1, 3), Out::Data(5, b"ee".to_vec(), 3), Out::Hole(7, 1, 4), Out::Data(8, b"gg".to_vec(), 4)]
     );
     assert_eq!((r.held(), r.stats().holes, r.stats().hole_bytes), (0, 3, 3));
     assert_eq!(r.gap_deadline(100), None);

@@ -42,6 +42,12 @@ pub(super) struct Framing {
     pub(super) held_changed: bool,
 }
 
+/// Keeps in `first` the earliest frame of an anomaly: one found late (a hole declared at its timeout,
+/// a packet framed once a hole before it was given up) may lie before one found earlier.
+fn earliest(first: &mut Option<u64>, frame: u64) {
+    *first = Some(first.map_or(frame, |f| f.min(frame)));
+}
+
 /// The frame that carried stream byte `at`, among the delivered `pieces` (start, end, frame).
 pub(super) fn piece_at(pieces: &VecDeque<(u64, u64, FrameRef)>, at: u64) -> Option<FrameRef> {
     pieces.iter().find(|(s, e, _)| *s <= at && at < *e).map(|p| p.2)
@@ -49,7 +55,7 @@ pub(super) fn piece_at(pieces: &VecDeque<(u64, u64, FrameRef)>, at: u64) -> Opti
 
 impl Framing {
     pub(super) fn bad(&mut self, frame: u64) {
-        self.counters.first_bad_frame.get_or_insert(frame);
+        earliest(&mut self.counters.first_bad_frame, frame);
     }
 
     /// What the buffers take: the room allocated, not only the bytes in it (a packet begun keeps up
@@ -89,24 +95,27 @@ impl Framing {
     /// The capture time of the first byte held: a packet begun, or the window while resynchronising
     /// (a boundary found in it frames its bytes); `None` when none is.
     pub(super) fn held_since(&self) -> Option<i64> {
-        let from =
-            if self.resync { (!self.window.is_empty()).then_some(self.window_at) } else { Some(self.next_packet) };
-        from.filter(|_| self.framer.pending() > 0 || self.resync)
-            .and_then(|at| piece_at(&self.pieces, at))
-            .map(|f| f.time_ns)
+        self.held_frame().map(|f| f.time_ns)
     }
 
-    /// A hole in the stream at frame `frame`: what the framer holds is framed as at the stream's end
-    /// (what stays, a packet cut by the hole, is lost, counted), and the stream resynchronises after.
-    /// What the reassembler gives out: data to frame, or a hole (at frame `hole_frame`).
+    /// The frame of the first byte held ([`Framing::held_since`]).
+    pub(super) fn held_frame(&self) -> Option<FrameRef> {
+        let from =
+            if self.resync { (!self.window.is_empty()).then_some(self.window_at) } else { Some(self.next_packet) };
+        from.filter(|_| self.framer.pending() > 0 || self.resync).and_then(|at| piece_at(&self.pieces, at))
+    }
+
+    /// What the reassembler gives out: data to frame, or a hole (shown missing by its frame).
     #[inline(always)]
-    pub(super) fn piece(&mut self, p: Piece<'_, FrameRef>, hole_frame: u64, out: &mut impl FnMut(OrderMsg)) {
+    pub(super) fn piece(&mut self, p: Piece<'_, FrameRef>, out: &mut impl FnMut(OrderMsg)) {
         match p {
             Piece::Data { offset, data, meta } => self.data(offset, data, meta, out),
-            Piece::Hole { .. } => self.hole(hole_frame, out),
+            Piece::Hole { meta, .. } => self.hole(meta.index, out),
         }
     }
 
+    /// A hole in the stream, shown by frame `frame`: what the framer holds is framed as at the stream's
+    /// end (what stays, a packet cut by the hole, is lost, counted), and the stream resynchronises after.
     pub(super) fn hole(&mut self, frame: u64, out: &mut impl FnMut(OrderMsg)) {
         self.flush(FrameRef { index: frame, time_ns: i64::MAX }, out);
         self.counters.resync_skipped_bytes += self.framer.pending() as u64;
@@ -234,7 +243,7 @@ impl Framing {
                         let start = *next_packet;
                         let at = piece_at(pieces, start).map_or(meta.index, |f| f.index);
                         counters.framing_errors += 1;
-                        counters.first_bad_frame.get_or_insert(at);
+                        earliest(&mut counters.first_bad_frame, at);
                         counters.resync_skipped_bytes += n as u64;
                         *next_packet += n as u64;
                         return;
@@ -292,7 +301,7 @@ impl Framing {
                     Ok(None) => counters.ouch_unknown += 1,
                     Err(_) => {
                         counters.ouch_malformed += 1;
-                        counters.first_bad_frame.get_or_insert(first.index);
+                        earliest(&mut counters.first_bad_frame, first.index);
                         let other = match version.get() {
                             Some(OrderProto::Ouch50) => ouch42::summarize(dir, pkt.payload()),
                             Some(OrderProto::Ouch42) => ouch5::summarize(dir, pkt.payload()),

@@ -98,8 +98,8 @@ pub struct OrderStream {
     /// quadratic while a long gap filled the buffer.
     oldest_pending: (Option<i64>, (u64, u64)),
     /// The bytes of the latest segment captured short that the stream has not reached yet: their
-    /// sequence and length ([`OrderStream::segment_cut`]).
-    cut_ahead: Option<(u32, u32)>,
+    /// sequence and length, and the segment's frame ([`OrderStream::segment_cut`]).
+    cut_ahead: Option<(u32, u32, FrameRef)>,
 }
 
 /// What a direction's framing buffers may take (`Framing::cost`) without the analysis keeping
@@ -154,6 +154,8 @@ impl OrderStream {
     }
 
     /// Feeds one TCP segment of this direction (captured whole: see [`OrderStream::segment_cut`]).
+    // `#[inline]` (and on `acked`): every order segment takes them (see `Reassembler::push`).
+    #[inline]
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         if self.reasm.seq_at(0).is_none() {
             // The stream's first segment: its start is a packet boundary only after a SYN (a capture
@@ -161,7 +163,7 @@ impl OrderStream {
             self.fr.resync = !syn;
         }
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, out);
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
         self.note_pending(frame.time_ns);
@@ -197,11 +199,11 @@ impl OrderStream {
             self.fr.resync = !syn;
         }
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, out);
         self.reasm.push(seq, syn, payload, frame, &mut sink);
         if not_captured > 0 {
             let from = seq.wrapping_add(u32::from(syn)).wrapping_add(payload.len() as u32);
-            self.cut_ahead = Some((from, not_captured));
+            self.cut_ahead = Some((from, not_captured, frame));
         }
         let skipped = skip_cut(&mut self.reasm, &mut self.cut_ahead, &mut sink);
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
@@ -221,7 +223,7 @@ impl OrderStream {
     /// this stream (which may not come for long, or ever).
     pub fn expire(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| fr.piece(p, frame.index, out));
+        self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| fr.piece(p, out));
         self.note_pending(frame.time_ns);
     }
 
@@ -280,7 +282,7 @@ impl OrderStream {
     pub fn give_up(&mut self, cost: usize, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) -> (u64, u64) {
         let before = *self.reasm.stats();
         let fr = &mut self.fr;
-        self.reasm.give_up(cost, frame.time_ns, &mut |p| fr.piece(p, frame.index, out));
+        self.reasm.give_up(cost, frame.time_ns, &mut |p| fr.piece(p, out));
         self.note_pending(frame.time_ns);
         let after = self.reasm.stats();
         (after.holes - before.holes, after.hole_bytes - before.hole_bytes)
@@ -308,12 +310,14 @@ impl OrderStream {
 
     /// Gives up what the framing holds at `frame`, as a hole there would: what it proves is framed
     /// as at the stream's end, the rest (a packet begun, the window) is skipped, and the stream
-    /// resynchronises on the bytes after; the buffers are freed. Returns the bytes skipped (among
-    /// [`StreamCounters::resync_skipped_bytes`]).
+    /// resynchronises on the bytes after; the buffers are freed. The anomaly is the frame of the first
+    /// byte given up (where the packet never ended begins), not `frame`, which may be any connection's.
+    /// Returns the bytes skipped (among [`StreamCounters::resync_skipped_bytes`]).
     pub fn give_up_framing(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) -> u64 {
         let fr = &mut self.fr;
         let before = fr.counters.resync_skipped_bytes;
-        fr.hole(frame.index, out);
+        let at = fr.held_frame().map_or(frame.index, |f| f.index);
+        fr.hole(at, out);
         fr.release();
         fr.held_changed = true;
         fr.counters.resync_skipped_bytes - before
@@ -367,10 +371,11 @@ impl OrderStream {
     /// The other direction acknowledged every byte of this one before `ack` (seen in `frame`): bytes
     /// before it that the capture missed become a hole once bytes after them were captured
     /// ([`crate::reasm::Reassembler::acked`]).
+    #[inline]
     pub fn acked(&mut self, ack: u32, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, frame.index, out);
-        self.reasm.acked(ack, frame.time_ns, &mut sink);
+        let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, out);
+        self.reasm.acked(ack, frame, &mut sink);
         // A range released leaves what is still missing waiting from now: the clock starts here, not
         // at this stream's next segment, which may not come.
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut sink);
@@ -381,7 +386,7 @@ impl OrderStream {
     /// after the holes before it; an incomplete packet left over is counted.
     pub fn finish(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
-        self.reasm.finish(&mut |p| fr.piece(p, last_frame, out));
+        self.reasm.finish(&mut |p| fr.piece(p, out));
         // What waits for more bytes is judged as at the end: none will come.
         self.fr.flush(FrameRef { index: last_frame, time_ns: i64::MAX }, out);
         self.note_pending(i64::MAX);
@@ -398,14 +403,14 @@ impl OrderStream {
 }
 
 /// Skips the bytes of the latest segment captured short (`cut`, [`OrderStream::segment_cut`]) once the
-/// stream has reached them, delivering them to `sink` as a hole; forgets them once it has passed them
-/// (a retransmission brought them). Returns the bytes skipped.
+/// stream has reached them, delivering them to `sink` as a hole that segment's frame showed; forgets
+/// them once it has passed them (a retransmission brought them). Returns the bytes skipped.
 fn skip_cut(
     reasm: &mut Reassembler<FrameRef>,
-    cut: &mut Option<(u32, u32)>,
+    cut: &mut Option<(u32, u32, FrameRef)>,
     sink: &mut impl FnMut(Piece<'_, FrameRef>),
 ) -> u64 {
-    let Some((seq, len)) = *cut else { return 0 };
+    let Some((seq, len, frame)) = *cut else { return 0 };
     let Some(at) = reasm.seq_at(reasm.next_offset()) else { return 0 };
     let into = at.wrapping_sub(seq) as i32;
     if into < 0 {
@@ -415,7 +420,7 @@ fn skip_cut(
     if into.unsigned_abs() >= len {
         return 0;
     }
-    reasm.not_captured(seq.wrapping_add(len), sink)
+    reasm.not_captured(seq.wrapping_add(len), frame, sink)
 }
 
 /// The OUCH version an Enter Order `msg` shows by its length: 4.2's is 49 bytes, 5.0's 47 plus its
@@ -474,6 +479,47 @@ mod tests {
         assert_eq!(s.oldest_held(), Some(60));
         s.segment(45, false, &a[5..], f(5, 70), &mut out);
         assert_eq!(s.oldest_held(), None);
+    }
+
+    /// A direction's anomaly is the frame that shows it, however late it is found. Each case's stream
+    /// starts with a SYN (frame 0) and a 13-byte packet (frame 1), and its frames are numbered as given.
+    #[test]
+    fn an_anomaly_is_the_frame_that_shows_it_wherever_it_is_found() {
+        let f = |index: u64, time_ns: i64| FrameRef { index, time_ns };
+        let start = |out: &mut dyn FnMut(OrderMsg)| {
+            let mut s = OrderStream::new(OrderDir::Inbound, Some(OrderProto::Ouch50));
+            s.segment(0, true, &[], f(0, 0), &mut |m| out(m));
+            s.segment(1, false, &packet(10), f(1, 1), &mut |m| out(m));
+            s
+        };
+        let mut out = |_m: OrderMsg| {};
+        // 14..27 missing, 27..40 held (frame 2); the gap timeout passes at frame 9, of another flow:
+        // the hole is the frame of the bytes after it.
+        let mut s = start(&mut out);
+        s.segment(27, false, &packet(10), f(2, 2), &mut out);
+        s.expire(f(9, 2 + GAP_TIMEOUT_NS + 1), &mut out);
+        assert_eq!((s.reasm().holes, s.counters().first_bad_frame), (1, Some(2)));
+        // At the end too, not the last frame.
+        let mut s = start(&mut out);
+        s.segment(27, false, &packet(10), f(2, 2), &mut out);
+        s.finish(9, &mut out);
+        assert_eq!((s.reasm().holes, s.counters().first_bad_frame), (1, Some(2)));
+        // A segment whose last 5 bytes the capture cut (frame 2) waits behind 14..27, which frame 3
+        // brings: the bytes cut are skipped then, and are frame 2's.
+        let mut s = start(&mut out);
+        s.segment_cut(27, false, &packet(10)[..8], 5, f(2, 2), &mut out);
+        s.segment_cut(14, false, &packet(10), 0, f(3, 3), &mut out);
+        let c = s.counters();
+        assert_eq!((c.bytes_not_captured, c.first_bad_frame), (5, Some(2)));
+        // 14..53 missing, 53..66 held (frame 2); frame 3 brings 14..27, a packet header of length 0 (a
+        // framing error, found at once); 27..53 is then given up at the end: the earliest frame is
+        // kept, the hole's, found last.
+        let mut s = start(&mut out);
+        s.segment(53, false, &packet(10), f(2, 2), &mut out);
+        s.segment(14, false, &[0, 0, b'U', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], f(3, 3), &mut out);
+        assert_eq!(s.counters().first_bad_frame, Some(3));
+        s.finish(9, &mut out);
+        assert_eq!((s.reasm().holes, s.counters().first_bad_frame), (1, Some(2)));
     }
 
     /// An OUCH 5.0 Enter Order with no appendage (47 bytes), in a SoupBinTCP packet (50 bytes).
