@@ -170,18 +170,24 @@ fn frames_whose_tap_says_its_clock_is_degraded_are_counted() {
     }
 }
 
+/// Tick 1 on feed B (not given) at T0, an order naming it 5 us later, and tick 1 on feed A 5 us after
+/// that: the order's tick_to_trade is -5 us (its trigger's first copy among the feeds analysed is A's).
+fn negative_tick_to_trade() -> Vec<(i64, Vec<u8>)> {
+    let md = mold_packet(b"SESSION001", 1, &[aapl_add()]);
+    vec![
+        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
+        (T0, udp([233, 54, 12, 112], 26478, &md)),
+        (T0 + 5_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
+        (T0 + 10_000, tick_a(1)),
+    ]
+}
+
 /// Tick 1 comes on feed B (not given) 5 us before an order naming it, and on feed A 5 us after: the
 /// order's tick_to_trade is -5 us, and the lines under the table name both causes a negative sample
 /// of it can have, clocks and a trigger's earlier copy on a feed not analysed, as the matching line does.
 #[test]
 fn a_negative_tick_to_trade_names_a_feed_not_analysed_as_well_as_the_clocks() {
-    let md = mold_packet(b"SESSION001", 1, &[aapl_add()]);
-    let frames = vec![
-        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
-        (T0, udp([233, 54, 12, 112], 26478, &md)),
-        (T0 + 5_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
-        (T0 + 10_000, tick_a(1)),
-    ];
+    let frames = negative_tick_to_trade();
     let dir = tmpdir("negative-t2t");
     let cap = dir.join("c.pcap");
     write_pcap(&cap, &frames);
@@ -237,13 +243,7 @@ fn negative_samples_within_a_record_unit_are_put_down_to_rounding() {
     );
     assert!(text.lines().any(|l| l == want), "no line {want:?} in\n{text}");
     // -5 us on a us capture (every time a whole us): beyond one unit, the clocks (or a feed not analysed).
-    let md = mold_packet(b"SESSION001", 1, &[aapl_add()]);
-    let frames = vec![
-        (T0 - MS, segment(true, 0, 0, 0x02, &[])),
-        (T0, udp([233, 54, 12, 112], 26478, &md)),
-        (T0 + 5_000, segment(true, 1, 1, 0x18, &order_for(1, 1))),
-        (T0 + 10_000, tick_a(1)),
-    ];
+    let frames = negative_tick_to_trade();
     let cap = dir.join("c.pcap");
     write_pcap_us(&cap, &frames);
     let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch50", "--match", r"token:T(\d+)"];
