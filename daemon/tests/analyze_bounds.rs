@@ -215,6 +215,9 @@ fn responses_after_the_ack_timeout_are_late_not_unmatched() {
     let text = analyze_text(&args, &cap);
     assert!(text.lines().any(|l| l == format!("note: {note}")), "{text}");
     assert!(text.lines().any(|l| l == "settings (not the defaults): --ack-timeout 10ms"), "{text}");
+    // What "unacknowledged" means, beside the count.
+    let responses = text.lines().find(|l| l.starts_with("ticks: ")).unwrap().split("; responses: ").nth(1).unwrap();
+    assert_eq!(responses, "1 paired, 1 order unacknowledged (no response within 10ms), 1 response unmatched");
 
     let r = analyze_json(&args[..2], &cap);
     assert_eq!(fates(&r), [2, 2, 0, 0, 1]);

@@ -1434,9 +1434,14 @@ impl Report {
                 format!(" ({k} more awaiting a response at the capture's end, sent less than the timeout before it)")
             }
         };
+        // What "unacknowledged" means here, beside the count: no response within --ack-timeout.
+        let within = match c.unacked {
+            0 => String::new(),
+            _ => format!(" (no response within {})", flag_duration(self.settings.ack_timeout_ns)),
+        };
         let _ = writeln!(
             o,
-            "ticks: {} ({}), {}, {} too late to arbitrate{resets}; responses: {} paired, {} unacknowledged{awaiting}, {} unmatched{unsolicited}",
+            "ticks: {} ({}), {}, {} too late to arbitrate{resets}; responses: {} paired, {} unacknowledged{within}{awaiting}, {} unmatched{unsolicited}",
             c.ticks,
             one(c.ticks, "first copy", "first copies"),
             n(c.tick_copies, "later copy", "later copies"),
