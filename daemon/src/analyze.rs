@@ -4,7 +4,7 @@ use crate::cli::{AnalyzeArgs, check_inputs, usage};
 use crate::output::{STDOUT_WRITING, create_output, distinct, refuse_stdout, writing};
 use crate::pipeline::Pipeline;
 use crate::progress::ProgressLine;
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
@@ -96,6 +96,10 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         }
     }
     let flows: Vec<FlowSpec> = flows.into_iter().map(|(f, _)| f).collect();
+    // A feed is a 16-bit index in the tick index.
+    let feeds = flows.iter().filter(|f| matches!(f, FlowSpec::Feed(_))).count();
+    let max = wirestamp_core::analyze::arbiter::MAX_FEEDS;
+    ensure!(feeds <= max, "{feeds} market-data feeds given (--md, md = ...): at most {max} are analysed at once");
     // Errors name where the value came from: the command line's flag, or the file's key.
     let (rule, rule_from) = match (&args.matching, &file.matching) {
         (Some(r), _) => (r.as_str(), format!("--match {r}")),
@@ -180,7 +184,7 @@ pub struct PairsSink {
 impl PairsSink {
     /// Creates the pairs file `p` and writes its header.
     pub fn create(p: &Path) -> Result<PairsSink> {
-        let out = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER)?);
+        let out = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER_SHARED)?);
         let mut sink = PairsSink { out, path: p.to_owned() };
         sink.write(|w| writeln!(w, "{PAIRS_HEADER}"))?;
         Ok(sink)
@@ -195,7 +199,7 @@ impl PairsSink {
 fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     writeln!(
         w,
-        "{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{}",
         csv_field(&p.tick_session.to_string()),
         p.tick_seq,
         p.tick_time_ns,
@@ -204,7 +208,8 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
         p.order_time_ns,
         p.order_frame,
         p.order_last_frame,
-        p.latency_ns
+        p.latency_ns,
+        p.tick_frame.map_or_else(String::new, |f| f.to_string())
     )
 }
 
@@ -434,7 +439,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
 }
 
 /// The first line of a `--pairs` file.
-const PAIRS_HEADER: &str =
+const PAIRS_HEADER: &str = "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns,tick_frame";
+/// What every version's `--pairs` header begins with (before `tick_frame` came): an earlier output of
+/// any is replaced.
+const PAIRS_HEADER_SHARED: &str =
     "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns";
 /// The first line of a `--hlog` file.
 const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";

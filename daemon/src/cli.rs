@@ -258,10 +258,12 @@ pub struct AnalyzeArgs {
     pub json: bool,
 
     /// Write every matched pair to this CSV file, with the columns tick_session, tick_seq,
-    /// tick_time_ns, order_id, token, order_time_ns, order_frame, order_last_frame, latency_ns.
-    /// order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what --match
-    /// token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame are the
-    /// frames carrying the order's first and last bytes (0-based over all inputs). An existing FILE is
+    /// tick_time_ns, order_id, token, order_time_ns, order_frame, order_last_frame, latency_ns,
+    /// tick_frame. order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what
+    /// --match token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame
+    /// are the frames carrying the order's first and last bytes, tick_frame the frame carrying the
+    /// trigger's earliest copy (0-based over all inputs; empty when the tick had left the tick index,
+    /// --tick-retention, before the pair was made). An existing FILE is
     /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,

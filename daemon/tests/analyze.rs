@@ -60,7 +60,8 @@ fn check_against_truth(synth_flags: &[&str], name: &str) {
 
     // Every pair, exactly: (tick seq, tick time, UserRefNum, order time, latency).
     // truth: tick_seq,tick_time_ns,first_feed,user_ref_num,cl_ord_id,order_time_ns,latency_ns,ack_time_ns,...
-    // pairs: tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns
+    // pairs: tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns,
+    // tick_frame
     let mut ours: Vec<(String, String, String, String, String)> = csv(&pairs_path)
         .into_iter()
         .map(|p| (p[1].clone(), p[2].clone(), p[3].clone(), p[5].clone(), p[8].clone()))
@@ -71,6 +72,26 @@ fn check_against_truth(synth_flags: &[&str], name: &str) {
     want.sort();
     assert_eq!(ours.len(), want.len());
     assert_eq!(ours, want);
+    // Each pair's tick_frame is, by tshark's MoldUDP64 dissector, a frame timed at tick_time_ns whose
+    // packet holds tick_seq (its frame number less one).
+    let moldudp64 = ["-d", "udp.port==26477,moldudp64", "-d", "udp.port==26478,moldudp64"];
+    let fields = ["frame.number", "moldudp64.sequence", "moldudp64.count", "frame.time_epoch"];
+    let mut by_frame = std::collections::HashMap::new();
+    for r in wirestamp_testdata::tshark_fields(&cap, &moldudp64, &fields) {
+        let (Ok(first), Ok(count)) = (r[1].parse::<u64>(), r[2].parse::<u64>()) else { continue };
+        let (s, ns) = r[3].split_once('.').unwrap();
+        let t = s.parse::<i64>().unwrap() * 1_000_000_000 + ns.parse::<i64>().unwrap();
+        by_frame.insert(r[0].parse::<u64>().unwrap() - 1, (first, count, t));
+    }
+    for p in csv(&pairs_path) {
+        let (seq, time): (u64, i64) = (p[1].parse().unwrap(), p[2].parse().unwrap());
+        let frame: u64 = p[9].parse().unwrap_or_else(|_| panic!("a tick_frame in {p:?}"));
+        let (first, count, t) = by_frame[&frame];
+        assert!(
+            (first..first + count).contains(&seq) && t == time,
+            "{p:?}: frame {frame} holds {first}+{count} at {t}"
+        );
+    }
 
     let mut lat: Vec<i64> = truth.iter().map(|t| t[6].parse().unwrap()).collect();
     lat.sort_unstable();

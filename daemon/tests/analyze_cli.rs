@@ -1328,3 +1328,20 @@ fn a_forced_trailer_that_does_not_fit_is_named_with_its_fix_and_nothing_else() {
     );
     assert!(stdout.lines().any(|l| l == want), "no line {want:?} in\n{stdout}");
 }
+
+/// A `--pairs` file written before the tick_frame column came (its header one column shorter) is an
+/// earlier output, replaced as any; the new file has the column.
+#[test]
+fn an_earlier_versions_pairs_file_is_replaced() {
+    let dir = support::tmpdir("pairs-old-header");
+    let cap = small_capture(&dir);
+    let pairs = dir.join("pairs.csv");
+    let old = "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns";
+    std::fs::write(&pairs, format!("{old}\nSESSION001,1,1,1,T1,2,3,3,1\n")).unwrap();
+    let out = wirestamp(&["analyze", "-q", "--match", r"token:T(\d+)", "--pairs", pairs.to_str().unwrap(), &cap]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&pairs).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(text.lines().next(), Some(&*format!("{old},tick_frame")));
+    assert!(text.lines().count() > 2, "{text}");
+}

@@ -421,6 +421,42 @@ fn a_session_dimension_holds_every_connection() {
     assert_eq!((t2t["min_ns"].as_i64(), t2t["max_ns"].as_i64()), (Some(10_000), Some(30_000)));
 }
 
+/// A pair whose tick has left the tick index (`--tick-retention 1ms`, a later packet 5 ms on sweeps it)
+/// before the order matched it under the symbol rule (a 1 s window): its tick_frame is empty, not a
+/// guess; a pair whose tick is still held names its frame.
+#[test]
+fn a_pair_whose_tick_left_the_index_has_no_tick_frame() {
+    let mut msft = Vec::new();
+    wirestamp_lab::encode::itch::add_order(&mut msft, 2, 2, 7, b'B', 100, "MSFT", 1_000_000);
+    let tick = |seq: u64, msg: &[u8]| {
+        support::udp([233, 54, 12, 111], 26477, &support::mold_packet(b"SESSION001", seq, &[msg.to_vec()]))
+    };
+    let mut o = support::aapl_order(1);
+    o.cl_ord_id = "T0000000000001".into();
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &o);
+    let mut p = Vec::new();
+    soup::packet(&mut p, b'U', &m);
+    let frames = vec![
+        (T0, tick(1, &support::aapl_add())),
+        (T0 + 5 * MS, tick(2, &msft)),
+        (T0 + 6 * MS, segment(true, 1, 1, 0x18, &p)),
+    ];
+    let dir = support::tmpdir("pairs-tick-gone");
+    let pairs = dir.join("pairs.csv");
+    let run = |retention: &str| {
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", "symbol:1s", "--tick-retention"];
+        let mut args = args.to_vec();
+        args.extend([retention, "--pairs", pairs.to_str().unwrap()]);
+        let r = analyze_frames("pairs-tick-gone-run", &frames, &args);
+        assert_eq!(r["counters"]["matched"], 1);
+        std::fs::read_to_string(&pairs).unwrap().lines().nth(1).unwrap().rsplit(',').next().unwrap().to_owned()
+    };
+    assert_eq!(run("1ms"), "");
+    assert_eq!(run("1s"), "0");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `--pairs` is CSV: a ClOrdID holding a comma or a quote (damaged traffic, or a firm's own
 /// alphabet) is quoted, its quotes doubled (RFC 4180), and the file still reads as one row per pair.
 #[test]
@@ -455,8 +491,9 @@ fn pairs_quote_what_would_break_the_csv() {
     let text = std::fs::read_to_string(&pairs).unwrap();
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), 3, "{text}");
-    assert_eq!(rows[1], format!("SESSION001,1,{T0},1,\"T,00000000001\"\"\",{},1,1,1000", T0 + 1_000));
-    assert_eq!(rows[2], format!("SESSION001,1,{T0},2,T0000000000002,{},2,2,2000", T0 + 2_000));
+    // The last column: the tick's frame, the capture's first (frame 0).
+    assert_eq!(rows[1], format!("SESSION001,1,{T0},1,\"T,00000000001\"\"\",{},1,1,1000,0", T0 + 1_000));
+    assert_eq!(rows[2], format!("SESSION001,1,{T0},2,T0000000000002,{},2,2,2000,0", T0 + 2_000));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -17,6 +17,17 @@ pub struct Tick {
     pub feed: u16,
     /// Stock locate of the message (0 when unknown).
     pub locate: u16,
+    /// The low 32 bits of the index of the frame that carried the earliest copy ([`Tick::frame_at`]).
+    pub frame: u32,
+}
+
+impl Tick {
+    /// The index of the frame that carried the earliest copy, for a lookup made while frame `now` is
+    /// read: the latest index at or before `now` that ends in [`Tick::frame`] (ticks are retained for
+    /// far fewer than 2^32 frames).
+    pub fn frame_at(&self, now: u64) -> u64 {
+        now - u64::from((now as u32).wrapping_sub(self.frame))
+    }
 }
 
 /// What a copy turned out to be.
@@ -36,33 +47,48 @@ pub enum Arrival {
 }
 
 /// A sequence's slot in its session's ring. Every slot inside the ring has a time: its first copy's
-/// when `seen`, else the time the sequence was found missing (a later one arrived first), so that a
+/// when seen, else the time the sequence was found missing (a later one arrived first), so that a
 /// sequence lost on every feed leaves the window like the others instead of holding the ring open.
+/// 16 bytes: whether it was seen is its feed ([`UNSEEN`] when not), which leaves room for the low 32
+/// bits of its first copy's frame index (a tick is never 2^32 frames older than the frame asking).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     time_ns: i64,
+    frame: u32,
     feed: u16,
     locate: u16,
-    seen: bool,
 }
+
+/// The feed of a slot not seen: no feed has this index ([`MAX_FEEDS`]).
+const UNSEEN: u16 = u16::MAX;
+
+/// Feeds the arbiter tells apart, at most (their index is a `u16`, `u16::MAX` excluded: it marks a
+/// sequence not seen).
+pub const MAX_FEEDS: usize = UNSEEN as usize;
 
 /// The value new capacity is filled with. Slots outside the ring are never read: an append sets every
 /// field and a gap marks its slots missing, so what a slot held before it re-entered does not matter.
-const EMPTY: Slot = Slot { time_ns: i64::MIN, feed: 0, locate: 0, seen: false };
+const EMPTY: Slot = Slot { time_ns: i64::MIN, frame: 0, feed: UNSEEN, locate: 0 };
 
 impl Slot {
     /// The first copy of its tick (written field by field: see [`Ring::observe`]).
     #[inline(always)]
-    fn set(&mut self, time_ns: i64, feed: u16, locate: u16) {
+    fn set(&mut self, time_ns: i64, feed: u16, locate: u16, frame: u32) {
         self.time_ns = time_ns;
+        self.frame = frame;
         self.feed = feed;
         self.locate = locate;
-        self.seen = true;
+    }
+
+    /// Whether a copy of its tick was seen (else it was found missing).
+    #[inline(always)]
+    fn seen(&self) -> bool {
+        self.feed != UNSEEN
     }
 
     /// An unseen sequence found missing at `time_ns`.
     fn missing(time_ns: i64) -> Slot {
-        Slot { time_ns, feed: 0, locate: 0, seen: false }
+        Slot { time_ns, frame: 0, feed: UNSEEN, locate: 0 }
     }
 }
 
@@ -103,7 +129,7 @@ impl SessionTicks {
     /// The tick `seq`, if held and seen.
     fn tick(&self, seq: u64) -> Option<Tick> {
         let slot = self.slot(seq)?;
-        slot.seen.then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate })
+        slot.seen().then_some(Tick { time_ns: slot.time_ns, feed: slot.feed, locate: slot.locate, frame: slot.frame })
     }
 
     #[inline(always)]
@@ -278,10 +304,11 @@ impl Arbiter {
     }
 
     /// Records a copy of `seq` of the packet's session, seen at `time_ns` on `feed` (one copy:
-    /// [`Arbiter::ring`] serves a packet's).
+    /// [`Arbiter::ring`] serves a packet's), in a frame whose index ends in `time_ns`'s low 32 bits (the
+    /// tests' frames: each copy's its own, so that a tick's frame shows which copy it kept).
     #[cfg(test)]
     fn observe_in(&mut self, session: SessionRef, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
-        self.ring(session).observe(seq, feed, locate, time_ns)
+        self.ring(session).observe(seq, feed, locate, time_ns, time_ns as u32)
     }
 
     /// The ring of a session looked up by [`Arbiter::packet`], for the copies of one packet (a caller
@@ -328,14 +355,15 @@ impl Arbiter {
         }
         let first = s.at(idx);
         let (t0, f0) = (first.time_ns, first.feed);
-        if !first.seen || f0 == feed || time_ns < t0 || t0 < self.stale_before {
+        if !first.seen() || f0 == feed || time_ns < t0 || t0 < self.stale_before {
             return None;
         }
         // No early exit: a packet is a few slots, and a branch per slot would be one more to predict.
         let mut same = true;
         for i in 1..n {
             let x = s.at(idx + i);
-            same &= x.seen & (x.time_ns == t0) & (x.feed == f0);
+            // (`f0` is a feed, so the same feed is a slot seen.)
+            same &= (x.time_ns == t0) & (x.feed == f0);
         }
         same.then_some((time_ns - t0, f0))
     }
@@ -364,7 +392,7 @@ impl Arbiter {
     /// The sessions that found tick `seq` missing (a later one came first): another feed's copy may
     /// still bring it.
     pub fn missing_in(&self, seq: u64) -> impl Iterator<Item = Session> + '_ {
-        self.sessions.iter().filter_map(move |(session, s)| s.slot(seq).is_some_and(|x| !x.seen).then_some(*session))
+        self.sessions.iter().filter_map(move |(session, s)| s.slot(seq).is_some_and(|x| !x.seen()).then_some(*session))
     }
 
     /// The sessions whose tick `seq` is older than `not_before`: held, its first copy before that
@@ -373,7 +401,7 @@ impl Arbiter {
     /// missing, which the caller asks the feeds about).
     pub fn older_than(&self, seq: u64, not_before: i64) -> impl Iterator<Item = (Session, bool)> + '_ {
         self.sessions.iter().filter_map(move |(session, s)| match s.slot(seq) {
-            Some(x) => (x.seen && x.time_ns < not_before).then_some((*session, true)),
+            Some(x) => (x.seen() && x.time_ns < not_before).then_some((*session, true)),
             None => (seq >= s.first && seq < s.base).then_some((*session, false)),
         })
     }
@@ -426,11 +454,15 @@ impl Ring<'_> {
         *self.spare = self.spare.saturating_sub(self.s.slots.len() - before);
     }
 
-    /// Records a copy of `seq`, seen at `time_ns` on `feed`.
+    /// Records a copy of `seq`, seen at `time_ns` on `feed` in the frame whose index ends in `frame`
+    /// (its low 32 bits).
     #[inline(always)]
-    pub fn observe(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+    pub fn observe(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64, frame: u32) -> Arrival {
+        debug_assert_ne!(feed, UNSEEN, "at most MAX_FEEDS feeds");
         let s = &mut *self.s;
-        let Some(idx) = seq.checked_sub(s.base) else { return self.below(seq, feed, locate, time_ns) };
+        let Some(idx) = seq.checked_sub(s.base) else {
+            return self.below(seq, Slot { time_ns, frame, feed, locate });
+        };
         let idx = idx as usize;
         // The common cases: the next sequence on the first feed (append), a copy of a known one. The
         // slot is written field by field: a `Slot` value built first went through the stack, and its
@@ -441,25 +473,25 @@ impl Ring<'_> {
                 // Held for an order (see `Arbiter::hold`), but outside this copy's window.
                 *self.stale += 1;
                 Arrival::Stale
-            } else if !slot.seen {
-                slot.set(time_ns, feed, locate);
+            } else if !slot.seen() {
+                slot.set(time_ns, feed, locate, frame);
                 Arrival::First
             } else if time_ns < slot.time_ns {
                 // Captures from several taps are merged by time, so this only happens with clock skew
                 // between inputs: the earlier copy still wins.
                 let first_feed = slot.feed;
                 let delay_ns = slot.time_ns.saturating_sub(time_ns);
-                slot.set(time_ns, feed, locate);
+                slot.set(time_ns, feed, locate, frame);
                 Arrival::Later { delay_ns: -delay_ns, first_feed }
             } else {
                 Arrival::Later { delay_ns: time_ns - slot.time_ns, first_feed: slot.feed }
             }
         } else if idx == s.len && s.len < s.slots.len() && s.len < self.max_slots {
             s.len += 1;
-            s.at_mut(idx).set(time_ns, feed, locate);
+            s.at_mut(idx).set(time_ns, feed, locate, frame);
             Arrival::First
         } else {
-            self.extend(idx, Slot { time_ns, feed, locate, seen: true });
+            self.extend(idx, Slot { time_ns, frame, feed, locate });
             Arrival::First
         }
     }
@@ -467,7 +499,7 @@ impl Ring<'_> {
     /// A sequence below the ring's first: new if the ring never moved on (the ring grows down to it,
     /// the sequences between marked missing), else too late to arbitrate.
     #[cold]
-    fn below(&mut self, seq: u64, feed: u16, locate: u16, time_ns: i64) -> Arrival {
+    fn below(&mut self, seq: u64, new: Slot) -> Arrival {
         let max = self.room();
         let k = self.s.base - seq;
         if self.s.base != self.s.first || self.s.restarted || k > max.saturating_sub(self.s.len) as u64 {
@@ -480,9 +512,9 @@ impl Ring<'_> {
         // `reserve` left room for `k` slots before the head.
         s.head = (s.head + s.slots.len() - k) & s.mask;
         (s.base, s.first, s.len) = (seq, seq, s.len + k);
-        *s.at_mut(0) = Slot { time_ns, feed, locate, seen: true };
+        *s.at_mut(0) = new;
         for i in 1..k {
-            *s.at_mut(i) = Slot::missing(time_ns);
+            *s.at_mut(i) = Slot::missing(new.time_ns);
         }
         Arrival::First
     }
@@ -622,10 +654,10 @@ mod tests {
         assert_eq!(a.observe(S, 10, 1, 5, 1_700), Arrival::Later { delay_ns: 700, first_feed: 0 });
         assert_eq!(a.observe(S, 11, 1, 5, 2_000), Arrival::First);
         assert_eq!(a.observe(S, 11, 0, 5, 2_050), Arrival::Later { delay_ns: 50, first_feed: 1 });
-        assert_eq!(a.get(S, 10), Some(Tick { time_ns: 1_000, feed: 0, locate: 5 }));
+        assert_eq!(a.get(S, 10), Some(Tick { time_ns: 1_000, feed: 0, locate: 5, frame: 1_000 }));
         assert_eq!(a.get(S, 11).unwrap().feed, 1);
         assert_eq!(a.get(S, 12), None);
-        assert_eq!(a.find(11, i64::MIN), Ok(Some((S, Tick { time_ns: 2_000, feed: 1, locate: 5 }))));
+        assert_eq!(a.find(11, i64::MIN), Ok(Some((S, Tick { time_ns: 2_000, feed: 1, locate: 5, frame: 2_000 }))));
         let other = Session(*b"SESSION002");
         a.observe(other, 11, 0, 0, 3_000);
         assert_eq!(a.find(11, i64::MIN), Err(2));
@@ -742,7 +774,11 @@ mod tests {
         for seq in 900..1_000u64 {
             let feed = if seq % 7 != 0 { 0 } else { 1 };
             let time_ns = seq as i64 * 10 + 3 * i64::from(feed);
-            assert_eq!(a.get(S, seq), Some(Tick { time_ns, feed, locate: seq as u16 }), "seq {seq}");
+            assert_eq!(
+                a.get(S, seq),
+                Some(Tick { time_ns, feed, locate: seq as u16, frame: time_ns as u32 }),
+                "seq {seq}"
+            );
         }
         assert_eq!(a.get(S, 899), None);
         assert_eq!(a.observe(S, 899, 0, 0, 10_000), Arrival::Stale);
@@ -808,7 +844,11 @@ mod tests {
         assert_eq!(a.retained(S), 230);
         for seq in 30..260u64 {
             let time_ns = if seq < 60 { seq as i64 * 10 } else { 1_300 };
-            assert_eq!(a.get(S, seq), Some(Tick { time_ns, feed: 0, locate: seq as u16 }), "seq {seq}");
+            assert_eq!(
+                a.get(S, seq),
+                Some(Tick { time_ns, feed: 0, locate: seq as u16, frame: time_ns as u32 }),
+                "seq {seq}"
+            );
             assert_eq!(a.observe(S, seq, 1, 0, 1_300), Arrival::Later { delay_ns: 1_300 - time_ns, first_feed: 0 });
         }
         assert_eq!(a.get(S, 29), None);
@@ -876,7 +916,7 @@ mod tests {
 
         fn get(&self, seq: u64) -> Option<Tick> {
             let s = self.slots.get(usize::try_from(seq.checked_sub(self.base)?).ok()?)?;
-            s.3.then_some(Tick { time_ns: s.0, feed: s.1, locate: s.2 })
+            s.3.then_some(Tick { time_ns: s.0, feed: s.1, locate: s.2, frame: s.0 as u32 })
         }
     }
 

@@ -646,6 +646,12 @@ impl Analyzer {
             order_frame: m.first.index,
             order_last_frame: m.last.index,
             latency_ns: latency,
+            // Looked up only for a pair written out; the tick's copy must be the one timed.
+            tick_frame: self
+                .arbiter
+                .get(session, seq)
+                .filter(|k| k.time_ns == tick_time)
+                .map(|k| k.frame_at(self.last_frame)),
         });
     }
 }

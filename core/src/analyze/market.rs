@@ -62,6 +62,8 @@ pub(super) struct Copies<'a> {
     pub(super) slots: &'a mut [Option<usize>; 3],
     pub(super) open: &'a mut [Option<Box<Tally>>; 2],
     pub(super) t: i64,
+    /// The low 32 bits of the packet's frame index ([`crate::analyze::arbiter::Tick::frame`]).
+    frame: u32,
     pub(super) session: Session,
     /// The capture time on the Eastern local time line ([`EasternClock::local`]).
     capture_local: i64,
@@ -113,6 +115,7 @@ impl<'a> Copies<'a> {
             ab_elsewhere,
             wake_at,
             seq,
+            last_frame,
             ..
         } = a;
         let FeedState { spec, slots, open, decoder, .. } = &mut feeds[fi];
@@ -139,6 +142,7 @@ impl<'a> Copies<'a> {
             slots,
             open,
             t,
+            frame: *last_frame as u32,
             session,
             capture_local: eastern.local(t),
             metrics,
@@ -156,7 +160,7 @@ impl<'a> Copies<'a> {
     #[inline(always)]
     pub(super) fn message(&mut self, m: MessageKey) {
         let t = self.t;
-        match self.ring.observe(m.seq, self.feed, m.stock_locate, t) {
+        match self.ring.observe(m.seq, self.feed, m.stock_locate, t, self.frame) {
             Arrival::First => {
                 self.counters.ticks += 1;
                 if let Some(locates) = self.locates.as_deref_mut()

@@ -175,6 +175,9 @@ pub struct Pair {
     pub order_last_frame: u64,
     /// `order_time_ns - tick_time_ns`.
     pub latency_ns: i64,
+    /// Index of the frame that carried the trigger's earliest copy, when the tick index still held
+    /// it as the pair was made (it keeps ticks for `--tick-retention`): `None` after that.
+    pub tick_frame: Option<u64>,
 }
 
 /// The metrics wirestamp reports.
@@ -501,7 +504,10 @@ impl Analyzer {
         let mut sessions = Vec::new();
         for f in &cfg.flows {
             match *f {
-                FlowSpec::Feed(spec) => feeds.push(FeedState::new(spec, false)),
+                // (Beyond arbiter::MAX_FEEDS, which the command refuses, a feed would not fit the tick
+                // index's 16-bit feed.)
+                FlowSpec::Feed(spec) if feeds.len() < arbiter::MAX_FEEDS => feeds.push(FeedState::new(spec, false)),
+                FlowSpec::Feed(_) => {}
                 FlowSpec::Orders(spec) => sessions.push(SessionState {
                     spec,
                     detected: false,
