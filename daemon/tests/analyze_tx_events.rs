@@ -14,6 +14,24 @@ const S0: u32 = 0xFFFF_FFB0;
 const CLIENT: &str = "10.1.0.2:40001";
 const EXCHANGE: &str = "10.1.0.1:8003";
 
+/// Order 1 in one segment, with an Arista 7280 0xD28B header (64-bit UTC) that stamps it at `tap_ns`.
+fn order_stamped_by_7280(tap_ns: i64) -> Vec<u8> {
+    let plain = tcp(S0, &order(1));
+    let mut header = vec![0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10];
+    header.extend(((tap_ns / 1_000_000_000) as u32).to_be_bytes());
+    header.extend(((tap_ns % 1_000_000_000) as u32).to_be_bytes());
+    [&plain[..12], &header, &plain[12..]].concat()
+}
+
+/// A TX-event CSV of one `snd_sw` event at `t` for order 1's write (its 50 bytes from S0).
+fn one_snd(t: i64) -> String {
+    format!(
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{t},snd_sw,{CLIENT},{EXCHANGE},{},{},,\n",
+        S0,
+        S0.wrapping_add(49)
+    )
+}
+
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
 }
@@ -151,19 +169,8 @@ fn a_frame_timed_by_its_tap_header_sees_only_the_tx_events_up_to_that_time() {
     // 2 s earlier: its time is the tap's. Its write's SND, at T0 + 9 us, lies 2 s after that, beyond
     // the 1 s that TX events are fed ahead of frames: not joined (clocks this far apart are not one
     // timescale). The frame must not be fed up to its record time first.
-    let plain = tcp(S0, &order(1));
-    let tap_ns = T0 + 10_000 - 2_000_000_000;
-    let mut header = vec![0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10];
-    header.extend(((tap_ns / 1_000_000_000) as u32).to_be_bytes());
-    header.extend(((tap_ns % 1_000_000_000) as u32).to_be_bytes());
-    let stamped = [&plain[..12], &header, &plain[12..]].concat();
-    write_pcap(&pcap, &[(T0 + 10_000, stamped)]);
-    let csv = format!(
-        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{},snd_sw,{CLIENT},{EXCHANGE},{},{},,\n",
-        T0 + 9_000,
-        S0,
-        S0.wrapping_add(49)
-    );
+    write_pcap(&pcap, &[(T0 + 10_000, order_stamped_by_7280(T0 + 10_000 - 2_000_000_000))]);
+    let csv = one_snd(T0 + 9_000);
     let tx = dir.join("tx.csv");
     std::fs::write(&tx, csv).unwrap();
     let out = run(&[
@@ -287,18 +294,9 @@ fn negative_snd_to_wire_is_explained_by_where_the_order_frames_were_timed() {
     let pcap = dir.join("t.pcap");
     let tx = dir.join("tx.csv");
     // One order whose frame is timed at T0 + 10 us; its write's SND at T0 + 12 us: -2 us.
-    let csv = format!(
-        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n{},snd_sw,{CLIENT},{EXCHANGE},{},{},,\n",
-        T0 + 12_000,
-        S0,
-        S0.wrapping_add(49)
-    );
-    std::fs::write(&tx, csv).unwrap();
+    std::fs::write(&tx, one_snd(T0 + 12_000)).unwrap();
     let plain = tcp(S0, &order(1));
-    let mut header = vec![0xd2, 0x8b, 0x00, 0x01, 0x01, 0x10];
-    header.extend((((T0 + 10_000) / 1_000_000_000) as u32).to_be_bytes());
-    header.extend((((T0 + 10_000) % 1_000_000_000) as u32).to_be_bytes());
-    let stamped = [&plain[..12], &header, &plain[12..]].concat();
+    let stamped = order_stamped_by_7280(T0 + 10_000);
     let session = format!("session:tcp:{EXCHANGE}@ouch50");
     let host = "the order frames are timed on a host (pcap): a capture on the sending host (AF_PACKET, a \
                 tc/eBPF hook, libpcap) runs before the driver's send stamp, so its frames precede SND by \
