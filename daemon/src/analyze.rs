@@ -438,12 +438,18 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     }
 }
 
+/// (A macro, so that the two headers are one text: `concat!` takes literals only.)
+macro_rules! pairs_header_shared {
+    () => {
+        "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns"
+    };
+}
+
 /// The first line of a `--pairs` file.
-const PAIRS_HEADER: &str = "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns,tick_frame";
+const PAIRS_HEADER: &str = concat!(pairs_header_shared!(), ",tick_frame");
 /// What every version's `--pairs` header begins with (before `tick_frame` came): an earlier output of
 /// any is replaced.
-const PAIRS_HEADER_SHARED: &str =
-    "tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns";
+const PAIRS_HEADER_SHARED: &str = pairs_header_shared!();
 /// The first line of a `--hlog` file.
 const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";
 

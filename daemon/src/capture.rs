@@ -490,7 +490,7 @@ const SNAPLEN_DEFAULT: u32 = 262_144;
 
 /// `--snaplen`: 0 means the largest, as with tcpdump's `-s 0`.
 fn snaplen_arg(s: u32) -> u32 {
-    if s == 0 { 262_144 } else { s }
+    if s == 0 { SNAPLEN_DEFAULT } else { s }
 }
 
 /// What a frame's timestamp means, for `if_description`.
@@ -717,8 +717,8 @@ fn check_usage(args: &CaptureArgs, ifaces: &[String]) -> Result<()> {
     if args.rotate_secs == Some(0) || args.rotate_mb == Some(0) {
         bail!("-G and -C take at least 1 (seconds, MB): 0 would start a new file at every check");
     }
-    if args.snaplen > 262_144 {
-        bail!("--snaplen {}: at most 262144 (0 means that)", args.snaplen);
+    if args.snaplen > SNAPLEN_DEFAULT {
+        bail!("--snaplen {}: at most {SNAPLEN_DEFAULT} (0 means that)", args.snaplen);
     }
     if args.source == CaptureSource::Ebpf && snaplen_arg(args.snaplen) != SNAPLEN_DEFAULT {
         bail!(

@@ -79,9 +79,7 @@ fn check_against_truth(synth_flags: &[&str], name: &str) {
     let mut by_frame = std::collections::HashMap::new();
     for r in wirestamp_testdata::tshark_fields(&cap, &moldudp64, &fields) {
         let (Ok(first), Ok(count)) = (r[1].parse::<u64>(), r[2].parse::<u64>()) else { continue };
-        let (s, ns) = r[3].split_once('.').unwrap();
-        let t = s.parse::<i64>().unwrap() * 1_000_000_000 + ns.parse::<i64>().unwrap();
-        by_frame.insert(r[0].parse::<u64>().unwrap() - 1, (first, count, t));
+        by_frame.insert(r[0].parse::<u64>().unwrap() - 1, (first, count, wirestamp_testdata::epoch_to_ns(&r[3])));
     }
     for p in csv(&pairs_path) {
         let (seq, time): (u64, i64) = (p[1].parse().unwrap(), p[2].parse().unwrap());

@@ -499,15 +499,18 @@ pub struct Analyzer {
 
 impl Analyzer {
     /// A new analysis.
+    ///
+    /// # Panics
+    /// With more than [`arbiter::MAX_FEEDS`] feeds given (the tick index's feed is 16 bits; the
+    /// command refuses them with a message first).
     pub fn new(cfg: AnalyzeConfig) -> Self {
+        let given = cfg.flows.iter().filter(|f| matches!(f, FlowSpec::Feed(_))).count();
+        assert!(given <= arbiter::MAX_FEEDS, "{given} feeds: at most {} are analysed at once", arbiter::MAX_FEEDS);
         let mut feeds = Vec::new();
         let mut sessions = Vec::new();
         for f in &cfg.flows {
             match *f {
-                // (Beyond arbiter::MAX_FEEDS, which the command refuses, a feed would not fit the tick
-                // index's 16-bit feed.)
-                FlowSpec::Feed(spec) if feeds.len() < arbiter::MAX_FEEDS => feeds.push(FeedState::new(spec, false)),
-                FlowSpec::Feed(_) => {}
+                FlowSpec::Feed(spec) => feeds.push(FeedState::new(spec, false)),
                 FlowSpec::Orders(spec) => sessions.push(SessionState {
                     spec,
                     detected: false,
