@@ -729,6 +729,62 @@ fn framing_held_by_all_connections_is_bounded() {
     assert_eq!((from.resync_skipped_bytes, from.truncated_tail_bytes), (0, 1_500), "C's packet cut by the end");
 }
 
+/// How a busy session's framing is counted against the framing budget: a client sends back-to-back
+/// 50-byte Enter Orders in MSS-sized segments (1,448 bytes = 28 × 50 + 48, so 24 of every 25 end
+/// inside a packet, each joined with the next whole segment). Over 11 cycles of 25 segments the
+/// direction is counted from each cycle's second segment (the framer's room for the first tail, 48
+/// bytes, and a segment, 1,496, and 4 pieces of 32: 1,624 > `FRAMING_SLACK`) to its 25th, which ends
+/// on a boundary and frees the room: 11 times counted, 11 times not, and its entry moved at the 22
+/// segments in between.
+#[test]
+fn a_busy_sessions_framing_and_the_budget() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    const MSS: usize = 1_448;
+    let mut stream = Vec::new();
+    for urn in 1u32.. {
+        if stream.len() >= 11 * 25 * MSS {
+            break;
+        }
+        stream.extend(48u16.to_be_bytes());
+        stream.extend(b"UO");
+        stream.extend(urn.to_be_bytes());
+        stream.push(b'B');
+        stream.extend(100u32.to_be_bytes());
+        stream.extend(b"AAPL    ");
+        stream.extend(10_000u64.to_be_bytes());
+        stream.extend(b"0YP N");
+        stream.extend(format!("T{urn:<13}").as_bytes());
+        stream.extend(0u16.to_be_bytes());
+    }
+    let mut frames = vec![tcp_frame(true, 1_000, 0, 0x02, &[]), tcp_frame(false, 5_000, 1_001, 0x12, &[])];
+    for (k, seg) in stream[..11 * 25 * MSS].chunks(MSS).enumerate() {
+        frames.push(tcp_frame(true, 1_001 + (k * MSS) as u32, 5_001, 0x18, seg));
+    }
+    let flows = vec!["tcp:10.1.0.1:8003@ouch50".parse().unwrap()];
+    let mut an = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    let (mut counted, mut uncounted, mut moved, mut most) = (0, 0, 0, 0);
+    let mut was = None;
+    for (i, data) in frames.iter().enumerate() {
+        let t = 1_796_049_000_000_000_000 + i as i64 * 1_000;
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        an.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        let now = an.framing_by_age.first().copied();
+        match (was, now) {
+            (None, Some(_)) => counted += 1,
+            (Some(_), None) => uncounted += 1,
+            (Some(a), Some(b)) if a != b => moved += 1,
+            _ => {}
+        }
+        was = now;
+        most = most.max(an.held_framing);
+    }
+    assert_eq!((counted, uncounted, moved, most), (11, 11, 11 * 22, 1_624));
+    an.finish();
+    let c = an.conn_list[0].to_exchange.counters();
+    assert_eq!((c.ouch_messages, c.framing_errors, c.resync_skipped_bytes), (11 * 724, 0, 0));
+}
+
 /// Where [`aapl_ticks_2ns_apart`] begins: 10 ms, so that a time before it is still positive.
 const HISTORY_T0: i64 = 10_000_000;
 
