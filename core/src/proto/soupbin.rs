@@ -326,8 +326,9 @@ pub enum Framed<'a> {
 /// The room [`Framer`] keeps allocated for the packets split across chunks once it holds fewer bytes
 /// (twice those at least). A split packet is framed from the bytes held joined with the whole next
 /// chunk, so the room must hold a usual segment (an MSS, a jumbo frame's) beside them: less, and every
-/// split packet allocated twice (the room grown for the chunk, then cut back).
-const RETAINED: usize = 16 << 10;
+/// split packet allocated twice (the room grown for the chunk, then cut back). A caller bounding many
+/// framers' memory keeps it too ([`Framer::release`]).
+pub const RETAINED: usize = 16 << 10;
 
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
 ///
@@ -497,11 +498,12 @@ impl Framer {
         self.pending.capacity()
     }
 
-    /// Frees the room allocated for bytes held, when none are (a caller bounding the memory of many
-    /// framers).
-    pub fn release(&mut self) {
+    /// Gives back the room allocated for bytes held beyond `keep` bytes, when none are held (a caller
+    /// bounding the memory of many framers): 0 frees it; [`RETAINED`] keeps what the next split packet
+    /// needs, so that a busy stream does not allocate again.
+    pub fn release(&mut self, keep: usize) {
         if self.pending.is_empty() {
-            self.pending = Vec::new();
+            self.pending.shrink_to(keep);
         }
     }
 
@@ -726,7 +728,8 @@ mod tests {
     }
 
     /// A long packet split across chunks is not kept allocated once framed: the room left is at most
-    /// `RETAINED` or twice the bytes still held; `release` frees it when none are.
+    /// `RETAINED` or twice the bytes still held; `release` gives back what is beyond its `keep` when
+    /// none are (a reset keeps the room, a release to `RETAINED` cuts it there, to 0 frees it).
     #[test]
     fn a_long_packets_room_is_given_back() {
         let mut f = Framer::default();
@@ -743,7 +746,19 @@ mod tests {
         assert_eq!(f.feed(&[1, b'R'], |_| {}), Ok(1));
         assert_eq!(f.pending(), 0);
         assert!(f.capacity() <= RETAINED);
-        f.release();
+        f.release(0);
         assert_eq!(f.capacity(), 0);
+        // Half the packet again, then a hole: the room for 30,000 stays until released.
+        assert_eq!(f.feed(&long[..30_000], |_| {}), Ok(0));
+        f.reset();
+        assert_eq!((f.pending(), f.capacity()), (0, 30_000));
+        f.release(RETAINED);
+        assert_eq!(f.capacity(), RETAINED);
+        // Less room than `keep` is kept as it is; bytes held keep theirs.
+        f.release(2 * RETAINED);
+        assert_eq!(f.capacity(), RETAINED);
+        assert_eq!(f.feed(&long[..10], |_| {}), Ok(0));
+        f.release(0);
+        assert_eq!((f.pending(), f.capacity()), (10, RETAINED));
     }
 }

@@ -59,7 +59,8 @@ impl Framing {
     }
 
     /// What the buffers take: the room allocated, not only the bytes in it (a packet begun keeps up
-    /// to twice its bytes; segments of a few bytes each add a piece of 32).
+    /// to twice its bytes, and the framer [`RETAINED`](crate::proto::soupbin::RETAINED) once it framed
+    /// one; segments of a few bytes each add a piece of 32).
     pub(super) fn cost(&self) -> usize {
         self.framer.capacity()
             + self.window.capacity()
@@ -78,9 +79,10 @@ impl Framing {
         }
     }
 
-    /// Frees the buffers holding no byte.
-    pub(super) fn release(&mut self) {
-        self.framer.release();
+    /// Frees the buffers holding no byte, but for `keep` bytes of the framer's room (what the next
+    /// packet split across segments needs: [`RETAINED`](crate::proto::soupbin::RETAINED), or 0).
+    pub(super) fn release(&mut self, keep: usize) {
+        self.framer.release(keep);
         if self.window.is_empty() {
             self.set_window(Vec::new(), 0);
             self.open_at = Vec::new();

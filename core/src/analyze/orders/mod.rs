@@ -7,7 +7,7 @@
 //! ([`super::flows::starts_soupbin`]).
 
 use super::flows::OrderProto;
-use crate::proto::soupbin::Framer;
+use crate::proto::soupbin::{Framer, RETAINED};
 use crate::proto::{OrderDir, OrderSummary, ouch5};
 use crate::reasm::{Piece, Reassembler};
 use std::collections::VecDeque;
@@ -103,9 +103,14 @@ pub struct OrderStream {
 }
 
 /// What a direction's framing buffers may take (`Framing::cost`) without the analysis keeping
-/// count ([`OrderStream::framing_held`]): a usual packet split across segments takes a few hundred
-/// bytes, and its path stays as short. 16,384 connections so, both ways, take 32 MiB at most.
-pub const FRAMING_SLACK: usize = 1024;
+/// count ([`OrderStream::framing_held`]): the framer's room kept for packets split across segments
+/// ([`RETAINED`], 16 KiB: the bytes held joined with a whole segment, a jumbo frame's), and 1 KiB for
+/// the pieces. A busy session keeps its room (with a 1,448-byte MSS under 3 KiB: a packet's first
+/// bytes joined with a segment, doubled at most) and stays within it, so its segments neither allocate
+/// nor move the direction in the analysis's count, and its path stays as short. (At 1 KiB, below that
+/// room, every segment ending inside a packet was counted, and the next one ending on a boundary freed
+/// the room, to be allocated again.) 16,384 connections so, both ways, keep 544 MiB at most uncounted.
+pub const FRAMING_SLACK: usize = RETAINED + 1024;
 
 impl OrderStream {
     /// A stream in direction `dir` (inbound: client to exchange) carrying `proto`, or, when `None`,
@@ -291,13 +296,14 @@ impl OrderStream {
     /// What the framing holds (a packet begun, the window searched for a boundary while
     /// resynchronising): the capture time of its first byte and what the buffers take
     /// (`Framing::cost`), when more than [`FRAMING_SLACK`]; `None` otherwise. Buffers so large left
-    /// with no byte in them are freed. While `Some`, [`OrderStream::held_changed`] stays set: the next
-    /// segment, which may end the packet without touching the buffers, is looked at too.
+    /// with no byte in them are freed, but for the framer's [`RETAINED`] room, within the slack. While
+    /// `Some`, [`OrderStream::held_changed`] stays set: the next segment, which may end the packet
+    /// without touching the buffers, is looked at too.
     pub fn framing_held(&mut self) -> Option<(i64, usize)> {
         let fr = &mut self.fr;
         let mut cost = fr.cost();
         if cost > FRAMING_SLACK && fr.framer.pending() == 0 && fr.window.is_empty() {
-            fr.release();
+            fr.release(RETAINED);
             cost = fr.cost();
         }
         if cost <= FRAMING_SLACK {
@@ -318,7 +324,7 @@ impl OrderStream {
         let before = fr.counters.resync_skipped_bytes;
         let at = fr.held_frame().map_or(frame.index, |f| f.index);
         fr.hole(at, out);
-        fr.release();
+        fr.release(0);
         fr.held_changed = true;
         fr.counters.resync_skipped_bytes - before
     }
@@ -479,6 +485,31 @@ mod tests {
         assert_eq!(s.oldest_held(), Some(60));
         s.segment(45, false, &a[5..], f(5, 70), &mut out);
         assert_eq!(s.oldest_held(), None);
+    }
+
+    /// A packet begun, then a hole: the framer's room is no longer counted once nothing is held, and is
+    /// cut to `RETAINED`, not freed (a busy stream's next split packet needs it). 30,000 bytes of a
+    /// 40,002-byte Debug packet take 30,000 of room and 4 pieces of 32; its other 10,002 bytes are
+    /// missing, and 4 heartbeats after them, a proven boundary, are framed once the gap timeout makes
+    /// them a hole (the 30,000 bytes held skipped). The room and the pieces' buffer stay, 30,128 bytes.
+    #[test]
+    fn a_hole_leaves_the_framer_its_retained_room() {
+        let mut s = OrderStream::new(OrderDir::Inbound, Some(OrderProto::Ouch50));
+        let f = |index: u64, time_ns: i64| FrameRef { index, time_ns };
+        let mut out = |_m: OrderMsg| {};
+        let mut debug = 40_000u16.to_be_bytes().to_vec();
+        debug.push(b'+');
+        debug.resize(40_002, b'x');
+        s.segment(0, true, &[], f(0, 0), &mut out);
+        s.segment(1, false, &debug[..30_000], f(1, 1), &mut out);
+        assert_eq!(s.framing_held(), Some((1, 30_128)));
+        s.segment(40_003, false, &[0, 1, b'R'].repeat(4), f(2, 2), &mut out);
+        s.expire(f(3, 2 + GAP_TIMEOUT_NS + 1), &mut out);
+        let c = s.counters();
+        assert_eq!((s.reasm().holes, c.soup_packets, c.resync_skipped_bytes), (1, 4, 30_000));
+        assert_eq!((s.fr.framer.pending(), s.fr.cost()), (0, 30_128));
+        assert_eq!(s.framing_held(), None);
+        assert_eq!(s.fr.cost(), RETAINED);
     }
 
     /// A direction's anomaly is the frame that shows it, however late it is found. Each case's stream
