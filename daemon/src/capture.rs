@@ -137,8 +137,13 @@ enum Sample {
     Pcap(Result<PcapStats, LiveError>),
     Ebpf(Result<Vec<EbpfStats>, LiveError>),
     AfXdp(Result<AfXdpStats, LiveError>),
-    /// A stream's counters are its own statistics blocks' (read with it).
-    Stream,
+    /// A stream's counters are its own statistics blocks' (read with it), per interface; and for the
+    /// summary, its records read and its warnings.
+    Relayed {
+        recorded: Vec<RecordedStats>,
+        records: u64,
+        warnings: Vec<String>,
+    },
 }
 
 fn sample(source: &mut Source) -> Sample {
@@ -147,7 +152,11 @@ fn sample(source: &mut Source) -> Sample {
         Source::Pcap(p) => Sample::Pcap(p.stats()),
         Source::Ebpf(s) => Sample::Ebpf(s.stats()),
         Source::AfXdp(s) => Sample::AfXdp(s.stats()),
-        Source::Stream(_) => Sample::Stream,
+        Source::Stream(r) => Sample::Relayed {
+            recorded: r.interfaces().iter().map(|i| i.recorded.unwrap_or_default()).collect(),
+            records: r.stats().frames,
+            warnings: r.warnings().iter().map(|w| w.to_string()).collect(),
+        },
     }
 }
 
@@ -161,7 +170,7 @@ struct Counters {
 }
 
 /// The counters of `sample` (see [`isb_counters`] for what each becomes in a file).
-fn iface_stats(sample: &Sample, source: &Source) -> Counters {
+fn iface_stats(sample: &Sample) -> Counters {
     let none = RecordedStats::default();
     let live = |per_iface| Counters { per_iface, relayed: false };
     match sample {
@@ -191,13 +200,7 @@ fn iface_stats(sample: &Sample, source: &Source) -> Counters {
         ),
         // What the stream's own statistics blocks recorded (the capture it relays lost those packets):
         // carried into the output's, so that a relay does not turn a lossy capture into a clean one.
-        Sample::Stream => match source {
-            Source::Stream(r) => Counters {
-                per_iface: r.interfaces().iter().map(|i| i.recorded.unwrap_or(none)).collect(),
-                relayed: true,
-            },
-            _ => live(Vec::new()),
-        },
+        Sample::Relayed { recorded, .. } => Counters { per_iface: recorded.clone(), relayed: true },
         Sample::AfXdp(s) => live(
             s.as_ref()
                 .map(|s| vec![RecordedStats { ifrecv: Some(s.prog.seen), osdrop: Some(s.rx_dropped), ..none }])
@@ -1058,7 +1061,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
-                files.close(&iface_stats(&sample(&mut source), &source), false)?;
+                files.close(&iface_stats(&sample(&mut source)), false)?;
                 files.open()?;
             }
             // Live sources stamp in ns; a stream keeps its input's resolution (µs stays µs).
@@ -1143,7 +1146,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     })();
     // One sample of the counters for the last file's statistics blocks and the summary below.
     let at_exit = sample(&mut source);
-    let closed = files.close(&iface_stats(&at_exit, &source), true);
+    let closed = files.close(&iface_stats(&at_exit), true);
     let tx_done = match (&mut source, tx_csv.as_mut()) {
         (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
             // The last writes' ACKs may still be in the ring.
@@ -1153,8 +1156,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         })(),
         _ => Ok(()),
     };
-    let counters: Result<String, String> = match (&source, &at_exit) {
-        (Source::Rings(_, merge), Sample::Rings(v)) => v
+    let counters: Result<String, String> = match &at_exit {
+        Sample::Rings(v) => v
             .iter()
             .zip(&ifaces)
             .map(|(r, name)| {
@@ -1177,7 +1180,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             .collect::<Result<Vec<_>, _>>()
             .map(|mut v| {
                 // What the time-order merge of several rings did with what it read.
-                if merge.forced > 0 || merge.held() > 0 {
+                if let Source::Rings(_, merge) = &source
+                    && (merge.forced > 0 || merge.held() > 0)
+                {
                     v.push(format!(
                         "merge: {} frames written without waiting for every interface (its queues were full: they \
                          may be out of time order by up to {} ms); {} read but not written (the count was reached)",
@@ -1188,14 +1193,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 v.join("\nwirestamp: ")
             }),
-        (_, Sample::Pcap(p)) => p.as_ref().map_err(|e| e.to_string()).map(|s| {
+        Sample::Pcap(p) => p.as_ref().map_err(|e| e.to_string()).map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
-        (Source::Stream(r), _) => Ok(std::iter::once(format!("stream: {} records read", r.stats().frames))
-            .chain(r.warnings().iter().map(|w| format!("warning: stdin: {w}")))
+        Sample::Relayed { records, warnings, .. } => Ok(std::iter::once(format!("stream: {records} records read"))
+            .chain(warnings.iter().map(|w| format!("warning: stdin: {w}")))
             .collect::<Vec<_>>()
             .join("\nwirestamp: ")),
-        (_, Sample::AfXdp(s)) => s.as_ref().map_err(|e| e.to_string()).map(|s| {
+        Sample::AfXdp(s) => s.as_ref().map_err(|e| e.to_string()).map(|s| {
             let p = &s.prog;
             format!(
                 "af_xdp ({iface} queue {}): {} frames seen by the program: {} redirected, {} passed (no socket on \
@@ -1213,7 +1218,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 p.no_hw_rx_stamp
             )
         }),
-        (_, Sample::Ebpf(v)) => v
+        Sample::Ebpf(v) => v
             .as_ref()
             .map_err(|e| e.to_string())
             .map(|v| {
@@ -1260,8 +1265,6 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join("\nwirestamp: ")
             }),
-        // (A sample is of its own source.)
-        _ => Err("not read".into()),
     };
     for g in &mut guards {
         g.restore()?;
