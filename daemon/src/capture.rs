@@ -106,9 +106,9 @@ struct Files {
     /// Per interface, the sample its last statistics block was made of, and when: the next block counts
     /// from there, so that rotated files read together add up.
     counted: HashMap<usize, (RecordedStats, i64)>,
-    /// Per interface, the frames written to the current file, and to all files.
-    in_file: HashMap<usize, u64>,
-    in_all: HashMap<usize, u64>,
+    /// Per interface, indexed by it, the frames written to the current file and to all files (a
+    /// stream's interfaces are its reader's rows, 65,536 at most: the table stays small).
+    written_of: Vec<Written>,
     /// Interfaces whose last counts are in no file (lost, still queued at exit), the last file having
     /// none of their frames: said in the summary instead.
     unblocked: Vec<(usize, u64, u64)>,
@@ -231,7 +231,7 @@ fn iface_stats(sample: &Sample) -> Counters {
 const NO_COUNTERS: &str = "the capture source gave no counters for this interface: the packets it lost are unknown";
 
 /// Frames of one interface written to the file being closed, and to all files so far.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Written {
     file: u64,
     all: u64,
@@ -325,8 +325,7 @@ impl Files {
             opened: Instant::now(),
             began_ns: wall_ns(),
             counted: HashMap::new(),
-            in_file: HashMap::new(),
-            in_all: HashMap::new(),
+            written_of: Vec::new(),
             unblocked: Vec::new(),
             written: Vec::new(),
             flushed: Instant::now(),
@@ -350,7 +349,7 @@ impl Files {
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
         self.current = Some((w, part, path));
         self.idbs.clear();
-        self.in_file.clear();
+        self.written_of.iter_mut().for_each(|w| w.file = 0);
         self.opened = Instant::now();
         self.flushed = self.opened;
         Ok(())
@@ -386,7 +385,7 @@ impl Files {
                     // No block to put them in: the last file has none of the interface's frames.
                     if last && !counters.relayed {
                         let before = self.counted.get(&i).map_or(RecordedStats::default(), |c| c.0);
-                        let all = self.in_all.get(&i).copied().unwrap_or(0);
+                        let all = self.written_of.get(i).map_or(0, |w| w.all);
                         let (c, _) = isb_counters(c, &before, Written { file: 0, all }, true);
                         let lost = c.osdrop.unwrap_or(0);
                         let queued = c.filteraccept.map_or(0, |a| a.saturating_sub(lost));
@@ -398,10 +397,7 @@ impl Files {
                 };
                 let (before, since_ns) =
                     self.counted.insert(i, (*c, now)).unwrap_or((RecordedStats::default(), self.began_ns));
-                let written = Written {
-                    file: self.in_file.get(&i).copied().unwrap_or(0),
-                    all: self.in_all.get(&i).copied().unwrap_or(0),
-                };
+                let written = self.written_of.get(i).copied().unwrap_or_default();
                 let (counters, comment) =
                     if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
                 let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters };
@@ -472,8 +468,13 @@ impl Files {
         };
         w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality)
             .with_context(|| format!("writing {}", part.display()))?;
-        *self.in_file.entry(f.interface as usize).or_default() += 1;
-        *self.in_all.entry(f.interface as usize).or_default() += 1;
+        let at = f.interface as usize;
+        if at >= self.written_of.len() {
+            self.written_of.resize(at + 1, Written::default());
+        }
+        let w = &mut self.written_of[at];
+        w.file += 1;
+        w.all += 1;
         Ok(())
     }
 
@@ -1390,6 +1391,72 @@ mod tests {
         let none = Some(RecordedStats::default());
         assert_eq!(got, [(Some("eth0"), true, none), (Some("eth0"), true, None), (Some("eth1"), true, none)]);
         assert_eq!(r.stats().skipped.get("pcapng ISB"), Some(&2));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The frames each interface wrote to each of two rotated files are the blocks' `isb_usrdeliv`, and
+    /// what was still queued at a rotation is in the next file's `isb_filteraccept`: interfaces 0 and 2
+    /// write frames (1 never does), 3 and 2 to the first file, 2 and 4 to the second. The expected
+    /// values are counted by hand from those frames and the kernel counts given (`isb_counters`' rule:
+    /// accepted = written + dropped, + what never left the queue in the last file).
+    #[test]
+    fn each_interfaces_frames_are_counted_in_its_files_blocks() {
+        let dir = std::env::temp_dir().join(format!("wirestamp-capture-perface-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("c.pcapng");
+        let mut files = Files::new(base.clone(), true, format!("{CAPTURE_COMMENT}--source afpacket -i e0"), false);
+        let data = [0u8; 60];
+        let write = |files: &mut Files, interface: u32, n: usize| {
+            for _ in 0..n {
+                let f = Frame {
+                    interface,
+                    ts_source: TsSource::KernelSoftware,
+                    ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet)
+                };
+                files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+            }
+        };
+        let kernel = |a, d| RecordedStats { filteraccept: Some(a), osdrop: Some(d), ..RecordedStats::default() };
+        write(&mut files, 0, 3);
+        write(&mut files, 2, 2);
+        // Interface 0: 5 accepted, 1 dropped, 3 written: 1 still queued. Interface 2: 2, 0, 2.
+        let first = [kernel(5, 1), kernel(0, 0), kernel(2, 0)];
+        files.close(&Counters { per_iface: first.to_vec(), relayed: false }, false).unwrap();
+        write(&mut files, 0, 2);
+        write(&mut files, 2, 4);
+        // Interface 0: 6 accepted in all, no more dropped, 5 written in all: none queued. Interface 2:
+        // 9 accepted, 1 dropped, 6 written: 2 never written.
+        let last = [kernel(6, 1), kernel(0, 0), kernel(9, 1)];
+        files.close(&Counters { per_iface: last.to_vec(), relayed: false }, true).unwrap();
+        let read = |name: &str| {
+            let mut r = CaptureReader::open(&dir.join(name)).unwrap();
+            let mut rows = Vec::new();
+            while let Some(f) = r.next_frame().unwrap() {
+                rows.push(f.interface as usize);
+            }
+            let mut frames = [0u64; 2];
+            for row in rows {
+                frames[usize::from(r.interfaces()[row].name.as_deref() == Some("eth2"))] += 1;
+            }
+            let blocks: Vec<_> = r
+                .interfaces()
+                .iter()
+                .map(|i| {
+                    let c = i.recorded.unwrap();
+                    (i.name.clone().unwrap(), c.filteraccept, c.osdrop, c.usrdeliv)
+                })
+                .collect();
+            (frames, blocks)
+        };
+        let s = |n: &str| n.to_string();
+        assert_eq!(
+            read("c.0000.pcapng"),
+            ([3, 2], vec![(s("eth0"), Some(3 + 1), Some(1), Some(3)), (s("eth2"), Some(2), Some(0), Some(2))])
+        );
+        assert_eq!(
+            read("c.0001.pcapng"),
+            ([2, 4], vec![(s("eth0"), Some(2), Some(0), Some(2)), (s("eth2"), Some(4 + 1 + 2), Some(1), Some(4))])
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
