@@ -33,6 +33,14 @@ impl fmt::Display for ReadError {
     }
 }
 
+impl ReadError {
+    /// The stream had nothing to read yet (its read failed with `WouldBlock`): not an error of the
+    /// input, whose reader is where it was; read on ([`crate::CaptureReader::from_reader`]).
+    pub fn would_block(&self) -> bool {
+        matches!(&self.kind, ReadErrorKind::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+}
+
 /// What was wrong with an input.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadErrorKind {

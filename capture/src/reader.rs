@@ -127,6 +127,11 @@ impl CaptureReader {
     }
 
     /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
+    ///
+    /// A stream that has nothing yet may say so once the reader is open: a read failing with
+    /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
+    /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
+    /// again; the file header is waited for.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
         let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
@@ -305,17 +310,27 @@ impl CaptureReader {
                     self.ended = true;
                     return Ok(self.finish(Some(w)));
                 }
+                // Nothing to read yet, nothing consumed (every parser reads a record whole before
+                // taking it): the caller may come back.
+                Err(ReadErrorKind::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(self.error(ReadErrorKind::Io(e)));
+                }
                 Err(kind) => {
                     self.finish(None);
-                    return Err(ReadError {
-                        path: self.name.clone(),
-                        offset: self.buf.offset(),
-                        frame_index: self.stats.records,
-                        packets: self.stats.frames,
-                        kind,
-                    });
+                    return Err(self.error(kind));
                 }
             }
+        }
+    }
+
+    /// The error `kind` at the read position.
+    fn error(&self, kind: ReadErrorKind) -> ReadError {
+        ReadError {
+            path: self.name.clone(),
+            offset: self.buf.offset(),
+            frame_index: self.stats.records,
+            packets: self.stats.frames,
+            kind,
         }
     }
 

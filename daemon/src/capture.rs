@@ -36,7 +36,7 @@ use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
     AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
-    RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
+    PolledStdin, RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
 use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -972,8 +972,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Pcap(p)
         }
         CaptureSource::Stdin => {
-            let r = CaptureReader::from_reader("stdin".into(), Box::new(std::io::stdin()))
+            // Once the stream's header is read, a read waits at most 100 ms, as a live source's does:
+            // the loop flushes the file on time (and sees a signal) while the stream is idle.
+            let stdin = PolledStdin::new(Duration::from_millis(100)).context("standard input")?;
+            let armed = stdin.arm();
+            let r = CaptureReader::from_reader("stdin".into(), Box::new(stdin))
                 .context("reading a pcap/pcapng stream on stdin")?;
+            armed.store(true, Ordering::Relaxed);
             mode_line = "stdin: timestamps as recorded by the stream's writer".into();
             Source::Stream(Box::new(r))
         }
@@ -1094,23 +1099,27 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::AfXdp(s) => s.next_frame(Duration::from_millis(100))?,
-                Source::Stream(r) => match r.next_frame_and_interface()? {
-                    Some((f, i)) => {
-                        if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
-                            decimals = d.min(9);
-                        }
-                        // Named at the interface's first frame (its description came before it); an
-                        // empty name is one not seen yet.
-                        let at = f.interface as usize;
-                        if at < MAX_STREAM_NAMES && names.get(at).is_none_or(String::is_empty) {
-                            if names.len() <= at {
-                                names.resize(at + 1, String::new());
+                Source::Stream(r) => match r.next_frame_and_interface() {
+                    // Idle (or a signal): nothing read.
+                    Err(e) if e.would_block() => None,
+                    read => match read? {
+                        Some((f, i)) => {
+                            if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
+                                decimals = d.min(9);
                             }
-                            names[at] = i.and_then(|i| i.name.clone()).unwrap_or_else(|| format!("stdin:{at}"));
+                            // Named at the interface's first frame (its description came before it); an
+                            // empty name is one not seen yet.
+                            let at = f.interface as usize;
+                            if at < MAX_STREAM_NAMES && names.get(at).is_none_or(String::is_empty) {
+                                if names.len() <= at {
+                                    names.resize(at + 1, String::new());
+                                }
+                                names[at] = i.and_then(|i| i.name.clone()).unwrap_or_else(|| format!("stdin:{at}"));
+                            }
+                            Some(f)
                         }
-                        Some(f)
-                    }
-                    None => return Ok(()),
+                        None => return Ok(()),
+                    },
                 },
             };
             let Some(mut f) = frame else {
