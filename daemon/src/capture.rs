@@ -1376,7 +1376,8 @@ mod tests {
     /// A file closed by a capture whose source gave no counters (libpcap's, AF_XDP's or the eBPF
     /// programs' unreadable) still ends with a statistics block per interface, without counters (their
     /// comment says why), for each of its interfaces with frames, once whatever its timestamp sources:
-    /// a file without one is one capture never closed (analyze says its losses are unknown).
+    /// a file without one is one capture never closed (analyze says its losses are unknown, as it says of
+    /// these blocks').
     #[test]
     fn a_closed_file_has_a_statistics_block_per_interface_even_without_counters() {
         let dir = std::env::temp_dir().join(format!("wirestamp-capture-nocounters-{}", std::process::id()));
