@@ -14,7 +14,7 @@
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::error::{GzipCut, ZstdCut, ZstdPart};
+use crate::error::{CompressedCut, GzipCut, ZstdCut, ZstdPart};
 
 /// Compression of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,8 +57,21 @@ struct MemberAt {
 }
 
 impl End {
+    /// What a stream of `compression` lost where it was cut (`None`: it was not).
+    pub(crate) fn cut_of(&self, compression: Compression) -> Option<CompressedCut> {
+        if !self.cut {
+            return None;
+        }
+        let gzip = self.gzip_cut().filter(|_| compression == Compression::Gzip);
+        Some(match (self.zstd_cut(), gzip) {
+            (Some(z), _) => CompressedCut::Zstd(z),
+            (None, Some(g)) => CompressedCut::Gzip(g),
+            (None, None) => CompressedCut::Unknown,
+        })
+    }
+
     /// What a cut zstd stream lost (`None` for gzip, or a stream not cut).
-    pub(crate) fn zstd_cut(&self) -> Option<ZstdCut> {
+    fn zstd_cut(&self) -> Option<ZstdCut> {
         let w = self.zstd.filter(|_| self.cut)?;
         Some(ZstdCut {
             undecoded: w.undecoded,
@@ -71,7 +84,7 @@ impl End {
 
 impl End {
     /// Where a cut gzip stream was cut (`None` for a stream not cut; the caller knows it is gzip).
-    pub(crate) fn gzip_cut(&self) -> Option<GzipCut> {
+    fn gzip_cut(&self) -> Option<GzipCut> {
         let m = self.member.filter(|_| self.cut)?;
         Some(GzipCut {
             member_start: m.start,

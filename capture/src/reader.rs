@@ -138,12 +138,10 @@ impl CaptureReader {
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
             // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.
-            let end = ending.as_ref().map(decompress::lock);
-            match end.filter(|e| e.cut) {
-                Some(end) => {
-                    let (zstd, decoded) = (end.zstd_cut(), buf.read_so_far());
-                    let gzip = end.gzip_cut().filter(|_| compression == Compression::Gzip).map(Box::new);
-                    err(ReadErrorKind::CutBeforeCapture { zstd, gzip, decoded, why: Box::new(why) })
+            let cut = ending.as_ref().and_then(|e| decompress::lock(e).cut_of(compression));
+            match cut {
+                Some(cut) => {
+                    err(ReadErrorKind::CutBeforeCapture { cut, decoded: buf.read_so_far(), why: Box::new(why) })
                 }
                 None => err(why),
             }
@@ -336,9 +334,8 @@ impl CaptureReader {
 
     /// The warning for a compressed stream cut short, if it was.
     fn compressed_cut(&self) -> Option<WarningKind> {
-        let end = decompress::lock(self.ending.as_ref()?);
-        let gzip = end.gzip_cut().filter(|_| self.format.compression == Compression::Gzip);
-        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut(), gzip })
+        let cut = decompress::lock(self.ending.as_ref()?).cut_of(self.format.compression)?;
+        Some(WarningKind::CompressedStreamCut(cut))
     }
 
     #[cold]
