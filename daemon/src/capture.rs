@@ -1373,6 +1373,23 @@ mod tests {
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
     }
 
+    /// A new directory for a test's files.
+    fn test_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("wirestamp-capture-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Writes `n` frames of 60 bytes of `interface` (named `eth{interface}`), timed by `ts_source`.
+    fn write_frames(files: &mut Files, interface: u32, ts_source: TsSource, n: usize) {
+        let data = [0u8; 60];
+        for _ in 0..n {
+            let f =
+                Frame { interface, ts_source, ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet) };
+            files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+        }
+    }
+
     /// A file closed by a capture whose source gave no counters (libpcap's, AF_XDP's or the eBPF
     /// programs' unreadable) still ends with a statistics block per interface, without counters (their
     /// comment says why), for each of its interfaces with frames, once whatever its timestamp sources:
@@ -1380,18 +1397,14 @@ mod tests {
     /// these blocks').
     #[test]
     fn a_closed_file_has_a_statistics_block_per_interface_even_without_counters() {
-        let dir = std::env::temp_dir().join(format!("wirestamp-capture-nocounters-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_dir("nocounters");
         let path = dir.join("c.pcapng");
         let mut files = Files::new(path.clone(), false, format!("{CAPTURE_COMMENT}--source pcap -i eth0"), false);
-        let data = [0u8; 60];
         // Interface 0 with two timestamp sources (two blocks), interface 1 with one.
         for (interface, ts_source) in
             [(0, TsSource::KernelSoftware), (0, TsSource::KernelHardware), (1, TsSource::KernelSoftware)]
         {
-            let f =
-                Frame { interface, ts_source, ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet) };
-            files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+            write_frames(&mut files, interface, ts_source, 1);
         }
         files.close(&Counters { per_iface: Vec::new(), relayed: false }, true).unwrap();
         let mut r = CaptureReader::open(&path).unwrap();
@@ -1411,20 +1424,11 @@ mod tests {
     /// accepted = written + dropped, + what never left the queue in the last file).
     #[test]
     fn each_interfaces_frames_are_counted_in_its_files_blocks() {
-        let dir = std::env::temp_dir().join(format!("wirestamp-capture-perface-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_dir("perface");
         let base = dir.join("c.pcapng");
         let mut files = Files::new(base.clone(), true, format!("{CAPTURE_COMMENT}--source afpacket -i e0"), false);
-        let data = [0u8; 60];
         let write = |files: &mut Files, interface: u32, n: usize| {
-            for _ in 0..n {
-                let f = Frame {
-                    interface,
-                    ts_source: TsSource::KernelSoftware,
-                    ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet)
-                };
-                files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
-            }
+            write_frames(files, interface, TsSource::KernelSoftware, n);
         };
         let kernel = |a, d| RecordedStats { filteraccept: Some(a), osdrop: Some(d), ..RecordedStats::default() };
         write(&mut files, 0, 3);
