@@ -159,14 +159,9 @@ pub fn cgroup2_mount() -> io::Result<PathBuf> {
     })
 }
 
-/// The first cgroup2 mount point of a mountinfo text: `ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] -
-/// FSTYPE SOURCE SUPEROPTS`, the mount point with its spaces as `\040`.
+/// The first cgroup2 mount point of a mountinfo text ([`crate::mounts`]).
 fn cgroup2_in_mountinfo(info: &str) -> Option<PathBuf> {
-    info.lines().find_map(|l| {
-        let (mount, rest) = l.split_once(" - ")?;
-        let dir = mount.split_whitespace().nth(4)?;
-        (rest.split_whitespace().next()? == "cgroup2").then(|| PathBuf::from(dir.replace("\\040", " ")))
-    })
+    crate::mounts(info).find(|(_, fstype)| *fstype == "cgroup2").map(|(dir, _)| PathBuf::from(dir))
 }
 
 /// `cgroup2`'s file system magic (`statfs` `f_type`, linux/magic.h).

@@ -14,7 +14,7 @@
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::error::{GzipCut, ZstdCut, ZstdPart};
+use crate::error::{CompressedCut, GzipCut, ZstdCut, ZstdPart};
 
 /// Compression of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,8 +57,21 @@ struct MemberAt {
 }
 
 impl End {
+    /// What a stream of `compression` lost where it was cut (`None`: it was not).
+    pub(crate) fn cut_of(&self, compression: Compression) -> Option<CompressedCut> {
+        if !self.cut {
+            return None;
+        }
+        let gzip = self.gzip_cut().filter(|_| compression == Compression::Gzip);
+        Some(match (self.zstd_cut(), gzip) {
+            (Some(z), _) => CompressedCut::Zstd(z),
+            (None, Some(g)) => CompressedCut::Gzip(g),
+            (None, None) => CompressedCut::Unknown,
+        })
+    }
+
     /// What a cut zstd stream lost (`None` for gzip, or a stream not cut).
-    pub(crate) fn zstd_cut(&self) -> Option<ZstdCut> {
+    fn zstd_cut(&self) -> Option<ZstdCut> {
         let w = self.zstd.filter(|_| self.cut)?;
         Some(ZstdCut {
             undecoded: w.undecoded,
@@ -71,7 +84,7 @@ impl End {
 
 impl End {
     /// Where a cut gzip stream was cut (`None` for a stream not cut; the caller knows it is gzip).
-    pub(crate) fn gzip_cut(&self) -> Option<GzipCut> {
+    fn gzip_cut(&self) -> Option<GzipCut> {
         let m = self.member.filter(|_| self.cut)?;
         Some(GzipCut {
             member_start: m.start,
@@ -223,6 +236,9 @@ fn is_skippable(magic: &[u8; 4]) -> bool {
 /// cut, also when too little was decoded to begin a capture.
 struct Members<M> {
     member: Option<M>,
+    /// After a member, the bytes that follow it while what they begin is not known yet (a stream not
+    /// ready, `WouldBlock`, may stop the look at them: it resumes at the next read).
+    after: Option<Source>,
     /// Bytes the current member has decoded.
     decoded: u64,
     /// Where the current member begins in the compressed file.
@@ -252,27 +268,32 @@ impl<M> Members<M> {
 impl<M: Member> Read for Members<M> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         loop {
-            let Some(member) = self.member.as_mut() else { return Ok(0) };
-            let n = match member.read(out) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                    let at = MemberAt::of(self.start, member.source());
-                    return self.cut(self.decoded, at);
+            if let Some(member) = self.member.as_mut() {
+                let n = match member.read(out) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        let at = MemberAt::of(self.start, member.source());
+                        return self.cut(self.decoded, at);
+                    }
+                    Err(e) => return Err(e),
+                };
+                self.decoded += n as u64;
+                if n > 0 || out.is_empty() {
+                    return Ok(n);
                 }
-                Err(e) => return Err(e),
-            };
-            self.decoded += n as u64;
-            if n > 0 || out.is_empty() {
-                return Ok(n);
+                // The member ended: another one, the end, or bytes that are neither.
+                self.after = self.member.take().map(M::into_source);
             }
-            // The member ended: another one, the end, or bytes that are neither.
-            let mut rest = self.member.take().map(M::into_source).expect("a member");
+            let Some(rest) = self.after.as_mut() else { return Ok(0) };
+            // (An error leaves what was peeked at in `rest`, kept for the next read.)
             let head = rest.peek(4)?;
             if head.is_empty() {
+                self.after = None;
                 return Ok(0);
             }
             if M::begins(head) {
                 let whole = head.len() == 4;
+                let rest = self.after.take().expect("looked at above");
                 self.start = rest.consumed;
                 if !whole {
                     // The next member cut inside its magic: a cut, of a member that decoded nothing.
@@ -282,8 +303,16 @@ impl<M: Member> Read for Members<M> {
                 self.decoded = 0;
                 continue;
             }
-            let ignored = io::copy(&mut rest, &mut io::sink())?;
-            lock(&self.ending).trailing += ignored;
+            // Counted as they go, so that an error midway loses no count.
+            loop {
+                let n = rest.fill_buf()?.len();
+                if n == 0 {
+                    break;
+                }
+                rest.consume(n);
+                lock(&self.ending).trailing += n as u64;
+            }
+            self.after = None;
             return Ok(0);
         }
     }
@@ -292,7 +321,7 @@ impl<M: Member> Read for Members<M> {
 /// `src` read member by member, telling how it ended in `ending`.
 fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>, ending: Ending) -> io::Result<Box<dyn Read + Send>> {
     let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src), consumed: 0 })?;
-    Ok(Box::new(Members { member: Some(member), decoded: 0, start: 0, ending }))
+    Ok(Box::new(Members { member: Some(member), after: None, decoded: 0, start: 0, ending }))
 }
 
 /// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The [`Ending`]

@@ -33,6 +33,14 @@ impl fmt::Display for ReadError {
     }
 }
 
+impl ReadError {
+    /// The stream had nothing to read yet (its read failed with `WouldBlock`): not an error of the
+    /// input, whose reader is where it was; read on ([`crate::CaptureReader::from_reader`]).
+    pub fn would_block(&self) -> bool {
+        matches!(&self.kind, ReadErrorKind::Io(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+}
+
 /// What was wrong with an input.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadErrorKind {
@@ -104,17 +112,10 @@ pub enum ReadErrorKind {
     BadErf(String),
     /// The compressed stream is cut short before what it decoded could begin a capture (a zstd
     /// stream cut inside its first block, a gzip stream inside its first deflate block).
-    #[error(
-        "compressed stream ends early (file cut short){}: {}",
-        cut_detail(.zstd, &.gzip.as_deref().copied()),
-        before_capture(*.decoded, .why)
-    )]
+    #[error("compressed stream ends early (file cut short){}: {}", .cut, before_capture(*.decoded, .why))]
     CutBeforeCapture {
-        /// What a zstd stream lost (`None` for gzip).
-        zstd: Option<ZstdCut>,
-        /// Where a gzip stream was cut (`None` for zstd); boxed, as `why` is, to keep every read's
-        /// error small.
-        gzip: Option<Box<GzipCut>>,
+        /// What the stream lost, or where it was cut.
+        cut: CompressedCut,
         /// Bytes decoded.
         decoded: u64,
         /// Why they could not be read (too few to identify or hold the capture's header).
@@ -131,12 +132,25 @@ fn before_capture(decoded: u64, why: &ReadErrorKind) -> String {
     }
 }
 
-/// ": " and what a cut zstd or gzip stream lost, or nothing (neither known).
-fn cut_detail(zstd: &Option<ZstdCut>, gzip: &Option<GzipCut>) -> String {
-    match (zstd, gzip) {
-        (Some(z), _) => format!(": {z}"),
-        (None, Some(g)) => format!(": {g}"),
-        (None, None) => String::new(),
+/// What a compressed stream cut short lost, or where it was cut: one of its compression's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompressedCut {
+    /// What a zstd stream lost.
+    Zstd(ZstdCut),
+    /// Where a gzip stream was cut (its decoder yields what it can as it goes).
+    Gzip(GzipCut),
+    /// Not known (a zstd stream whose frames could not be followed to the cut).
+    Unknown,
+}
+
+/// ": " and what the stream lost, or nothing (not known).
+impl fmt::Display for CompressedCut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompressedCut::Zstd(z) => write!(f, ": {z}"),
+            CompressedCut::Gzip(g) => write!(f, ": {g}"),
+            CompressedCut::Unknown => Ok(()),
+        }
     }
 }
 
@@ -279,12 +293,7 @@ pub enum WarningKind {
     },
     /// The compressed stream ended early (gzip/zstd said "unexpected end of file"): the decoded
     /// bytes are read as if the file ended where they end.
-    CompressedStreamCut {
-        /// What a zstd stream lost (`None` for gzip, whose decoder yields what it can as it goes).
-        zstd: Option<ZstdCut>,
-        /// Where a gzip stream was cut (`None` for zstd).
-        gzip: Option<GzipCut>,
-    },
+    CompressedStreamCut(CompressedCut),
     /// `bytes` after the end of the compressed stream that do not begin another member or frame
     /// (garbage, zero padding): ignored, as `gzip -d` ignores them.
     TrailingData {
@@ -301,7 +310,8 @@ impl ReadWarning {
     pub fn missing(&self) -> u64 {
         match self.kind {
             WarningKind::Truncated { needed, have } => needed.saturating_sub(have),
-            WarningKind::CompressedStreamCut { zstd, .. } => zstd.and_then(|z| z.missing()).unwrap_or(0),
+            WarningKind::CompressedStreamCut(CompressedCut::Zstd(z)) => z.missing().unwrap_or(0),
+            WarningKind::CompressedStreamCut(_) => 0,
             WarningKind::TrailingData { .. } => 0,
         }
     }
@@ -311,7 +321,7 @@ impl ReadWarning {
     /// Whether the file was cut short: it ends inside a record, or its compressed stream ends early
     /// (bytes ignored after a whole stream are not a cut).
     pub fn is_cut(&self) -> bool {
-        matches!(self.kind, WarningKind::Truncated { .. } | WarningKind::CompressedStreamCut { .. })
+        matches!(self.kind, WarningKind::Truncated { .. } | WarningKind::CompressedStreamCut(_))
     }
 }
 
@@ -326,11 +336,10 @@ impl fmt::Display for ReadWarning {
                 needed,
                 needed.saturating_sub(have)
             ),
-            WarningKind::CompressedStreamCut { zstd, gzip } => write!(
+            WarningKind::CompressedStreamCut(cut) => write!(
                 f,
-                "{}: compressed stream ends early (file cut short){}",
+                "{}: compressed stream ends early (file cut short){cut}",
                 place(self.offset, self.frame_index, self.packets),
-                cut_detail(&zstd, &gzip)
             ),
             WarningKind::TrailingData { bytes, compression } => {
                 let name = match compression {

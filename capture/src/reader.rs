@@ -127,18 +127,21 @@ impl CaptureReader {
     }
 
     /// Reads from any byte stream (stdin, a FIFO, memory); `name` is used in messages.
+    ///
+    /// A stream that has nothing yet may say so once the reader is open: a read failing with
+    /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
+    /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
+    /// again; the file header is waited for.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
         let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
             // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.
-            let end = ending.as_ref().map(decompress::lock);
-            match end.filter(|e| e.cut) {
-                Some(end) => {
-                    let (zstd, decoded) = (end.zstd_cut(), buf.read_so_far());
-                    let gzip = end.gzip_cut().filter(|_| compression == Compression::Gzip).map(Box::new);
-                    err(ReadErrorKind::CutBeforeCapture { zstd, gzip, decoded, why: Box::new(why) })
+            let cut = ending.as_ref().and_then(|e| decompress::lock(e).cut_of(compression));
+            match cut {
+                Some(cut) => {
+                    err(ReadErrorKind::CutBeforeCapture { cut, decoded: buf.read_so_far(), why: Box::new(why) })
                 }
                 None => err(why),
             }
@@ -305,25 +308,34 @@ impl CaptureReader {
                     self.ended = true;
                     return Ok(self.finish(Some(w)));
                 }
+                // Nothing to read yet, nothing consumed (every parser reads a record whole before
+                // taking it): the caller may come back.
+                Err(ReadErrorKind::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(self.error(ReadErrorKind::Io(e)));
+                }
                 Err(kind) => {
                     self.finish(None);
-                    return Err(ReadError {
-                        path: self.name.clone(),
-                        offset: self.buf.offset(),
-                        frame_index: self.stats.records,
-                        packets: self.stats.frames,
-                        kind,
-                    });
+                    return Err(self.error(kind));
                 }
             }
         }
     }
 
+    /// The error `kind` at the read position.
+    fn error(&self, kind: ReadErrorKind) -> ReadError {
+        ReadError {
+            path: self.name.clone(),
+            offset: self.buf.offset(),
+            frame_index: self.stats.records,
+            packets: self.stats.frames,
+            kind,
+        }
+    }
+
     /// The warning for a compressed stream cut short, if it was.
     fn compressed_cut(&self) -> Option<WarningKind> {
-        let end = decompress::lock(self.ending.as_ref()?);
-        let gzip = end.gzip_cut().filter(|_| self.format.compression == Compression::Gzip);
-        end.cut.then(|| WarningKind::CompressedStreamCut { zstd: end.zstd_cut(), gzip })
+        let cut = decompress::lock(self.ending.as_ref()?).cut_of(self.format.compression)?;
+        Some(WarningKind::CompressedStreamCut(cut))
     }
 
     #[cold]

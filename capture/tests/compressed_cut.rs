@@ -10,7 +10,7 @@ use std::process::Command;
 use common::build::{pcap_header, pcap_record};
 use common::temp_path;
 use wirestamp_capture::{
-    CaptureReader, GzipCut, ReadError, ReadErrorKind, ReadWarning, WarningKind, ZstdCut, ZstdPart,
+    CaptureReader, CompressedCut, GzipCut, ReadError, ReadErrorKind, ReadWarning, WarningKind, ZstdCut, ZstdPart,
 };
 use wirestamp_testdata::data_file;
 
@@ -134,13 +134,7 @@ fn zstd_cut_in_a_later_block_reads_the_blocks_before_and_says_what_was_lost() {
             )
         };
         let detail = format!(": {what}; {missing} of the frame's 220010 decoded bytes are missing");
-        assert_cut(
-            &warnings,
-            frames,
-            offset,
-            WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None },
-            &detail,
-        );
+        assert_cut(&warnings, frames, offset, WarningKind::CompressedStreamCut(CompressedCut::Zstd(zstd_cut)), &detail);
         assert_eq!(warnings[0].missing(), missing);
     }
 }
@@ -161,9 +155,9 @@ fn zstd_cut_in_its_first_block_is_an_error_that_says_so() {
         let e = read(&z[..cut]).expect_err("nothing to read");
         let (part, undecoded, content_size) =
             if cut < 9 { (ZstdPart::FrameHeader, cut, None) } else { (ZstdPart::Block, cut - 9, Some(220_010)) };
-        let ReadErrorKind::CutBeforeCapture { zstd, gzip: None, decoded, why } = &e.kind else { panic!("{e}") };
+        let ReadErrorKind::CutBeforeCapture { cut: zstd, decoded, why } = &e.kind else { panic!("{e}") };
         let want = ZstdCut { undecoded: undecoded as u64, part, content_size, decoded: 0 };
-        assert_eq!((*zstd, *decoded), (Some(want), 0));
+        assert_eq!((*zstd, *decoded), (CompressedCut::Zstd(want), 0));
         assert!(matches!(**why, ReadErrorKind::TooShort(0)), "{why}");
         let what = match part {
             ZstdPart::FrameHeader => {
@@ -197,7 +191,7 @@ fn zstd_cut_in_the_checksum_reads_every_record() {
     assert_eq!(n, frames);
     let zstd_cut = ZstdCut { undecoded: 2, part: ZstdPart::Checksum, content_size: Some(220_010), decoded: 220_010 };
     let detail = ": all of the zstd frame's data was decoded, its checksum is cut (2 of 4 bytes present)";
-    let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None };
+    let kind = WarningKind::CompressedStreamCut(CompressedCut::Zstd(zstd_cut));
     assert_cut(&warnings, frames, pcap.len() as u64, kind, detail);
     assert_eq!(warnings[0].missing(), 0);
 }
@@ -235,13 +229,7 @@ fn zstd_cut_in_a_raw_block_reads_up_to_the_cut() {
     let detail = format!(
         ": all of the zstd stream present was decoded; {missing} of the frame's {size} decoded bytes are missing"
     );
-    assert_cut(
-        &warnings,
-        frames,
-        offset,
-        WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None },
-        &detail,
-    );
+    assert_cut(&warnings, frames, offset, WarningKind::CompressedStreamCut(CompressedCut::Zstd(zstd_cut)), &detail);
 }
 
 /// Two frames (`cat a.zst b.zst`), a skippable frame between them or not, cut inside what follows
@@ -265,7 +253,7 @@ fn zstd_cut_in_a_later_frame_names_the_part_cut() {
         let (n, warnings) = read(&bytes).unwrap();
         assert_eq!(n, 1_000);
         let zstd_cut = ZstdCut { undecoded: cut as u64, part, content_size: None, decoded: 0 };
-        let kind = WarningKind::CompressedStreamCut { zstd: Some(zstd_cut), gzip: None };
+        let kind = WarningKind::CompressedStreamCut(CompressedCut::Zstd(zstd_cut));
         assert_cut(&warnings, 1_000, half as u64, kind, &format!(": {what}"));
     }
 }
@@ -294,18 +282,15 @@ fn a_cut_inside_the_next_members_magic_is_a_cut() {
                          magic, could not be decoded; {GZIP_SIZE_UNKNOWN}",
                         gz1.len()
                     );
-                    (WarningKind::CompressedStreamCut { zstd: None, gzip: Some(gzip) }, what)
+                    (WarningKind::CompressedStreamCut(CompressedCut::Gzip(gzip)), what)
                 }
                 _ => (
-                    WarningKind::CompressedStreamCut {
-                        zstd: Some(ZstdCut {
-                            undecoded: cut,
-                            part: ZstdPart::FrameHeader,
-                            content_size: None,
-                            decoded: 0,
-                        }),
-                        gzip: None,
-                    },
+                    WarningKind::CompressedStreamCut(CompressedCut::Zstd(ZstdCut {
+                        undecoded: cut,
+                        part: ZstdPart::FrameHeader,
+                        content_size: None,
+                        decoded: 0,
+                    })),
                     format!(": the last {cut} bytes, an incomplete zstd frame header, could not be decoded"),
                 ),
             };
@@ -369,7 +354,7 @@ fn gzip_cut_reads_what_gzip_decodes() {
             undecoded: 0,
             decoded: in_member as u64,
         };
-        let kind = WarningKind::CompressedStreamCut { zstd: None, gzip: Some(gzip) };
+        let kind = WarningKind::CompressedStreamCut(CompressedCut::Gzip(gzip));
         assert_cut(&warnings, frames, offset, kind, &gzip_detail(start, cut - start, in_member));
         assert_eq!(warnings[0].missing(), 0, "unknown");
     }
@@ -380,7 +365,7 @@ fn gzip_cut_reads_what_gzip_decodes() {
         let e = read(&gz[..cut]).expect_err("nothing to read");
         let gzip = GzipCut { member_start: 0, present: cut as u64, undecoded: 0, decoded: 0 };
         assert!(
-            matches!(&e.kind, ReadErrorKind::CutBeforeCapture { zstd: None, gzip: Some(g), decoded: 0, .. } if **g == gzip),
+            matches!(&e.kind, ReadErrorKind::CutBeforeCapture { cut: CompressedCut::Gzip(g), decoded: 0, .. } if *g == gzip),
             "{e}"
         );
         assert_eq!(

@@ -36,7 +36,7 @@ use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
 use wirestamp_capture::live::{
     AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
-    RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
+    PolledStdin, RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
 use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
 use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
@@ -106,9 +106,9 @@ struct Files {
     /// Per interface, the sample its last statistics block was made of, and when: the next block counts
     /// from there, so that rotated files read together add up.
     counted: HashMap<usize, (RecordedStats, i64)>,
-    /// Per interface, the frames written to the current file, and to all files.
-    in_file: HashMap<usize, u64>,
-    in_all: HashMap<usize, u64>,
+    /// Per interface, indexed by it, the frames written to the current file and to all files (a
+    /// stream's interfaces are its reader's rows, 65,536 at most: the table stays small).
+    written_of: Vec<Written>,
     /// Interfaces whose last counts are in no file (lost, still queued at exit), the last file having
     /// none of their frames: said in the summary instead.
     unblocked: Vec<(usize, u64, u64)>,
@@ -137,8 +137,13 @@ enum Sample {
     Pcap(Result<PcapStats, LiveError>),
     Ebpf(Result<Vec<EbpfStats>, LiveError>),
     AfXdp(Result<AfXdpStats, LiveError>),
-    /// A stream's counters are its own statistics blocks' (read with it).
-    Stream,
+    /// A stream's counters are its own statistics blocks' (read with it), per interface; and for the
+    /// summary, its records read and its warnings.
+    Relayed {
+        recorded: Vec<RecordedStats>,
+        records: u64,
+        warnings: Vec<String>,
+    },
 }
 
 fn sample(source: &mut Source) -> Sample {
@@ -147,7 +152,11 @@ fn sample(source: &mut Source) -> Sample {
         Source::Pcap(p) => Sample::Pcap(p.stats()),
         Source::Ebpf(s) => Sample::Ebpf(s.stats()),
         Source::AfXdp(s) => Sample::AfXdp(s.stats()),
-        Source::Stream(_) => Sample::Stream,
+        Source::Stream(r) => Sample::Relayed {
+            recorded: r.interfaces().iter().map(|i| i.recorded.unwrap_or_default()).collect(),
+            records: r.stats().frames,
+            warnings: r.warnings().iter().map(|w| w.to_string()).collect(),
+        },
     }
 }
 
@@ -161,7 +170,7 @@ struct Counters {
 }
 
 /// The counters of `sample` (see [`isb_counters`] for what each becomes in a file).
-fn iface_stats(sample: &Sample, source: &Source) -> Counters {
+fn iface_stats(sample: &Sample) -> Counters {
     let none = RecordedStats::default();
     let live = |per_iface| Counters { per_iface, relayed: false };
     match sample {
@@ -191,13 +200,7 @@ fn iface_stats(sample: &Sample, source: &Source) -> Counters {
         ),
         // What the stream's own statistics blocks recorded (the capture it relays lost those packets):
         // carried into the output's, so that a relay does not turn a lossy capture into a clean one.
-        Sample::Stream => match source {
-            Source::Stream(r) => Counters {
-                per_iface: r.interfaces().iter().map(|i| i.recorded.unwrap_or(none)).collect(),
-                relayed: true,
-            },
-            _ => live(Vec::new()),
-        },
+        Sample::Relayed { recorded, .. } => Counters { per_iface: recorded.clone(), relayed: true },
         Sample::AfXdp(s) => live(
             s.as_ref()
                 .map(|s| vec![RecordedStats { ifrecv: Some(s.prog.seen), osdrop: Some(s.rx_dropped), ..none }])
@@ -228,7 +231,7 @@ fn iface_stats(sample: &Sample, source: &Source) -> Counters {
 const NO_COUNTERS: &str = "the capture source gave no counters for this interface: the packets it lost are unknown";
 
 /// Frames of one interface written to the file being closed, and to all files so far.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Written {
     file: u64,
     all: u64,
@@ -322,8 +325,7 @@ impl Files {
             opened: Instant::now(),
             began_ns: wall_ns(),
             counted: HashMap::new(),
-            in_file: HashMap::new(),
-            in_all: HashMap::new(),
+            written_of: Vec::new(),
             unblocked: Vec::new(),
             written: Vec::new(),
             flushed: Instant::now(),
@@ -347,7 +349,7 @@ impl Files {
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
         self.current = Some((w, part, path));
         self.idbs.clear();
-        self.in_file.clear();
+        self.written_of.iter_mut().for_each(|w| w.file = 0);
         self.opened = Instant::now();
         self.flushed = self.opened;
         Ok(())
@@ -383,7 +385,7 @@ impl Files {
                     // No block to put them in: the last file has none of the interface's frames.
                     if last && !counters.relayed {
                         let before = self.counted.get(&i).map_or(RecordedStats::default(), |c| c.0);
-                        let all = self.in_all.get(&i).copied().unwrap_or(0);
+                        let all = self.written_of.get(i).map_or(0, |w| w.all);
                         let (c, _) = isb_counters(c, &before, Written { file: 0, all }, true);
                         let lost = c.osdrop.unwrap_or(0);
                         let queued = c.filteraccept.map_or(0, |a| a.saturating_sub(lost));
@@ -395,10 +397,7 @@ impl Files {
                 };
                 let (before, since_ns) =
                     self.counted.insert(i, (*c, now)).unwrap_or((RecordedStats::default(), self.began_ns));
-                let written = Written {
-                    file: self.in_file.get(&i).copied().unwrap_or(0),
-                    all: self.in_all.get(&i).copied().unwrap_or(0),
-                };
+                let written = self.written_of.get(i).copied().unwrap_or_default();
                 let (counters, comment) =
                     if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
                 let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters };
@@ -469,8 +468,13 @@ impl Files {
         };
         w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality)
             .with_context(|| format!("writing {}", part.display()))?;
-        *self.in_file.entry(f.interface as usize).or_default() += 1;
-        *self.in_all.entry(f.interface as usize).or_default() += 1;
+        let at = f.interface as usize;
+        if at >= self.written_of.len() {
+            self.written_of.resize(at + 1, Written::default());
+        }
+        let w = &mut self.written_of[at];
+        w.file += 1;
+        w.all += 1;
         Ok(())
     }
 
@@ -968,8 +972,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Source::Pcap(p)
         }
         CaptureSource::Stdin => {
-            let r = CaptureReader::from_reader("stdin".into(), Box::new(std::io::stdin()))
+            // Once the stream's header is read, a read waits at most 100 ms, as a live source's does:
+            // the loop flushes the file on time (and sees a signal) while the stream is idle.
+            let stdin = PolledStdin::new(Duration::from_millis(100)).context("standard input")?;
+            let armed = stdin.arm();
+            let r = CaptureReader::from_reader("stdin".into(), Box::new(stdin))
                 .context("reading a pcap/pcapng stream on stdin")?;
+            armed.store(true, Ordering::Relaxed);
             mode_line = "stdin: timestamps as recorded by the stream's writer".into();
             Source::Stream(Box::new(r))
         }
@@ -1058,7 +1067,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 write_tx(csv, s.take_tx_events())?;
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
-                files.close(&iface_stats(&sample(&mut source), &source), false)?;
+                files.close(&iface_stats(&sample(&mut source)), false)?;
                 files.open()?;
             }
             // Live sources stamp in ns; a stream keeps its input's resolution (µs stays µs).
@@ -1090,23 +1099,27 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 Source::Ebpf(s) => s.next_frame(Duration::from_millis(100))?,
                 Source::AfXdp(s) => s.next_frame(Duration::from_millis(100))?,
-                Source::Stream(r) => match r.next_frame_and_interface()? {
-                    Some((f, i)) => {
-                        if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
-                            decimals = d.min(9);
-                        }
-                        // Named at the interface's first frame (its description came before it); an
-                        // empty name is one not seen yet.
-                        let at = f.interface as usize;
-                        if at < MAX_STREAM_NAMES && names.get(at).is_none_or(String::is_empty) {
-                            if names.len() <= at {
-                                names.resize(at + 1, String::new());
+                Source::Stream(r) => match r.next_frame_and_interface() {
+                    // Idle (or a signal): nothing read.
+                    Err(e) if e.would_block() => None,
+                    read => match read? {
+                        Some((f, i)) => {
+                            if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
+                                decimals = d.min(9);
                             }
-                            names[at] = i.and_then(|i| i.name.clone()).unwrap_or_else(|| format!("stdin:{at}"));
+                            // Named at the interface's first frame (its description came before it); an
+                            // empty name is one not seen yet.
+                            let at = f.interface as usize;
+                            if at < MAX_STREAM_NAMES && names.get(at).is_none_or(String::is_empty) {
+                                if names.len() <= at {
+                                    names.resize(at + 1, String::new());
+                                }
+                                names[at] = i.and_then(|i| i.name.clone()).unwrap_or_else(|| format!("stdin:{at}"));
+                            }
+                            Some(f)
                         }
-                        Some(f)
-                    }
-                    None => return Ok(()),
+                        None => return Ok(()),
+                    },
                 },
             };
             let Some(mut f) = frame else {
@@ -1143,7 +1156,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     })();
     // One sample of the counters for the last file's statistics blocks and the summary below.
     let at_exit = sample(&mut source);
-    let closed = files.close(&iface_stats(&at_exit, &source), true);
+    let closed = files.close(&iface_stats(&at_exit), true);
     let tx_done = match (&mut source, tx_csv.as_mut()) {
         (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
             // The last writes' ACKs may still be in the ring.
@@ -1153,8 +1166,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         })(),
         _ => Ok(()),
     };
-    let counters: Result<String, String> = match (&source, &at_exit) {
-        (Source::Rings(_, merge), Sample::Rings(v)) => v
+    let counters: Result<String, String> = match &at_exit {
+        Sample::Rings(v) => v
             .iter()
             .zip(&ifaces)
             .map(|(r, name)| {
@@ -1177,7 +1190,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             .collect::<Result<Vec<_>, _>>()
             .map(|mut v| {
                 // What the time-order merge of several rings did with what it read.
-                if merge.forced > 0 || merge.held() > 0 {
+                if let Source::Rings(_, merge) = &source
+                    && (merge.forced > 0 || merge.held() > 0)
+                {
                     v.push(format!(
                         "merge: {} frames written without waiting for every interface (its queues were full: they \
                          may be out of time order by up to {} ms); {} read but not written (the count was reached)",
@@ -1188,14 +1203,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 }
                 v.join("\nwirestamp: ")
             }),
-        (_, Sample::Pcap(p)) => p.as_ref().map_err(|e| e.to_string()).map(|s| {
+        Sample::Pcap(p) => p.as_ref().map_err(|e| e.to_string()).map(|s| {
             format!("libpcap: {} received, {} dropped (buffer), {} dropped by the interface", s.received, s.dropped, s.if_dropped)
         }),
-        (Source::Stream(r), _) => Ok(std::iter::once(format!("stream: {} records read", r.stats().frames))
-            .chain(r.warnings().iter().map(|w| format!("warning: stdin: {w}")))
+        Sample::Relayed { records, warnings, .. } => Ok(std::iter::once(format!("stream: {records} records read"))
+            .chain(warnings.iter().map(|w| format!("warning: stdin: {w}")))
             .collect::<Vec<_>>()
             .join("\nwirestamp: ")),
-        (_, Sample::AfXdp(s)) => s.as_ref().map_err(|e| e.to_string()).map(|s| {
+        Sample::AfXdp(s) => s.as_ref().map_err(|e| e.to_string()).map(|s| {
             let p = &s.prog;
             format!(
                 "af_xdp ({iface} queue {}): {} frames seen by the program: {} redirected, {} passed (no socket on \
@@ -1213,7 +1228,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 p.no_hw_rx_stamp
             )
         }),
-        (_, Sample::Ebpf(v)) => v
+        Sample::Ebpf(v) => v
             .as_ref()
             .map_err(|e| e.to_string())
             .map(|v| {
@@ -1260,8 +1275,6 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     .collect::<Vec<_>>()
                     .join("\nwirestamp: ")
             }),
-        // (A sample is of its own source.)
-        _ => Err("not read".into()),
     };
     for g in &mut guards {
         g.restore()?;
@@ -1360,24 +1373,38 @@ mod tests {
         assert_eq!(file_name(Path::new("cap.pcapng"), false, 12), PathBuf::from("cap.pcapng"));
     }
 
+    /// A new directory for a test's files.
+    fn test_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("wirestamp-capture-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// Writes `n` frames of 60 bytes of `interface` (named `eth{interface}`), timed by `ts_source`.
+    fn write_frames(files: &mut Files, interface: u32, ts_source: TsSource, n: usize) {
+        let data = [0u8; 60];
+        for _ in 0..n {
+            let f =
+                Frame { interface, ts_source, ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet) };
+            files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+        }
+    }
+
     /// A file closed by a capture whose source gave no counters (libpcap's, AF_XDP's or the eBPF
     /// programs' unreadable) still ends with a statistics block per interface, without counters (their
     /// comment says why), for each of its interfaces with frames, once whatever its timestamp sources:
-    /// a file without one is one capture never closed (analyze says its losses are unknown).
+    /// a file without one is one capture never closed (analyze says its losses are unknown, as it says of
+    /// these blocks').
     #[test]
     fn a_closed_file_has_a_statistics_block_per_interface_even_without_counters() {
-        let dir = std::env::temp_dir().join(format!("wirestamp-capture-nocounters-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = test_dir("nocounters");
         let path = dir.join("c.pcapng");
         let mut files = Files::new(path.clone(), false, format!("{CAPTURE_COMMENT}--source pcap -i eth0"), false);
-        let data = [0u8; 60];
         // Interface 0 with two timestamp sources (two blocks), interface 1 with one.
         for (interface, ts_source) in
             [(0, TsSource::KernelSoftware), (0, TsSource::KernelHardware), (1, TsSource::KernelSoftware)]
         {
-            let f =
-                Frame { interface, ts_source, ..Frame::record(&data, 1_796_049_000_000_000_000, LinkType::Ethernet) };
-            files.write(&f, &format!("eth{interface}"), &|_| String::new(), 0, 9).unwrap();
+            write_frames(&mut files, interface, ts_source, 1);
         }
         files.close(&Counters { per_iface: Vec::new(), relayed: false }, true).unwrap();
         let mut r = CaptureReader::open(&path).unwrap();
@@ -1387,6 +1414,63 @@ mod tests {
         let none = Some(RecordedStats::default());
         assert_eq!(got, [(Some("eth0"), true, none), (Some("eth0"), true, None), (Some("eth1"), true, none)]);
         assert_eq!(r.stats().skipped.get("pcapng ISB"), Some(&2));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The frames each interface wrote to each of two rotated files are the blocks' `isb_usrdeliv`, and
+    /// what was still queued at a rotation is in the next file's `isb_filteraccept`: interfaces 0 and 2
+    /// write frames (1 never does), 3 and 2 to the first file, 2 and 4 to the second. The expected
+    /// values are counted by hand from those frames and the kernel counts given (`isb_counters`' rule:
+    /// accepted = written + dropped, + what never left the queue in the last file).
+    #[test]
+    fn each_interfaces_frames_are_counted_in_its_files_blocks() {
+        let dir = test_dir("perface");
+        let base = dir.join("c.pcapng");
+        let mut files = Files::new(base.clone(), true, format!("{CAPTURE_COMMENT}--source afpacket -i e0"), false);
+        let write = |files: &mut Files, interface: u32, n: usize| {
+            write_frames(files, interface, TsSource::KernelSoftware, n);
+        };
+        let kernel = |a, d| RecordedStats { filteraccept: Some(a), osdrop: Some(d), ..RecordedStats::default() };
+        write(&mut files, 0, 3);
+        write(&mut files, 2, 2);
+        // Interface 0: 5 accepted, 1 dropped, 3 written: 1 still queued. Interface 2: 2, 0, 2.
+        let first = [kernel(5, 1), kernel(0, 0), kernel(2, 0)];
+        files.close(&Counters { per_iface: first.to_vec(), relayed: false }, false).unwrap();
+        write(&mut files, 0, 2);
+        write(&mut files, 2, 4);
+        // Interface 0: 6 accepted in all, no more dropped, 5 written in all: none queued. Interface 2:
+        // 9 accepted, 1 dropped, 6 written: 2 never written.
+        let last = [kernel(6, 1), kernel(0, 0), kernel(9, 1)];
+        files.close(&Counters { per_iface: last.to_vec(), relayed: false }, true).unwrap();
+        let read = |name: &str| {
+            let mut r = CaptureReader::open(&dir.join(name)).unwrap();
+            let mut rows = Vec::new();
+            while let Some(f) = r.next_frame().unwrap() {
+                rows.push(f.interface as usize);
+            }
+            let mut frames = [0u64; 2];
+            for row in rows {
+                frames[usize::from(r.interfaces()[row].name.as_deref() == Some("eth2"))] += 1;
+            }
+            let blocks: Vec<_> = r
+                .interfaces()
+                .iter()
+                .map(|i| {
+                    let c = i.recorded.unwrap();
+                    (i.name.clone().unwrap(), c.filteraccept, c.osdrop, c.usrdeliv)
+                })
+                .collect();
+            (frames, blocks)
+        };
+        let s = |n: &str| n.to_string();
+        assert_eq!(
+            read("c.0000.pcapng"),
+            ([3, 2], vec![(s("eth0"), Some(3 + 1), Some(1), Some(3)), (s("eth2"), Some(2), Some(0), Some(2))])
+        );
+        assert_eq!(
+            read("c.0001.pcapng"),
+            ([2, 4], vec![(s("eth0"), Some(2), Some(0), Some(2)), (s("eth2"), Some(4 + 1 + 2), Some(1), Some(4))])
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

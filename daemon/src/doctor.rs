@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_capture::live::ebpf::cgroup2_mount;
+use wirestamp_capture::live::ebpf::mounts;
 use wirestamp_capture::live::{HwTsDevice, Ioctl, offloads, phc, pmc, ts_info};
 
 /// Outcome of one check.
@@ -369,46 +369,58 @@ pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
-/// The mount points of file system type `fstype` in a mountinfo text (`ID PARENT MAJ:MIN ROOT MOUNTPOINT
-/// OPTS [TAGS...] - FSTYPE SOURCE SUPEROPTS`, spaces in a mount point as `\040`).
-pub fn mounts_of(info: &str, fstype: &str) -> Vec<String> {
-    info.lines()
-        .filter_map(|l| {
-            let (mount, rest) = l.split_once(" - ")?;
-            let dir = mount.split_whitespace().nth(4)?;
-            (rest.split_whitespace().next()? == fstype).then(|| dir.replace("\\040", " "))
-        })
-        .collect()
+/// The mount points of file system type `fstype` in a mountinfo text, in its order.
+fn mounts_of(info: &str, fstype: &str) -> Vec<String> {
+    mounts(info).filter(|(_, t)| *t == fstype).map(|(dir, _)| dir).collect()
 }
 
-/// What `capture --source ebpf --cgroup DIR --tx-events FILE` needs: a cgroup v2 mount to find the
-/// trading app's directory in, a kernel with sockops TX timestamping; and bpffs, which it does not need.
-fn sockops_checks(out: &mut Vec<Check>) {
-    const FOR: &str = "--cgroup --tx-events (sockops TX timestamps)";
-    out.push(match cgroup2_mount() {
-        Ok(m) => {
-            let hybrid = if m == std::path::Path::new("/sys/fs/cgroup") {
-                String::new()
+/// What sockops TX timestamps are for, in the checks' words.
+const SOCKOPS_FOR: &str = "--cgroup --tx-events (sockops TX timestamps)";
+
+/// The cgroup v2 mount of a mountinfo text (its first, as `--cgroup` takes it), which `--cgroup` needs.
+fn cgroup2_check(info: &str) -> Check {
+    match mounts_of(info, "cgroup2").first() {
+        Some(m) => {
+            let hybrid = if m == "/sys/fs/cgroup" {
+                ""
             } else {
-                " (a hybrid host: /sys/fs/cgroup is not cgroup v2, and --cgroup refuses it)".into()
+                " (a hybrid host: /sys/fs/cgroup is not cgroup v2, and --cgroup refuses it)"
             };
             check(
                 "cgroup2",
                 Status::Pass,
                 format!(
-                    "cgroup v2 mounted at {}{hybrid}: {FOR} takes the trading app's cgroup directory under it",
-                    m.display()
+                    "cgroup v2 mounted at {m}{hybrid}: {SOCKOPS_FOR} takes the trading app's cgroup directory under it"
                 ),
                 None,
             )
         }
-        Err(e) => check(
+        None => check(
             "cgroup2",
             Status::Warn,
-            format!("no cgroup v2 mount ({e}): {FOR} cannot attach; the other sources do not need it"),
+            format!(
+                "no cgroup v2 mount (no cgroup2 file system mounted (see /proc/self/mountinfo)): {SOCKOPS_FOR} \
+                 cannot attach; the other sources do not need it"
+            ),
             Some("mount -t cgroup2 none /sys/fs/cgroup/unified, and run the trading app in a cgroup under it"),
         ),
-    });
+    }
+}
+
+/// The bpffs mounts of a mountinfo text: said, not needed.
+fn bpffs_check(info: &str) -> Check {
+    let detail = match mounts_of(info, "bpf").as_slice() {
+        [] => "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)".to_string(),
+        m => format!("mounted at {}; not needed (wirestamp pins no BPF object)", m.join(", ")),
+    };
+    check("bpffs", Status::Pass, detail, None)
+}
+
+/// What `capture --source ebpf --cgroup DIR --tx-events FILE` needs: a cgroup v2 mount to find the
+/// trading app's directory in, a kernel with sockops TX timestamping; and bpffs, which it does not need.
+fn sockops_checks(out: &mut Vec<Check>) {
+    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    out.push(cgroup2_check(&info));
     let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let release = release.trim();
     let (need_major, need_minor) = SOCKOPS_TX_KERNEL;
@@ -426,7 +438,7 @@ fn sockops_checks(out: &mut Vec<Check>) {
             "sockops_tx",
             Status::Warn,
             format!(
-                "Linux {release}: before {need_major}.{need_minor}, the kernel cannot timestamp the writes: {FOR} \
+                "Linux {release}: before {need_major}.{need_minor}, the kernel cannot timestamp the writes: {SOCKOPS_FOR} \
                  attaches but writes no SCHED/SND/ACK events (counted at exit as connections it could not \
                  timestamp); the other capture sources are unaffected"
             ),
@@ -435,17 +447,11 @@ fn sockops_checks(out: &mut Vec<Check>) {
         None => check(
             "sockops_tx",
             Status::Warn,
-            format!("kernel release {release:?} not understood (/proc/sys/kernel/osrelease): {FOR} needs Linux 6.15+"),
+            format!("kernel release {release:?} not understood (/proc/sys/kernel/osrelease): {SOCKOPS_FOR} needs Linux 6.15+"),
             None,
         ),
     });
-    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let bpffs = mounts_of(&info, "bpf");
-    let detail = match bpffs.as_slice() {
-        [] => "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)".to_string(),
-        m => format!("mounted at {}; not needed (wirestamp pins no BPF object)", m.join(", ")),
-    };
-    out.push(check("bpffs", Status::Pass, detail, None));
+    out.push(bpffs_check(&info));
 }
 
 /// Every interface except loopback, from /proc/self/net/dev (this process's network namespace).
@@ -531,20 +537,66 @@ mod tests {
     }
 
     #[test]
-    fn kernel_releases_and_mount_points() {
+    fn kernel_releases() {
         assert_eq!(kernel_version("6.18.44-fc-v657"), Some((6, 18)));
         assert_eq!(kernel_version("6.15.0\n"), Some((6, 15)));
         assert_eq!(kernel_version("5.10.0-28-amd64"), Some((5, 10)));
         assert_eq!(kernel_version("linux"), None);
         assert!(kernel_version("6.9.1").unwrap() < SOCKOPS_TX_KERNEL);
-        // kernel.md: this machine's hybrid cgroup layout.
-        let info = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
-                    32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
-                    41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
-                    50 23 0:40 / /sys/fs/b\\040pf rw,relatime shared:9 - bpf bpf rw\n";
-        assert_eq!(mounts_of(info, "cgroup2"), ["/sys/fs/cgroup/unified"]);
-        assert_eq!(mounts_of(info, "bpf"), ["/sys/fs/b pf"]);
-        assert!(mounts_of(info, "debugfs").is_empty());
+    }
+
+    /// The mount checks of three hosts' mountinfo, written here: hybrid (cgroup v1 controllers under a
+    /// tmpfs at /sys/fs/cgroup, v2 at /sys/fs/cgroup/unified; this machine's layout) with bpffs at
+    /// /sys/fs/bpf, unified (v2 at /sys/fs/cgroup, no bpffs), and one without cgroup2.
+    #[test]
+    fn mount_checks_of_hybrid_unified_and_v1_hosts() {
+        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                      32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
+                      50 23 0:40 / /sys/fs/bpf rw,relatime shared:9 - bpf bpf rw\n";
+        let unified = "29 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+        let v1 = "32 23 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+        let seen = |c: Check| (c.name, c.status, c.detail, c.fix);
+        let s = String::from;
+        assert_eq!(
+            seen(cgroup2_check(hybrid)),
+            (
+                s("cgroup2"),
+                Status::Pass,
+                s("cgroup v2 mounted at /sys/fs/cgroup/unified (a hybrid host: /sys/fs/cgroup is not cgroup v2, and \
+                   --cgroup refuses it): --cgroup --tx-events (sockops TX timestamps) takes the trading app's cgroup \
+                   directory under it"),
+                None
+            )
+        );
+        assert_eq!(
+            seen(cgroup2_check(unified)),
+            (
+                s("cgroup2"),
+                Status::Pass,
+                s("cgroup v2 mounted at /sys/fs/cgroup: --cgroup --tx-events (sockops TX timestamps) takes the \
+                   trading app's cgroup directory under it"),
+                None
+            )
+        );
+        assert_eq!(
+            seen(cgroup2_check(v1)),
+            (
+                s("cgroup2"),
+                Status::Warn,
+                s("no cgroup v2 mount (no cgroup2 file system mounted (see /proc/self/mountinfo)): --cgroup \
+                   --tx-events (sockops TX timestamps) cannot attach; the other sources do not need it"),
+                Some(s("mount -t cgroup2 none /sys/fs/cgroup/unified, and run the trading app in a cgroup under it"))
+            )
+        );
+        assert_eq!(
+            seen(bpffs_check(hybrid)),
+            (s("bpffs"), Status::Pass, s("mounted at /sys/fs/bpf; not needed (wirestamp pins no BPF object)"), None)
+        );
+        assert_eq!(
+            seen(bpffs_check(unified)).2,
+            "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)"
+        );
     }
 
     #[test]

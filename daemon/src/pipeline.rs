@@ -529,18 +529,32 @@ impl Pipeline {
                 }
             }
         }
-        for u in self.losses_unknown() {
-            let (n, them) = (u.interfaces.len() as u64, u.interfaces.join(", "));
-            out.push(format!(
-                "{}: written by wirestamp capture, but {} {them} {} no statistics block, which capture writes for \
-                 each interface when it closes a file: the capture did not end cleanly (killed: its .part) or this \
-                 copy of the file is cut short, so the packets lost while capturing are unknown and figures from this \
-                 file may miss some; end a capture with SIGINT or SIGTERM (never SIGKILL) and read its files once \
-                 renamed from .part",
-                u.file,
-                one(n, "interface", "interfaces"),
-                one(n, "has", "have"),
-            ));
+        for (file, unknown) in self.unknown_losses() {
+            let named = |why: Uncounted| -> Option<(u64, String)> {
+                let them: Vec<&str> = unknown.iter().filter(|u| u.1 == why).map(|u| u.0.as_str()).collect();
+                (!them.is_empty()).then(|| (them.len() as u64, them.join(", ")))
+            };
+            if let Some((n, them)) = named(Uncounted::NoBlock) {
+                out.push(format!(
+                    "{file}: written by wirestamp capture, but {} {them} {} no statistics block, which capture writes \
+                     for each interface when it closes a file: the capture did not end cleanly (killed: its .part) or \
+                     this copy of the file is cut short, so the packets lost while capturing are unknown and figures \
+                     from this file may miss some; end a capture with SIGINT or SIGTERM (never SIGKILL) and read its \
+                     files once renamed from .part",
+                    one(n, "interface", "interfaces"),
+                    one(n, "has", "have"),
+                ));
+            }
+            if let Some((n, them)) = named(Uncounted::NoCounters) {
+                out.push(format!(
+                    "{file}: written by wirestamp capture, whose capture source gave no loss counters for {} {them} \
+                     (its statistics {} none): the packets lost while capturing {} are unknown, not 0, and figures \
+                     from this file may miss some",
+                    one(n, "interface", "interfaces"),
+                    one(n, "block has", "blocks have"),
+                    one(n, "it", "them"),
+                ));
+            }
         }
         out
     }
@@ -578,22 +592,37 @@ impl Pipeline {
     /// and the packets lost while capturing are unknown. Other writers' files are not judged: tcpdump
     /// and many others never write the blocks. An interface is named once, whatever the blocks that
     /// describe it (one per timestamp source: capture writes the statistics in the first).
+    ///
+    /// Likewise an interface whose statistics block has no loss counters (`isb_ifdrop`, `isb_osdrop`):
+    /// capture writes one without counters where its source gave none (or a relayed stream recorded
+    /// none), so that the file still reads as closed; its losses are unknown, not 0.
     pub fn losses_unknown(&self) -> Vec<LossesUnknown> {
+        let unknown = self.unknown_losses().into_iter();
+        unknown.map(|(file, v)| LossesUnknown { file, interfaces: v.into_iter().map(|u| u.0).collect() }).collect()
+    }
+
+    /// Per input of [`Pipeline::losses_unknown`], its interfaces whose losses are unknown, and why, in the
+    /// order of their first blocks.
+    fn unknown_losses(&self) -> Vec<(String, Vec<(String, Uncounted)>)> {
         let mut out = Vec::new();
         for input in self.inputs().iter().filter(|r| r.ended()) {
-            // Per (section, name), the first block describing it and whether any has statistics (a map:
-            // a file may describe 65,536 interfaces).
-            let mut seen: HashMap<(u32, String), (usize, bool)> = HashMap::new();
+            // Per (section, name), the first block describing it and the best that any says of its losses
+            // (a map: a file may describe 65,536 interfaces).
+            let mut seen: HashMap<(u32, String), (usize, Option<Uncounted>)> = HashMap::new();
             for (at, i) in input.interfaces().iter().enumerate().filter(|(_, i)| i.by_wirestamp_capture) {
-                let has = seen.entry((i.section, interface_name(i))).or_insert((at, false));
-                has.1 |= i.recorded.is_some();
+                let has = seen.entry((i.section, interface_name(i))).or_insert((at, Some(Uncounted::NoBlock)));
+                let this = match i.recorded {
+                    None => Some(Uncounted::NoBlock),
+                    Some(r) if r.ifdrop.is_none() && r.osdrop.is_none() => Some(Uncounted::NoCounters),
+                    Some(_) => None,
+                };
+                has.1 = has.1.min(this);
             }
-            let mut missing: Vec<(usize, String)> =
-                seen.into_iter().filter(|(_, (_, has))| !has).map(|((_, name), (at, _))| (at, name)).collect();
-            missing.sort_unstable();
-            let interfaces: Vec<String> = missing.into_iter().map(|(_, name)| name).collect();
-            if !interfaces.is_empty() {
-                out.push(LossesUnknown { file: input.name().to_owned(), interfaces });
+            let mut unknown: Vec<(usize, String, Uncounted)> =
+                seen.into_iter().filter_map(|((_, name), (at, why))| Some((at, name, why?))).collect();
+            unknown.sort_unstable();
+            if !unknown.is_empty() {
+                out.push((input.name().to_owned(), unknown.into_iter().map(|(_, name, why)| (name, why)).collect()));
             }
         }
         out
@@ -608,6 +637,16 @@ impl Pipeline {
             .filter_map(|i| i.recorded)
             .fold(0u64, |n, r| n.saturating_add(r.drops()))
     }
+}
+
+/// Why an interface's losses are unknown ([`Pipeline::losses_unknown`]); ordered so that `None` (known)
+/// is the least, and a block without counters says more than none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Uncounted {
+    /// A statistics block without loss counters.
+    NoCounters,
+    /// No statistics block.
+    NoBlock,
 }
 
 /// An interface as messages name it: its name in the file, control characters (a newline in a name)

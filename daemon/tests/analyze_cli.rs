@@ -6,6 +6,7 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use support::tmpdir;
+use wirestamp_capture::RecordedStats;
 
 fn wirestamp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).output().unwrap()
@@ -1188,7 +1189,13 @@ fn the_help_teaches_with_examples() {
 /// capture writes both when it closes a file, none when it is killed first. `comment` stands for the
 /// writer's.
 fn capture_like(path: &Path, comment: &str, stats: (bool, bool)) {
-    use wirestamp_capture::RecordedStats;
+    // A ring's counters: all accepted, none dropped.
+    let counted = |n| RecordedStats { filteraccept: Some(n), osdrop: Some(0), usrdeliv: Some(n), ..Default::default() };
+    capture_counting(path, comment, [stats.0.then(|| counted(6)), stats.1.then(|| counted(3))]);
+}
+
+/// [`capture_like`] with the counters of eth0's and eth1's statistics blocks (`None`: no block).
+fn capture_counting(path: &Path, comment: &str, stats: [Option<RecordedStats>; 2]) {
     use wirestamp_capture::write::{IfaceSpec, IfaceStats, PcapngWriter};
     use wirestamp_core::{Direction, LinkType};
     let mut w = PcapngWriter::new(std::fs::File::create(path).unwrap(), Some(comment)).unwrap();
@@ -1201,9 +1208,9 @@ fn capture_like(path: &Path, comment: &str, stats: (bool, bool)) {
             w.write(id, T + (k * 3 + i) as i64 * 1_000, &[0u8; 60], 60, Direction::Inbound).unwrap();
         }
     }
-    let st = IfaceStats { start_ns: Some(T), end_ns: Some(T + 9_000), counters: RecordedStats::default() };
-    for (id, write) in [(ids[0], stats.0), (eth1, stats.1)] {
-        if write {
+    for (id, counters) in [(ids[0], stats[0]), (eth1, stats[1])] {
+        if let Some(counters) = counters {
+            let st = IfaceStats { start_ns: Some(T), end_ns: Some(T + 9_000), counters };
             w.write_stats(id, T + 9_000, &st).unwrap();
         }
     }
@@ -1304,6 +1311,55 @@ fn a_capture_file_without_its_statistics_blocks_says_its_losses_are_unknown() {
     };
     assert!(frames(&[]).lines().any(|l| l == format!("wirestamp: warning: {want}")), "{}", frames(&[]));
     assert!(!frames(&["-c", "3"]).contains("warning"), "{}", frames(&["-c", "3"]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A statistics block without loss counters (capture writes one where its source gave none: libpcap's,
+/// AF_XDP's or the eBPF programs' unreadable, a relayed stream's interface that recorded none) says
+/// the interface's losses are unknown, not 0 (they read as 0: a clean capture). eth0's block records 1
+/// packet dropped by the interface and 2 by the system, 3 lost; eth1's has no counters: the report
+/// says 3 of eth0 and unknown of eth1, in the JSON (`counters.capture_drops`, `input.warnings`,
+/// `input.losses_unknown`) and in the table.
+#[test]
+fn a_statistics_block_without_counters_says_the_losses_are_unknown() {
+    let dir = tmpdir("losses-uncounted");
+    let path = dir.join("u.pcapng");
+    let capture = "wirestamp capture --source pcap -i eth0 -i eth1 on host h; eth0: software timestamps";
+    let eth0 = RecordedStats { ifrecv: Some(9), ifdrop: Some(1), osdrop: Some(2), ..Default::default() };
+    capture_counting(&path, capture, [Some(eth0), Some(RecordedStats::default())]);
+    let file = path.to_str().unwrap();
+    let lost = format!(
+        "{file}: interface eth0 records 3 packets lost while capturing (1 by the interface, 2 by the operating \
+         system; pcapng interface statistics): figures from this file may miss them"
+    );
+    let unknown = format!(
+        "{file}: written by wirestamp capture, whose capture source gave no loss counters for interface eth1 (its \
+         statistics block has none): the packets lost while capturing it are unknown, not 0, and figures from this \
+         file may miss some"
+    );
+    let out = wirestamp(&["analyze", "-q", "--json", file]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["counters"]["capture_drops"], 3);
+    assert_eq!(r["input"]["warnings"], serde_json::json!([lost, unknown]));
+    assert_eq!(r["input"]["losses_unknown"], serde_json::json!([{ "file": file, "interfaces": ["eth1"] }]));
+    let out = wirestamp(&["analyze", "-q", file]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        format!("input: {lost}"),
+        format!("input: {unknown}"),
+        "capture: the input records 3 packets lost while it was captured (pcapng interface statistics, ERF loss \
+         counters): the figures may miss them"
+            .to_string(),
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line {line:?} in\n{text}");
+    }
+    // frames says the same at the end of its read.
+    let out = wirestamp(&["frames", file]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for w in [&lost, &unknown] {
+        assert!(err.lines().any(|l| l == format!("wirestamp: warning: {w}")), "{err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

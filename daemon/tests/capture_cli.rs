@@ -226,3 +226,77 @@ fn command_line_errors_exit_with_status_2() {
     assert!(listing(&dir).is_empty(), "{:?}", listing(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A relay's file is flushed every second while its input is idle, not only when a frame arrives: a
+/// `capture --source stdin` fed three frames through a pipe that then stays open and idle, killed
+/// (SIGKILL) 2.5 s later, leaves them in its `.part`, as they were fed. (It left the `.part` empty:
+/// the flush waited for a frame that never came.) And SIGTERM ends such a relay at once, cleanly (its
+/// blocked read had swallowed the signal).
+#[test]
+fn a_relay_killed_while_its_input_is_idle_keeps_its_frames() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    use wirestamp_capture::CaptureReader;
+    use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+    use wirestamp_core::{Direction, LinkType};
+    let dir = tmp("idle-relay");
+    let t = 1_796_049_000_000_000_000i64;
+    let fed: Vec<(i64, Vec<u8>)> =
+        [60usize, 61, 99].iter().enumerate().map(|(k, &n)| (t + k as i64 * 1_000, vec![k as u8 + 1; n])).collect();
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    let spec = IfaceSpec { link: LinkType::Ethernet, name: "eth9".into(), description: None, snaplen: 0 };
+    let id = w.add_interface(&spec).unwrap();
+    for (ts, data) in &fed {
+        w.write(id, *ts, data, data.len() as u32, Direction::Inbound).unwrap();
+    }
+    let input = w.finish().unwrap();
+    let frames = |path: &Path| {
+        let mut r = CaptureReader::open(path).unwrap();
+        let mut got = Vec::new();
+        while let Some(f) = r.next_frame().unwrap() {
+            got.push((f.ts_ns, f.data.to_vec()));
+        }
+        got
+    };
+    // Both relays at once, each fed and left idle with its pipe open.
+    let (killed, stopped) = (dir.join("k.pcapng"), dir.join("s.pcapng"));
+    let mut relays: Vec<_> = [&killed, &stopped]
+        .into_iter()
+        .map(|out| {
+            let mut child = Command::new(BIN)
+                .args(["capture", "--source", "stdin", "-q", "-w"])
+                .arg(out)
+                .stdin(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut pipe = child.stdin.take().unwrap();
+            pipe.write_all(&input).unwrap();
+            pipe.flush().unwrap();
+            (child, pipe)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(2_500));
+    let (mut k, mut s) = (relays.remove(0), relays.remove(0));
+    k.0.kill().unwrap();
+    k.0.wait().unwrap();
+    assert!(!killed.exists(), "a killed capture leaves no complete file");
+    assert_eq!(frames(&dir.join("k.pcapng.part")), fed);
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(s.0.id() as i32, libc::SIGTERM) }, 0);
+    let asked = Instant::now();
+    let status = loop {
+        match s.0.try_wait().unwrap() {
+            Some(status) => break status,
+            None if asked.elapsed() > Duration::from_secs(5) => {
+                s.0.kill().unwrap();
+                panic!("SIGTERM did not end an idle relay in 5 s");
+            }
+            None => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    assert!(status.success());
+    assert_eq!(frames(&stopped), fed);
+    drop((k.1, s.1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

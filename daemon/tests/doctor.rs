@@ -133,20 +133,10 @@ fn sockops_tx_needs_cgroup2_and_linux_6_15_and_not_bpffs() {
     let cg = mount_of("cgroup2");
     let (st, detail) = status_of(&doc, "cgroup2");
     match &cg {
+        // (The wording of a hybrid host and a unified one: doctor's unit test, on mountinfo texts.)
         Some(m) => {
             assert_eq!(st, "pass", "{detail}");
-            let hybrid = if m == "/sys/fs/cgroup" {
-                String::new()
-            } else {
-                " (a hybrid host: /sys/fs/cgroup is not cgroup v2, and --cgroup refuses it)".into()
-            };
-            assert_eq!(
-                detail,
-                format!(
-                    "cgroup v2 mounted at {m}{hybrid}: --cgroup --tx-events (sockops TX timestamps) takes the \
-                     trading app's cgroup directory under it"
-                )
-            );
+            assert!(detail.starts_with(&format!("cgroup v2 mounted at {m}")), "{detail}");
         }
         None => assert_eq!(st, "warn", "{detail}"),
     }

@@ -46,6 +46,8 @@ use std::time::{Duration, Instant};
 
 /// Where cgroup v2 is mounted (for `--cgroup`; `wirestamp doctor` says it too).
 pub use wirestamp_bpf::cgroup2_mount;
+/// The mounts of a mountinfo text, as `--cgroup` reads them (`wirestamp doctor` reads them so too).
+pub use wirestamp_bpf::mounts;
 use wirestamp_bpf::{
     CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
     TxStats, TxTimestamping, XdpCapture,

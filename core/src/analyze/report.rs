@@ -508,7 +508,8 @@ pub struct InputStatus {
     pub cut_short: Vec<CutShort>,
     /// The inputs written by `wirestamp capture` with interfaces that have no statistics block (it
     /// writes one for each when it closes a file): never closed (killed) or cut short, so the packets
-    /// lost while capturing them are unknown. Said in `warnings` too; absent when none.
+    /// lost while capturing them are unknown; or whose block has no loss counters (the capture's source
+    /// gave none). Said in `warnings` too; absent when none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub losses_unknown: Vec<LossesUnknown>,
     /// Records that carry no frame, by kind, all inputs together ("erf META", "erf non-Ethernet type",
@@ -556,8 +557,8 @@ pub struct CutShort {
 pub struct LossesUnknown {
     /// The input file.
     pub file: String,
-    /// The interfaces without a statistics block, by their names in the file (`#N`, the interface's
-    /// number in the file, for one without a name).
+    /// The interfaces without a statistics block, or whose block has no loss counters, by their names
+    /// in the file (`#N`, the interface's number in the file, for one without a name).
     pub interfaces: Vec<String>,
 }
 

@@ -1,0 +1,63 @@
+//! Standard input as a capture stream that says when it has been idle: `capture --source stdin`
+//! flushes its file every second, which a read blocked on an idle pipe would hold off for as long as
+//! the pipe stays idle (a relay then killed would leave an empty `.part`).
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsFd, AsRawFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
+/// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
+/// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
+/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), reads
+/// block as plain stdin's do.
+pub struct PolledStdin {
+    /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
+    /// there while poll() says none are.
+    stdin: File,
+    idle: Duration,
+    armed: Arc<AtomicBool>,
+}
+
+impl PolledStdin {
+    /// Standard input (a duplicate of its descriptor) waited on for at most `idle` once
+    /// [`PolledStdin::arm`]'s flag is set.
+    pub fn new(idle: Duration) -> io::Result<PolledStdin> {
+        let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)) })
+    }
+
+    /// The flag that arms the wait: set it once the reader is open.
+    pub fn arm(&self) -> Arc<AtomicBool> {
+        self.armed.clone()
+    }
+
+    /// Whether a byte (or the end, or an error) is ready within `idle`.
+    fn ready(&self) -> io::Result<bool> {
+        let mut fd = libc::pollfd { fd: self.stdin.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let ms = i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd, which poll writes `revents` of.
+        let rc = unsafe { libc::poll(&mut fd, 1, ms) };
+        match rc {
+            0 => Ok(false),
+            rc if rc > 0 => Ok(true),
+            _ => match io::Error::last_os_error() {
+                e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+                e => Err(e),
+            },
+        }
+    }
+}
+
+impl Read for PolledStdin {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
+        if self.armed.load(Ordering::Relaxed) && !self.ready()? {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        self.stdin.read(out)
+    }
+}
