@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::analyze::report::{InputStatus, n, one};
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
-use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair};
+use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair, Unmatched};
 
 /// The `--config` file.
 #[derive(Debug, Default, Deserialize)]
@@ -119,6 +119,7 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
     let ack_timeout_ns = positive_duration("--ack-timeout", &args.ack_timeout, "10s")?;
     let tx_events = !args.tx_events.is_empty();
     let keep_pairs = args.pairs.is_some();
+    let keep_unmatched = args.unmatched.is_some();
     Ok(AnalyzeConfig {
         flows,
         matching,
@@ -127,6 +128,7 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         ack_timeout_ns,
         tx_events,
         keep_pairs,
+        keep_unmatched,
         fast_path: !args.no_fast_path,
         ..AnalyzeConfig::default()
     })
@@ -213,11 +215,49 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
     )
 }
 
+/// The `--unmatched` writer: the orders without a pair, with why, as CSV.
+pub struct UnmatchedSink {
+    out: BufWriter<std::fs::File>,
+    path: PathBuf,
+}
+
+impl UnmatchedSink {
+    /// Creates the file `p` and writes its header.
+    pub fn create(p: &Path) -> Result<UnmatchedSink> {
+        let out = BufWriter::new(create_output(p, "--unmatched", UNMATCHED_HEADER)?);
+        let mut sink = UnmatchedSink { out, path: p.to_owned() };
+        sink.write(|w| writeln!(w, "{UNMATCHED_HEADER}"))?;
+        Ok(sink)
+    }
+
+    /// Runs `f` on the file; an error says which output failed.
+    fn write(&mut self, f: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<()> {
+        f(&mut self.out).with_context(|| writing("--unmatched", &self.path))
+    }
+}
+
+fn write_unmatched(w: &mut impl Write, u: &Unmatched) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "{},{},{},{},{},{},{},{}",
+        u.order_frame,
+        u.order_time_ns,
+        csv_field(&u.session),
+        csv_field(&u.order_id),
+        csv_field(&u.token),
+        csv_field(&u.symbol),
+        u.reason,
+        u.tick_seq.map_or_else(String::new, |s| s.to_string())
+    )
+}
+
 /// Where the per-frame loop sends what it finds besides the report.
 #[derive(Default)]
 pub struct Sinks {
     /// `--pairs`: matched pairs as CSV.
     pub pairs: Option<PairsSink>,
+    /// `--unmatched`: the orders without a pair as CSV.
+    pub unmatched: Option<UnmatchedSink>,
     /// `--hlog`: closed intervals as an HdrHistogram log.
     pub hlog: Option<HlogSink>,
 }
@@ -304,6 +344,9 @@ pub fn process_with_tx(
     if let Some(w) = sinks.pairs.as_mut() {
         w.write(|w| w.flush())?;
     }
+    if let Some(w) = sinks.unmatched.as_mut() {
+        w.write(|w| w.flush())?;
+    }
     if let Some(h) = sinks.hlog.as_mut() {
         h.finish(analyzer.first_time())?;
     }
@@ -322,6 +365,14 @@ impl Sinks {
             }
             None => analyzer.drain_pairs().for_each(drop),
         }
+        match self.unmatched.as_mut() {
+            Some(w) => {
+                for u in analyzer.drain_unmatched() {
+                    w.write(|w| write_unmatched(w, &u))?;
+                }
+            }
+            None => analyzer.drain_unmatched().for_each(drop),
+        }
         match self.hlog.as_mut() {
             Some(h) => {
                 for i in analyzer.drain_intervals() {
@@ -334,17 +385,18 @@ impl Sinks {
     }
 }
 
-/// Refuses `--pairs` or `--hlog` named `-`, and both on one file: the command line's fault.
+/// Refuses `--pairs`, `--unmatched` or `--hlog` named `-`, and two of them on one file: the command
+/// line's fault.
 fn check_outputs(args: &AnalyzeArgs) -> Result<()> {
-    for (flag, p) in [("--pairs", &args.pairs), ("--hlog", &args.hlog)] {
+    let outputs = [("--pairs", &args.pairs), ("--unmatched", &args.unmatched), ("--hlog", &args.hlog)];
+    let mut given = Vec::new();
+    for (flag, p) in outputs {
         if let Some(p) = p {
             refuse_stdout(p, flag)?;
+            given.push((flag, p.as_path()));
         }
     }
-    if let (Some(pairs), Some(hlog)) = (&args.pairs, &args.hlog) {
-        distinct(&[("--pairs", pairs), ("--hlog", hlog)])?;
-    }
-    Ok(())
+    distinct(&given)
 }
 
 pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
@@ -366,6 +418,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
     let mut sinks = Sinks::default();
     if let Some(p) = &args.pairs {
         sinks.pairs = Some(PairsSink::create(p)?);
+    }
+    if let Some(p) = &args.unmatched {
+        sinks.unmatched = Some(UnmatchedSink::create(p)?);
     }
     if let Some(p) = &args.hlog {
         sinks.hlog = Some(HlogSink::create(p)?);
@@ -450,6 +505,8 @@ const PAIRS_HEADER: &str = concat!(pairs_header_shared!(), ",tick_frame");
 /// What every version's `--pairs` header begins with (before `tick_frame` came): an earlier output of
 /// any is replaced.
 const PAIRS_HEADER_SHARED: &str = pairs_header_shared!();
+/// The first line of an `--unmatched` file.
+const UNMATCHED_HEADER: &str = "order_frame,order_time_ns,session,order_id,token,symbol,reason,tick_seq";
 /// The first line of a `--hlog` file.
 const HLOG_HEADER: &str = "#[Histogram log format version 1.3]";
 

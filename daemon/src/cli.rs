@@ -82,6 +82,7 @@ pub enum Command {
     ///   wirestamp analyze capture.pcapng
     ///   wirestamp analyze --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003@ouch42 cap.pcap
     ///   wirestamp analyze --json --pairs pairs.csv --hlog run.hlog tapA.pcap tapB.pcap
+    ///   wirestamp analyze --match 'token:T(\d+)' --unmatched unmatched.csv capture.pcapng
     ///
     /// Exit status: 0, every input read to its end; 1, an input could not be opened, an output would
     /// replace another file or could not be written, or a malformed record stopped reading (the
@@ -267,6 +268,23 @@ pub struct AnalyzeArgs {
     /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
+
+    /// Write every order that has no pair in --pairs to this CSV file, with why, so that what the
+    /// tick_to_trade figures leave out can be checked order by order. Columns: order_frame (as in
+    /// --pairs), order_time_ns, session (the order session: tcp:HOST:PORT@ouch50), order_id, token (as
+    /// in --pairs), symbol (empty when not known), reason, tick_seq (the sequence the token rule read
+    /// from the token; empty when it read none). reason is one of: not_correlated (a Cancel or Modify:
+    /// no rule correlates them), no_token (no sequence in the token: check the --match regex),
+    /// ambiguous (several MoldUDP64 sessions hold the sequence), beyond_window (symbol rule: its
+    /// symbol's newest tick came longer than the window before: widen it), beyond_retention (the
+    /// trigger was older than --tick-retention: raise it), released_for_room (it stopped waiting before
+    /// its time: more orders waited than may), no_symbol (symbol rule: a Replace whose order was not
+    /// seen), trigger_not_seen (no copy of the trigger found: lost on every feed, or a feed not
+    /// captured; symbol rule: no tick of its symbol before it). The rows of each reason are as many as
+    /// the report's counter of it (README). An existing FILE is replaced only when empty or an earlier
+    /// --unmatched output: any other is refused.
+    #[arg(long, value_name = "FILE")]
+    pub unmatched: Option<PathBuf>,
 
     /// Write an HdrHistogram interval log (one interval per second of capture time, tagged per
     /// metric). An existing FILE is replaced only when empty or an earlier --hlog output.

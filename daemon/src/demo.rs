@@ -53,6 +53,7 @@ pub fn run(keep: Option<&Path>, packets: u64) -> Result<ExitCode> {
         trailer: Vec::new(),
         json: false,
         pairs: Some(pairs.clone()),
+        unmatched: None,
         hlog: Some(dir.join("run.hlog")),
         tick_retention: "1s".to_owned(),
         ack_timeout: "10s".to_owned(),

@@ -1,4 +1,4 @@
-//! Output files of the commands (`--pairs`, `--hlog`, `frames -o`, `synth --truth`): they never replace
+//! Output files of the commands (`--pairs`, `--unmatched`, `--hlog`, `frames -o`, `synth --truth`): they never replace
 //! a capture or another file the user keeps, and never one of the run's inputs or other outputs.
 
 use anyhow::{Context, Result, bail};

@@ -3,46 +3,16 @@
 //! retention, responses cut off by the ack timeout, and the settings that did it. Each expected value
 //! follows from how the frames were built, or from synth's truth.
 
-use wirestamp_lab::encode::{itch, ouch};
-
 mod support;
 use support::{
-    MS, T0, aapl_order, accepted, analyze_json, analyze_text, conversation, fates, metric, mold_packet, order_for,
-    segment, soup_packet, synth_pcap, tmpdir, udp, write_pcap,
+    MS, T0, accepted, analyze_json, analyze_text, conversation, fates, metric, order_for, order_of, symbol_tick,
+    synth_pcap, tmpdir, with_orders, write_pcap,
 };
 
 const US: i64 = 1_000;
 const FEED_A: &str = "udp:233.54.12.111:26477";
 const ORDERS: &str = "tcp:10.1.0.1:8003";
 const TOKEN: &str = r"token:T(\d+)";
-
-/// A MoldUDP64 packet of feed A carrying one Add Order for `symbol` (locate 1 for AAPL, 2 else).
-fn tick(seq: u64, symbol: &str) -> Vec<u8> {
-    let mut m = Vec::new();
-    itch::add_order(&mut m, if symbol == "AAPL" { 1 } else { 2 }, 1, 7, b'B', 100, symbol, 1_000_000);
-    udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[m]))
-}
-
-/// An OUCH 5.0 Enter Order packet for `symbol`, UserRefNum `n`.
-fn order_of(n: u32, symbol: &str) -> Vec<u8> {
-    let mut o = aapl_order(n);
-    o.symbol = symbol.into();
-    let mut m = Vec::new();
-    ouch::enter_order(&mut m, &o);
-    soup_packet(b'U', &m)
-}
-
-/// The client's segments carrying `orders` (bytes) at their times, after a SYN at T0 − 1 ms.
-fn with_orders(mut frames: Vec<(i64, Vec<u8>)>, orders: &[(i64, Vec<u8>)]) -> Vec<(i64, Vec<u8>)> {
-    frames.push((T0 - MS, segment(true, 0, 0, 0x02, &[])));
-    let mut seq = 1u32;
-    for (t, bytes) in orders {
-        frames.push((*t, segment(true, seq, 1, 0x18, bytes)));
-        seq += bytes.len() as u32;
-    }
-    frames.sort_by_key(|f| f.0);
-    frames
-}
 
 fn counter(r: &serde_json::Value, key: &str) -> Option<u64> {
     r["counters"].get(key).map(|v| v.as_u64().unwrap())
@@ -76,10 +46,10 @@ fn symbol_note(earlier: u64, matched: u64, window: &str, within: u64) -> String 
 #[test]
 fn the_symbol_rule_counts_orders_it_could_have_timed_from_an_earlier_tick() {
     let ticks = vec![
-        (T0, tick(1, "AAPL")),
-        (T0 + 100 * US, tick(2, "AAPL")),
-        (T0 + 200 * US, tick(3, "AAPL")),
-        (T0 + 150 * MS, tick(4, "MSFT")),
+        (T0, symbol_tick(1, "AAPL")),
+        (T0 + 100 * US, symbol_tick(2, "AAPL")),
+        (T0 + 200 * US, symbol_tick(3, "AAPL")),
+        (T0 + 150 * MS, symbol_tick(4, "MSFT")),
     ];
     let orders = [
         (T0 + 50 * US, order_of(1, "AAPL")),
@@ -138,7 +108,11 @@ fn the_symbol_rule_counts_orders_it_could_have_timed_from_an_earlier_tick() {
 /// beyond the retention. With the default retention all but the lost one are matched.
 #[test]
 fn orders_whose_trigger_is_older_than_the_retention_are_counted_and_noted() {
-    let ticks = vec![(T0, tick(1, "AAPL")), (T0 + 200 * US, tick(3, "AAPL")), (T0 + 400 * US, tick(4, "AAPL"))];
+    let ticks = vec![
+        (T0, symbol_tick(1, "AAPL")),
+        (T0 + 200 * US, symbol_tick(3, "AAPL")),
+        (T0 + 400 * US, symbol_tick(4, "AAPL")),
+    ];
     let orders = [
         (T0 + 150 * US, order_for(1, 1)),
         (T0 + 350 * US, order_for(2, 1)),

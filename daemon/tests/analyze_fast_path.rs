@@ -1,6 +1,6 @@
 //! The analyzer's fast path (plain market-data frames from their bytes) against the general path
 //! (dissection, trailer check, full decode): `wirestamp analyze` with and without `--no-fast-path`
-//! must write the same report, pairs and interval log, byte for byte, on generated captures, on
+//! must write the same report, pairs, unmatched orders and interval log, byte for byte, on generated captures, on
 //! captures made irregular on purpose (lost, reordered, repeated and corrupted frames) and on real
 //! ones. Each case also checks how many frames the fast path took (the `--log info` line), so that
 //! neither path is left unexercised.
@@ -19,6 +19,7 @@ use support::{tmpdir, with_trailer, write_pcap};
 struct Run {
     json: String,
     pairs: String,
+    unmatched: String,
     hlog: String,
     frames: u64,
     fast: u64,
@@ -29,9 +30,11 @@ struct Run {
 fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run {
     let tag = if fast_path { "fast" } else { "general" };
     let pairs = dir.join(format!("pairs-{tag}.csv"));
+    let unmatched = dir.join(format!("unmatched-{tag}.csv"));
     let hlog = dir.join(format!("run-{tag}.hlog"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirestamp"));
     cmd.args(["--log", "info", "analyze", "-q", "--json", "--pairs"]).arg(&pairs).arg("--hlog").arg(&hlog);
+    cmd.arg("--unmatched").arg(&unmatched);
     cmd.args(opts).args(files);
     if !fast_path {
         cmd.arg("--no-fast-path");
@@ -49,6 +52,7 @@ fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run
     Run {
         json: String::from_utf8(out.stdout).unwrap(),
         pairs: std::fs::read_to_string(&pairs).unwrap(),
+        unmatched: std::fs::read_to_string(&unmatched).unwrap(),
         hlog: std::fs::read_to_string(&hlog).unwrap(),
         frames: field("frames"),
         fast: field("fast"),
@@ -69,6 +73,7 @@ fn both_paths(dir: &Path, files: &[PathBuf], option_sets: &[&[&str]]) -> Vec<Run
             for (what, a, b) in [
                 ("report", &fast.json, &general.json),
                 ("pairs", &fast.pairs, &general.pairs),
+                ("unmatched", &fast.unmatched, &general.unmatched),
                 ("hlog", &fast.hlog, &general.hlog),
             ] {
                 if a != b {

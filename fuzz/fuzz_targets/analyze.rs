@@ -1,6 +1,8 @@
 #![no_main]
 //! Any sequence of frames through dissection, the trailer check and the analyzer: no panic, every
-//! frame counted, the report built, and the same pairs, intervals, report and trailer counters whether
+//! frame counted, the report built, every order a pair or an unmatched order (once, the rows of each
+//! reason as many as its counter), and the same pairs, unmatched orders, intervals, report and trailer
+//! counters whether
 //! the fast path takes the frames it can (plain, or followed by a tap trailer) or every frame goes the
 //! general way. Input: a rule selector byte, then records
 //! `| len (2, LE) | dt (1, signed: time may go backwards; -128 and 127 jump to the range's ends) | frame bytes (Ethernet) |`. A seed corpus of real frames in this layout is made by
@@ -26,12 +28,15 @@ fuzz_target!(|input: &[u8]| {
         tick_retain_ns: 1 + i64::from(sel >> 2) * 1_000,
         ack_timeout_ns: 50_000,
         interval_ns: 10_000,
+        keep_unmatched: true,
         ..AnalyzeConfig::default()
     };
     let mut fast = Analyzer::new(cfg.clone());
     let mut general = Analyzer::new(AnalyzeConfig { fast_path: false, ..cfg });
     let (mut fast_trailers, mut general_trailers) = (TrailerDecoder::new(TrailerMode::Auto), TrailerDecoder::new(TrailerMode::Auto));
     let (mut t, mut n) = (1_796_049_000_000_000_000i64, 0u64);
+    // Pairs, and unmatched orders by reason, drained so far.
+    let (mut pairs, mut rows) = (0u64, std::collections::BTreeMap::<&str, u64>::new());
     while let [l0, l1, dt, tail @ ..] = rest {
         let len = usize::from(u16::from_le_bytes([*l0, *l1])).min(tail.len());
         let (data, next) = tail.split_at(len);
@@ -58,21 +63,60 @@ fuzz_target!(|input: &[u8]| {
         general_path(&mut general, &mut general_trailers, n, &f, &d);
         n += 1;
         rest = next;
-        assert_eq!(fast.drain_pairs().collect::<Vec<_>>(), general.drain_pairs().collect::<Vec<_>>(), "frame {n}");
+        drain(&mut fast, &mut general, &mut pairs, &mut rows, n);
         let intervals = |a: &mut Analyzer| a.drain_intervals().map(|i| format!("{i:?}")).collect::<Vec<_>>();
         assert_eq!(intervals(&mut fast), intervals(&mut general), "frame {n}");
     }
     fast.finish();
     general.finish();
+    drain(&mut fast, &mut general, &mut pairs, &mut rows, n);
     let r = fast.report();
     assert_eq!(r.counters.frames, n);
     // Every order is accounted for once (an ambiguous one is also matched under the symbol rule).
     let c = &r.counters;
     let ambiguous = if sel & 1 == 0 { c.ambiguous } else { 0 };
     assert_eq!(c.orders, c.matched + c.unmatched_orders + c.not_correlated + ambiguous);
+    assert_eq!(pairs, c.matched);
+    let among = c.no_token
+        + c.unmatched_beyond_window
+        + c.unmatched_beyond_retention
+        + c.unmatched_released_for_room
+        + c.unmatched_without_symbol;
+    let row = |k: &str| rows.get(k).copied().unwrap_or(0);
+    let want = [
+        ("not_correlated", c.not_correlated),
+        ("no_token", c.no_token),
+        ("ambiguous", ambiguous),
+        ("beyond_window", c.unmatched_beyond_window),
+        ("beyond_retention", c.unmatched_beyond_retention),
+        ("released_for_room", c.unmatched_released_for_room),
+        ("no_symbol", c.unmatched_without_symbol),
+        ("trigger_not_seen", c.unmatched_orders - among),
+    ];
+    assert_eq!(want.map(|(k, _)| (k, row(k))), want);
+    assert_eq!(rows.values().sum::<u64>(), c.orders - c.matched);
     assert_eq!(format!("{r:?}"), format!("{:?}", general.report()));
     assert_eq!(fast_trailers.stats(), general_trailers.stats());
 });
+
+/// The pairs and unmatched orders queued since the last call, the same on both paths: counted, the
+/// unmatched by reason.
+fn drain(
+    fast: &mut Analyzer,
+    general: &mut Analyzer,
+    pairs: &mut u64,
+    rows: &mut std::collections::BTreeMap<&str, u64>,
+    n: u64,
+) {
+    let p = fast.drain_pairs().collect::<Vec<_>>();
+    assert_eq!(p, general.drain_pairs().collect::<Vec<_>>(), "frame {n}");
+    *pairs += p.len() as u64;
+    let u = fast.drain_unmatched().collect::<Vec<_>>();
+    assert_eq!(u, general.drain_unmatched().collect::<Vec<_>>(), "frame {n}");
+    for r in &u {
+        *rows.entry(r.reason.as_str()).or_default() += 1;
+    }
+}
 
 /// The trailer check, then the general path, timed by the frame's best time (the tap's stamp when it
 /// has one).

@@ -229,6 +229,7 @@ impl Analyzer {
                 let latency = std::mem::take(l);
                 self.metrics[i].closed.merge(&latency);
                 self.closed.push(Interval { metric: METRICS[i], start_ns: start, len_ns, latency });
+                self.output = true;
             }
         }
     }

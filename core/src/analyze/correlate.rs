@@ -6,6 +6,7 @@ use super::limits::{MAX_SYMBOL_ROWS, OTHER_SYMBOLS, PARK_STEP_DIV, UNKNOWN_SYMBO
 use super::market::FeedState;
 use super::orders::OrderMsg;
 use super::symbols::SymTick;
+use super::unmatched::UnmatchedReason;
 use super::waiting::{EarlyResponse, Found, Parked, Retry, Waiter, Waiting};
 use super::{Analyzer, MatchRule, O2A, Owner, Pair, REORDER_NS, S2W, T2S, T2T};
 use crate::proto::{OrderDir, OrderId, OrderSummary};
@@ -13,7 +14,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
 /// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token (as text, lossy UTF-8).
-fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
+pub(super) fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
     match (&s.cl_ord_id, &s.id) {
         (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(crate::proto::trim_alpha(c)),
         _ => None,
@@ -97,7 +98,7 @@ impl Analyzer {
         let Some(mut p) = self.reorder.remove(&key) else { return };
         self.unindex_reorder(key, &mut p);
         self.released_for_room(|c| &mut c.orders_released_for_room);
-        self.correlate(p.conn, &p.msg, p.snd, Some(p.retry(self.last_time)));
+        self.correlate(p.conn, &p.msg, p.snd, Some(p.retry_for_room(self.last_time)));
     }
 
     /// Counts an order, request or response released for room, and the first frame that did.
@@ -233,7 +234,8 @@ impl Analyzer {
 
     pub(super) fn order_msg(&mut self, ci: usize, mut m: OrderMsg) {
         let owner = self.owner(ci);
-        if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol {
+        // (`--unmatched` names a Replace's symbol too.)
+        if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol || self.cfg.keep_unmatched {
             self.accounts.order_symbol(owner, &mut m.summary);
         }
         let s = m.summary;
@@ -253,6 +255,7 @@ impl Analyzer {
                 }
                 if matches!(s.msg_type, b'X' | b'M') {
                     self.counters.not_correlated += 1;
+                    self.unmatched_row(ci, &m, UnmatchedReason::NotCorrelated, None);
                 } else {
                     self.correlate(ci, &m, snd, None);
                 }
@@ -456,7 +459,7 @@ impl Analyzer {
             && let Some((_, first)) = self.parked.pop_first()
         {
             self.released_for_room(|c| &mut c.orders_released_for_room);
-            self.correlate(first.conn, &first.msg, first.snd, Some(first.retry(i64::MAX)));
+            self.correlate(first.conn, &first.msg, first.snd, Some(first.retry_for_room(i64::MAX)));
         }
         self.parked_n += 1;
         self.parked.insert((until, self.parked_n), Box::new(p));
@@ -473,6 +476,8 @@ impl Analyzer {
         let token = token_bytes(s);
         // Under the token rule, the token and the sequence it gives, for an order left unmatched.
         let mut read = None;
+        // Under the symbol rule, an order whose symbol's newest tick lay beyond the window.
+        let mut beyond_window = false;
         let found = match &mut self.cfg.matching {
             MatchRule::Token(rule) => {
                 let Some((tok, seq)) = token.and_then(|tok| Some((tok, rule.seq_of(tok)?))) else {
@@ -481,7 +486,7 @@ impl Analyzer {
                     if self.first_unreadable_token.is_none() {
                         self.first_unreadable_token = token.map(|t| String::from_utf8_lossy(t).into_owned());
                     }
-                    return;
+                    return self.unmatched_row(ci, m, UnmatchedReason::NoToken, None);
                 };
                 read = Some((tok, seq));
                 // A trigger older than the retention is no match, whether or not newer ticks have pushed
@@ -529,7 +534,7 @@ impl Analyzer {
                     Ok(None) => None,
                     Err(_) => {
                         self.counters.ambiguous += 1;
-                        return;
+                        return self.unmatched_row(ci, m, UnmatchedReason::Ambiguous, Some(seq));
                     }
                 }
             }
@@ -567,6 +572,7 @@ impl Analyzer {
                     // Its symbol ticked before it, but only longer ago than the window.
                     Some(_) => {
                         self.counters.unmatched_beyond_window += 1;
+                        beyond_window = true;
                         None
                     }
                     None => None,
@@ -575,13 +581,30 @@ impl Analyzer {
         };
         let Some((session, seq, tick_time, feed)) = found else {
             self.counters.unmatched_orders += 1;
+            let mut reason = match beyond_window {
+                true => Some(UnmatchedReason::BeyondWindow),
+                false => None,
+            };
             if let Some((tok, seq)) = read {
                 if self.beyond_retention(seq, t) {
                     self.counters.unmatched_beyond_retention += 1;
+                    reason = Some(UnmatchedReason::BeyondRetention);
                 }
                 self.unmatched_token(tok, seq);
             }
-            return;
+            let reason = match reason {
+                Some(r) => r,
+                None if retry.is_some_and(|r| r.for_room) => {
+                    self.counters.unmatched_released_for_room += 1;
+                    UnmatchedReason::ReleasedForRoom
+                }
+                None if s.symbol.is_none() && matches!(self.cfg.matching, MatchRule::Symbol { .. }) => {
+                    self.counters.unmatched_without_symbol += 1;
+                    UnmatchedReason::NoSymbol
+                }
+                None => UnmatchedReason::TriggerNotSeen,
+            };
+            return self.unmatched_row(ci, m, reason, read.map(|(_, seq)| seq));
         };
         // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its
         // latency negative, where the table shows it (it was dropped, and the skew hidden).
@@ -636,11 +659,7 @@ impl Analyzer {
             tick_session: session,
             tick_seq: seq,
             tick_time_ns: tick_time,
-            order_id: match s.id {
-                Some(OrderId::UserRefNum(n)) => n.to_string(),
-                Some(OrderId::Token(tok)) => String::from_utf8_lossy(crate::proto::trim_alpha(&tok)).into_owned(),
-                None => String::new(),
-            },
+            order_id: super::unmatched::order_id_text(s),
             token: token.map(|t| String::from_utf8_lossy(t).into_owned()).unwrap_or_default(),
             order_time_ns: t,
             order_frame: m.first.index,
@@ -653,5 +672,6 @@ impl Analyzer {
                 .filter(|k| k.time_ns == tick_time)
                 .map(|k| k.frame_at(self.last_frame)),
         });
+        self.output = true;
     }
 }

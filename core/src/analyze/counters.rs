@@ -164,6 +164,15 @@ pub struct Counters {
     /// nor at a restart of the index). The slowest orders, by construction.
     #[serde(skip_serializing_if = "is_zero")]
     pub unmatched_beyond_retention: u64,
+    /// Orders unmatched (among `unmatched_orders`, and not beyond the window or the retention) that
+    /// had stopped waiting before their time for room (among `orders_released_for_room`): a trigger,
+    /// or a tick recorded late, that came after may have matched them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmatched_released_for_room: u64,
+    /// Symbol rule: orders unmatched (among `unmatched_orders`) whose symbol is not known: a Replace
+    /// of an order not seen (entered before the capture) or no longer remembered.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unmatched_without_symbol: u64,
     /// Responses that came after their request had gone unacknowledged (`--ack-timeout` ran out; the
     /// request is among `unacked`): a response, with no request of its order id awaiting one, of an
     /// order id with a request timed out among the last

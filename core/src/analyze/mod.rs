@@ -19,6 +19,7 @@ mod limits;
 mod market;
 mod segments;
 mod symbols;
+mod unmatched;
 mod waiting;
 pub use fast::{PlainUdp, plain_udp, udp_shape};
 pub mod flows;
@@ -33,6 +34,7 @@ pub use limits::{
     MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS, MAX_SYMBOLS,
     MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
 };
+pub use unmatched::{Unmatched, UnmatchedReason};
 
 use crate::dissect::{Dissection, Transport};
 use crate::frame::Frame;
@@ -133,6 +135,9 @@ pub struct AnalyzeConfig {
     /// Queue every matched pair for [`Analyzer::drain_pairs`] (off: only counted and recorded, which
     /// saves building two strings per order when nobody reads them).
     pub keep_pairs: bool,
+    /// Queue every order that ends without a pair, with why, for [`Analyzer::drain_unmatched`] (off:
+    /// only counted).
+    pub keep_unmatched: bool,
     /// Let [`Analyzer::frame_fast`] take the frames it can (off: every frame goes through
     /// [`Analyzer::frame`]; the results are the same, which tests check).
     pub fast_path: bool,
@@ -149,6 +154,7 @@ impl Default for AnalyzeConfig {
             interval_ns: 1_000_000_000,
             tx_events: false,
             keep_pairs: true,
+            keep_unmatched: false,
             fast_path: true,
         }
     }
@@ -436,6 +442,11 @@ pub struct Analyzer {
     interval_start: Option<i64>,
     closed: Vec<Interval>,
     pairs: Vec<Pair>,
+    /// Orders ended without a pair, when [`AnalyzeConfig::keep_unmatched`] asks.
+    unmatched: Vec<Unmatched>,
+    /// Something waits in `pairs`, `unmatched` or `closed` ([`Analyzer::has_output`]: one flag read per
+    /// frame, set where they are pushed).
+    output: bool,
     counters: Counters,
     /// Run of frames with the same timestamp source not yet added to `counters.ts_sources` (a
     /// capture has one or two sources, so this saves a map update per frame).
@@ -558,6 +569,8 @@ impl Analyzer {
             interval_start: None,
             closed: Vec::new(),
             pairs: Vec::new(),
+            unmatched: Vec::new(),
+            output: false,
             counters: Counters::default(),
             ts_run: (TsSource::PcapRecord, 0),
             run_bit: TsSource::PcapRecord.clock_bit(),
@@ -594,19 +607,29 @@ impl Analyzer {
         }
     }
 
-    /// Whether pairs or closed intervals wait to be drained (a cheap test for the per-frame loop).
+    /// Whether pairs, unmatched orders or closed intervals wait to be drained (a cheap test for the
+    /// per-frame loop).
     #[inline]
     pub fn has_output(&self) -> bool {
-        !self.pairs.is_empty() || !self.closed.is_empty()
+        self.output
     }
 
     /// Takes the pairs matched since the last call.
     pub fn drain_pairs(&mut self) -> std::vec::Drain<'_, Pair> {
+        self.output = !self.closed.is_empty() || !self.unmatched.is_empty();
         self.pairs.drain(..)
+    }
+
+    /// Takes the orders that ended without a pair since the last call (queued only with
+    /// [`AnalyzeConfig::keep_unmatched`]).
+    pub fn drain_unmatched(&mut self) -> std::vec::Drain<'_, Unmatched> {
+        self.output = !self.pairs.is_empty() || !self.closed.is_empty();
+        self.unmatched.drain(..)
     }
 
     /// Takes the intervals closed since the last call.
     pub fn drain_intervals(&mut self) -> std::vec::Drain<'_, Interval> {
+        self.output = !self.pairs.is_empty() || !self.unmatched.is_empty();
         self.closed.drain(..)
     }
 

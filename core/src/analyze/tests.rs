@@ -575,6 +575,59 @@ fn orders_parked_for_their_trigger_are_bounded() {
     let c = frozen(&f, r"token:T(\d+)", Limits { waiting: 2, ..LIMITS });
     assert_eq!((c.orders, c.matched, c.unmatched_orders), (4, 1, 3));
     assert_eq!((c.orders_released_for_room, c.first_released_for_room_frame), (1, Some(5)));
+    // The one released is unmatched for that; the other two at the end, their trigger never seen.
+    assert_eq!(c.unmatched_released_for_room, 1);
+}
+
+/// With `keep_unmatched`, every order without a pair is queued once with its reason (the order
+/// released for room as such, the one whose token holds no sequence, the two whose trigger never
+/// came), and [`Analyzer::has_output`] says so until each queue is drained; without it, none is
+/// queued and the counters are the same.
+#[test]
+fn unmatched_orders_are_queued_with_their_reason_when_asked() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let mut f = Frames::new();
+    f.tick(1, b"AAPL    ");
+    for (urn, token) in [(1, &b"T100"[..]), (2, b"T101"), (3, b"T102"), (4, b"T1"), (5, b"NOSEQ")] {
+        f.order(urn, b"AAPL", token);
+    }
+    let run = |keep_unmatched: bool| {
+        let rule = MatchRule::parse(r"token:T(\d+)").unwrap();
+        let mut a = Analyzer::new(AnalyzeConfig { matching: rule, keep_unmatched, ..AnalyzeConfig::default() });
+        a.limits = Limits { waiting: 2, ..LIMITS };
+        for (i, data) in f.frames.iter().enumerate() {
+            let t = 1_796_049_000_000_000_000;
+            let fr = Frame::record(data, t, LinkType::Ethernet);
+            a.frame(i as u64, t, &fr, &dissect(data, fr.link), TsSource::PcapRecord, ClockQuality::default());
+        }
+        a.finish();
+        a
+    };
+    let mut a = run(true);
+    assert!(a.has_output());
+    let mut rows: Vec<(String, UnmatchedReason, Option<u64>)> =
+        a.drain_unmatched().map(|u| (u.order_id, u.reason, u.tick_seq)).collect();
+    rows.sort();
+    use UnmatchedReason::{NoToken, ReleasedForRoom, TriggerNotSeen};
+    let want = [
+        ("1".to_owned(), ReleasedForRoom, Some(100)),
+        ("2".to_owned(), TriggerNotSeen, Some(101)),
+        ("3".to_owned(), TriggerNotSeen, Some(102)),
+        ("5".to_owned(), NoToken, None),
+    ];
+    assert_eq!(rows, want);
+    // The pair and the closed intervals still wait.
+    assert!(a.has_output());
+    assert_eq!(a.drain_pairs().map(|p| p.order_id).collect::<Vec<_>>(), ["4"]);
+    assert!(a.has_output());
+    assert!(a.drain_intervals().count() > 0);
+    assert!(!a.has_output());
+    let c = a.counters();
+    assert_eq!((c.unmatched_orders, c.no_token, c.unmatched_released_for_room), (4, 1, 1));
+    let mut b = run(false);
+    assert_eq!(b.drain_unmatched().count(), 0);
+    assert_eq!(format!("{:?}", b.counters()), format!("{c:?}"));
 }
 
 /// Requests awaiting a response are bounded: beyond, the oldest is no longer waited for (neither

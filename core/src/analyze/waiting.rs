@@ -49,7 +49,14 @@ impl Parked {
             prev: self.prev,
             late_only: self.late_only,
             found: self.found,
+            for_room: false,
         }
+    }
+
+    /// [`Parked::retry`] for an order that stops waiting before its time because as many wait as may.
+    #[inline]
+    pub(super) fn retry_for_room(&self, now: i64) -> Retry {
+        Retry { for_room: true, ..self.retry(now) }
     }
 }
 
@@ -202,6 +209,10 @@ pub(super) struct Retry {
     pub(super) prev: i64,
     pub(super) late_only: bool,
     pub(super) found: Option<Found>,
+    /// It stopped waiting before its time, for room: unmatched, it is
+    /// [`UnmatchedReason::ReleasedForRoom`](super::UnmatchedReason::ReleasedForRoom) unless a reason the rule
+    /// found says more.
+    pub(super) for_room: bool,
 }
 
 /// The requests of one order id awaiting a response: (time, request number) of the oldest, and the

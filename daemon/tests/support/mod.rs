@@ -248,3 +248,31 @@ pub fn order_for(n: u32, seq: u64) -> Vec<u8> {
 pub fn aapl_tick(seq: u64) -> Vec<u8> {
     udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[aapl_add()]))
 }
+
+/// A MoldUDP64 packet of feed A carrying one Add Order for `symbol` (locate 1 for AAPL, 2 else).
+pub fn symbol_tick(seq: u64, symbol: &str) -> Vec<u8> {
+    let mut m = Vec::new();
+    itch::add_order(&mut m, if symbol == "AAPL" { 1 } else { 2 }, 1, 7, b'B', 100, symbol, 1_000_000);
+    udp([233, 54, 12, 111], 26477, &mold_packet(b"SESSION001", seq, &[m]))
+}
+
+/// An OUCH 5.0 Enter Order packet for `symbol`, UserRefNum `n`.
+pub fn order_of(n: u32, symbol: &str) -> Vec<u8> {
+    let mut o = aapl_order(n);
+    o.symbol = symbol.into();
+    let mut m = Vec::new();
+    ouch::enter_order(&mut m, &o);
+    soup_packet(b'U', &m)
+}
+
+/// The client's segments carrying `orders` (bytes) at their times, after a SYN at T0 − 1 ms.
+pub fn with_orders(mut frames: Vec<(i64, Vec<u8>)>, orders: &[(i64, Vec<u8>)]) -> Vec<(i64, Vec<u8>)> {
+    frames.push((T0 - MS, segment(true, 0, 0, 0x02, &[])));
+    let mut seq = 1u32;
+    for (t, bytes) in orders {
+        frames.push((*t, segment(true, seq, 1, 0x18, bytes)));
+        seq += bytes.len() as u32;
+    }
+    frames.sort_by_key(|f| f.0);
+    frames
+}
