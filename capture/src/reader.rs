@@ -131,10 +131,11 @@ impl CaptureReader {
     /// A stream that has nothing yet may say so once the reader is open: a read failing with
     /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
     /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
-    /// again; the file header is waited for.
+    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for
+    /// while the header is waited for) fails the open with [`ReadErrorKind::StoppedBeforeHeader`].
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
-        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into()))?;
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
             // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.

@@ -12,22 +12,26 @@ use std::time::Duration;
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
 /// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
-/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), reads
-/// block as plain stdin's do.
+/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), a read
+/// waits for bytes in slices of `idle` and fails with [`crate::Stopped`] once the stop flag is set:
+/// the reader's open retries an interrupted read (`EINTR`), so a read blocked there would hold a
+/// stop off until the stream's first bytes, or its end.
 pub struct PolledStdin {
     /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
     /// there while poll() says none are.
     stdin: File,
     idle: Duration,
     armed: Arc<AtomicBool>,
+    stop: &'static AtomicBool,
 }
 
 impl PolledStdin {
     /// Standard input (a duplicate of its descriptor) waited on for at most `idle` once
-    /// [`PolledStdin::arm`]'s flag is set.
-    pub fn new(idle: Duration) -> io::Result<PolledStdin> {
+    /// [`PolledStdin::arm`]'s flag is set; before, waited on until `stop` is set (a signal
+    /// handler's flag).
+    pub fn new(idle: Duration, stop: &'static AtomicBool) -> io::Result<PolledStdin> {
         let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)) })
+        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop })
     }
 
     /// The flag that arms the wait: set it once the reader is open.
@@ -55,8 +59,16 @@ impl PolledStdin {
 impl Read for PolledStdin {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
-        if self.armed.load(Ordering::Relaxed) && !self.ready()? {
-            return Err(io::ErrorKind::WouldBlock.into());
+        if self.armed.load(Ordering::Relaxed) {
+            if !self.ready()? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        } else {
+            while !self.ready()? {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(io::Error::other(crate::Stopped));
+                }
+            }
         }
         self.stdin.read(out)
     }
