@@ -1,10 +1,12 @@
 //! Standard input as a capture stream that says when it has been idle: `capture --source stdin`
 //! flushes its file every second, which a read blocked on an idle pipe would hold off for as long as
 //! the pipe stays idle (a relay then killed would leave an empty `.part`).
+//!
+//! And standard input as `-` reads it ([`WaitingStdin`]): always as if it blocked.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -41,17 +43,41 @@ impl PolledStdin {
 
     /// Whether a byte (or the end, or an error) is ready within `idle`.
     fn ready(&self) -> io::Result<bool> {
-        let mut fd = libc::pollfd { fd: self.stdin.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let ms = i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd, which poll writes `revents` of.
-        let rc = unsafe { libc::poll(&mut fd, 1, ms) };
-        match rc {
-            0 => Ok(false),
-            rc if rc > 0 => Ok(true),
-            _ => match io::Error::last_os_error() {
-                e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
-                e => Err(e),
-            },
+        readable(self.stdin.as_raw_fd(), i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX))
+    }
+}
+
+/// Whether a byte (or the end, or an error) is ready on `fd` within `ms` (-1: no limit); a signal
+/// that interrupts the wait is a `false`.
+fn readable(fd: RawFd, ms: i32) -> io::Result<bool> {
+    let mut fd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, which poll writes `revents` of.
+    let rc = unsafe { libc::poll(&mut fd, 1, ms) };
+    match rc {
+        0 => Ok(false),
+        rc if rc > 0 => Ok(true),
+        _ => match io::Error::last_os_error() {
+            e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+            e => Err(e),
+        },
+    }
+}
+
+/// Standard input as `-` reads it (`analyze -`, `frames -`): a read that finds nothing on a
+/// descriptor made non-blocking (`O_NONBLOCK` belongs to the pipe's open file, which a parent process
+/// may have set) waits in poll() for bytes and is tried again. The reader sees a stream that blocks,
+/// as a file's: a `WouldBlock` would leave it unfinished, without its end's warnings.
+pub struct WaitingStdin(pub io::Stdin);
+
+impl Read for WaitingStdin {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(out) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    readable(self.0.as_raw_fd(), -1)?;
+                }
+                r => return r,
+            }
         }
     }
 }
