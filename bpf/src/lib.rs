@@ -39,7 +39,7 @@ mod xsk;
 pub use error::{BpfError, Result};
 pub use flow::{FlowSpec, L4Proto, VlanMatch};
 pub use log::install_libbpf_logger;
-pub use mountinfo::mounts;
+pub use mountinfo::{MOUNTINFO, mounts, read_mountinfo};
 pub use record::{HookDirection, PAYLOAD_MAX, PacketRecord, RECORD_SIZE, RecordError, StampSource, tai_offset_ns};
 pub use sockops::{SOCKOPS_PROG, TX_RECORD_SIZE, TxKind, TxRecord, TxStats, TxTimestamping, cgroup2_mount};
 pub use tc::{

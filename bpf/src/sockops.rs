@@ -153,15 +153,14 @@ pub struct TxStats {
 /// The first cgroup v2 mount point in /proc/self/mountinfo (`/sys/fs/cgroup` on unified hosts,
 /// `/sys/fs/cgroup/unified` on hybrid ones).
 pub fn cgroup2_mount() -> io::Result<PathBuf> {
-    let info = std::fs::read_to_string("/proc/self/mountinfo")?;
-    cgroup2_in_mountinfo(&info).ok_or_else(|| {
+    cgroup2_in_mountinfo(&crate::read_mountinfo()?).ok_or_else(|| {
         io::Error::new(io::ErrorKind::NotFound, "no cgroup2 file system mounted (see /proc/self/mountinfo)")
     })
 }
 
 /// The first cgroup2 mount point of a mountinfo text ([`crate::mounts`]).
-fn cgroup2_in_mountinfo(info: &str) -> Option<PathBuf> {
-    crate::mounts(info).find(|(_, fstype)| *fstype == "cgroup2").map(|(dir, _)| PathBuf::from(dir))
+fn cgroup2_in_mountinfo(info: &[u8]) -> Option<PathBuf> {
+    crate::mounts(info).find(|(_, fstype)| fstype == "cgroup2").map(|(dir, _)| dir)
 }
 
 /// `cgroup2`'s file system magic (`statfs` `f_type`, linux/magic.h).
@@ -182,9 +181,10 @@ fn check_cgroup2(cgroup: &Path, dir: &File) -> Result<()> {
         return Ok(());
     }
     let kind = if !cgroup.is_dir() { "not a directory, let alone" } else { "not" };
-    let mount = match cgroup2_mount() {
-        Ok(m) => format!("cgroup2 is mounted at {} (/proc/self/mountinfo)", m.display()),
-        Err(_) => "no cgroup2 file system is mounted (/proc/self/mountinfo): mount -t cgroup2 none DIR".into(),
+    let mount = match crate::read_mountinfo().map(|info| cgroup2_in_mountinfo(&info)) {
+        Ok(Some(m)) => format!("cgroup2 is mounted at {} (/proc/self/mountinfo)", m.display()),
+        Ok(None) => "no cgroup2 file system is mounted (/proc/self/mountinfo): mount -t cgroup2 none DIR".into(),
+        Err(e) => format!("where cgroup2 is mounted is not known ({e})"),
     };
     Err(BpfError::Cgroup {
         path: cgroup.to_path_buf(),

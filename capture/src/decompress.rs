@@ -236,14 +236,37 @@ fn is_skippable(magic: &[u8; 4]) -> bool {
 /// cut, also when too little was decoded to begin a capture.
 struct Members<M> {
     member: Option<M>,
-    /// After a member, the bytes that follow it while what they begin is not known yet (a stream not
-    /// ready, `WouldBlock`, may stop the look at them: it resumes at the next read).
-    after: Option<Source>,
+    /// After a member, the bytes that follow it.
+    after: Option<After>,
     /// Bytes the current member has decoded.
     decoded: u64,
     /// Where the current member begins in the compressed file.
     start: u64,
     ending: Ending,
+}
+
+/// The bytes after a member, and how far they were judged. A stream not ready (`WouldBlock`) may stop
+/// either step: the next read resumes it, and bytes judged no member are never looked at again (their
+/// last bytes, looked at afresh, could begin a magic: a cut, or a member opened inside garbage).
+enum After {
+    /// What they begin is not known yet (the bytes peeked at so far are kept in the source).
+    Looking(Source),
+    /// They begin no member: the rest of the input is counted as trailing data.
+    Trailing(Source),
+}
+
+impl After {
+    fn source(&mut self) -> &mut Source {
+        match self {
+            After::Looking(s) | After::Trailing(s) => s,
+        }
+    }
+
+    fn into_source(self) -> Source {
+        match self {
+            After::Looking(s) | After::Trailing(s) => s,
+        }
+    }
 }
 
 impl MemberAt {
@@ -282,18 +305,22 @@ impl<M: Member> Read for Members<M> {
                     return Ok(n);
                 }
                 // The member ended: another one, the end, or bytes that are neither.
-                self.after = self.member.take().map(M::into_source);
+                self.after = self.member.take().map(|m| After::Looking(m.into_source()));
             }
-            let Some(rest) = self.after.as_mut() else { return Ok(0) };
-            // (An error leaves what was peeked at in `rest`, kept for the next read.)
-            let head = rest.peek(4)?;
-            if head.is_empty() {
-                self.after = None;
-                return Ok(0);
-            }
-            if M::begins(head) {
-                let whole = head.len() == 4;
-                let rest = self.after.take().expect("looked at above");
+            let Some(after) = self.after.as_mut() else { return Ok(0) };
+            if let After::Looking(rest) = after {
+                // An error leaves what was peeked at in `rest`, kept for the next read.
+                let head = rest.peek(4)?;
+                if head.is_empty() {
+                    self.after = None;
+                    return Ok(0);
+                }
+                let (begins, whole) = (M::begins(head), head.len() == 4);
+                let rest = self.after.take().expect("looked at above").into_source();
+                if !begins {
+                    self.after = Some(After::Trailing(rest));
+                    continue;
+                }
                 self.start = rest.consumed;
                 if !whole {
                     // The next member cut inside its magic: a cut, of a member that decoded nothing.
@@ -303,6 +330,7 @@ impl<M: Member> Read for Members<M> {
                 self.decoded = 0;
                 continue;
             }
+            let rest = after.source();
             // Counted as they go, so that an error midway loses no count.
             loop {
                 let n = rest.fill_buf()?.len();

@@ -41,6 +41,21 @@ impl ReadError {
     }
 }
 
+/// The payload of an `io::Error` by which a stream's read says it was asked to stop: to the reader,
+/// [`ReadErrorKind::StoppedBeforeHeader`]. (Not `Interrupted`, which the reader retries.)
+#[derive(Debug, thiserror::Error)]
+#[error("the stream's reader was asked to stop")]
+pub struct Stopped;
+
+impl From<std::io::Error> for ReadErrorKind {
+    fn from(e: std::io::Error) -> ReadErrorKind {
+        match e.get_ref() {
+            Some(inner) if inner.is::<Stopped>() => ReadErrorKind::StoppedBeforeHeader,
+            _ => ReadErrorKind::Io(e),
+        }
+    }
+}
+
 /// What was wrong with an input.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadErrorKind {
@@ -52,7 +67,11 @@ pub enum ReadErrorKind {
     Directory,
     /// The OS or the decompressor failed.
     #[error("read failed: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] std::io::Error),
+    /// The stream was stopped while the reader waited for its header: a read failed with [`Stopped`]
+    /// ([`crate::live::PolledStdin`] once its stop flag is set). Nothing of the stream was read.
+    #[error("stopped before the stream's header (no frame read)")]
+    StoppedBeforeHeader,
     /// The file is empty or too short to hold any known header.
     #[error("file too short to identify ({0} bytes): not a pcap, pcapng or ERF capture")]
     TooShort(usize),

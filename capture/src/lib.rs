@@ -44,7 +44,9 @@ pub mod write;
 
 pub use decompress::Compression;
 pub use erf::erf_ts_to_ns;
-pub use error::{CompressedCut, GzipCut, ReadError, ReadErrorKind, ReadWarning, WarningKind, ZstdCut, ZstdPart};
+pub use error::{
+    CompressedCut, GzipCut, ReadError, ReadErrorKind, ReadWarning, Stopped, WarningKind, ZstdCut, ZstdPart,
+};
 pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 pub use merge::{MergeKey, MergedReader};
 pub use pcap::ByteOrder;

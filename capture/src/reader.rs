@@ -22,6 +22,7 @@ use crate::decompress::{self, Compression};
 use crate::erf::{self, ErfParser};
 use crate::error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
 use crate::interface::Interface;
+use crate::live::stdin::WaitingStdin;
 use crate::pcap::{ByteOrder, PcapMagic, PcapParser};
 use crate::pcapng::PcapngParser;
 use crate::raw::{RawFrame, Step};
@@ -108,10 +109,10 @@ pub struct CaptureReader {
 impl CaptureReader {
     /// Opens a file, or standard input for `-` (as tcpdump's `-r -`; a file named `-` is `./-`); the
     /// format and compression are recognised from the content. Standard input is named `stdin` in
-    /// messages.
+    /// messages, and waited for if its descriptor is non-blocking ([`WaitingStdin`]).
     pub fn open(path: &Path) -> Result<CaptureReader, ReadError> {
         if path == Path::new(STDIN) {
-            return CaptureReader::from_reader("stdin".to_owned(), Box::new(io::stdin()));
+            return CaptureReader::from_reader("stdin".to_owned(), Box::new(WaitingStdin(io::stdin())));
         }
         let name = path.display().to_string();
         match File::open(path) {
@@ -131,10 +132,11 @@ impl CaptureReader {
     /// A stream that has nothing yet may say so once the reader is open: a read failing with
     /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
     /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
-    /// again; the file header is waited for.
+    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for
+    /// while the header is waited for) fails the open with [`ReadErrorKind::StoppedBeforeHeader`].
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
         let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
-        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(ReadErrorKind::Io(e)))?;
+        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into()))?;
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
             // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.
@@ -174,7 +176,10 @@ impl CaptureReader {
     }
 
     /// Next frame, or `Ok(None)` at the end of the file (also after a cut-short record, which
-    /// leaves a warning, and after an error, which was returned once).
+    /// leaves a warning, and after an error, which was returned once). The exception: a stream not
+    /// ready ([`ReadError::would_block`], only from a source that says so, such as
+    /// [`crate::live::PolledStdin`]) is no end: the reader stays where it was, not finished (no end
+    /// warnings yet), and gives that error again for as long as the stream has nothing.
     // The fast path is inlined into the caller's loop and the rest is a call: inlining it all made
     // a call whose ~60-byte result the caller read back through memory (a store-forwarding stall).
     #[inline(always)]

@@ -1,7 +1,9 @@
 //! A stream that is not ready (its read fails with `WouldBlock`, as `capture --source stdin`'s polled
 //! standard input does while idle) leaves the reader where it was: read on, it gives every frame, as
 //! the records are in the file (walked from their length fields here, or as written), for a pcap and
-//! a pcapng, plain, in two gzip members with bytes after them, and in two zstd frames.
+//! a pcapng, plain, in two gzip members with bytes after them, and in two zstd frames. A pause
+//! inside the bytes after a compressed stream leaves them as judged: the same frames and warning as
+//! without it, never a cut or another member found inside them.
 
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -105,4 +107,161 @@ fn a_stream_not_ready_is_read_on_where_it_was() {
     assert!(frames == written, "pcapng: {} frames read of 500", frames.len());
     assert!(not_ready > 0);
     assert_eq!(warnings, []);
+}
+
+/// Scripted reads once the stream is armed: `Some(bytes)` served (over as many reads as the reader's
+/// buffer takes), `None` one read not ready (skipped while the reader opens the stream).
+struct Script {
+    items: Vec<Option<Vec<u8>>>,
+    armed: Arc<AtomicBool>,
+}
+
+impl Read for Script {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.items.first_mut() {
+                None => return Ok(0),
+                Some(None) => {
+                    self.items.remove(0);
+                    if self.armed.load(Ordering::Relaxed) {
+                        return Err(io::ErrorKind::WouldBlock.into());
+                    }
+                }
+                Some(Some(d)) => {
+                    let n = out.len().min(d.len());
+                    out[..n].copy_from_slice(&d[..n]);
+                    d.drain(..n);
+                    if d.is_empty() {
+                        self.items.remove(0);
+                    }
+                    return Ok(n);
+                }
+            }
+        }
+    }
+}
+
+/// What a scripted stream read to its end gives: the frames, the warnings and the error (if any).
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    frames: Vec<Vec<u8>>,
+    warnings: Vec<WarningKind>,
+    error: Option<String>,
+}
+
+/// `items` read through [`Script`], with its pauses (`paused`) or without them.
+fn read_script(items: &[Option<Vec<u8>>], paused: bool) -> Outcome {
+    let armed = Arc::new(AtomicBool::new(false));
+    let src = Script { items: items.to_vec(), armed: armed.clone() };
+    let mut r = CaptureReader::from_reader("script".into(), Box::new(src)).unwrap();
+    armed.store(paused, Ordering::Relaxed);
+    let (mut frames, mut error) = (Vec::new(), None);
+    loop {
+        match r.next_frame() {
+            Ok(Some(f)) => frames.push(f.data.to_vec()),
+            Ok(None) => break,
+            Err(e) if e.would_block() => {}
+            Err(e) => {
+                error = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    Outcome { frames, warnings: r.warnings().iter().map(|w| w.kind.clone()).collect(), error }
+}
+
+/// A little-endian µs pcap (24-byte header, LINKTYPE_ETHERNET) of one 60-byte record of 0xab bytes.
+fn one_record_pcap() -> Vec<u8> {
+    let mut p = Vec::new();
+    p.extend(0xa1b2_c3d4u32.to_le_bytes());
+    p.extend(2u16.to_le_bytes());
+    p.extend(4u16.to_le_bytes());
+    p.extend([0u8; 8]);
+    p.extend(65_535u32.to_le_bytes());
+    p.extend(1u32.to_le_bytes());
+    p.extend(1_700_000_000u32.to_le_bytes());
+    p.extend(0u32.to_le_bytes());
+    p.extend(60u32.to_le_bytes());
+    p.extend(60u32.to_le_bytes());
+    p.extend([0xabu8; 60]);
+    p
+}
+
+/// [`one_record_pcap`] under one compression.
+struct Compressed {
+    compression: Compression,
+    /// The file compressed.
+    stream: Vec<u8>,
+    /// Its record alone compressed: a second member, which continues the first's file.
+    second: Vec<u8>,
+    /// 4 bytes that begin a member (gzip: its magic and method 0, which is not deflate's 8, so that a
+    /// member opened there fails; zstd: its magic).
+    head: [u8; 4],
+}
+
+/// [`Compressed`] by gzip and by zstd.
+fn compressed() -> [Compressed; 2] {
+    let (pcap, record) = (one_record_pcap(), one_record_pcap()[24..].to_vec());
+    [
+        Compressed {
+            compression: Compression::Gzip,
+            stream: gzip(&pcap),
+            second: gzip(&record),
+            head: [0x1f, 0x8b, 0x00, 0x00],
+        },
+        Compressed {
+            compression: Compression::Zstd,
+            stream: zstd::encode_all(&pcap[..], 3).unwrap(),
+            second: zstd::encode_all(&record[..], 3).unwrap(),
+            head: [0x28, 0xb5, 0x2f, 0xfd],
+        },
+    ]
+}
+
+/// The stream, a pause, `00 00 00 00 00`, a pause, and `tail`: read without and with its pauses.
+fn paused_in_trailing_bytes(stream: &[u8], tail: &[u8]) -> (Outcome, Outcome) {
+    let items = [Some(stream.to_vec()), None, Some(vec![0; 5]), None, Some(tail.to_vec())];
+    (read_script(&items, false), read_script(&items, true))
+}
+
+/// Both reads of [`paused_in_trailing_bytes`] as they should be: the one record, `bytes` ignored.
+fn ignored(bytes: u64, compression: Compression) -> (Outcome, Outcome) {
+    let outcome = || Outcome {
+        frames: vec![vec![0xab; 60]],
+        warnings: vec![WarningKind::TrailingData { bytes, compression }],
+        error: None,
+    };
+    (outcome(), outcome())
+}
+
+/// Trailing bytes `00 00 00 00 00 | 1f` (gzip) or `.. | 28` (zstd), paused at the `|`: the last byte
+/// begins a magic at the input's end, which, looked at afresh after the pause, read as a stream cut
+/// short (beside 5 bytes ignored). Both reads give the one record and 6 bytes ignored (5 + 1, counted by hand).
+#[test]
+fn a_pause_in_trailing_bytes_does_not_make_them_a_cut() {
+    let got = compressed().map(|c| (c.compression, paused_in_trailing_bytes(&c.stream, &c.head[..1])));
+    assert_eq!(got, [Compression::Gzip, Compression::Zstd].map(|c| (c, ignored(6, c))));
+}
+
+/// Trailing bytes `00 00 00 00 00 | ` then 4 bytes that begin a member and 8 zero bytes, paused at the
+/// `|`: looked at afresh, they began another member (gzip: "invalid gzip header"; zstd: a stream cut
+/// short). Both reads give the one record and 17 bytes ignored (5 + 4 + 8, counted by hand).
+#[test]
+fn a_pause_in_trailing_bytes_does_not_open_a_member_in_them() {
+    let tail = |head: [u8; 4]| [&head[..], &[0; 8]].concat();
+    let got = compressed().map(|c| (c.compression, paused_in_trailing_bytes(&c.stream, &tail(c.head))));
+    assert_eq!(got, [Compression::Gzip, Compression::Zstd].map(|c| (c, ignored(17, c))));
+}
+
+/// A pause between the first and the other bytes of a second member's magic: the look at what follows
+/// the first member resumes with the byte it had, and the second member is read: two records, no
+/// warning, as without the pause.
+#[test]
+fn a_pause_inside_the_next_members_magic_opens_it() {
+    for Compressed { compression, stream, second, .. } in compressed() {
+        let items = [Some(stream), None, Some(second[..1].to_vec()), None, Some(second[1..].to_vec())];
+        let expected = Outcome { frames: vec![vec![0xab; 60]; 2], warnings: vec![], error: None };
+        assert_eq!(read_script(&items, false), expected, "{compression:?} without pauses");
+        assert_eq!(read_script(&items, true), expected, "{compression:?} with pauses");
+    }
 }

@@ -13,7 +13,8 @@
 //!
 //! SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session; left ignored when it is, as under
 //! `nohup`) stop the loop; the files are completed, the counters printed, and the NIC's timestamping
-//! configuration restored (the guard's drop).
+//! configuration restored (the guard's drop). A relay stopped before its stream's header ends at once,
+//! without a file (none is made before the header is read).
 //!
 //! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
 //! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`,
@@ -39,7 +40,7 @@ use wirestamp_capture::live::{
     PolledStdin, RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
 use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
-use wirestamp_capture::{CaptureReader, RecordedStats, TsResolution};
+use wirestamp_capture::{CaptureReader, ReadErrorKind, RecordedStats, TsResolution};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
@@ -974,10 +975,20 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         CaptureSource::Stdin => {
             // Once the stream's header is read, a read waits at most 100 ms, as a live source's does:
             // the loop flushes the file on time (and sees a signal) while the stream is idle.
-            let stdin = PolledStdin::new(Duration::from_millis(100)).context("standard input")?;
+            // Before it, a read waits in slices of 100 ms too, to see a stop.
+            let stdin = PolledStdin::new(Duration::from_millis(100), &STOP).context("standard input")?;
             let armed = stdin.arm();
-            let r = CaptureReader::from_reader("stdin".into(), Box::new(stdin))
-                .context("reading a pcap/pcapng stream on stdin")?;
+            let r = match CaptureReader::from_reader("stdin".into(), Box::new(stdin)) {
+                // Stopped as asked, as after frames (exit status 0); no file: none is made before
+                // the stream's header says what it holds, as for a stream that could not be read.
+                Err(e) if matches!(e.kind, ReadErrorKind::StoppedBeforeHeader) => {
+                    if !args.quiet {
+                        crate::note!("wirestamp: {}; no file written", e.kind);
+                    }
+                    return Ok(ExitCode::SUCCESS);
+                }
+                r => r.context("reading a pcap/pcapng stream on stdin")?,
+            };
             armed.store(true, Ordering::Relaxed);
             mode_line = "stdin: timestamps as recorded by the stream's writer".into();
             Source::Stream(Box::new(r))

@@ -15,7 +15,7 @@ use serde::Serialize;
 use std::fs;
 use std::io::Write;
 use std::process::ExitCode;
-use wirestamp_capture::live::ebpf::mounts;
+use wirestamp_capture::live::ebpf::{mounts, read_mountinfo};
 use wirestamp_capture::live::{HwTsDevice, Ioctl, offloads, phc, pmc, ts_info};
 
 /// Outcome of one check.
@@ -369,16 +369,16 @@ pub fn kernel_version(release: &str) -> Option<(u32, u32)> {
     Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
 }
 
-/// The mount points of file system type `fstype` in a mountinfo text, in its order.
-fn mounts_of(info: &str, fstype: &str) -> Vec<String> {
-    mounts(info).filter(|(_, t)| *t == fstype).map(|(dir, _)| dir).collect()
+/// The mount points of file system type `fstype` in a mountinfo text, in its order, as said.
+fn mounts_of(info: &[u8], fstype: &str) -> Vec<String> {
+    mounts(info).filter(|(_, t)| t == fstype).map(|(dir, _)| dir.display().to_string()).collect()
 }
 
 /// What sockops TX timestamps are for, in the checks' words.
 const SOCKOPS_FOR: &str = "--cgroup --tx-events (sockops TX timestamps)";
 
 /// The cgroup v2 mount of a mountinfo text (its first, as `--cgroup` takes it), which `--cgroup` needs.
-fn cgroup2_check(info: &str) -> Check {
+fn cgroup2_check(info: &[u8]) -> Check {
     match mounts_of(info, "cgroup2").first() {
         Some(m) => {
             let hybrid = if m == "/sys/fs/cgroup" {
@@ -408,7 +408,7 @@ fn cgroup2_check(info: &str) -> Check {
 }
 
 /// The bpffs mounts of a mountinfo text: said, not needed.
-fn bpffs_check(info: &str) -> Check {
+fn bpffs_check(info: &[u8]) -> Check {
     let detail = match mounts_of(info, "bpf").as_slice() {
         [] => "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)".to_string(),
         m => format!("mounted at {}; not needed (wirestamp pins no BPF object)", m.join(", ")),
@@ -416,11 +416,28 @@ fn bpffs_check(info: &str) -> Check {
     check("bpffs", Status::Pass, detail, None)
 }
 
+/// The cgroup2 and bpffs checks of a mountinfo text, or of why it could not be read (said, not taken
+/// for a text without mounts).
+fn mount_checks(info: &std::io::Result<Vec<u8>>) -> (Check, Check) {
+    match info {
+        Ok(info) => (cgroup2_check(info), bpffs_check(info)),
+        Err(e) => (
+            check(
+                "cgroup2",
+                Status::Warn,
+                format!("{e}: whether cgroup v2 is mounted is not known; {SOCKOPS_FOR} needs it"),
+                None,
+            ),
+            check("bpffs", Status::Pass, format!("{e}: whether it is mounted is not known; not needed"), None),
+        ),
+    }
+}
+
 /// What `capture --source ebpf --cgroup DIR --tx-events FILE` needs: a cgroup v2 mount to find the
 /// trading app's directory in, a kernel with sockops TX timestamping; and bpffs, which it does not need.
 fn sockops_checks(out: &mut Vec<Check>) {
-    let info = fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    out.push(cgroup2_check(&info));
+    let (cgroup2, bpffs) = mount_checks(&read_mountinfo());
+    out.push(cgroup2);
     let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let release = release.trim();
     let (need_major, need_minor) = SOCKOPS_TX_KERNEL;
@@ -451,7 +468,7 @@ fn sockops_checks(out: &mut Vec<Check>) {
             None,
         ),
     });
-    out.push(bpffs_check(&info));
+    out.push(bpffs);
 }
 
 /// Every interface except loopback, from /proc/self/net/dev (this process's network namespace).
@@ -550,12 +567,12 @@ mod tests {
     /// /sys/fs/bpf, unified (v2 at /sys/fs/cgroup, no bpffs), and one without cgroup2.
     #[test]
     fn mount_checks_of_hybrid_unified_and_v1_hosts() {
-        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+        let hybrid = b"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
                       32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n\
                       41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
                       50 23 0:40 / /sys/fs/bpf rw,relatime shared:9 - bpf bpf rw\n";
-        let unified = "29 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
-        let v1 = "32 23 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
+        let unified = b"29 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+        let v1 = b"32 23 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n";
         let seen = |c: Check| (c.name, c.status, c.detail, c.fix);
         let s = String::from;
         assert_eq!(
@@ -596,6 +613,54 @@ mod tests {
         assert_eq!(
             seen(bpffs_check(unified)).2,
             "not mounted: not needed (wirestamp pins no BPF object; its programs go when it exits)"
+        );
+    }
+
+    /// A mount point that is not UTF-8 (Latin-1 `caf\xe9`) among a hybrid host's lines: the mounts
+    /// after it are found as without it. (The text read as a string failed whole: "no cgroup v2
+    /// mount".) And a mountinfo that could not be read is said as such, its cause kept.
+    #[test]
+    fn mount_checks_read_past_a_mount_point_that_is_not_utf8_and_say_why_none_were_read() {
+        let info = b"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                     60 23 8:1 / /media/caf\xe9 rw,relatime - vfat /dev/sdb1 rw\n\
+                     41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n\
+                     50 23 0:40 / /sys/fs/bpf rw,relatime shared:9 - bpf bpf rw\n";
+        let seen = |c: Check| (c.name, c.status, c.detail);
+        let s = String::from;
+        let (cgroup2, bpffs) = mount_checks(&Ok(info.to_vec()));
+        assert_eq!(
+            seen(cgroup2),
+            (
+                s("cgroup2"),
+                Status::Pass,
+                s("cgroup v2 mounted at /sys/fs/cgroup/unified (a hybrid host: /sys/fs/cgroup is not cgroup v2, and \
+                   --cgroup refuses it): --cgroup --tx-events (sockops TX timestamps) takes the trading app's cgroup \
+                   directory under it")
+            )
+        );
+        assert_eq!(seen(bpffs).2, "mounted at /sys/fs/bpf; not needed (wirestamp pins no BPF object)");
+        let denied = std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "cannot read /proc/self/mountinfo: Permission denied (os error 13)",
+        );
+        let (cgroup2, bpffs) = mount_checks(&Err(denied));
+        assert_eq!(
+            seen(cgroup2),
+            (
+                s("cgroup2"),
+                Status::Warn,
+                s("cannot read /proc/self/mountinfo: Permission denied (os error 13): whether cgroup v2 is mounted \
+                   is not known; --cgroup --tx-events (sockops TX timestamps) needs it")
+            )
+        );
+        assert_eq!(
+            seen(bpffs),
+            (
+                s("bpffs"),
+                Status::Pass,
+                s("cannot read /proc/self/mountinfo: Permission denied (os error 13): whether it is mounted is not \
+                   known; not needed")
+            )
         );
     }
 

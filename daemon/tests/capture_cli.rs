@@ -300,3 +300,69 @@ fn a_relay_killed_while_its_input_is_idle_keeps_its_frames() {
     drop((k.1, s.1));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A relay stopped before its stream's header (`sleep 6 | wirestamp capture --source stdin -w
+/// a.pcapng`, SIGTERM at 1 s) ends at once: exit status 0, as for a stop after frames, "stopped
+/// before the stream's header (no frame read); no file written", and no file (nor `.part`): none is
+/// made before the header says what the stream holds. Also with part of a header fed: 12 of a pcap's
+/// 24 header bytes, and a gzip member's 10-byte header (RFC 1952: 1f 8b, deflate, no flags, OS 3)
+/// with nothing after it. (Its read blocked, retried after EINTR, until the pipe closed: then exit 1,
+/// "file too short to identify".)
+#[test]
+fn a_relay_stopped_before_its_streams_header_ends_at_once_without_a_file() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let dir = tmp("stopped-before-header");
+    let pcap_half = [0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0];
+    let gzip_header = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+    let mut relays: Vec<_> = [("empty", &[][..]), ("pcap-half", &pcap_half[..]), ("gzip-header", &gzip_header[..])]
+        .into_iter()
+        .map(|(name, fed)| {
+            let mut child = Command::new(BIN)
+                .args(["capture", "--source", "stdin", "-w"])
+                .arg(dir.join(format!("{name}.pcapng")))
+                .stdin(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut pipe = child.stdin.take().unwrap();
+            pipe.write_all(fed).unwrap();
+            pipe.flush().unwrap();
+            (name, child, pipe)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    for (_, child, _) in &relays {
+        // SAFETY: signals our own child by pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    }
+    let asked = Instant::now();
+    let mut ended = Vec::new();
+    for (name, child, _) in &mut relays {
+        let status = loop {
+            match child.try_wait().unwrap() {
+                Some(status) => break status,
+                None if asked.elapsed() > Duration::from_secs(1) => {
+                    child.kill().unwrap();
+                    panic!("{name}: SIGTERM did not end a relay waiting for its stream's header in 1 s");
+                }
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        ended.push((*name, status.code(), err));
+    }
+    let said = "wirestamp: stopped before the stream's header (no frame read); no file written\n";
+    assert_eq!(
+        ended,
+        [
+            ("empty", Some(0), said.to_string()),
+            ("pcap-half", Some(0), said.into()),
+            ("gzip-header", Some(0), said.into())
+        ]
+    );
+    assert_eq!(listing(&dir), Vec::<String>::new());
+    drop(relays);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -149,3 +149,52 @@ fn records_without_a_frame_are_counted_by_kind() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["input"].get("records_without_frame"), None);
 }
+
+/// `frames -` on a pipe whose read end is non-blocking (`O_NONBLOCK` is the pipe's, shared with
+/// whoever set it), fed after a pause, half the file, a pause, the rest: read as the file itself, to
+/// its end, the cut included (609 records, then 73 of the 138-byte record 609's bytes: 83,885 bytes in
+/// the file, the cut record at byte 83,812). (The first read that found nothing failed the input:
+/// "Resource temporarily unavailable".)
+#[test]
+fn standard_input_made_non_blocking_is_waited_for() {
+    use std::io::Write;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::process::Stdio;
+    use std::time::Duration;
+    let f = data_file("hwts_arista7150/test.pcap");
+    let bytes = std::fs::read(&f).unwrap();
+    assert_eq!(bytes.len(), 83_885);
+    let (_, from_file, _) = run(&["--trailer", "none", f.to_str().unwrap()]);
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, owned from here on; fcntl acts on the read end.
+    let (read_end, write_end) = unsafe {
+        assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+        assert_eq!(libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK), 0);
+        (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["frames", "--trailer", "none", "-"])
+        .stdin(Stdio::from(read_end))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = std::fs::File::from(write_end);
+    let fed = (|| {
+        std::thread::sleep(Duration::from_millis(300));
+        pipe.write_all(&bytes[..40_000])?;
+        std::thread::sleep(Duration::from_millis(300));
+        pipe.write_all(&bytes[40_000..])
+    })();
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    // (A reader that gave up early closed the pipe: its error says why.)
+    assert!(out.status.success() && fed.is_ok(), "{err}");
+    assert!(String::from_utf8(out.stdout).unwrap() == from_file, "the frames differ from the file's");
+    assert_eq!(
+        err,
+        "wirestamp: 609 frames from 1 input\nwirestamp: warning: stdin: at byte 83812 (record 609, after 609 packets): \
+         file cut short inside a record: 73 of 138 bytes present, 65 missing\n"
+    );
+}

@@ -48,6 +48,8 @@ use std::time::{Duration, Instant};
 pub use wirestamp_bpf::cgroup2_mount;
 /// The mounts of a mountinfo text, as `--cgroup` reads them (`wirestamp doctor` reads them so too).
 pub use wirestamp_bpf::mounts;
+/// This process's mountinfo text, as bytes (a mount point need not be UTF-8).
+pub use wirestamp_bpf::read_mountinfo;
 use wirestamp_bpf::{
     CaptureStats, HookDirection, PAYLOAD_MAX, PacketRecord, StampSource, TcCapture, TcOptions, TxKind, TxRecord,
     TxStats, TxTimestamping, XdpCapture,

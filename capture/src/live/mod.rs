@@ -13,7 +13,7 @@
 //! | [`clock`] | clock quality of live frames: adjtimex sync state, ptp4l offset bound |
 //! | [`nl`] | ethtool generic netlink TSINFO_GET (capabilities, PHC index) |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
-//! | [`stdin`] | [`PolledStdin`]: a stream on standard input whose reads say when it was idle |
+//! | [`stdin`] | [`PolledStdin`]: a stream on standard input whose reads say when it was idle; `-`'s, waited for |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
 //! Everything here acts in the calling thread's network namespace.

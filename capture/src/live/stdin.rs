@@ -1,10 +1,12 @@
 //! Standard input as a capture stream that says when it has been idle: `capture --source stdin`
 //! flushes its file every second, which a read blocked on an idle pipe would hold off for as long as
 //! the pipe stays idle (a relay then killed would leave an empty `.part`).
+//!
+//! And standard input as `-` reads it ([`WaitingStdin`]): always as if it blocked.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -12,22 +14,26 @@ use std::time::Duration;
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
 /// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
-/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), reads
-/// block as plain stdin's do.
+/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), a read
+/// waits for bytes in slices of `idle` and fails with [`crate::Stopped`] once the stop flag is set:
+/// the reader's open retries an interrupted read (`EINTR`), so a read blocked there would hold a
+/// stop off until the stream's first bytes, or its end.
 pub struct PolledStdin {
     /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
     /// there while poll() says none are.
     stdin: File,
     idle: Duration,
     armed: Arc<AtomicBool>,
+    stop: &'static AtomicBool,
 }
 
 impl PolledStdin {
     /// Standard input (a duplicate of its descriptor) waited on for at most `idle` once
-    /// [`PolledStdin::arm`]'s flag is set.
-    pub fn new(idle: Duration) -> io::Result<PolledStdin> {
+    /// [`PolledStdin::arm`]'s flag is set; before, waited on until `stop` is set (a signal
+    /// handler's flag).
+    pub fn new(idle: Duration, stop: &'static AtomicBool) -> io::Result<PolledStdin> {
         let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)) })
+        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop })
     }
 
     /// The flag that arms the wait: set it once the reader is open.
@@ -37,17 +43,41 @@ impl PolledStdin {
 
     /// Whether a byte (or the end, or an error) is ready within `idle`.
     fn ready(&self) -> io::Result<bool> {
-        let mut fd = libc::pollfd { fd: self.stdin.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let ms = i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX);
-        // SAFETY: one valid pollfd, which poll writes `revents` of.
-        let rc = unsafe { libc::poll(&mut fd, 1, ms) };
-        match rc {
-            0 => Ok(false),
-            rc if rc > 0 => Ok(true),
-            _ => match io::Error::last_os_error() {
-                e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
-                e => Err(e),
-            },
+        readable(self.stdin.as_raw_fd(), i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX))
+    }
+}
+
+/// Whether a byte (or the end, or an error) is ready on `fd` within `ms` (-1: no limit); a signal
+/// that interrupts the wait is a `false`.
+fn readable(fd: RawFd, ms: i32) -> io::Result<bool> {
+    let mut fd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd, which poll writes `revents` of.
+    let rc = unsafe { libc::poll(&mut fd, 1, ms) };
+    match rc {
+        0 => Ok(false),
+        rc if rc > 0 => Ok(true),
+        _ => match io::Error::last_os_error() {
+            e if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+            e => Err(e),
+        },
+    }
+}
+
+/// Standard input as `-` reads it (`analyze -`, `frames -`): a read that finds nothing on a
+/// descriptor made non-blocking (`O_NONBLOCK` belongs to the pipe's open file, which a parent process
+/// may have set) waits in poll() for bytes and is tried again. The reader sees a stream that blocks,
+/// as a file's: a `WouldBlock` would leave it unfinished, without its end's warnings.
+pub struct WaitingStdin(pub io::Stdin);
+
+impl Read for WaitingStdin {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(out) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    readable(self.0.as_raw_fd(), -1)?;
+                }
+                r => return r,
+            }
         }
     }
 }
@@ -55,8 +85,16 @@ impl PolledStdin {
 impl Read for PolledStdin {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
-        if self.armed.load(Ordering::Relaxed) && !self.ready()? {
-            return Err(io::ErrorKind::WouldBlock.into());
+        if self.armed.load(Ordering::Relaxed) {
+            if !self.ready()? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        } else {
+            while !self.ready()? {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(io::Error::other(crate::Stopped));
+                }
+            }
         }
         self.stdin.read(out)
     }
