@@ -130,7 +130,7 @@ impl Analyzer {
         if seg.fin {
             // The FIN follows every byte the segment carried, captured or not.
             let cut = if CUT { seg.not_captured as usize } else { 0 };
-            this.fin(seg.seq, seg.payload.len() + cut);
+            this.fin(seg.seq, seg.payload.len() + cut, frame, &mut |m| msgs.push(m));
         }
         if let (Some(proto), None) = (this.proto(), other.proto()) {
             // An Enter Order showed the session's version: the responses are read in it too.
