@@ -250,8 +250,9 @@ impl OrderStream {
     }
 
     /// The capture time from which [`OrderStream::expire`] has something to do: give up the range
-    /// this stream waits for (a segment the capture missed) as a hole, or look whether it went quiet
-    /// ([`OrderStream::look_at_room`]); `None` when neither.
+    /// this stream waits for (a segment the capture missed) as a hole, or look whether it ended or
+    /// went quiet (a gap timeout after its first segment with payload, then after each look that found
+    /// bytes came meanwhile); `None` when neither.
     pub fn gap_deadline(&self) -> Option<i64> {
         let gap = self.reasm.gap_deadline(GAP_TIMEOUT_NS);
         match (gap, self.room_check) {
@@ -262,8 +263,10 @@ impl OrderStream {
 
     /// Capture time has reached `frame`'s (a frame of any flow): a range waited for longer than the
     /// gap timeout is a hole, and what waited behind it is read, without waiting for a segment of
-    /// this stream (which may not come for long, or ever); a stream quiet since it was last looked at
-    /// gives back its room ([`OrderStream::look_at_room`]).
+    /// this stream (which may not come for long, or ever). A direction whose FIN the bytes before it
+    /// have now reached ends ([`OrderStream::finish`]); one that took no byte since it was last looked
+    /// at, a gap timeout before, and holds none gives back its framing buffers, the framer's room
+    /// included.
     pub fn expire(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| fr.piece(p, out));
