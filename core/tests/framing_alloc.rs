@@ -78,11 +78,13 @@ struct Phase {
     allocations: u64,
     held: Held,
     orders: u64,
+    /// Looks the stream was due for, taken as the analyzer takes them before a frame (`expire`).
+    looks: u64,
 }
 
-/// Feeds an order stream (SYN, then back-to-back 50-byte Enter Orders) in `mss`-byte segments, and
-/// returns what each phase of `phases` segments did, one after another.
-fn busy_session(mss: usize, phases: &[usize]) -> Vec<Phase> {
+/// Feeds an order stream (SYN, then back-to-back 50-byte Enter Orders) in `mss`-byte segments `gap_ns`
+/// apart, and returns what each phase of `phases` segments did, one after another.
+fn busy_session(mss: usize, gap_ns: i64, phases: &[usize]) -> Vec<Phase> {
     let total = phases.iter().sum::<usize>() * mss;
     let mut stream = Vec::with_capacity(total + 50);
     let mut urn = 1;
@@ -99,9 +101,13 @@ fn busy_session(mss: usize, phases: &[usize]) -> Vec<Phase> {
     let mut done = Vec::new();
     for &n in phases {
         let (before, read_before) = (allocs(), read.get());
-        let mut held = Held::default();
+        let (mut held, mut looks) = (Held::default(), 0);
         for (k, seg) in segments.by_ref().take(n) {
-            let frame = FrameRef { index: k as u64 + 1, time_ns: 1_000 * (k as i64 + 1) };
+            let frame = FrameRef { index: k as u64 + 1, time_ns: gap_ns * (k as i64 + 1) };
+            if s.gap_deadline().is_some_and(|due| frame.time_ns >= due) {
+                s.expire(frame, &mut out);
+                looks += 1;
+            }
             s.segment(1 + (k * mss) as u32, false, seg, frame, &mut out);
             if s.take_held_change() {
                 let now = s.framing_held().map(|(t, _)| t);
@@ -114,7 +120,7 @@ fn busy_session(mss: usize, phases: &[usize]) -> Vec<Phase> {
                 was = now;
             }
         }
-        done.push(Phase { allocations: allocs() - before, held, orders: read.get() - read_before });
+        done.push(Phase { allocations: allocs() - before, held, orders: read.get() - read_before, looks });
     }
     done
 }
@@ -132,9 +138,20 @@ fn busy_session(mss: usize, phases: &[usize]) -> Vec<Phase> {
 /// held and unheld 10 times each, moved 220 times.
 #[test]
 fn a_busy_session_frames_without_allocating_or_churning_the_count() {
-    let phases = busy_session(1_448, &[25, 250]);
+    let phases = busy_session(1_448, 1_000, &[25, 250]);
     // 10 cycles of 25 segments carry 10 × 724 packets (36,200 bytes each).
-    assert_eq!(phases[1], Phase { allocations: 0, held: Held::default(), orders: 10 * 724 });
+    assert_eq!(phases[1], Phase { allocations: 0, held: Held::default(), orders: 10 * 724, looks: 0 });
+}
+
+/// The same segments 10 ms apart (2.75 s in all): the stream is looked at to give back its room once
+/// quiet (a gap timeout, 1 s, after its first segment, then 1 s and 1 ns after each look), which a
+/// busy one never is: each look finds bytes came since, and nothing is given back, nor allocated. The
+/// first look is due at 10 ms + 1 s + 1 ns, taken at the first segment after, the 102nd (1.02 s);
+/// the next due at 2.02 s and 1 ns, taken at the 203rd (2.03 s): both in the second phase.
+#[test]
+fn a_busy_session_looked_at_keeps_its_room() {
+    let phases = busy_session(1_448, 10_000_000, &[25, 250]);
+    assert_eq!(phases[1], Phase { allocations: 0, held: Held::default(), orders: 10 * 724, looks: 2 });
 }
 
 /// Jumbo frames (a 9,000-byte MTU, 8,960-byte segments without TCP timestamps: 179 × 50 + 10, so the
@@ -146,7 +163,7 @@ fn a_busy_session_frames_without_allocating_or_churning_the_count() {
 /// nothing. (Before, at a slack of 1,024, counted from the second segment of each cycle to its last.)
 #[test]
 fn jumbo_segments_settle_within_the_retained_room() {
-    let phases = busy_session(8_960, &[5, 50]);
-    assert_eq!(phases[0], Phase { allocations: 5, held: Held::default(), orders: 896 });
-    assert_eq!(phases[1], Phase { allocations: 0, held: Held::default(), orders: 10 * 896 });
+    let phases = busy_session(8_960, 1_000, &[5, 50]);
+    assert_eq!(phases[0], Phase { allocations: 5, held: Held::default(), orders: 896, looks: 0 });
+    assert_eq!(phases[1], Phase { allocations: 0, held: Held::default(), orders: 10 * 896, looks: 0 });
 }

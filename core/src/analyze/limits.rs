@@ -26,10 +26,10 @@ pub const MAX_DETECTED_SESSIONS: usize = 256;
 /// 200 bytes). The ticks of further symbols are counted, not kept: their orders are unmatched.
 pub const MAX_SYMBOLS: usize = 1 << 16;
 
-/// Order connections analysed at most (each costs about 2.5 KB, and its framing buffers up to twice
+/// Order connections analysed at most (each costs about 2.5 KB, and while live its framing buffers up to twice
 /// [`orders::FRAMING_SLACK`] more, not counted in [`MAX_HELD_FRAMING`]: a capture of ever-new connections, a scan or
-/// garbage, must not take gigabytes; a client reconnecting every minute for a week stays within it): the frames of
-/// further ones are counted, not analysed.
+/// garbage, must not take gigabytes; a client reconnecting every minute for a week stays within it, its ended
+/// connections' framing given back): the frames of further ones are counted, not analysed.
 pub const MAX_CONNECTIONS: usize = 16_384;
 
 /// What the out-of-order TCP bytes held by all order streams together may cost, at most
@@ -48,7 +48,10 @@ pub const MAX_HELD_TCP: usize = 256 << 20;
 /// in room up to twice that, the resynchronisation window, and a piece of 32 bytes per segment in them; a direction
 /// taking [`orders::FRAMING_SLACK`], 17 KiB, or less is not counted: the room its framer keeps for the packets split
 /// across segments, which a busy session reuses, so that its segments neither allocate nor move it in the count;
-/// [`MAX_CONNECTIONS`] both ways so keep 544 MiB at most beside this). Nothing else bounded them: 4,000 connections,
+/// [`MAX_CONNECTIONS`] both ways so keep 544 MiB at most beside this, all live: a direction that ended (its FIN
+/// reached, a new connection on its ports) or took no byte for a gap timeout holding none gives it all back, found
+/// within two timeouts; one quiet with a packet begun keeps it until more bytes or its end). Nothing else bounded
+/// them: 4,000 connections,
 /// each way a 64 KiB packet begun, took 581 MB (16,384 would take 2.4 GB). This is 512 to 1,024 directions with a
 /// whole 64 KiB packet begun at once, or 3,854 just past the slack, far more than a real capture holds (OUCH packets
 /// take tens of bytes, split over two segments at most). Beyond, the stream holding the oldest byte gives up what its

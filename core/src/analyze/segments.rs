@@ -130,7 +130,7 @@ impl Analyzer {
         if seg.fin {
             // The FIN follows every byte the segment carried, captured or not.
             let cut = if CUT { seg.not_captured as usize } else { 0 };
-            this.fin(seg.seq, seg.payload.len() + cut);
+            this.fin(seg.seq, seg.payload.len() + cut, frame, &mut |m| msgs.push(m));
         }
         if let (Some(proto), None) = (this.proto(), other.proto()) {
             // An Enter Order showed the session's version: the responses are read in it too.
@@ -258,20 +258,23 @@ impl Analyzer {
 
     /// Recomputes [`Analyzer::hold_from`] and [`Analyzer::gap_due`] after an order segment, an
     /// expiry or a release for room on connection `ci` (the only things that change them) and tells
-    /// the arbiter and the symbol histories.
+    /// the arbiter and the symbol histories. Nothing to do when the connection's marks did not move
+    /// (most segments): the minimums are as they were, and `wake_at` is no later than `gap_due`
+    /// (lowered here, set with it in `advance_time_slow`).
     pub(super) fn update_hold(&mut self, ci: usize) {
         let c = &mut self.conn_list[ci];
         let held = c.to_exchange.oldest_held().unwrap_or(i64::MAX);
         let due = [&c.to_exchange, &c.from_exchange].into_iter().filter_map(OrderStream::gap_deadline).min();
         let marks = (held, due.unwrap_or(i64::MAX));
-        if marks != c.marks {
-            let old = std::mem::replace(&mut c.marks, marks);
-            for (set, was, now) in [(&mut self.holds, old.0, marks.0), (&mut self.dues, old.1, marks.1)] {
-                if was != now {
-                    set.remove(&(was, ci));
-                    if now != i64::MAX {
-                        set.insert((now, ci));
-                    }
+        if marks == c.marks {
+            return;
+        }
+        let old = std::mem::replace(&mut c.marks, marks);
+        for (set, was, now) in [(&mut self.holds, old.0, marks.0), (&mut self.dues, old.1, marks.1)] {
+            if was != now {
+                set.remove(&(was, ci));
+                if now != i64::MAX {
+                    set.insert((now, ci));
                 }
             }
         }

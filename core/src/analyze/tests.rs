@@ -782,6 +782,66 @@ fn framing_held_by_all_connections_is_bounded() {
     assert_eq!((from.resync_skipped_bytes, from.truncated_tail_bytes), (0, 30_000), "C's packet cut by the end");
 }
 
+/// A client reconnecting again and again keeps the framing room of one live stream at most. Each of
+/// 20 connections (a new client port each, 10 ms apart) sends 20,000 heartbeats in two GRO-merged
+/// segments, 29,999 and 30,001 bytes, the first ending inside a heartbeat: its framer grows a room
+/// for the bytes held joined with the second, cut to `RETAINED` (16,384) once framed, and the pieces'
+/// buffer takes 4 of 32: 16,512 bytes, within `FRAMING_SLACK`, counted nowhere. 18 close with a FIN;
+/// the 19th is aborted (RST) and the 20th reconnects from its port (a SYN of another sequence): 19
+/// connections analysed. Those ended keep nothing; the live one its 16,512 (before, each kept them:
+/// 19 x 16,512 = 313,728). Its first look is due a gap timeout (T) after its first segment, at t + T +
+/// 1: an ACK of the exchange 1.5 s after it finds bytes came since, so it is looked at again T + 1
+/// after that one; the next, 3 s after, finds it quiet: nothing is kept.
+#[test]
+fn a_reconnecting_clients_streams_keep_one_live_streams_room_at_most() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let seg = |to_exchange: bool, client_port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]| {
+        let mut f = tcp_frame(to_exchange, seq, ack, flags, payload);
+        let at = if to_exchange { 34 } else { 36 };
+        f[at..at + 2].copy_from_slice(&client_port.to_be_bytes());
+        f
+    };
+    let beats = [0u8, 1, b'R'].repeat(20_000);
+    let (a, b) = beats.split_at(29_999);
+    let t0 = 1_796_049_000_000_000_000;
+    let mut frames = Vec::new();
+    let mut connect = |k: i64, port: u16, isn: u32, end: u8| {
+        let t = t0 + k * 10_000_000;
+        frames.push((t, seg(true, port, isn, 0, 0x02, &[])));
+        frames.push((t + 1_000, seg(true, port, isn + 1, 0, 0x18, a)));
+        frames.push((t + 2_000, seg(true, port, isn + 30_000, 0, 0x18, b)));
+        if end != 0 {
+            frames.push((t + 3_000, seg(true, port, isn + 60_001, 0, end, &[])));
+        }
+    };
+    for k in 0..18 {
+        connect(k, 41_000 + k as u16, 1_000, 0x01);
+    }
+    connect(18, 42_000, 1_000, 0x04);
+    connect(19, 42_000, 7_000, 0);
+    let live_since = t0 + 19 * 10_000_000 + 1_000;
+    for after in [1_500_000_000, 3_000_000_000] {
+        frames.push((live_since + after, seg(false, 42_000, 5_000, 67_001, 0x10, &[])));
+    }
+    let flows = vec!["tcp:10.1.0.1:8003@ouch50".parse().unwrap()];
+    let mut an = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    let kept = |an: &Analyzer| -> usize {
+        an.conn_list.iter().map(|c| c.to_exchange.framing_cost() + c.from_exchange.framing_cost()).sum()
+    };
+    let mut seen = Vec::new();
+    for (i, (t, data)) in frames.iter().enumerate() {
+        let f = Frame::record(data, *t, LinkType::Ethernet);
+        an.frame(i as u64, *t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        seen.push(kept(&an));
+    }
+    let n = frames.len();
+    assert_eq!(seen[n - 3..], [16_512, 16_512, 0], "kept after all connections, then after each ACK");
+    assert_eq!((an.conn_list.len(), an.held_framing, an.framing_by_age.len()), (19, 0, 0));
+    let packets: Vec<_> = an.conn_list.iter().map(|c| c.to_exchange.counters().soup_packets).collect();
+    assert_eq!(packets, [20_000; 18].into_iter().chain([40_000]).collect::<Vec<_>>());
+}
+
 /// A busy session's framing is not counted against the framing budget: a client sends back-to-back
 /// 50-byte Enter Orders in MSS-sized segments (1,448 bytes = 28 × 50 + 48, so 24 of every 25 end
 /// inside a packet, each joined with the next whole segment). Over 11 cycles of 25 segments the

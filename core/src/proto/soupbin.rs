@@ -323,11 +323,12 @@ pub enum Framed<'a> {
     Skipped(usize),
 }
 
-/// The room [`Framer`] keeps allocated for the packets split across chunks once it holds fewer bytes
-/// (twice those at least). A split packet is framed from the bytes held joined with the whole next
-/// chunk, so the room must hold a usual segment (an MSS, a jumbo frame's) beside them: less, and every
-/// split packet allocated twice (the room grown for the chunk, then cut back). A caller bounding many
-/// framers' memory keeps it too ([`Framer::release`]).
+/// The room [`Framer`] cuts its buffer to after framing a packet split across chunks, when it holds
+/// fewer bytes than half of it (else twice those). A split packet is framed from the bytes held joined
+/// with the whole next chunk, so the room must hold a usual segment (an MSS, a jumbo frame's) beside
+/// them: less, and every split packet allocated twice (the room grown for the chunk, then cut back).
+/// [`Framer::reset`] keeps the room as it is, however large: a caller bounding many framers' memory
+/// cuts it ([`Framer::release`]) to this while the stream is busy, to 0 once it ends.
 pub const RETAINED: usize = 16 << 10;
 
 /// Cuts a SoupBinTCP byte stream into packets, whatever the chunk boundaries.
@@ -499,8 +500,9 @@ impl Framer {
     }
 
     /// Gives back the room allocated for bytes held beyond `keep` bytes, when none are held (a caller
-    /// bounding the memory of many framers): 0 frees it; [`RETAINED`] keeps what the next split packet
-    /// needs, so that a busy stream does not allocate again.
+    /// bounding the memory of many framers): 0 frees it (a stream ended or quiet); [`RETAINED`] keeps
+    /// what the next split packet needs, so that a busy stream does not allocate again. (The room a
+    /// [`Framer::reset`] left is otherwise cut only when the next split packet is framed.)
     pub fn release(&mut self, keep: usize) {
         if self.pending.is_empty() {
             self.pending.shrink_to(keep);

@@ -59,8 +59,10 @@ impl Framing {
     }
 
     /// What the buffers take: the room allocated, not only the bytes in it (a packet begun keeps up
-    /// to twice its bytes, and the framer [`RETAINED`](crate::proto::soupbin::RETAINED) once it framed
-    /// one; segments of a few bytes each add a piece of 32).
+    /// to twice its bytes; segments of a few bytes each add a piece of 32). With no byte held the
+    /// framer keeps what it had, up to [`FRAMING_SLACK`] with the others (after a split packet it cut
+    /// its room to [`RETAINED`](crate::proto::soupbin::RETAINED), after a hole's reset not at all, and
+    /// beyond the slack the stream cuts it there), until the direction ends or goes quiet.
     pub(super) fn cost(&self) -> usize {
         self.framer.capacity()
             + self.window.capacity()

@@ -100,6 +100,15 @@ pub struct OrderStream {
     /// The bytes of the latest segment captured short that the stream has not reached yet: their
     /// sequence and length, and the segment's frame ([`OrderStream::segment_cut`]).
     cut_ahead: Option<(u32, u32, FrameRef)>,
+    /// When the stream is next looked at for a room to give back ([`OrderStream::look_at_room`]), and
+    /// its stream offset by then if no byte came after: set by a segment with payload while unset (the
+    /// stream's first, or the first since it was looked at and found quiet), moved on by each look
+    /// that finds bytes came meanwhile. Unset, the stream is not looked at. A look per gap timeout, not
+    /// a time kept per segment: a busy stream's path stays as short.
+    room_check: Option<(i64, u64)>,
+    /// The sequence number this direction's FIN occupies, once one was seen: reached, the direction
+    /// has ended ([`OrderStream::fin`]).
+    fin_seq: Option<u32>,
 }
 
 /// What a direction's framing buffers may take (`Framing::cost`) without the analysis keeping
@@ -109,7 +118,13 @@ pub struct OrderStream {
 /// bytes joined with a segment, doubled at most) and stays within it, so its segments neither allocate
 /// nor move the direction in the analysis's count, and its path stays as short. (At 1 KiB, below that
 /// room, every segment ending inside a packet was counted, and the next one ending on a boundary freed
-/// the room, to be allocated again.) 16,384 connections so, both ways, keep 544 MiB at most uncounted.
+/// the room, to be allocated again.) An empty framer keeps up to this, not only [`RETAINED`]: room left
+/// by a hole's reset up to the slack, less the pieces', is not cut. 16,384 connections so, both ways,
+/// keep 544 MiB at most uncounted, while live: a direction that ended (its FIN reached, a new
+/// connection on its ports, the capture's end: [`OrderStream::finish`]) or took no byte for a gap
+/// timeout holding none (found within two: [`OrderStream::expire`]) gives it all back, so a client
+/// reconnecting again and again keeps one connection's. One quiet with a packet begun keeps it until
+/// more bytes or its end.
 pub const FRAMING_SLACK: usize = RETAINED + 1024;
 
 impl OrderStream {
@@ -119,6 +134,8 @@ impl OrderStream {
         OrderStream {
             oldest_pending: (None, (0, 0)),
             cut_ahead: None,
+            room_check: None,
+            fin_seq: None,
             reasm: Reassembler::default(),
             fr: Framing {
                 dir,
@@ -162,10 +179,8 @@ impl OrderStream {
     // `#[inline]` (and on `acked`): every order segment takes them (see `Reassembler::push`).
     #[inline]
     pub fn segment(&mut self, seq: u32, syn: bool, payload: &[u8], frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
-        if self.reasm.seq_at(0).is_none() {
-            // The stream's first segment: its start is a packet boundary only after a SYN (a capture
-            // may begin in the middle of a packet); otherwise the framer waits for one it can prove.
-            self.fr.resync = !syn;
+        if self.room_check.is_none() {
+            self.unchecked(syn, payload.len(), frame.time_ns);
         }
         let fr = &mut self.fr;
         let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, out);
@@ -200,8 +215,8 @@ impl OrderStream {
         frame: FrameRef,
         out: &mut impl FnMut(OrderMsg),
     ) {
-        if self.reasm.seq_at(0).is_none() {
-            self.fr.resync = !syn;
+        if self.room_check.is_none() {
+            self.unchecked(syn, payload.len(), frame.time_ns);
         }
         let fr = &mut self.fr;
         let mut sink = |p: Piece<'_, FrameRef>| fr.piece(p, out);
@@ -217,19 +232,81 @@ impl OrderStream {
         self.note_pending(frame.time_ns);
     }
 
-    /// The capture time from which the range this stream waits for (a segment the capture missed)
-    /// is given up as a hole ([`OrderStream::expire`]); `None` when it waits for none.
+    /// A segment while [`OrderStream::room_check`] is unset (out of line: a busy stream's are not): the
+    /// stream's first, whose start is a packet boundary only after a SYN (a capture may begin in the
+    /// middle of a packet; otherwise the framer waits for one it can prove), or the first since the
+    /// stream was found quiet. One with payload sets the look a gap timeout after `t`, expecting the
+    /// stream offset past its bytes (one out of order or retransmitted only makes the first look find
+    /// the stream moved, and look again a timeout later).
+    #[inline(never)]
+    fn unchecked(&mut self, syn: bool, len: usize, t: i64) {
+        if self.reasm.seq_at(0).is_none() {
+            self.fr.resync = !syn;
+        }
+        if len > 0 {
+            let at = self.reasm.next_offset() + len as u64;
+            self.room_check = Some((t.saturating_add(GAP_TIMEOUT_NS).saturating_add(1), at));
+        }
+    }
+
+    /// The capture time from which [`OrderStream::expire`] has something to do: give up the range
+    /// this stream waits for (a segment the capture missed) as a hole, or look whether it ended or
+    /// went quiet (a gap timeout after its first segment with payload, then after each look that found
+    /// bytes came meanwhile); `None` when neither.
     pub fn gap_deadline(&self) -> Option<i64> {
-        self.reasm.gap_deadline(GAP_TIMEOUT_NS)
+        let gap = self.reasm.gap_deadline(GAP_TIMEOUT_NS);
+        match (gap, self.room_check) {
+            (Some(g), Some((r, _))) => Some(g.min(r)),
+            (g, r) => g.or(r.map(|r| r.0)),
+        }
     }
 
     /// Capture time has reached `frame`'s (a frame of any flow): a range waited for longer than the
     /// gap timeout is a hole, and what waited behind it is read, without waiting for a segment of
-    /// this stream (which may not come for long, or ever).
+    /// this stream (which may not come for long, or ever). A direction whose FIN the bytes before it
+    /// have now reached ends ([`OrderStream::finish`]); one that took no byte since it was last looked
+    /// at, a gap timeout before, and holds none gives back its framing buffers, the framer's room
+    /// included.
     pub fn expire(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
         self.reasm.tick(frame.time_ns, GAP_TIMEOUT_NS, &mut |p| fr.piece(p, out));
         self.note_pending(frame.time_ns);
+        if self.room_check.is_some_and(|(due, _)| frame.time_ns >= due) {
+            self.look_at_room(frame, out);
+        }
+    }
+
+    /// The look [`OrderStream::room_check`] set is due at `frame`. A direction that reached its FIN
+    /// (the bytes before it came after it) has ended ([`OrderStream::finish`]). One that took no byte
+    /// since the look was set (a gap timeout at least) and holds none (a packet begun, a window, bytes
+    /// behind a gap) gives back its framing buffers, the framer's room included: a connection gone
+    /// quiet or aborted keeps nothing, and its next segment allocates anew. Bytes came meanwhile: a
+    /// look a timeout later. Quiet with a packet begun: not looked at again until more bytes come (the
+    /// budget counts what it holds beyond [`FRAMING_SLACK`]); behind a gap, a timeout later.
+    #[cold]
+    #[inline(never)]
+    fn look_at_room(&mut self, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        if self.reached_fin() {
+            self.finish(frame.index, out);
+            return;
+        }
+        let at = self.reasm.next_offset();
+        let quiet = self.room_check.is_some_and(|(_, was)| was == at);
+        let fr = &mut self.fr;
+        self.room_check = if !quiet || self.reasm.held() > 0 {
+            Some((frame.time_ns.saturating_add(GAP_TIMEOUT_NS).saturating_add(1), at))
+        } else {
+            if fr.framer.pending() == 0 && fr.window.is_empty() {
+                fr.release(0);
+                fr.held_changed = true;
+            }
+            None
+        };
+    }
+
+    /// Whether this direction has delivered every byte before its FIN (none held after a gap).
+    fn reached_fin(&self) -> bool {
+        self.fin_seq.is_some_and(|f| self.reasm.seq_at(self.reasm.next_offset()) == Some(f)) && self.reasm.held() == 0
     }
 
     /// The earliest capture time of a byte this stream holds that is not yet part of a message it gave
@@ -296,7 +373,8 @@ impl OrderStream {
     /// What the framing holds (a packet begun, the window searched for a boundary while
     /// resynchronising): the capture time of its first byte and what the buffers take
     /// (`Framing::cost`), when more than [`FRAMING_SLACK`]; `None` otherwise. Buffers so large left
-    /// with no byte in them are freed, but for the framer's [`RETAINED`] room, within the slack. While
+    /// with no byte in them are freed, but for the framer's [`RETAINED`] room, within the slack (all
+    /// of it once the direction ends or goes quiet: [`OrderStream::finish`], [`OrderStream::expire`]). While
     /// `Some`, [`OrderStream::held_changed`] stays set: the next segment, which may end the packet
     /// without touching the buffers, is looked at too.
     pub fn framing_held(&mut self) -> Option<(i64, usize)> {
@@ -327,6 +405,13 @@ impl OrderStream {
         fr.release(0);
         fr.held_changed = true;
         fr.counters.resync_skipped_bytes - before
+    }
+
+    /// What the framing buffers take (`Framing::cost`), counted or not: the analysis's tests add up
+    /// what all streams keep.
+    #[cfg(test)]
+    pub(crate) fn framing_cost(&self) -> usize {
+        self.fr.cost()
     }
 
     /// The OUCH version, once known (see [`OrderStream::new`]).
@@ -361,6 +446,7 @@ impl OrderStream {
         self.reasm.restart();
         self.oldest_pending = (None, (0, 0));
         self.cut_ahead = None;
+        self.fin_seq = None;
         let fr = &mut self.fr;
         fr.framer.reset();
         fr.pieces.clear();
@@ -369,9 +455,17 @@ impl OrderStream {
         fr.set_window(Vec::new(), 0);
     }
 
-    /// This direction sent a FIN after `payload_len` bytes at `seq`.
-    pub fn fin(&mut self, seq: u32, payload_len: usize) {
-        self.reasm.fin(seq.wrapping_add(payload_len as u32));
+    /// This direction sent a FIN after `payload_len` bytes at `seq` (seen in `frame`). Once every
+    /// byte before it has come (now, or after a gap, found by [`OrderStream::expire`]), the direction
+    /// has ended: what is held is framed as at the capture's end, and the buffers are given back
+    /// ([`OrderStream::finish`]); nothing more comes.
+    pub fn fin(&mut self, seq: u32, payload_len: usize, frame: FrameRef, out: &mut impl FnMut(OrderMsg)) {
+        let end = seq.wrapping_add(payload_len as u32);
+        self.reasm.fin(end);
+        self.fin_seq = Some(end);
+        if self.reached_fin() {
+            self.finish(frame.index, out);
+        }
     }
 
     /// The other direction acknowledged every byte of this one before `ack` (seen in `frame`): bytes
@@ -388,8 +482,10 @@ impl OrderStream {
         self.note_pending(frame.time_ns);
     }
 
-    /// Declares the end of the stream (capture end or FIN): pending out-of-order data is delivered
-    /// after the holes before it; an incomplete packet left over is counted.
+    /// Declares the end of the stream (capture end, FIN reached, a new connection on the same ports):
+    /// pending out-of-order data is delivered after the holes before it; an incomplete packet left
+    /// over is counted. The framing buffers are given back, the framer's room included: an ended
+    /// direction keeps nothing.
     pub fn finish(&mut self, last_frame: u64, out: &mut impl FnMut(OrderMsg)) {
         let fr = &mut self.fr;
         self.reasm.finish(&mut |p| fr.piece(p, out));
@@ -404,7 +500,13 @@ impl OrderStream {
             let at = piece_at(&self.fr.pieces, start);
             self.fr.bad(at.map_or(last_frame, |f| f.index));
             self.fr.framer.reset();
+            // (Bytes after, should any come, start a packet: a FIN's direction may carry none.)
+            self.fr.next_packet += tail;
         }
+        self.fr.pieces.clear();
+        self.fr.release(0);
+        self.fr.held_changed = true;
+        self.room_check = None;
     }
 }
 
@@ -510,6 +612,93 @@ mod tests {
         assert_eq!((s.fr.framer.pending(), s.fr.cost()), (0, 30_128));
         assert_eq!(s.framing_held(), None);
         assert_eq!(s.fr.cost(), RETAINED);
+    }
+
+    /// Heartbeats (3 bytes each) in two GRO-merged segments of 29,999 and 30,001 bytes, at stream
+    /// offsets 0 and 29,999: the first ends 2 bytes into a heartbeat, joined with the second. The
+    /// buffers then, by hand: the 2 bytes held took a Vec's least room (8), grown for them joined
+    /// with the second segment (30,003), cut to `RETAINED` (16,384) once all was framed; the pieces'
+    /// buffer its least, 4 of 32: 16,512, within `FRAMING_SLACK`, not counted.
+    fn two_merged_segments() -> (Vec<u8>, Vec<u8>) {
+        let beats = [0u8, 1, b'R'].repeat(20_000);
+        (beats[..29_999].to_vec(), beats[29_999..].to_vec())
+    }
+
+    /// A direction that ended gives back its framing buffers, the framer's room included. Each stream:
+    /// a SYN (frame 0), then `two_merged_segments` (16,512 bytes of buffers, uncounted). A FIN right
+    /// after: 0, the 20,000 heartbeats framed. A FIN after the first segment only: the 2 bytes of the
+    /// heartbeat it cut are the tail, counted at the FIN (the anomaly frame 1, where the heartbeat
+    /// begins), and 0 kept. A FIN whose segment (the second) comes before the first: the direction
+    /// ends when its look is due (a gap timeout after frame 1), the bytes before the FIN all come.
+    /// (Before, each kept 16,512 bytes, or 8 and 128 for the cut one, until the capture's end.)
+    #[test]
+    fn an_ended_directions_room_is_given_back() {
+        let f = |index: u64, time_ns: i64| FrameRef { index, time_ns };
+        let mut out = |_m: OrderMsg| {};
+        let (a, b) = two_merged_segments();
+        let start = || {
+            let mut s = OrderStream::new(OrderDir::Inbound, Some(OrderProto::Ouch50));
+            s.segment(0, true, &[], f(0, 0), &mut |_| {});
+            s
+        };
+        let mut s = start();
+        s.segment(1, false, &a, f(1, 1), &mut out);
+        s.segment(30_000, false, &b, f(2, 2), &mut out);
+        assert_eq!((s.fr.cost(), s.framing_held()), (16_512, None));
+        s.fin(30_000, 30_001, f(2, 2), &mut out);
+        let c = *s.counters();
+        assert_eq!((s.fr.cost(), c.soup_packets, c.truncated_tail_bytes, c.first_bad_frame), (0, 20_000, 0, None));
+
+        let mut s = start();
+        s.segment(1, false, &a, f(1, 1), &mut out);
+        assert_eq!((s.fr.framer.pending(), s.fr.cost()), (2, 8 + 128));
+        s.fin(30_000, 0, f(2, 2), &mut out);
+        let c = *s.counters();
+        assert_eq!((s.fr.cost(), c.soup_packets, c.truncated_tail_bytes, c.first_bad_frame), (0, 9_999, 2, Some(1)));
+
+        let mut s = start();
+        s.segment(30_000, false, &b, f(1, 1), &mut out);
+        s.fin(30_000, 30_001, f(1, 1), &mut out);
+        s.segment(1, false, &a, f(2, 2), &mut out);
+        assert_eq!((s.fr.cost(), s.gap_deadline()), (16_512, Some(1 + GAP_TIMEOUT_NS + 1)));
+        s.expire(f(3, 1 + GAP_TIMEOUT_NS + 1), &mut out);
+        let c = *s.counters();
+        assert_eq!((s.fr.cost(), s.gap_deadline(), c.soup_packets, c.truncated_tail_bytes), (0, None, 20_000, 0));
+    }
+
+    /// A live stream gone quiet gives back its room, and frames its next split packet as before. After
+    /// `two_merged_segments` (frames 1 and 2, at 1 and 2 ns) it is looked at a gap timeout after the
+    /// first (1 + T + 1, T the timeout): bytes came since, so again a timeout after that look
+    /// (2T + 3), none did then: its 16,512 bytes are given back, and it is no longer looked at. An
+    /// Enter Order (50 bytes, `enter50`) split 20 + 30 then comes out whole, from frame 6 to 7,
+    /// ending at offset 60,050; the buffers it took: 20 of room grown to 50 for the joined bytes
+    /// (twice 20 is less), and 4 pieces of 32, 178.
+    #[test]
+    fn a_quiet_streams_room_is_given_back_and_its_next_split_packet_framed() {
+        const T: i64 = GAP_TIMEOUT_NS;
+        let f = |index: u64, time_ns: i64| FrameRef { index, time_ns };
+        let mut msgs = Vec::new();
+        let mut s = OrderStream::new(OrderDir::Inbound, Some(OrderProto::Ouch50));
+        let (a, b) = two_merged_segments();
+        s.segment(0, true, &[], f(0, 0), &mut |m| msgs.push(m));
+        assert_eq!(s.gap_deadline(), None);
+        s.segment(1, false, &a, f(1, 1), &mut |m| msgs.push(m));
+        s.segment(30_000, false, &b, f(2, 2), &mut |m| msgs.push(m));
+        assert_eq!((s.fr.cost(), s.gap_deadline()), (16_512, Some(T + 2)));
+        s.expire(f(3, T + 2), &mut |m| msgs.push(m));
+        assert_eq!((s.fr.cost(), s.gap_deadline()), (16_512, Some(2 * T + 3)));
+        s.expire(f(4, 2 * T + 2), &mut |m| msgs.push(m));
+        assert_eq!(s.fr.cost(), 16_512);
+        s.expire(f(5, 2 * T + 3), &mut |m| msgs.push(m));
+        assert_eq!((s.fr.cost(), s.gap_deadline(), s.framing_held()), (0, None, None));
+        let order = enter50();
+        s.segment(60_001, false, &order[..20], f(6, 2 * T + 10), &mut |m| msgs.push(m));
+        s.segment(60_021, false, &order[20..], f(7, 2 * T + 11), &mut |m| msgs.push(m));
+        let got: Vec<_> = msgs.iter().map(|m| (m.first, m.last, m.end)).collect();
+        assert_eq!(got, [(f(6, 2 * T + 10), f(7, 2 * T + 11), 60_050)]);
+        let c = *s.counters();
+        assert_eq!((c.soup_packets, c.ouch_messages, c.framing_errors, s.fr.cost()), (20_001, 1, 0, 178));
+        assert_eq!(s.gap_deadline(), Some(2 * T + 10 + T + 1));
     }
 
     /// A direction's anomaly is the frame that shows it, however late it is found. Each case's stream
