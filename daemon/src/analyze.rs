@@ -50,8 +50,11 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
         }
         None => ConfigFile::default(),
     };
-    // The file's flows, then the command line's; the same flow twice is one.
+    // The file's flows, then the command line's; the same flow twice is one. (Looked up by hash: a
+    // generated config may give tens of thousands.)
     let mut flows = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut ends = std::collections::HashMap::new();
     let from_file = |key: &str, s: &str| match &args.config {
         Some(p) => format!("{}: {key} = \"{s}\"", p.display()),
         None => format!("{key} {s}"),
@@ -83,19 +86,24 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
             }
             // One exchange end given twice with two OUCH versions: the first would win silently, and
             // the other be noted as without traffic.
-            if let FlowSpec::Orders(o) = &f
-                && let Some((_, was)) = flows.iter().find(|(g, _)| {
-                    matches!(g, FlowSpec::Orders(p) if (p.host, p.port) == (o.host, o.port) && p.proto != o.proto)
-                })
-            {
-                bail!("{what}: this exchange end was already given with another OUCH version ({was}): give it once");
+            if let FlowSpec::Orders(o) = &f {
+                match ends.get(&(o.host, o.port)) {
+                    Some((proto, was)) if *proto != o.proto => {
+                        bail!(
+                            "{what}: this exchange end was already given with another OUCH version ({was}): give it once"
+                        )
+                    }
+                    Some(_) => {}
+                    None => {
+                        ends.insert((o.host, o.port), (o.proto, what.clone()));
+                    }
+                }
             }
-            if !flows.iter().any(|(g, _)| *g == f) {
-                flows.push((f, what));
+            if seen.insert(f) {
+                flows.push(f);
             }
         }
     }
-    let flows: Vec<FlowSpec> = flows.into_iter().map(|(f, _)| f).collect();
     // A feed is a 16-bit index in the tick index.
     let feeds = flows.iter().filter(|f| matches!(f, FlowSpec::Feed(_))).count();
     let max = wirestamp_core::analyze::arbiter::MAX_FEEDS;

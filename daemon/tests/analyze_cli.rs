@@ -1401,3 +1401,43 @@ fn an_earlier_versions_pairs_file_is_replaced() {
     assert_eq!(text.lines().next(), Some(&*format!("{old},tick_frame")));
     assert!(text.lines().count() > 2, "{text}");
 }
+
+/// The feed bound counts distinct feeds, however many are given and however often: 65,533 others in
+/// the file and synth's two (both given again on the command line) make 65,535, analysed (each of
+/// synth's orders paired with its trigger); one more on the command line is refused, naming
+/// the bound.
+#[test]
+fn the_feed_bound_counts_distinct_feeds() {
+    let dir = tmpdir("feed-bound");
+    let cap = small_capture(&dir);
+    let truth = std::fs::read_to_string(format!("{cap}.truth.csv")).unwrap();
+    let orders = truth.lines().skip(1).filter(|l| !l.is_empty()).count();
+    let synths = ["udp:233.54.12.111:26477", "udp:233.54.12.112:26478"];
+    let mut md: Vec<String> =
+        (0..65_533u32).map(|i| format!("\"udp:239.{}.{}.1:{}\"", i >> 8, i & 0xff, 1_000 + i % 7)).collect();
+    md.extend(synths.iter().map(|s| format!("\"{s}\"")));
+    let conf = dir.join("feeds.toml");
+    std::fs::write(&conf, format!("md = [{}]\n", md.join(","))).unwrap();
+    let c = conf.to_str().unwrap();
+    let run = |more: &[&str]| {
+        let fixed =
+            ["analyze", "-q", "--json", "--match", r"token:T(\d+)", "--orders", "tcp:10.1.0.1:8003", "--config", c];
+        let args = [&fixed[..], more, &[cap.as_str()]].concat();
+        wirestamp(&args)
+    };
+    let out = run(&["--md", synths[0], "--md", synths[1]]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let feeds = r["feeds"].as_array().unwrap();
+    assert_eq!(feeds.len(), 65_535);
+    assert_eq!(feeds[65_533]["feed"], synths[0]);
+    assert_eq!(feeds[65_534]["feed"], synths[1]);
+    let ttt = r["metrics"].as_array().unwrap().iter().find(|m| m["name"] == "tick_to_trade").unwrap();
+    assert_eq!(ttt["count"].as_u64(), Some(orders as u64));
+    let out = run(&["--md", "udp:239.255.255.1:1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "wirestamp: error: 65536 market-data feeds given (--md, md = ...): at most 65535 are analysed at once\n"
+    );
+}

@@ -49,7 +49,7 @@ pub struct OrderSpec {
 }
 
 /// A flow given on the command line or in the config file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FlowSpec {
     /// `udp:...`
     Feed(FeedSpec),

@@ -8,6 +8,7 @@ use super::flows::{FeedSpec, looks_like_mold};
 use super::limits::{MAX_DETECTED_FEEDS, MAX_FEED_SESSIONS};
 use super::symbols::SymbolTicks;
 use super::{AB, Analyzer, E2C, METRICS, MatchRule, Metric, flows};
+use crate::fxhash::FxHashMap;
 use crate::proto::itch::LocateMap;
 use crate::proto::market::{MessageKey, MoldItchDecoder};
 use crate::proto::moldudp64::{SeqTracker, Session};
@@ -48,6 +49,20 @@ pub(super) struct FeedState {
     pub(super) headers_not_captured: u64,
     pub(super) messages_not_captured: u64,
     pub(super) bytes_not_captured: u64,
+}
+
+/// The feeds a datagram is matched against one by one, in a bit mask ([`Analyzer::known_feed`]);
+/// those beyond are looked up by destination.
+pub(super) const NEAR_FEEDS: usize = 64;
+
+/// The index of `feeds` beyond the near ones: each destination's first feed (a later feed with the
+/// same group and port is never the first to match).
+pub(super) fn far_feeds(feeds: &[FeedState]) -> FxHashMap<(Option<IpAddr>, u16), usize> {
+    let mut far = FxHashMap::default();
+    for (i, f) in feeds.iter().enumerate().skip(NEAR_FEEDS) {
+        far.entry((f.spec.group, f.spec.port)).or_insert(i);
+    }
+    far
 }
 
 /// The copies of one market-data packet as both paths ([`Analyzer::frame`] and the fast path,
@@ -319,7 +334,11 @@ impl Analyzer {
             }
             let spec = FeedSpec { group: Some(dst), port: dport, proto: flows::FeedProto::MoldItch50 };
             self.feeds.push(FeedState::new(spec, true));
-            return Some(self.feeds.len() - 1);
+            let i = self.feeds.len() - 1;
+            if i >= NEAR_FEEDS {
+                self.far_feeds.entry((spec.group, spec.port)).or_insert(i);
+            }
+            return Some(i);
         }
         None
     }
@@ -327,10 +346,10 @@ impl Analyzer {
     /// The first feed (in order) that a datagram to `dst:dport` belongs to.
     #[inline(always)]
     pub(super) fn known_feed(&self, dst: IpAddr, dport: u16) -> Option<usize> {
-        // Every feed is tested (no early exit) and the first match taken from a bit mask: A and B
-        // frames interleave as their race goes, so an early exit would mispredict on most frames.
+        // Every near feed is tested (no early exit) and the first match taken from a bit mask: A and
+        // B frames interleave as their race goes, so an early exit would mispredict on most frames.
         let mut mask = 0u64;
-        for (i, f) in self.feeds.iter().take(64).enumerate() {
+        for (i, f) in self.feeds.iter().take(NEAR_FEEDS).enumerate() {
             mask |= u64::from(f.spec.port == dport) << i;
         }
         while mask != 0 {
@@ -340,10 +359,22 @@ impl Analyzer {
             }
             mask &= mask - 1;
         }
-        if self.feeds.len() > 64 {
-            return self.feeds.iter().skip(64).position(|f| f.spec.matches(dst, dport)).map(|i| 64 + i);
+        if self.feeds.len() > NEAR_FEEDS {
+            return self.far_feed(dst, dport);
         }
         None
+    }
+
+    /// The first feed beyond the near ones that a datagram to `dst:dport` belongs to: of its group,
+    /// or of any group, whichever came first. (Out of line: few captures have so many feeds.)
+    #[cold]
+    fn far_feed(&self, dst: IpAddr, dport: u16) -> Option<usize> {
+        let of_group = self.far_feeds.get(&(Some(dst), dport)).copied();
+        let of_any = self.far_feeds.get(&(None, dport)).copied();
+        match (of_group, of_any) {
+            (Some(g), Some(a)) => Some(g.min(a)),
+            (g, a) => g.or(a),
+        }
     }
 
     /// One packet of feed `fi`: `payload` the captured UDP payload, `not_captured` the bytes after it

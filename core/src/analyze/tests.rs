@@ -1170,3 +1170,83 @@ fn the_tick_before_a_kept_one_is_known_however_the_history_let_it_go() {
     }
     assert!(compacted > 100, "{compacted}");
 }
+
+/// The analysis of `frames` with `flows` given, every frame at one time: its report.
+fn with_flows(flows: &[&str], frames: &[Vec<u8>]) -> report::Report {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let flows = flows.iter().map(|s| s.parse().unwrap()).collect();
+    let mut a = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    for (i, data) in frames.iter().enumerate() {
+        let t = 1_796_049_000_000_000_000;
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        if !a.frame_fast(i as u64, &f, |_| {}) {
+            a.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        }
+    }
+    a.finish();
+    a.report()
+}
+
+/// A datagram goes to the first feed given that it belongs to, whether that is among the first 64
+/// (tested one by one) or beyond (looked up by destination), of its group or of any. 110 feeds: 0 to
+/// 99 `233.9.0.i:20000+i`, except 10, `*:30003`; then 100 `*:30001`, 101 `233.5.5.5:30001`, 102
+/// `233.6.6.6:30002`, 103 `*:30002`, 104 `233.8.8.8:30003`. Sent, and where each must go by that
+/// rule: 1 to 233.9.0.70:20070 (feed 70), 2 to 233.5.5.5:30001 (100: the any-group feed came first),
+/// 3 to 233.6.6.6:30002 (102), 4 to 233.7.7.7:30002 (103), 5 to 233.9.0.5:20005 (5), 6 to
+/// 233.8.8.8:30003 (10, among the first 64), and 7 to 233.9.0.70:20071, no feed's.
+#[test]
+fn a_datagram_goes_to_the_first_feed_it_belongs_to_among_many() {
+    let mut flows: Vec<String> = (0..100).map(|i| format!("udp:233.9.0.{i}:{}", 20_000 + i)).collect();
+    flows[10] = "udp:*:30003".into();
+    flows.extend(
+        ["udp:*:30001", "udp:233.5.5.5:30001", "udp:233.6.6.6:30002", "udp:*:30002", "udp:233.8.8.8:30003"]
+            .map(String::from),
+    );
+    let heartbeat = |seq: u64| {
+        let mut mold = b"SESSION001".to_vec();
+        mold.extend(seq.to_be_bytes());
+        mold.extend(0u16.to_be_bytes());
+        mold
+    };
+    let sent: [([u8; 4], u16, usize); 7] = [
+        ([233, 9, 0, 70], 20_070, 1),
+        ([233, 5, 5, 5], 30_001, 2),
+        ([233, 6, 6, 6], 30_002, 3),
+        ([233, 7, 7, 7], 30_002, 4),
+        ([233, 9, 0, 5], 20_005, 5),
+        ([233, 8, 8, 8], 30_003, 6),
+        ([233, 9, 0, 70], 20_071, 7),
+    ];
+    let frames: Vec<Vec<u8>> = sent
+        .iter()
+        .flat_map(|&(dst, port, n)| (0..n).map(move |s| udp_frame(false, dst, port, &heartbeat(s as u64 + 1))))
+        .collect();
+    let r = with_flows(&flows.iter().map(String::as_str).collect::<Vec<_>>(), &frames);
+    let got: Vec<(usize, u64)> =
+        r.feeds.iter().enumerate().filter(|(_, f)| f.frames > 0).map(|(i, f)| (i, f.frames)).collect();
+    assert_eq!(got, [(5, 5), (10, 6), (70, 1), (100, 2), (102, 3), (103, 4)]);
+    assert_eq!(r.feeds.len(), 105);
+}
+
+/// A segment goes to the first order session given that either of its ends is the exchange end of,
+/// among the first 64 or beyond: 100 sessions `10.9.0.i:9000+i`, but for 80, the exchange of
+/// [`Frames`] (10.1.0.1:8003), and with 79 `*:8003` too, which comes first. The connection's frames
+/// (its SYN, SYN-ACK, an order and its Accepted: 4) are the session's either way.
+#[test]
+fn a_segment_goes_to_the_first_session_it_belongs_to_among_many() {
+    let mut f = Frames::new();
+    f.order(1, b"AAPL", b"T1");
+    f.accepted(1);
+    for (wildcard, session) in [(false, "tcp:10.1.0.1:8003@ouch50"), (true, "tcp:*:8003@ouch50")] {
+        let mut flows: Vec<String> = (0..100).map(|i| format!("tcp:10.9.0.{i}:{}@ouch50", 9_000 + i)).collect();
+        flows[80] = "tcp:10.1.0.1:8003@ouch50".into();
+        if wildcard {
+            flows[79] = "tcp:*:8003@ouch50".into();
+        }
+        let r = with_flows(&flows.iter().map(String::as_str).collect::<Vec<_>>(), &f.frames);
+        let conns: Vec<(&str, &str, u64)> =
+            r.connections.iter().map(|c| (c.connection.as_str(), c.session.as_str(), c.frames)).collect();
+        assert_eq!(conns, [("10.1.0.2:40001>10.1.0.1:8003", session, 4)], "wildcard: {wildcard}");
+    }
+}
