@@ -265,3 +265,25 @@ fn a_pause_inside_the_next_members_magic_opens_it() {
         assert_eq!(read_script(&items, true), expected, "{compression:?} with pauses");
     }
 }
+
+/// An Enhanced Packet Block whose total length is 0 is named by the EPB's own minimum (32: its 28
+/// bytes of header and its trailing length), whether the stream paused before its first 12 bytes or
+/// they had all come (the fuzz target `capture_reader_not_ready` found the two worded apart: "at least
+/// 12" when the block header had not all come).
+#[test]
+fn a_malformed_block_is_named_alike_however_much_of_it_had_come() {
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    let spec = IfaceSpec { link: LinkType::Ethernet, name: "e".into(), description: None, snaplen: 0 };
+    w.add_interface(&spec).unwrap();
+    let head = w.finish().unwrap();
+    let at = head.len();
+    // Block type 6 (EPB), total length 0, then 4 bytes of what would be its interface.
+    let epb = [6u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let error = format!(
+        "script: at byte {at} (record 2, after 0 packets): malformed pcapng EPB block: total length 0 is not a multiple of 4 of at least 32"
+    );
+    let whole = read_script(&[Some([&head[..], &epb[..]].concat())], false);
+    assert_eq!(whole.error.as_deref(), Some(error.as_str()));
+    let paused = read_script(&[Some(head.clone()), Some(epb[..4].to_vec()), None, Some(epb[4..].to_vec())], true);
+    assert_eq!(paused.error.as_deref(), Some(error.as_str()));
+}
