@@ -32,9 +32,10 @@ pub fn mounts(info: &[u8]) -> impl Iterator<Item = (PathBuf, String)> + '_ {
     })
 }
 
-/// The space-separated fields of `b`.
+/// The space-separated fields of `b`: the kernel escapes space, tab, newline and backslash in them,
+/// and nothing else, so a carriage return or form feed is a byte of a field, not a separator.
 fn fields(b: &[u8]) -> impl Iterator<Item = &[u8]> {
-    b.split(u8::is_ascii_whitespace).filter(|f| !f.is_empty())
+    b.split(|&c| c == b' ').filter(|f| !f.is_empty())
 }
 
 /// `b` with each `\` and three octal digits as the byte they give.
@@ -91,6 +92,17 @@ mod tests {
                 ("/mnt/a\tb\\c\\9d\\04", "ext4"),
             ])
         );
+    }
+
+    /// The kernel escapes only space, tab, newline and backslash: a mount point (or root)
+    /// holding a carriage return or a form feed is written raw, and is one field.
+    #[test]
+    fn a_mount_point_with_a_raw_cr_or_form_feed_is_one_field() {
+        let info = b"61 23 8:2 / /mnt/a\rb rw - ext4 /dev/sda2 rw\n\
+                     62 23 8:3 /x\x0cy /mnt/c rw - ext4 /dev/sda3 rw\n";
+        let got = pairs(info);
+        let path = |b: &[u8]| PathBuf::from(OsString::from_vec(b.to_vec()));
+        assert_eq!(got, vec![(path(b"/mnt/a\rb"), "ext4".to_string()), (path(b"/mnt/c"), "ext4".to_string())]);
     }
 
     /// A mount point that is not UTF-8 (Latin-1 `caf\xe9`, as the kernel writes it: unescaped) among

@@ -366,3 +366,53 @@ fn a_relay_stopped_before_its_streams_header_ends_at_once_without_a_file() {
     drop(relays);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A stop before the header is seen however the stream comes: bytes that keep coming (here, not a
+/// pcap: the ERF probe wants 64 KiB before it judges) held SIGTERM off for as long as they came, the
+/// stop being looked at only after 100 ms without any. Fed 8 zero bytes, then 100 more every 50 ms
+/// for 3 s; SIGTERM at 1 s: the relay ends well within 1 s of it, as a stop before the header does
+/// (exit 0, its message, no file).
+#[test]
+fn a_relay_stopped_before_its_header_while_bytes_trickle_ends_at_once() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let dir = tmp("stopped-trickle");
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(dir.join("a.pcapng"))
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(&[0; 8]).unwrap();
+    let start = Instant::now();
+    let mut asked = None;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if asked.is_none() && start.elapsed() > Duration::from_secs(1) {
+            // SAFETY: signals our own child by pid.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+            asked = Some(Instant::now());
+        }
+        if start.elapsed() > Duration::from_secs(3) {
+            break None;
+        }
+        let _ = pipe.write_all(&[0; 100]);
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = asked.map(|a| a.elapsed());
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    let files = listing(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(status.is_some() && took.unwrap() < Duration::from_secs(1), "SIGTERM held off {took:?} while bytes came");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "wirestamp: stopped before the stream's header (no frame read); no file written\n"
+    );
+    assert_eq!(files, Vec::<String>::new());
+}

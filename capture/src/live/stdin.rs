@@ -90,9 +90,14 @@ impl Read for PolledStdin {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         } else {
-            while !self.ready()? {
+            // The stop is looked at before every read, not only after a quiet wait: bytes that keep
+            // coming (not a capture, whose header never completes) would hold it off.
+            loop {
                 if self.stop.load(Ordering::Relaxed) {
                     return Err(io::Error::other(crate::Stopped));
+                }
+                if self.ready()? {
+                    break;
                 }
             }
         }
