@@ -19,6 +19,7 @@ while off + 16 <= len(data):
     frames.append(struct.pack('<Hb', cap, dt) + data[off + 16:off + 16 + cap])
     off += 16 + cap
 for k in range(0, len(frames), per):
-    for sel in (0, 1):
+    # Token and symbol rule (bit 0), each without and with --unmatched (bit 7).
+    for sel in (0, 1, 0x80, 0x81):
         with open(os.path.join(out, f'synth-{k // per:05d}-{sel}'), 'wb') as f:
             f.write(bytes([sel | 4]) + b''.join(frames[k:k + per]))

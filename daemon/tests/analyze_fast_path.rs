@@ -34,8 +34,13 @@ fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run
     let hlog = dir.join(format!("run-{tag}.hlog"));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wirestamp"));
     cmd.args(["--log", "info", "analyze", "-q", "--json", "--pairs"]).arg(&pairs).arg("--hlog").arg(&hlog);
-    cmd.arg("--unmatched").arg(&unmatched);
-    cmd.args(opts).args(files);
+    // `--unmatched` in an option set stands for the file: with it the token rule looks every order's
+    // symbol up, so both setups are compared.
+    let keep = opts.contains(&"--unmatched");
+    if keep {
+        cmd.arg("--unmatched").arg(&unmatched);
+    }
+    cmd.args(opts.iter().filter(|o| **o != "--unmatched")).args(files);
     if !fast_path {
         cmd.arg("--no-fast-path");
     }
@@ -52,7 +57,18 @@ fn analyze(dir: &Path, files: &[PathBuf], opts: &[&str], fast_path: bool) -> Run
     Run {
         json: String::from_utf8(out.stdout).unwrap(),
         pairs: std::fs::read_to_string(&pairs).unwrap(),
-        unmatched: std::fs::read_to_string(&unmatched).unwrap(),
+        // Removed once read, so that a run without `--unmatched` shows it wrote none.
+        unmatched: match keep {
+            true => {
+                let text = std::fs::read_to_string(&unmatched).unwrap();
+                std::fs::remove_file(&unmatched).unwrap();
+                text
+            }
+            false => {
+                assert!(!unmatched.exists(), "{opts:?}: an unmatched file without --unmatched");
+                String::new()
+            }
+        },
         hlog: std::fs::read_to_string(&hlog).unwrap(),
         frames: field("frames"),
         fast: field("fast"),
@@ -107,12 +123,13 @@ fn share(r: &Run) -> f64 {
     r.fast as f64 / r.frames as f64
 }
 
+/// Each rule; `--unmatched` (the unmatched orders' file) on some, off on the default token rule.
 const RULES: &[&[&str]] = &[
     &["--match", r"token:T(\d+)"],
-    &["--by", "symbol"],
+    &["--by", "symbol", "--unmatched"],
     &["--match", "symbol:20us", "--tick-retention", "30us"],
     // Trailer decoding off: the general path's decoder then counts each frame as one without.
-    &["--trailer", "none", "--match", r"token:T(\d+)"],
+    &["--trailer", "none", "--match", r"token:T(\d+)", "--unmatched"],
 ];
 
 fn synth_to(dir: &Path, name: &str, cfg: SynthConfig) -> PathBuf {
@@ -227,7 +244,7 @@ fn irregular_captures_give_the_same_results_on_both_paths() {
 fn real_captures_give_the_same_results_on_both_paths() {
     let dir = tmpdir("fastpath-real");
     let elk = data_file("pcap_market/elk_nasdaq.pcap");
-    for run in both_paths(&dir, &[elk], &[&[], &["--by", "symbol", "--match", "symbol:1ms"]]) {
+    for run in both_paths(&dir, &[elk], &[&[], &["--by", "symbol", "--match", "symbol:1ms", "--unmatched"]]) {
         // elk_nasdaq: one feed of 2,036 MoldUDP64 packets among 2,047 frames, all plain but its
         // first and its heartbeats (no gap, no directory message, no padding).
         let (feed_frames, not_plain) = feed_frames_not_plain(&run.json);
@@ -245,7 +262,7 @@ fn real_captures_give_the_same_results_on_both_paths() {
     for f in &itch {
         both_paths(&dir, std::slice::from_ref(f), &[&[]]);
     }
-    both_paths(&dir, &itch, &[&["--by", "symbol"]]);
+    both_paths(&dir, &itch, &[&["--by", "symbol", "--unmatched"]]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
