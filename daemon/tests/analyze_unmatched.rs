@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 use std::path::Path;
+use wirestamp_core::analyze::UnmatchedReason;
 use wirestamp_lab::encode::ouch;
 
 mod support;
@@ -69,31 +70,81 @@ fn counter(r: &Value, key: &str) -> u64 {
     r["counters"].get(key).map_or(0, |v| v.as_u64().unwrap())
 }
 
-/// The rows of each reason are as many as its counter says (README), and with the pairs they are
-/// every order: `trigger_not_seen` is `unmatched_orders` less the reasons counted among it;
-/// `ambiguous` rows only under the token rule (under the symbol rule an ambiguous order is matched).
+/// The reasons counted among `unmatched_orders` (the others, `not_correlated` and `ambiguous`, are not
+/// in it; `trigger_not_seen` is its rest).
+fn among_unmatched(reason: UnmatchedReason) -> bool {
+    !matches!(reason, UnmatchedReason::NotCorrelated | UnmatchedReason::Ambiguous | UnmatchedReason::TriggerNotSeen)
+}
+
+/// The report's counter `key` of the rows of a reason: there when any row has that reason (so that a
+/// name `counted_in` gives that the report does not have fails here), else 0 when absent (the report
+/// leaves out some counters of the rule not in use).
+fn counter_of(r: &Value, key: &str, rows: &[Row], reason: UnmatchedReason) -> u64 {
+    match r["counters"].get(key) {
+        Some(v) => v.as_u64().unwrap(),
+        None if rows.iter().all(|row| row.6 != reason.as_str()) => 0,
+        None => panic!("{} rows, and no counter {key}: {}", reason.as_str(), r["counters"]),
+    }
+}
+
+/// The rows of each reason are as many as its counter says (README; the counter the library names,
+/// `UnmatchedReason::counted_in`, looked up by name in the report), and with the pairs they are every
+/// order: `trigger_not_seen` is `unmatched_orders` less the reasons counted among it; `ambiguous` rows
+/// only under the token rule (under the symbol rule an ambiguous order is matched).
 fn check_counters(r: &Value, rows: &[Row], token_rule: bool) {
     let n = |reason: &str| rows.iter().filter(|r| r.6 == reason).count() as u64;
-    let among_unmatched =
-        ["no_token", "unmatched_beyond_window", "unmatched_beyond_retention", "unmatched_released_for_room"]
-            .iter()
-            .chain(&["unmatched_without_symbol"])
-            .map(|k| counter(r, k))
-            .sum::<u64>();
-    let want = [
-        ("not_correlated", counter(r, "not_correlated")),
-        ("no_token", counter(r, "no_token")),
-        ("ambiguous", if token_rule { counter(r, "ambiguous") } else { 0 }),
-        ("beyond_window", counter(r, "unmatched_beyond_window")),
-        ("beyond_retention", counter(r, "unmatched_beyond_retention")),
-        ("released_for_room", counter(r, "unmatched_released_for_room")),
-        ("no_symbol", counter(r, "unmatched_without_symbol")),
-        ("trigger_not_seen", counter(r, "unmatched_orders") - among_unmatched),
-    ];
+    let among = UnmatchedReason::ALL
+        .iter()
+        .filter(|&&k| among_unmatched(k))
+        .map(|&k| counter_of(r, k.counted_in().unwrap(), rows, k))
+        .sum::<u64>();
+    let want: Vec<(&str, u64)> = UnmatchedReason::ALL
+        .iter()
+        .map(|&k| {
+            let count = match k.counted_in() {
+                Some(_) if k == UnmatchedReason::Ambiguous && !token_rule => 0,
+                Some(key) => counter_of(r, key, rows, k),
+                None => counter(r, "unmatched_orders") - among,
+            };
+            (k.as_str(), count)
+        })
+        .collect();
     let got: Vec<(&str, u64)> = want.iter().map(|&(k, _)| (k, n(k))).collect();
     assert_eq!(got, want, "{}", r["counters"]);
     assert_eq!(want.iter().map(|w| w.1).sum::<u64>(), rows.len() as u64, "a row of another reason");
     assert_eq!(counter(r, "matched") + rows.len() as u64, counter(r, "orders"), "every order is a pair or a row");
+}
+
+/// README's table of reasons under `--unmatched` is the library's: every reason of
+/// `UnmatchedReason::ALL`, in its order and no other, each counted in the counter `counted_in` names
+/// (the rest, `trigger_not_seen`, as `unmatched_orders` less the counters of the reasons among it). That
+/// those counters are the report's is checked by every run here (`check_counters`).
+#[test]
+fn readme_lists_every_reason_with_its_counter() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let at = readme.find("- `--unmatched FILE.csv`").expect("the --unmatched section");
+    let table: Vec<Vec<&str>> = readme[at..]
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("| `reason`"))
+        .skip(2)
+        .take_while(|l| l.trim_start().starts_with('|'))
+        .map(|l| l.trim().trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let listed: Vec<&str> = table.iter().map(|c| c[0].trim_matches('`')).collect();
+    let all: Vec<&str> = UnmatchedReason::ALL.iter().map(|r| r.as_str()).collect();
+    assert_eq!(listed, all);
+    // Distinct, so that a reason is found by its word.
+    assert_eq!(all.iter().collect::<std::collections::BTreeSet<_>>().len(), all.len());
+    let rest = UnmatchedReason::ALL
+        .iter()
+        .filter(|&&k| among_unmatched(k))
+        .map(|k| format!("`{}`", k.counted_in().unwrap()))
+        .collect::<Vec<_>>();
+    let rest = format!("`unmatched_orders` less {} and {}", rest[..rest.len() - 1].join(", "), rest[rest.len() - 1]);
+    for (cells, reason) in table.iter().zip(UnmatchedReason::ALL) {
+        let want = reason.counted_in().map_or(rest.clone(), |k| format!("`{k}`"));
+        assert_eq!(cells[2], want, "{}", reason.as_str());
+    }
 }
 
 /// `analyze -q --json ARGS --unmatched DIR/u.csv CAPTURE`: the report and the rows, the counters checked

@@ -141,3 +141,25 @@ impl Analyzer {
         self.output = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::UnmatchedReason::{self, *};
+
+    /// `ALL` holds every reason once, in the order they are looked at (this match, without a wildcard,
+    /// stops compiling when a reason is added: place it here and in `ALL`).
+    #[test]
+    fn all_holds_every_reason_once_in_order() {
+        let place = |r: UnmatchedReason| match r {
+            NotCorrelated => 0,
+            NoToken => 1,
+            Ambiguous => 2,
+            BeyondWindow => 3,
+            BeyondRetention => 4,
+            ReleasedForRoom => 5,
+            NoSymbol => 6,
+            TriggerNotSeen => 7,
+        };
+        assert_eq!(UnmatchedReason::ALL.map(place), [0, 1, 2, 3, 4, 5, 6, 7]);
+    }
+}
