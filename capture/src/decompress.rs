@@ -243,6 +243,9 @@ struct Members<M> {
     /// Where the current member begins in the compressed file.
     start: u64,
     ending: Ending,
+    /// A member that could not be opened (zstd: no memory for its decoder), with the source it took:
+    /// every later read returns this error, so that the stream does not end as if the file did.
+    failed: Option<(io::ErrorKind, String)>,
 }
 
 /// The bytes after a member, and how far they were judged. A stream not ready (`WouldBlock`) may stop
@@ -290,6 +293,9 @@ impl<M> Members<M> {
 
 impl<M: Member> Read for Members<M> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if let Some((kind, msg)) = &self.failed {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
         loop {
             if let Some(member) = self.member.as_mut() {
                 let n = match member.read(out) {
@@ -326,7 +332,13 @@ impl<M: Member> Read for Members<M> {
                     // The next member cut inside its magic: a cut, of a member that decoded nothing.
                     return self.cut(0, MemberAt::of(self.start, &rest));
                 }
-                self.member = Some(M::open(rest)?);
+                self.member = match M::open(rest) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        self.failed = Some((e.kind(), e.to_string()));
+                        return Err(e);
+                    }
+                };
                 self.decoded = 0;
                 continue;
             }
@@ -349,7 +361,7 @@ impl<M: Member> Read for Members<M> {
 /// `src` read member by member, telling how it ended in `ending`.
 fn members<M: Member + Send + 'static>(src: Box<dyn Read + Send>, ending: Ending) -> io::Result<Box<dyn Read + Send>> {
     let member = M::open(Source { carry: Vec::new(), inner: BufReader::with_capacity(64 << 10, src), consumed: 0 })?;
-    Ok(Box::new(Members { member: Some(member), after: None, decoded: 0, start: 0, ending }))
+    Ok(Box::new(Members { member: Some(member), after: None, decoded: 0, start: 0, ending, failed: None }))
 }
 
 /// Reads the first bytes of `src`, and wraps it in the decompressor they call for. The [`Ending`]
@@ -593,5 +605,64 @@ impl<R: Read> Read for ZstdWalk<R> {
             lock(&self.ending).zstd = self.end();
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::bufread::GzDecoder;
+    use std::io::Write;
+
+    /// A gzip member whose decoder cannot be opened after the file's first member, as a zstd decoder
+    /// whose context cannot be allocated (not to be provoked cheaply: zstd allocates through libc).
+    struct NoRoomAfterFirst(GzDecoder<Source>);
+
+    impl Read for NoRoomAfterFirst {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.0.read(out)
+        }
+    }
+
+    impl Member for NoRoomAfterFirst {
+        fn open(src: Source) -> io::Result<Self> {
+            match src.consumed {
+                0 => Ok(NoRoomAfterFirst(GzDecoder::new(src))),
+                _ => Err(io::Error::new(io::ErrorKind::OutOfMemory, "no room for a decoder")),
+            }
+        }
+        fn into_source(self) -> Source {
+            self.0.into_inner()
+        }
+        fn source(&self) -> &Source {
+            self.0.get_ref()
+        }
+        fn begins(head: &[u8]) -> bool {
+            <GzDecoder<Source> as Member>::begins(head)
+        }
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A member that cannot be opened fails the read, and every read after it: the stream never ends
+    /// as if the file ended there.
+    #[test]
+    fn a_member_that_cannot_be_opened_fails_every_later_read() {
+        let file = [gzip(b"first member"), gzip(b"second member")].concat();
+        let ending = Ending::default();
+        let mut r = members::<NoRoomAfterFirst>(Box::new(Cursor::new(file)), ending.clone()).unwrap();
+        let mut out = [0u8; 64];
+        assert_eq!(r.read(&mut out).unwrap(), 12);
+        assert_eq!(&out[..12], b"first member");
+        for _ in 0..3 {
+            let e = r.read(&mut out).unwrap_err();
+            assert_eq!((e.kind(), e.to_string()), (io::ErrorKind::OutOfMemory, "no room for a decoder".to_owned()));
+        }
+        let end = lock(&ending);
+        assert_eq!((end.cut, end.trailing), (false, 0));
     }
 }
