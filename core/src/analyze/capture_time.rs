@@ -164,8 +164,12 @@ impl Analyzer {
         self.wake_at = interval_end.min(timeout).min(parked).min(reorder).min(early).min(self.gap_due);
     }
 
-    /// Gives up, at capture time `t`, the ranges order streams waited for longer than the gap timeout:
-    /// the orders and responses behind them are read now, while the ticks they may match are kept.
+    /// Does, at capture time `t`, what order streams have due
+    /// ([`OrderStream::expire`](super::orders::OrderStream::expire)): gives up the ranges they waited
+    /// for longer than the gap timeout (the orders and responses behind them are read now, while the
+    /// ticks they may match are kept), and looks at those whose look is due: one that reached its FIN
+    /// ends, one quiet since the look was set (no byte, none held) gives back its framing buffers, the
+    /// framer's room included.
     #[cold]
     #[inline(never)]
     fn expire_gaps(&mut self, t: i64) {

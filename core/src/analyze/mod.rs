@@ -477,14 +477,17 @@ pub struct Analyzer {
     fast_frames: u64,
     /// Packets of frames the general path took that took the plain walk ([`Analyzer::plain_lane`]).
     plain_packets: u64,
-    /// The earliest capture time at which an order stream gives up the range it waits for
-    /// ([`OrderStream::gap_deadline`]; `i64::MAX`: none waits): [`Analyzer::advance_time`] expires
-    /// it then, whatever flow the frame is of, before the ticks kept for what waits behind it go.
+    /// The earliest capture time at which an order stream has something due
+    /// ([`OrderStream::gap_deadline`]; `i64::MAX`: none has): a range it waits for to give up as a
+    /// hole, or a look whether it ended or went quiet (a quiet direction gives its framing buffers
+    /// back, the framer's room included). [`Analyzer::advance_time`] does it then, whatever flow the
+    /// frame is of ([`Analyzer::expire_gaps`]), a hole before the ticks kept for what waits behind it go.
     gap_due: i64,
     /// By connection, the earliest time of an order byte its inbound stream holds
-    /// ([`OrderStream::oldest_held`]) and the earliest gap deadline of its streams, ordered: their
-    /// minimums are [`Analyzer::hold_from`] and [`Analyzer::gap_due`], kept per segment without a walk
-    /// of every connection (tens of thousands in some captures).
+    /// ([`OrderStream::oldest_held`]) and the earliest due time of its streams
+    /// ([`OrderStream::gap_deadline`]: a gap to give up, or the look at a quiet stream), ordered:
+    /// their minimums are [`Analyzer::hold_from`] and [`Analyzer::gap_due`], kept per segment without
+    /// a walk of every connection (tens of thousands in some captures).
     holds: std::collections::BTreeSet<(i64, usize)>,
     dues: std::collections::BTreeSet<(i64, usize)>,
     /// The order streams whose reassembler holds out-of-order bytes, by the time of the earliest,
