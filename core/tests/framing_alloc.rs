@@ -3,43 +3,16 @@
 //! segments of back-to-back OUCH 5.0 Enter Orders, most of them ending inside a packet, driven as the
 //! analyzer drives it (after a segment that changed what it holds, `framing_held`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod support;
+
 use std::cell::Cell;
+use support::counting_alloc::{Counting, allocs};
 use wirestamp_core::analyze::flows::OrderProto;
 use wirestamp_core::analyze::orders::{FrameRef, OrderMsg, OrderStream};
 use wirestamp_core::proto::OrderDir;
 
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct Counting;
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the only addition is a
-// thread-local counter with const initialisation, which itself never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn allocs() -> u64 {
-    ALLOCS.with(Cell::get)
-}
 
 /// A SoupBinTCP Unsequenced Data packet (50 bytes) holding an OUCH 5.0 Enter Order without appendage
 /// (47 bytes, OUCH 5.0 §2.1.1: the offsets below), UserRefNum `urn`.

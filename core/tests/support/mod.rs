@@ -4,6 +4,8 @@
 //! Panics on malformed files, which is what a test wants.
 #![allow(dead_code, reason = "each integration test uses a subset")]
 
+pub mod counting_alloc;
+
 use std::path::Path;
 use wirestamp_core::dissect::{Transport, dissect};
 use wirestamp_core::{Frame, LinkType};
