@@ -292,6 +292,30 @@ pub fn soupbin_chain(payload: &[u8], limit: usize) -> bool {
     }
 }
 
+/// Flows beyond the first `near` of a list, by destination, for the lookups that would otherwise test
+/// each flow on every frame: each `(address, port)` key's first index (a later flow with the same key
+/// is never the first to match). `None` addresses stand for any.
+pub(super) type FarIndex = crate::fxhash::FxHashMap<(Option<IpAddr>, u16), usize>;
+
+/// The [`FarIndex`] of `keys`, those from `near` on.
+pub(super) fn far_index(keys: impl Iterator<Item = (Option<IpAddr>, u16)>, near: usize) -> FarIndex {
+    let mut far = FarIndex::default();
+    for (i, key) in keys.enumerate().skip(near) {
+        far.entry(key).or_insert(i);
+    }
+    far
+}
+
+/// The first flow in `far` that `addr:port` belongs to: of that address, or of any, whichever came
+/// first. (Out of line: few captures have so many flows.)
+#[cold]
+pub(super) fn far_first(far: &FarIndex, addr: IpAddr, port: u16) -> Option<usize> {
+    match (far.get(&(Some(addr), port)), far.get(&(None, port))) {
+        (Some(&a), Some(&b)) => Some(a.min(b)),
+        (a, b) => a.or(b).copied(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

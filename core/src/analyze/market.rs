@@ -8,7 +8,6 @@ use super::flows::{FeedSpec, looks_like_mold};
 use super::limits::{MAX_DETECTED_FEEDS, MAX_FEED_SESSIONS};
 use super::symbols::SymbolTicks;
 use super::{AB, Analyzer, E2C, METRICS, MatchRule, Metric, flows};
-use crate::fxhash::FxHashMap;
 use crate::proto::itch::LocateMap;
 use crate::proto::market::{MessageKey, MoldItchDecoder};
 use crate::proto::moldudp64::{SeqTracker, Session};
@@ -55,14 +54,9 @@ pub(super) struct FeedState {
 /// those beyond are looked up by destination.
 pub(super) const NEAR_FEEDS: usize = 64;
 
-/// The index of `feeds` beyond the near ones: each destination's first feed (a later feed with the
-/// same group and port is never the first to match).
-pub(super) fn far_feeds(feeds: &[FeedState]) -> FxHashMap<(Option<IpAddr>, u16), usize> {
-    let mut far = FxHashMap::default();
-    for (i, f) in feeds.iter().enumerate().skip(NEAR_FEEDS) {
-        far.entry((f.spec.group, f.spec.port)).or_insert(i);
-    }
-    far
+/// The [`FarIndex`](flows::FarIndex) of `feeds`.
+pub(super) fn far_feeds(feeds: &[FeedState]) -> flows::FarIndex {
+    flows::far_index(feeds.iter().map(|f| (f.spec.group, f.spec.port)), NEAR_FEEDS)
 }
 
 /// The copies of one market-data packet as both paths ([`Analyzer::frame`] and the fast path,
@@ -360,21 +354,9 @@ impl Analyzer {
             mask &= mask - 1;
         }
         if self.feeds.len() > NEAR_FEEDS {
-            return self.far_feed(dst, dport);
+            return flows::far_first(&self.far_feeds, dst, dport);
         }
         None
-    }
-
-    /// The first feed beyond the near ones that a datagram to `dst:dport` belongs to: of its group,
-    /// or of any group, whichever came first. (Out of line: few captures have so many feeds.)
-    #[cold]
-    fn far_feed(&self, dst: IpAddr, dport: u16) -> Option<usize> {
-        let of_group = self.far_feeds.get(&(Some(dst), dport)).copied();
-        let of_any = self.far_feeds.get(&(None, dport)).copied();
-        match (of_group, of_any) {
-            (Some(g), Some(a)) => Some(g.min(a)),
-            (g, a) => g.or(a),
-        }
     }
 
     /// One packet of feed `fi`: `payload` the captured UDP payload, `not_captured` the bytes after it

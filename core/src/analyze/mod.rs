@@ -348,11 +348,11 @@ pub struct Analyzer {
     /// The feeds beyond the first [`market::NEAR_FEEDS`] by destination (`None`: any group), each
     /// key's first: tested one by one on every datagram, 1,000 declared feeds made the analysis 22
     /// times slower.
-    far_feeds: FxHashMap<(Option<IpAddr>, u16), usize>,
+    far_feeds: flows::FarIndex,
     sessions: Vec<SessionState>,
     /// The order sessions beyond the first [`segments::NEAR_SESSIONS`] by exchange end (`None`: any
     /// host), each end's first, as `far_feeds`.
-    far_sessions: FxHashMap<(Option<IpAddr>, u16), usize>,
+    far_sessions: flows::FarIndex,
     detect: bool,
     conns: FxHashMap<ConnKey, usize>,
     conn_list: Vec<Conn>,

@@ -1,13 +1,12 @@
 //! Order sessions' TCP segments into their connections' streams, and the budgets all streams share.
 
-use super::flows::{OrderProto, OrderSpec, starts_soupbin};
+use super::flows::{OrderProto, OrderSpec, far_first, starts_soupbin};
 use super::limits::{HOLD_MAX_NS, MAX_CONNECTIONS, MAX_DETECTED_SESSIONS};
 use super::orders::{FrameRef, OrderStream};
 use super::{
     Analyzer, Conn, ConnKey, METRICS, MatchRule, Segment, SessionState, detect_ouch_version, fmt_ip,
     unsequenced_direction,
 };
-use crate::fxhash::FxHashMap;
 use crate::proto::OrderDir;
 use std::net::IpAddr;
 
@@ -16,13 +15,9 @@ use std::net::IpAddr;
 /// declared sessions made the analysis 55 times slower.
 pub(super) const NEAR_SESSIONS: usize = 64;
 
-/// The index of `sessions` beyond the near ones: each exchange end's first session.
-pub(super) fn far_sessions(sessions: &[SessionState]) -> FxHashMap<(Option<IpAddr>, u16), usize> {
-    let mut far = FxHashMap::default();
-    for (i, s) in sessions.iter().enumerate().skip(NEAR_SESSIONS) {
-        far.entry((s.spec.host, s.spec.port)).or_insert(i);
-    }
-    far
+/// The [`FarIndex`](super::flows::FarIndex) of `sessions`, by exchange end.
+pub(super) fn far_sessions(sessions: &[SessionState]) -> super::flows::FarIndex {
+    super::flows::far_index(sessions.iter().map(|s| (s.spec.host, s.spec.port)), NEAR_SESSIONS)
 }
 
 impl Analyzer {
@@ -41,7 +36,7 @@ impl Analyzer {
         }
         if self.sessions.len() > NEAR_SESSIONS {
             // The first session either end belongs to, and its direction as the loop would find it.
-            let first = match (self.far_session(dst, dport), self.far_session(src, sport)) {
+            let first = match (far_first(&self.far_sessions, dst, dport), far_first(&self.far_sessions, src, sport)) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
@@ -87,19 +82,7 @@ impl Analyzer {
     /// The first order session whose exchange end is `addr:port`.
     pub(super) fn session_of_end(&self, addr: IpAddr, port: u16) -> Option<usize> {
         let near = self.sessions.iter().take(NEAR_SESSIONS).position(|s| s.spec.is_exchange_end(addr, port));
-        near.or_else(|| self.far_session(addr, port))
-    }
-
-    /// The first order session beyond the near ones whose exchange end is `addr:port`: of that host,
-    /// or of any host, whichever came first.
-    #[cold]
-    fn far_session(&self, addr: IpAddr, port: u16) -> Option<usize> {
-        let of_host = self.far_sessions.get(&(Some(addr), port)).copied();
-        let of_any = self.far_sessions.get(&(None, port)).copied();
-        match (of_host, of_any) {
-            (Some(h), Some(a)) => Some(h.min(a)),
-            (h, a) => h.or(a),
-        }
+        near.or_else(|| far_first(&self.far_sessions, addr, port))
     }
 
     /// One segment of order session `si`'s connection `key`. `CUT`: a frame captured short was seen
