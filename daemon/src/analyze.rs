@@ -185,24 +185,26 @@ fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
 }
 
-/// The `--pairs` writer: matched pairs as CSV.
-pub struct PairsSink {
+/// A CSV output (`--pairs`, `--unmatched`): its file, and the option that named it, for errors.
+pub struct CsvSink {
     out: BufWriter<std::fs::File>,
     path: PathBuf,
+    option: &'static str,
 }
 
-impl PairsSink {
-    /// Creates the pairs file `p` and writes its header.
-    pub fn create(p: &Path) -> Result<PairsSink> {
-        let out = BufWriter::new(create_output(p, "--pairs", PAIRS_HEADER_SHARED)?);
-        let mut sink = PairsSink { out, path: p.to_owned() };
-        sink.write(|w| writeln!(w, "{PAIRS_HEADER}"))?;
+impl CsvSink {
+    /// Creates the file `p` given with `option` and writes `header` (an earlier file of ours is
+    /// recognised by its header's first part, `ours`, and replaced).
+    pub fn create(p: &Path, option: &'static str, ours: &str, header: &str) -> Result<CsvSink> {
+        let out = BufWriter::new(create_output(p, option, ours)?);
+        let mut sink = CsvSink { out, path: p.to_owned(), option };
+        sink.write(|w| writeln!(w, "{header}"))?;
         Ok(sink)
     }
 
     /// Runs `f` on the file; an error says which output failed.
     fn write(&mut self, f: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<()> {
-        f(&mut self.out).with_context(|| writing("--pairs", &self.path))
+        f(&mut self.out).with_context(|| writing(self.option, &self.path))
     }
 }
 
@@ -221,27 +223,6 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
         p.latency_ns,
         p.tick_frame.map_or_else(String::new, |f| f.to_string())
     )
-}
-
-/// The `--unmatched` writer: the orders without a pair, with why, as CSV.
-pub struct UnmatchedSink {
-    out: BufWriter<std::fs::File>,
-    path: PathBuf,
-}
-
-impl UnmatchedSink {
-    /// Creates the file `p` and writes its header.
-    pub fn create(p: &Path) -> Result<UnmatchedSink> {
-        let out = BufWriter::new(create_output(p, "--unmatched", UNMATCHED_HEADER)?);
-        let mut sink = UnmatchedSink { out, path: p.to_owned() };
-        sink.write(|w| writeln!(w, "{UNMATCHED_HEADER}"))?;
-        Ok(sink)
-    }
-
-    /// Runs `f` on the file; an error says which output failed.
-    fn write(&mut self, f: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>) -> Result<()> {
-        f(&mut self.out).with_context(|| writing("--unmatched", &self.path))
-    }
 }
 
 fn write_unmatched(w: &mut impl Write, u: &Unmatched) -> std::io::Result<()> {
@@ -263,9 +244,9 @@ fn write_unmatched(w: &mut impl Write, u: &Unmatched) -> std::io::Result<()> {
 #[derive(Default)]
 pub struct Sinks {
     /// `--pairs`: matched pairs as CSV.
-    pub pairs: Option<PairsSink>,
+    pub pairs: Option<CsvSink>,
     /// `--unmatched`: the orders without a pair as CSV.
-    pub unmatched: Option<UnmatchedSink>,
+    pub unmatched: Option<CsvSink>,
     /// `--hlog`: closed intervals as an HdrHistogram log.
     pub hlog: Option<HlogSink>,
 }
@@ -425,10 +406,10 @@ pub fn run(args: &AnalyzeArgs) -> Result<ExitCode> {
 
     let mut sinks = Sinks::default();
     if let Some(p) = &args.pairs {
-        sinks.pairs = Some(PairsSink::create(p)?);
+        sinks.pairs = Some(CsvSink::create(p, "--pairs", PAIRS_HEADER_SHARED, PAIRS_HEADER)?);
     }
     if let Some(p) = &args.unmatched {
-        sinks.unmatched = Some(UnmatchedSink::create(p)?);
+        sinks.unmatched = Some(CsvSink::create(p, "--unmatched", UNMATCHED_HEADER, UNMATCHED_HEADER)?);
     }
     if let Some(p) = &args.hlog {
         sinks.hlog = Some(HlogSink::create(p)?);
