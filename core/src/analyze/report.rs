@@ -121,7 +121,7 @@ impl MetricReport {
 
     fn from_metric(name: &str, m: &Metric, open: &Latency, tallies: &[(usize, &Tally)]) -> MetricReport {
         let mut r = Self::from_latency(name.to_owned(), &m.total(open, tallies));
-        r.dims = m.dims(tallies).into_iter().map(|(d, l)| Self::from_latency(d, &l)).collect();
+        m.for_each_dim(tallies, |d, l| r.dims.push(Self::from_latency(d.to_owned(), l)));
         r
     }
 }

@@ -1185,6 +1185,59 @@ fn with_flows(flows: &[&str], frames: &[Vec<u8>]) -> report::Report {
     a.report()
 }
 
+/// A report built while an interval is open has each feed's samples in its dimension, as after the
+/// end: feed 1 (233.1.1.1:30001) brings 3 ITCH messages captured 1, 2 and 3 us after their
+/// timestamps, feed 2 (233.2.2.2:30002, its own session) 2 captured 5 and 7 us after. All frames at
+/// 09:30:00 EST (2026-11-30T14:30:00Z), each message stamped that time minus its delay.
+#[test]
+fn a_report_of_an_open_interval_has_every_feeds_samples_in_its_dimension() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    const NINE_THIRTY: i64 = (9 * 3_600 + 30 * 60) * 1_000_000_000;
+    let packet = |session: &[u8; 10], seq: u64, delay: i64| {
+        let mut itch = vec![b'A', 0, 7, 0, 0];
+        itch.extend(&((NINE_THIRTY - delay) as u64).to_be_bytes()[2..]);
+        itch.resize(36, b' ');
+        let mut mold = session.to_vec();
+        mold.extend(seq.to_be_bytes());
+        mold.extend(1u16.to_be_bytes());
+        mold.extend((itch.len() as u16).to_be_bytes());
+        mold.extend(&itch);
+        mold
+    };
+    let frames = [
+        udp_frame(false, [233, 1, 1, 1], 30_001, &packet(b"SESSION001", 1, 1_000)),
+        udp_frame(false, [233, 2, 2, 2], 30_002, &packet(b"SESSION002", 1, 5_000)),
+        udp_frame(false, [233, 1, 1, 1], 30_001, &packet(b"SESSION001", 2, 2_000)),
+        udp_frame(false, [233, 2, 2, 2], 30_002, &packet(b"SESSION002", 2, 7_000)),
+        udp_frame(false, [233, 1, 1, 1], 30_001, &packet(b"SESSION001", 3, 3_000)),
+    ];
+    let flows = ["udp:233.1.1.1:30001", "udp:233.2.2.2:30002"].iter().map(|s| s.parse().unwrap()).collect();
+    let mut a = Analyzer::new(AnalyzeConfig { flows, ..AnalyzeConfig::default() });
+    let t = 1_796_049_000_000_000_000;
+    for (i, data) in frames.iter().enumerate() {
+        let f = Frame::record(data, t, LinkType::Ethernet);
+        if !a.frame_fast(i as u64, &f, |_| {}) {
+            a.frame(i as u64, t, &f, &dissect(data, f.link), TsSource::PcapRecord, ClockQuality::default());
+        }
+    }
+    let dims = |r: &report::Report| {
+        let m = r.metrics.iter().find(|m| m.name == "exchange_to_capture").expect("metric");
+        let dims: Vec<_> = m.dims.iter().map(|d| (d.name.clone(), d.count, d.min_ns, d.max_ns)).collect();
+        (m.count, dims)
+    };
+    let expected = (
+        5,
+        vec![
+            ("feed:udp:233.1.1.1:30001".to_owned(), 3, Some(1_000), Some(3_000)),
+            ("feed:udp:233.2.2.2:30002".to_owned(), 2, Some(5_000), Some(7_000)),
+        ],
+    );
+    assert_eq!(dims(&a.report()), expected, "open interval");
+    a.finish();
+    assert_eq!(dims(&a.report()), expected, "after the end");
+}
+
 /// A datagram goes to the first feed given that it belongs to, whether that is among the first 64
 /// (tested one by one) or beyond (looked up by destination), of its group or of any. 110 feeds: 0 to
 /// 99 `233.9.0.i:20000+i`, except 10, `*:30003`; then 100 `*:30001`, 101 `233.5.5.5:30001`, 102
