@@ -428,9 +428,11 @@ pub struct CaptureArgs {
     /// Capture filter (tcpdump syntax), compiled by libpcap.
     #[arg(short = 'f', long, value_name = "FILTER")]
     pub filter: Option<String>,
-    /// Stop after SECS seconds.
-    #[arg(long, value_name = "SECS")]
-    pub duration: Option<u64>,
+    /// Stop after this long: a whole number with its unit (ns, us, ms, s: 500ms, 90s), or whole seconds
+    /// without one (30: 30 s, as before units were taken). Above 0. The summary says when and why the
+    /// capture stopped.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub duration: Option<String>,
     /// Frames are cut at this many bytes (afpacket, pcap, afxdp, stdin), and it is written to the interface
     /// blocks. 0 means the largest, 262144, as with tcpdump's `-s 0`. --source ebpf cuts frames by
     /// --snap-payload instead.
