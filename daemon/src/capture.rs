@@ -760,22 +760,34 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
         replaceable(base, args.overwrite)?;
         replaceable(&part, args.overwrite)?;
     }
-    if let Some(tx) = args.tx_events.as_deref().filter(|p| crate::output::kept_file(p)) {
-        let earlier = crate::output::begins_with(tx, TX_HEADER);
-        if !earlier {
-            bail!(
-                "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its \
-                 name?): refusing to overwrite it; remove it or choose another name",
-                tx.display()
-            );
+    if let Some(tx) = args.tx_events.as_deref() {
+        if claim::in_use(tx) {
+            bail!(claim::tx_in_use_message(tx));
         }
-        if !args.overwrite {
-            bail!(
-                "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to \
-                 overwrite it; rename or remove it, or choose another name; --overwrite replaces it",
-                tx.display()
-            );
-        }
+        tx_replaceable(tx, args.overwrite)?;
+    }
+    Ok(())
+}
+
+/// Whether capture may write the `--tx-events` CSV `tx`: missing, empty or not a regular file (a FIFO),
+/// or (`overwrite`) an earlier capture's; anything else is refused, saying what to do.
+fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<()> {
+    if !crate::output::kept_file(tx) {
+        return Ok(());
+    }
+    if !crate::output::begins_with(tx, TX_HEADER) {
+        bail!(
+            "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its name?): \
+             refusing to overwrite it; remove it or choose another name",
+            tx.display()
+        );
+    }
+    if !overwrite {
+        bail!(
+            "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to overwrite \
+             it; rename or remove it, or choose another name; --overwrite replaces it",
+            tx.display()
+        );
     }
     Ok(())
 }
@@ -1106,7 +1118,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
     let mut tx_csv = match &args.tx_events {
         Some(p) => {
-            let f = File::create(p).with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
+            let f = claim::create_tx(p, |p| tx_replaceable(p, args.overwrite))
+                .with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
             let mut w = BufWriter::new(f);
             writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
             Some((w, p.clone(), 0u64))

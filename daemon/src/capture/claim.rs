@@ -30,13 +30,13 @@ fn lock(f: &File, path: &Path) -> bool {
     }
 }
 
-/// Whether a running capture holds `part` (its lock is taken). Not a lock taken to look, which could
+/// Whether a running capture holds `path` (its lock is taken). Not a lock taken to look, which could
 /// make a capture starting this instant fail to take its own.
-pub(super) fn in_use(part: &Path) -> bool {
-    if !std::fs::metadata(part).is_ok_and(|m| m.is_file()) {
+pub(super) fn in_use(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
         return false;
     }
-    let Ok(f) = File::open(part) else { return false };
+    let Ok(f) = File::open(path) else { return false };
     let mut l = whole_file();
     fcntl(&f, FcntlArg::F_OFD_GETLK(&mut l)).is_ok() && i32::from(l.l_type) != libc::F_UNLCK
 }
@@ -53,27 +53,50 @@ pub(super) fn in_use_message(part: &Path) -> String {
     )
 }
 
-/// Creates `part` for this capture and locks it. An existing one is taken only when no capture holds
-/// it and `replaceable` allows it (empty, or with `--overwrite` a killed capture's); it is then
-/// emptied. Refused otherwise, saying why: held by a running capture, or `replaceable`'s reason.
+/// What is said of a `--tx-events` CSV a running capture holds.
+pub(super) fn tx_in_use_message(path: &Path) -> String {
+    let shown = path.display();
+    format!(
+        "--tx-events {shown}: another capture is writing it, running now (it holds the file's lock; `fuser -v \
+         {shown}` names the process): two captures cannot write one file; give this one another --tx-events, or \
+         stop the other first"
+    )
+}
+
+/// Creates `part` for this capture and locks it (see [`create`]).
 pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    let creating = || format!("creating {}", part.display());
-    match OpenOptions::new().read(true).write(true).create_new(true).open(part) {
-        Ok(f) if lock(&f, part) => return Ok(f),
+    create(part, in_use_message, replaceable)
+}
+
+/// Creates the `--tx-events` CSV and locks it (see [`create`]): the same lock as a `.part`'s, so that
+/// two captures of one CSV do not empty each other's.
+pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    create(path, tx_in_use_message, replaceable)
+}
+
+/// Creates `path` and locks it. An existing file is taken only when no capture holds it and
+/// `replaceable` allows it (empty, or with `--overwrite` a killed capture's); it is then emptied.
+/// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason.
+fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    let creating = || format!("creating {}", path.display());
+    match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+        Ok(f) if lock(&f, path) => return Ok(f),
         // Another capture found it just made, and took it first.
-        Ok(_) => bail!(in_use_message(part)),
+        Ok(_) => bail!(held(path)),
         Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e).with_context(creating),
     }
-    // Not a regular file (a FIFO would block the open): `replaceable` says so.
-    if !std::fs::metadata(part).is_ok_and(|m| m.is_file()) {
-        replaceable(part)?;
+    // Not a regular file: `replaceable` refuses it, or it is written as it is (a CSV to a FIFO), not
+    // locked nor emptied. (Opened to write only, as `File::create` would: a FIFO waits for its reader.)
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        replaceable(path)?;
+        return OpenOptions::new().write(true).open(path).with_context(creating);
     }
-    let f = OpenOptions::new().read(true).write(true).open(part).with_context(creating)?;
-    if !lock(&f, part) {
-        bail!(in_use_message(part));
+    let f = OpenOptions::new().read(true).write(true).open(path).with_context(creating)?;
+    if !lock(&f, path) {
+        bail!(held(path));
     }
-    replaceable(part)?;
+    replaceable(path)?;
     f.set_len(0).with_context(creating)?;
     Ok(f)
 }
@@ -155,14 +178,12 @@ pub(super) fn kept_error(kept: &[Kept], last_kept: bool) -> Option<String> {
     Some(match (last, earlier) {
         (Some(last), []) => last.message(),
         (Some(last), earlier) => format!(
-            "{}; and {} earlier files' names were taken too, their frames kept in (said above): {}",
+            "{}; earlier names were taken too: the frames of those files are kept in (said above): {}",
             last.message(),
-            earlier.len(),
             names(earlier)
         ),
         (None, earlier) => format!(
-            "{} files' names were taken while this capture ran, their frames kept in (said above): {}",
-            earlier.len(),
+            "names were taken while this capture ran: the frames of those files are kept in (said above): {}",
             names(earlier)
         ),
     })
