@@ -6,7 +6,7 @@
 //! timestamping mode with its reason); the section comment records the command and the host. Direction
 //! goes in `epb_flags`. Each file is written as `FILE.part` and renamed to its name once complete, so a
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
-//! locked while written, and the rename replaces no file made at the name meanwhile ([`claim`]). With
+//! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ...
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
