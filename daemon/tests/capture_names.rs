@@ -259,8 +259,9 @@ fn a_second_capture_of_one_name_stops_at_once_and_the_first_is_whole() {
     first_pipe.write_all(&pcap_header()).unwrap();
     first_pipe.flush().unwrap();
     wait_for(&part);
-    second_pipe.write_all(&pcap_header()).unwrap();
-    feed(&mut second_pipe, &fed);
+    // Its header only: it stops once it read it (a frame after could meet a closed pipe), or before,
+    // had it been slow to start (then at the start-up check, with the same message).
+    let _ = second_pipe.write_all(&pcap_header()).and_then(|()| second_pipe.flush());
     let o = ended(second, 5);
     assert_eq!((o.status.code(), stderr(&o)), (Some(1), in_use(&part)));
     drop(second_pipe);
