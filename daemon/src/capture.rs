@@ -5,8 +5,9 @@
 //! `if_description` says where the timestamps come from (hardware / software / none, and the NIC
 //! timestamping mode with its reason); the section comment records the command and the host. Direction
 //! goes in `epb_flags`. Each file is written as `FILE.part` and renamed to its name once complete, so a
-//! failed or interrupted run never leaves a file without its last block. With `-G`/`-C`, files are
-//! `STEM.0000.EXT`, `STEM.0001.EXT`, ...
+//! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
+//! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
+//! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ...
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -20,6 +21,8 @@
 //! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`,
 //! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
 
+mod claim;
+
 use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
@@ -30,7 +33,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
@@ -45,9 +48,52 @@ use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// The signal that set [`STOP`], for the summary.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_signal(_: libc::c_int) {
+extern "C" fn on_signal(sig: libc::c_int) {
+    STOP_SIGNAL.store(sig, Ordering::Relaxed);
     STOP.store(true, Ordering::Relaxed);
+}
+
+/// Why the capture ended as asked (said in the summary, with when).
+#[derive(Debug, Clone, Copy)]
+enum Stop {
+    Count,
+    Duration,
+    Signal,
+    EndOfStream,
+}
+
+impl Stop {
+    fn words(self, args: &CaptureArgs) -> String {
+        match self {
+            Stop::Count => format!("-c {} reached", args.count.unwrap_or_default()),
+            Stop::Duration => format!("--duration {} reached", args.duration.as_deref().unwrap_or_default()),
+            Stop::Signal => match STOP_SIGNAL.load(Ordering::Relaxed) {
+                libc::SIGINT => "SIGINT received".into(),
+                libc::SIGHUP => "SIGHUP received".into(),
+                _ => "SIGTERM received".into(),
+            },
+            Stop::EndOfStream => "the end of the stream on stdin".into(),
+        }
+    }
+}
+
+/// `--duration`: a duration with its unit, as the other options take one (`--interval`,
+/// `--tick-retention`), or whole seconds without one (all it took before units); above 0.
+fn duration_arg(value: &str) -> Result<Duration> {
+    let d = match value.parse::<u64>() {
+        Ok(secs) => Some(Duration::from_secs(secs)),
+        Err(_) => wirestamp_core::analyze::parse_duration_ns(value).map(|ns| Duration::from_nanos(ns.unsigned_abs())),
+    };
+    d.filter(|d| !d.is_zero()).ok_or_else(|| {
+        anyhow::anyhow!(
+            "--duration {}: not a duration above 0: whole seconds (e.g. 30), or a whole number with its unit: ns, us, \
+             ms, s (e.g. 500ms, 90s)",
+            if value.is_empty() { "''" } else { value }
+        )
+    })
 }
 
 /// SIGINT/SIGTERM/SIGHUP set [`STOP`]; no SA_RESTART, so a blocking read returns EINTR and the loop sees
@@ -118,6 +164,10 @@ struct Files {
     flushed: Instant,
     /// `--overwrite`: an earlier capture at a name (or its `.part`) is replaced.
     overwrite: bool,
+    /// Files whose name was taken while they were written: their frames stay in their `.part`.
+    kept: Vec<claim::Kept>,
+    /// Whether the last file closed is among `kept`.
+    last_kept: bool,
 }
 
 /// How long written frames may wait in the output buffer (1 MiB): a capture killed (SIGKILL, the OOM
@@ -331,6 +381,8 @@ impl Files {
             written: Vec::new(),
             flushed: Instant::now(),
             overwrite,
+            kept: Vec::new(),
+            last_kept: false,
         }
     }
 
@@ -338,13 +390,14 @@ impl Files {
         file_name(&self.base, self.numbered, self.index)
     }
 
+    /// Opens the next file: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
+    /// capture of this name is refused). A file at its name is not refused here: the rename leaves it
+    /// be ([`claim::commit`]), and the capture goes on.
     fn open(&mut self) -> Result<()> {
         let path = self.name();
         let part = part_of(&path);
-        // Checked before the run for the files there then; a file made since is not replaced either.
-        replaceable(&path, self.overwrite)?;
-        replaceable(&part, self.overwrite)?;
-        let f = File::create(&part).with_context(|| format!("creating {}", part.display()))?;
+        let overwrite = self.overwrite;
+        let f = claim::create_part(&part, |p| replaceable(p, overwrite))?;
         self.bytes = Rc::new(Cell::new(0));
         let w = Counting { inner: BufWriter::with_capacity(1 << 20, f), count: self.bytes.clone() };
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
@@ -430,10 +483,23 @@ impl Files {
             inner.flush()?;
             let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
-            std::fs::rename(&part, &path)
-                .with_context(|| format!("renaming {} to {}", part.display(), path.display()))?;
-            self.written.push(path);
+            // Renamed while still locked: no other capture takes the `.part` for a killed one's.
+            let overwrite = self.overwrite;
+            let renamed = claim::commit(&part, &path, |p| {
+                std::fs::metadata(p).is_ok_and(|m| m.is_file()) && replaceable(p, overwrite).is_ok()
+            })?;
             self.index += 1;
+            self.last_kept = !renamed;
+            if renamed {
+                self.written.push(path);
+                return Ok(());
+            }
+            let kept = claim::Kept { bytes: file.metadata().map_or(0, |m| m.len()), part, path };
+            // Said now when the capture goes on (rotation), -q or not: the run's error names it at exit.
+            if !last {
+                crate::note!("wirestamp: {}", kept.message());
+            }
+            self.kept.push(kept);
         }
         Ok(())
     }
@@ -657,7 +723,8 @@ fn writes(base: &Path, numbered: bool, p: &Path) -> bool {
 
 /// Refuses the outputs that would replace a file (see [`replaceable`]): `-w` and its `.part`, or with
 /// rotation every numbered name and `.part` already in its directory (the run would reach them), and
-/// `--tx-events`. `-w` and `--tx-events` on one file is the command line's fault ([`usage`]).
+/// `--tx-events`. A `.part` a running capture holds is said to be that first, whatever `--overwrite`
+/// says. `-w` and `--tx-events` on one file is the command line's fault ([`usage`]).
 fn check_outputs(args: &CaptureArgs) -> Result<()> {
     let (base, numbered) = (&args.output, args.rotate_secs.is_some() || args.rotate_mb.is_some());
     if let Some(tx) = &args.tx_events {
@@ -679,29 +746,48 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
             .map(|e| base.with_file_name(e.file_name()))
             .collect();
         present.sort();
+        if let Some(p) = present.iter().find(|p| claim::in_use(p)) {
+            bail!(claim::in_use_message(p));
+        }
         for p in present {
             replaceable(&p, args.overwrite)?;
         }
     } else {
+        let part = part_of(base);
+        if claim::in_use(&part) {
+            bail!(claim::in_use_message(&part));
+        }
         replaceable(base, args.overwrite)?;
-        replaceable(&part_of(base), args.overwrite)?;
+        replaceable(&part, args.overwrite)?;
     }
-    if let Some(tx) = args.tx_events.as_deref().filter(|p| crate::output::kept_file(p)) {
-        let earlier = crate::output::begins_with(tx, TX_HEADER);
-        if !earlier {
-            bail!(
-                "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its \
-                 name?): refusing to overwrite it; remove it or choose another name",
-                tx.display()
-            );
+    if let Some(tx) = args.tx_events.as_deref() {
+        if claim::in_use(tx) {
+            bail!(claim::tx_in_use_message(tx));
         }
-        if !args.overwrite {
-            bail!(
-                "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to \
-                 overwrite it; rename or remove it, or choose another name; --overwrite replaces it",
-                tx.display()
-            );
-        }
+        tx_replaceable(tx, args.overwrite)?;
+    }
+    Ok(())
+}
+
+/// Whether capture may write the `--tx-events` CSV `tx`: missing, empty or not a regular file (a FIFO),
+/// or (`overwrite`) an earlier capture's; anything else is refused, saying what to do.
+fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<()> {
+    if !crate::output::kept_file(tx) {
+        return Ok(());
+    }
+    if !crate::output::begins_with(tx, TX_HEADER) {
+        bail!(
+            "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its name?): \
+             refusing to overwrite it; remove it or choose another name",
+            tx.display()
+        );
+    }
+    if !overwrite {
+        bail!(
+            "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to overwrite \
+             it; rename or remove it, or choose another name; --overwrite replaces it",
+            tx.display()
+        );
     }
     Ok(())
 }
@@ -843,6 +929,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (_, _) => return Err(usage(anyhow::anyhow!("several -i need --source afpacket or ebpf"))),
     };
     check_usage(args, &ifaces).map_err(usage)?;
+    let duration = args.duration.as_deref().map(duration_arg).transpose().map_err(usage)?;
     let flows: Vec<FlowSpec> = args
         .md
         .iter()
@@ -1031,7 +1118,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
     let mut tx_csv = match &args.tx_events {
         Some(p) => {
-            let f = File::create(p).with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
+            let f = claim::create_tx(p, |p| tx_replaceable(p, args.overwrite))
+                .with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
             let mut w = BufWriter::new(f);
             writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
             Some((w, p.clone(), 0u64))
@@ -1047,21 +1135,26 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         Ok(())
     };
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<Stop> {
         files.open()?;
-        let mut stopping = false;
+        let mut stopping: Option<Stop> = None;
         loop {
             if args.count.is_some_and(|c| count >= c) {
-                return Ok(());
+                return Ok(Stop::Count);
             }
-            if STOP.load(Ordering::Relaxed)
-                || args.duration.is_some_and(|d| started.elapsed() >= Duration::from_secs(d))
-            {
+            let asked = stopping.or_else(|| {
+                if STOP.load(Ordering::Relaxed) {
+                    Some(Stop::Signal)
+                } else {
+                    duration.filter(|d| started.elapsed() >= *d).map(|_| Stop::Duration)
+                }
+            });
+            if let Some(why) = asked {
                 // Several rings: what they show now is written first, in time order (the merge
                 // holds frames back while a ring shows nothing).
                 let flushing = match &mut source {
                     Source::Rings(rings, merge) if rings.len() > 1 => {
-                        if stopping {
+                        if stopping.is_some() {
                             merge.flushing()
                         } else {
                             merge.flush(rings)?
@@ -1069,9 +1162,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     }
                     _ => false,
                 };
-                stopping = true;
+                stopping = Some(why);
                 if !flushing {
-                    return Ok(());
+                    return Ok(why);
                 }
             }
             if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
@@ -1129,7 +1222,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                             }
                             Some(f)
                         }
-                        None => return Ok(()),
+                        None => return Ok(Stop::EndOfStream),
                     },
                 },
             };
@@ -1165,6 +1258,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             count += 1;
         }
     })();
+    let ran = started.elapsed();
     // One sample of the counters for the last file's statistics blocks and the summary below.
     let at_exit = sample(&mut source);
     let closed = files.close(&iface_stats(&at_exit), true);
@@ -1293,6 +1387,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut by_source: Vec<_> = per_source.into_iter().collect();
     by_source.sort();
     if !args.quiet {
+        if let Ok(why) = &result {
+            let ms = ran.as_millis();
+            crate::note!("wirestamp: stopped after {}.{:03} s: {}", ms / 1000, ms % 1000, why.words(args));
+        }
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
         match srcs.is_empty() {
             true => crate::note!("wirestamp: {count} frames written"),
@@ -1334,9 +1432,17 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
+    let kept = claim::kept_error(&files.kept, files.last_kept);
+    if let Some(k) = kept.as_ref().filter(|_| result.is_err() || closed.is_err() || tx_done.is_err()) {
+        // Another error is the run's: this one is said all the same.
+        crate::note!("wirestamp: error: {k}");
+    }
     result?;
     closed?;
     tx_done?;
+    if let Some(k) = kept {
+        bail!(k);
+    }
     Ok(ExitCode::SUCCESS)
 }
 

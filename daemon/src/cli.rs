@@ -159,20 +159,27 @@ pub enum Command {
     /// socket in copy mode, with the NIC's RX timestamp or the program's time; those frames skip the stack).
     /// Each output file holds one interface block per interface and timestamp source, saying where the
     /// timestamps come from. Files are written as FILE.part and renamed when complete. With -G or -C,
-    /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... Drop counters are printed at exit and written
-    /// into each file's statistics blocks: delivered = its frames, accepted = delivered + dropped (frames
-    /// still queued when a file closes are counted in the next; at exit, in the last file's accepted).
+    /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... A FILE.part is made anew and locked while
+    /// written: a second capture of one -w stops at once, saying so. The rename never replaces a file
+    /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
+    /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own).
+    /// Drop counters are printed at exit and written into each file's statistics blocks: delivered =
+    /// its frames, accepted = delivered + dropped (frames still queued when a file closes are counted
+    /// in the next; at exit, in the last file's accepted).
     /// SIGINT, SIGTERM and SIGHUP (unless ignored, as under nohup) end the capture cleanly: the file is
     /// completed and renamed, its statistics blocks written, the NIC's timestamping restored.
     /// A file capture would write (-w, each numbered name, their .part, --tx-events) is never replaced
     /// when it exists and is not empty: a killed capture's FILE.part is refused, not lost (rename it, or
     /// read it as it is: `wirestamp analyze FILE.part`); --overwrite replaces earlier captures.
+    /// The summary says when and why the capture stopped (-c, --duration, a signal, the stream's end).
     /// Exit status: 0 when the capture ended as asked (count, duration, signal); 1 when a source or an
-    /// output failed, or an output exists; 2 when the command line is wrong.
+    /// output failed, or an output exists (or was made at a file's name while it ran); 2 when the
+    /// command line is wrong.
     ///
     /// Examples:
     ///   wirestamp capture -i eth1 -w md.pcapng
     ///   wirestamp capture -i eth1 -f 'udp and dst net 233.54.12.0/24' -G 60 -w md.pcapng
+    ///   wirestamp capture -i eth1 --duration 500ms -w burst.pcapng
     ///   ssh tap 'cat /dev/capture' | wirestamp capture --source stdin -w tap.pcapng
     ///   wirestamp capture --source ebpf -i eth1 --md udp:233.54.12.111:26477 --orders tcp:10.1.0.1:8003 -w t.pcapng
     ///   wirestamp capture --source ebpf -i eth1 --orders tcp:10.1.0.1:8003 --cgroup CG --tx-events tx.csv -w t.pcapng
@@ -428,9 +435,11 @@ pub struct CaptureArgs {
     /// Capture filter (tcpdump syntax), compiled by libpcap.
     #[arg(short = 'f', long, value_name = "FILTER")]
     pub filter: Option<String>,
-    /// Stop after SECS seconds.
-    #[arg(long, value_name = "SECS")]
-    pub duration: Option<u64>,
+    /// Stop after this long: a whole number with its unit (ns, us, ms, s: 500ms, 90s), or whole seconds
+    /// without one (30: 30 s, as before units were taken). Above 0. The summary says when and why the
+    /// capture stopped.
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
+    pub duration: Option<String>,
     /// Frames are cut at this many bytes (afpacket, pcap, afxdp, stdin), and it is written to the interface
     /// blocks. 0 means the largest, 262144, as with tcpdump's `-s 0`. --source ebpf cuts frames by
     /// --snap-payload instead.

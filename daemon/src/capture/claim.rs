@@ -1,0 +1,270 @@
+//! How capture takes a file name without replacing anyone's file. Each file is written as `NAME.part`,
+//! created anew (`O_EXCL`) and locked while written (an open file description lock: the kernel drops
+//! it however the process ends, so a killed capture's `.part` is found unlocked), then renamed to
+//! `NAME` only if nothing is there (`renameat2` with `RENAME_NOREPLACE`). So a second capture of one
+//! `-w` stops at once instead of writing the first one's `.part`, and a file made at `NAME` while the
+//! capture ran is left as it is, the frames staying in the `.part`.
+
+use anyhow::{Context, Result, bail};
+use nix::errno::Errno;
+use nix::fcntl::{AT_FDCWD, FcntlArg, RenameFlags, fcntl, renameat2};
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+/// A write lock on the whole file, for `F_OFD_SETLK` and `F_OFD_GETLK`.
+fn whole_file() -> libc::flock {
+    libc::flock { l_type: libc::F_WRLCK as i16, l_whence: libc::SEEK_SET as i16, l_start: 0, l_len: 0, l_pid: 0 }
+}
+
+/// Locks `f` for this capture; false when another open file holds a lock on it. A file system without
+/// these locks is taken as locked by us (`O_EXCL` still keeps two captures from one new `.part`).
+fn lock(f: &File, path: &Path) -> bool {
+    match fcntl(f, FcntlArg::F_OFD_SETLK(&whole_file())) {
+        Ok(_) => true,
+        Err(Errno::EAGAIN | Errno::EACCES) => false,
+        Err(e) => {
+            tracing::warn!("{}: not locked ({e}): a second capture would see it as a killed one's", path.display());
+            true
+        }
+    }
+}
+
+/// Whether a running capture holds `path` (its lock is taken). Not a lock taken to look, which could
+/// make a capture starting this instant fail to take its own.
+pub(super) fn in_use(path: &Path) -> bool {
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(f) = File::open(path) else { return false };
+    let mut l = whole_file();
+    fcntl(&f, FcntlArg::F_OFD_GETLK(&mut l)).is_ok() && i32::from(l.l_type) != libc::F_UNLCK
+}
+
+/// What is said of a `.part` a running capture holds.
+pub(super) fn in_use_message(part: &Path) -> String {
+    let shown = part.display();
+    let name = shown.to_string();
+    let done = name.strip_suffix(".part").unwrap_or(&name);
+    format!(
+        "-w {done}: {shown} is being written by another capture, running now (it holds the file's lock; `fuser -v \
+         {shown}` names the process): two captures cannot write one file; give this one another -w, or stop the \
+         other first"
+    )
+}
+
+/// What is said of a `--tx-events` CSV a running capture holds.
+pub(super) fn tx_in_use_message(path: &Path) -> String {
+    let shown = path.display();
+    format!(
+        "--tx-events {shown}: another capture is writing it, running now (it holds the file's lock; `fuser -v \
+         {shown}` names the process): two captures cannot write one file; give this one another --tx-events, or \
+         stop the other first"
+    )
+}
+
+/// Creates `part` for this capture and locks it (see [`create`]).
+pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    create(part, in_use_message, replaceable)
+}
+
+/// Creates the `--tx-events` CSV and locks it (see [`create`]): the same lock as a `.part`'s, so that
+/// two captures of one CSV do not empty each other's.
+pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    create(path, tx_in_use_message, replaceable)
+}
+
+/// Creates `path` and locks it. An existing file is taken only when no capture holds it and
+/// `replaceable` allows it (empty, or with `--overwrite` a killed capture's); it is then emptied.
+/// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason.
+fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    let creating = || format!("creating {}", path.display());
+    match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+        Ok(f) if lock(&f, path) => return Ok(f),
+        // Another capture found it just made, and took it first.
+        Ok(_) => bail!(held(path)),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(creating),
+    }
+    // Not a regular file: `replaceable` refuses it, or it is written as it is (a CSV to a FIFO), not
+    // locked nor emptied. (Opened to write only, as `File::create` would: a FIFO waits for its reader.)
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        replaceable(path)?;
+        return OpenOptions::new().write(true).open(path).with_context(creating);
+    }
+    let f = OpenOptions::new().read(true).write(true).open(path).with_context(creating)?;
+    if !lock(&f, path) {
+        bail!(held(path));
+    }
+    replaceable(path)?;
+    f.set_len(0).with_context(creating)?;
+    Ok(f)
+}
+
+/// Gives `part` the name `path` unless something is there that `replaceable` does not allow (an empty
+/// file, or with `--overwrite` an earlier capture, is replaced): true when renamed, false when the
+/// frames stay in `part` (the caller says so). Never replaces anything else: `RENAME_NOREPLACE`, or on
+/// a file system that refuses it (`EINVAL`: NFS, SMB) a hard link and an unlink, which do not either.
+pub(super) fn commit(part: &Path, path: &Path, replaceable: impl Fn(&Path) -> bool) -> Result<bool> {
+    let renaming = || format!("renaming {} to {}", part.display(), path.display());
+    match renameat2(AT_FDCWD, part, AT_FDCWD, path, RenameFlags::RENAME_NOREPLACE) {
+        Ok(()) => return Ok(true),
+        Err(Errno::EEXIST) => {}
+        Err(Errno::EINVAL | Errno::ENOSYS) => {
+            if link_then_unlink(part, path).with_context(|| {
+                format!(
+                    "{}: the file system neither renames without replacing nor links: the frames are in {}; give \
+                     it its name yourself (mv -n {} {})",
+                    path.display(),
+                    part.display(),
+                    part.display(),
+                    path.display()
+                )
+            })? {
+                return Ok(true);
+            }
+        }
+        Err(e) => return Err(e).with_context(renaming),
+    }
+    if !replaceable(path) {
+        return Ok(false);
+    }
+    // What was there when the run began, or a capture --overwrite replaces: checked just now.
+    std::fs::rename(part, path).with_context(renaming)?;
+    Ok(true)
+}
+
+/// `part` named `path` by a hard link, then its old name removed: false, nothing changed, when `path`
+/// exists (link(2) replaces nothing).
+fn link_then_unlink(part: &Path, path: &Path) -> std::io::Result<bool> {
+    match std::fs::hard_link(part, path) {
+        Ok(()) => std::fs::remove_file(part).map(|()| true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// A file whose name was taken while the capture wrote it: its frames are in `part`.
+#[derive(Debug, Clone)]
+pub(super) struct Kept {
+    pub part: PathBuf,
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+impl Kept {
+    /// What happened and what to do, naming both files.
+    pub fn message(&self) -> String {
+        let (part, path) = (self.part.display(), self.path.display());
+        format!(
+            "-w {path}: {path} was made (or written) while this capture ran, not by it: left as it is; this \
+             capture's frames are kept in {part} ({} bytes, complete). Move it to a free name (mv -n {part} {}) \
+             or read it as it is (`wirestamp analyze {part}`)",
+            self.bytes,
+            super::recovered_name(&self.path).display()
+        )
+    }
+}
+
+/// The error of a capture that kept files under their `.part` names: the last one's message in full,
+/// the earlier ones (said as each happened) named.
+pub(super) fn kept_error(kept: &[Kept], last_kept: bool) -> Option<String> {
+    let (last, earlier) = match (kept.split_last(), last_kept) {
+        (None, _) => return None,
+        (Some((last, earlier)), true) => (Some(last), earlier),
+        (Some(_), false) => (None, kept),
+    };
+    let names = |k: &[Kept]| k.iter().map(|k| k.part.display().to_string()).collect::<Vec<_>>().join(", ");
+    Some(match (last, earlier) {
+        (Some(last), []) => last.message(),
+        (Some(last), earlier) => format!(
+            "{}; earlier names were taken too: the frames of those files are kept in (said above): {}",
+            last.message(),
+            names(earlier)
+        ),
+        (None, earlier) => format!(
+            "names were taken while this capture ran: the frames of those files are kept in (said above): {}",
+            names(earlier)
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("wirestamp-claim-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A `.part` one capture holds is refused to a second (the lock of another open file, as another
+    /// process's is), whatever `replaceable` says, and left as it was; once the first closes it (as a
+    /// killed capture's is closed by the kernel), it is `replaceable`'s to judge.
+    #[test]
+    fn a_part_held_by_a_capture_is_refused_to_another() {
+        let dir = test_dir("held");
+        let part = dir.join("c.pcapng.part");
+        let first = create_part(&part, |_| Ok(())).unwrap();
+        std::io::Write::write_all(&mut &first, b"first capture's bytes").unwrap();
+        assert!(in_use(&part));
+        let e = create_part(&part, |_| Ok(())).unwrap_err();
+        let p = part.display();
+        assert_eq!(
+            format!("{e:#}"),
+            format!(
+                "-w {d}/c.pcapng: {p} is being written by another capture, running now (it holds the file's lock; \
+                 `fuser -v {p}` names the process): two captures cannot write one file; give this one another -w, \
+                 or stop the other first",
+                d = dir.display()
+            )
+        );
+        assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
+        drop(first);
+        assert!(!in_use(&part));
+        let e = create_part(&part, |_| bail!("a leftover")).unwrap_err();
+        assert_eq!(format!("{e:#}"), "a leftover");
+        assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
+        // Allowed (--overwrite): taken, emptied, locked.
+        let again = create_part(&part, |_| Ok(())).unwrap();
+        assert_eq!((std::fs::read(&part).unwrap().len(), in_use(&part)), (0, true));
+        drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The rename takes a free name; a name taken is left byte for byte, the frames staying in the
+    /// `.part`, unless `replaceable` allows it.
+    #[test]
+    fn commit_replaces_only_what_it_may() {
+        let dir = test_dir("commit");
+        let (part, path) = (dir.join("c.pcapng.part"), dir.join("c.pcapng"));
+        std::fs::write(&part, b"frames").unwrap();
+        assert!(commit(&part, &path, |_| panic!("nothing was there")).unwrap());
+        assert_eq!((std::fs::read(&path).unwrap(), part.exists()), (b"frames".to_vec(), false));
+        std::fs::write(&part, b"more frames").unwrap();
+        assert!(!commit(&part, &path, |_| false).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"frames");
+        assert_eq!(std::fs::read(&part).unwrap(), b"more frames");
+        assert!(commit(&part, &path, |_| true).unwrap());
+        assert_eq!((std::fs::read(&path).unwrap(), part.exists()), (b"more frames".to_vec(), false));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The fallback for file systems that refuse `RENAME_NOREPLACE` replaces nothing either.
+    #[test]
+    fn link_then_unlink_replaces_nothing() {
+        let dir = test_dir("link");
+        let (part, path) = (dir.join("c.pcapng.part"), dir.join("c.pcapng"));
+        std::fs::write(&part, b"frames").unwrap();
+        std::fs::write(&path, b"someone else's").unwrap();
+        assert!(!link_then_unlink(&part, &path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"someone else's");
+        assert_eq!(std::fs::read(&part).unwrap(), b"frames");
+        std::fs::remove_file(&path).unwrap();
+        assert!(link_then_unlink(&part, &path).unwrap());
+        assert_eq!((std::fs::read(&path).unwrap(), part.exists()), (b"frames".to_vec(), false));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
