@@ -260,14 +260,14 @@ impl fmt::Display for ZstdCut {
             _ if n == 0 => write!(f, "all of the zstd stream present was decoded")?,
             ZstdPart::Block => write!(
                 f,
-                "the last {n} bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+                "the last {n} compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is \
                  decoded only whole)"
             )?,
             ZstdPart::FrameHeader => {
-                write!(f, "the last {n} bytes, an incomplete zstd frame header, could not be decoded")?
+                write!(f, "the last {n} compressed bytes, an incomplete zstd frame header, could not be decoded")?
             }
             ZstdPart::SkippableFrame => {
-                write!(f, "the last {n} bytes, part of a skippable frame (no capture data), were ignored")?
+                write!(f, "the last {n} compressed bytes, part of a skippable frame (no capture data), were ignored")?
             }
         }
         match (self.missing(), self.content_size) {
