@@ -42,7 +42,8 @@ impl ReadError {
 }
 
 /// The payload of an `io::Error` by which a stream's read says it was asked to stop: to the reader,
-/// [`ReadErrorKind::StoppedBeforeHeader`]. (Not `Interrupted`, which the reader retries.)
+/// [`ReadErrorKind::StoppedBeforeHeader`] while it opens the stream, [`ReadErrorKind::Stopped`] after.
+/// (Not `Interrupted`, which the reader retries.)
 #[derive(Debug, thiserror::Error)]
 #[error("the stream's reader was asked to stop")]
 pub struct Stopped;
@@ -50,7 +51,7 @@ pub struct Stopped;
 impl From<std::io::Error> for ReadErrorKind {
     fn from(e: std::io::Error) -> ReadErrorKind {
         match e.get_ref() {
-            Some(inner) if inner.is::<Stopped>() => ReadErrorKind::StoppedBeforeHeader,
+            Some(inner) if inner.is::<Stopped>() => ReadErrorKind::Stopped,
             _ => ReadErrorKind::Io(e),
         }
     }
@@ -72,6 +73,11 @@ pub enum ReadErrorKind {
     /// ([`crate::live::PolledStdin`] once its stop flag is set). Nothing of the stream was read.
     #[error("stopped before the stream's header (no frame read)")]
     StoppedBeforeHeader,
+    /// The stream was stopped after it was opened: a read failed with [`Stopped`]
+    /// ([`crate::live::PolledStdin`] once its stop flag is set, when a wait for bytes ends without
+    /// any). The error's place says where the stream was.
+    #[error("stopped as asked (the stream's reader was told to stop)")]
+    Stopped,
     /// The file is empty or too short to hold any known header.
     #[error("file too short to identify ({0} bytes): not a pcap, pcapng or ERF capture")]
     TooShort(usize),

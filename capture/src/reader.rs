@@ -137,10 +137,21 @@ impl CaptureReader {
     /// A stream that has nothing yet may say so once the reader is open: a read failing with
     /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
     /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
-    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for
-    /// while the header is waited for) fails the open with [`ReadErrorKind::StoppedBeforeHeader`].
+    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for)
+    /// fails the open with [`ReadErrorKind::StoppedBeforeHeader`], and a later frame with
+    /// [`ReadErrorKind::Stopped`], placed where the stream was.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
-        let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
+        // A stop while the stream is opened is one before its header.
+        let err = |kind| ReadError {
+            path: name.clone(),
+            offset: 0,
+            frame_index: 0,
+            packets: 0,
+            kind: match kind {
+                ReadErrorKind::Stopped => ReadErrorKind::StoppedBeforeHeader,
+                kind => kind,
+            },
+        };
         let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into()))?;
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {

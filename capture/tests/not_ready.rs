@@ -327,3 +327,39 @@ fn a_pause_while_the_stream_opens_judges_erf_on_its_whole_records() {
     let (container, frames) = open(vec![Some(pcap[..10].to_vec()), None, Some(pcap[10..].to_vec())]);
     assert_eq!((matches!(container, wirestamp_capture::Container::Pcap { .. }), frames), (true, vec![vec![0xab; 60]]));
 }
+
+/// `data`, then reads that fail with [`wirestamp_capture::Stopped`] (a stop asked for).
+struct ThenStopped(io::Cursor<Vec<u8>>);
+
+impl Read for ThenStopped {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(out)? {
+            0 if !out.is_empty() => Err(io::Error::other(wirestamp_capture::Stopped)),
+            n => Ok(n),
+        }
+    }
+}
+
+/// A stop is labelled by where the stream was: after the 100-byte pcap's one record (24-byte header,
+/// 16-byte record header, 60 bytes), "stopped as asked" at byte 100, after 1 packet; inside the header
+/// (its first 10 bytes), "stopped before the stream's header". (Every stop read "before the header".)
+#[test]
+fn a_stop_is_labelled_by_where_the_stream_was() {
+    let pcap = one_record_pcap();
+    let mut r = CaptureReader::from_reader("s".into(), Box::new(ThenStopped(io::Cursor::new(pcap.clone())))).unwrap();
+    assert_eq!(r.next_frame().unwrap().map(|f| f.data.to_vec()), Some(vec![0xab; 60]));
+    let e = r.next_frame().unwrap_err();
+    assert!(matches!(e.kind, wirestamp_capture::ReadErrorKind::Stopped));
+    assert_eq!(
+        e.to_string(),
+        "s: at byte 100 (record 1, after 1 packet): stopped as asked (the stream's reader was told to stop)"
+    );
+    let Err(e) = CaptureReader::from_reader("s".into(), Box::new(ThenStopped(io::Cursor::new(pcap[..10].to_vec()))))
+    else {
+        panic!("opened a stream stopped inside its header")
+    };
+    assert_eq!(
+        e.to_string(),
+        "s: at byte 0 (record 0, after 0 packets): stopped before the stream's header (no frame read)"
+    );
+}

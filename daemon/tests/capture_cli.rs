@@ -496,3 +496,56 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
     assert!(!err.contains("before the stream's header") && err.contains("stream: 2 records read"), "{err}");
     assert_eq!(written, fed);
 }
+
+/// A relay whose input is idle when SIGTERM comes ends as asked, whatever its wait was doing: the
+/// signal interrupts its poll() for bytes, whose read then says the stop was asked (before, any such
+/// stop read "stopped before the stream's header", an error after frames). Fed a pcapng of 3 frames
+/// through a pipe left open, SIGTERM at 1.5 s: exit 0, the summary's "stream: 3 records read", no
+/// error, the file holding the 3 frames as fed.
+#[test]
+fn a_relay_stopped_while_idle_after_frames_ends_as_asked() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+    use wirestamp_core::{Direction, LinkType};
+    let dir = tmp("idle-sigterm");
+    let out = dir.join("s.pcapng");
+    let fed: Vec<(i64, Vec<u8>)> =
+        (0..3).map(|k| (1_796_049_000_000_000_000 + k * 1_000, vec![k as u8 + 7; 64])).collect();
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    let spec = IfaceSpec { link: LinkType::Ethernet, name: "eth9".into(), description: None, snaplen: 0 };
+    let id = w.add_interface(&spec).unwrap();
+    for (ts, data) in &fed {
+        w.write(id, *ts, data, data.len() as u32, Direction::Inbound).unwrap();
+    }
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(&w.finish().unwrap()).unwrap();
+    pipe.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(1_500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let asked = Instant::now();
+    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pipe);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    let written = frames_of(&out);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(o.status.success(), "{err}");
+    let said = format!(
+        "wirestamp: stdin: timestamps as recorded by the stream's writer\nwirestamp: 3 frames written (pcapng 3)\n\
+         wirestamp: stream: 3 records read\nwirestamp: wrote {}\n",
+        out.display()
+    );
+    assert_eq!(err, said);
+    assert_eq!(written, fed);
+}

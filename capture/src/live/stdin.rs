@@ -14,7 +14,8 @@ use std::time::Duration;
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
 /// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
-/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), a read
+/// caller sees it at once; such a wait with the stop flag set fails with [`crate::Stopped`] (to the
+/// reader, [`crate::ReadErrorKind::Stopped`]). Unarmed (while the reader opens the stream and reads its header), a read
 /// fails with [`crate::Stopped`] once the stop flag is set, and with `WouldBlock` after `idle`
 /// without bytes, which the open waits out (the stop looked at again) but for ERF, whose records are
 /// judged on what came: the open retries an interrupted read (`EINTR`), so a read blocked there
@@ -113,6 +114,10 @@ impl Read for PolledStdin {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
         if self.armed.load(Ordering::Relaxed) {
             if !self.ready()? {
+                // A signal that interrupted the wait may have asked the stop: said at once.
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(io::Error::other(crate::Stopped));
+                }
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         } else {
