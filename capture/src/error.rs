@@ -28,6 +28,8 @@ impl fmt::Display for ReadError {
             // Nothing was read: no place in the file to name.
             ReadErrorKind::Open(e) => write!(f, "{}: cannot open it: {e}", self.path),
             ReadErrorKind::Directory => write!(f, "{}: {}", self.path, self.kind),
+            // Its own words name it, and there is no place in it.
+            ReadErrorKind::EmptyStdin => write!(f, "{}", self.kind),
             kind => write!(f, "{}: {}: {kind}", self.path, place(self.offset, self.frame_index, self.packets)),
         }
     }
@@ -78,6 +80,10 @@ pub enum ReadErrorKind {
     /// any). The error's place says where the stream was.
     #[error("stopped as asked (the stream's reader was told to stop)")]
     Stopped,
+    /// Standard input ended before any byte ([`crate::CaptureReader::from_stdin`]): nothing was
+    /// written to it, which for a file is [`ReadErrorKind::TooShort`].
+    #[error("standard input ended before any byte (nothing to read; was the producer started?)")]
+    EmptyStdin,
     /// The file is empty or too short to hold any known header.
     #[error("file too short to identify ({0} bytes): not a pcap, pcapng or ERF capture")]
     TooShort(usize),

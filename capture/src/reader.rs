@@ -115,7 +115,7 @@ impl CaptureReader {
         if path == Path::new(STDIN) {
             let err = |kind| ReadError { path: "stdin".into(), offset: 0, frame_index: 0, packets: 0, kind };
             let (stdin, opened) = WaitingStdin::new().map_err(|e| err(ReadErrorKind::Open(e)))?;
-            let r = CaptureReader::from_reader("stdin".to_owned(), Box::new(stdin))?;
+            let r = CaptureReader::from_stdin(Box::new(stdin))?;
             opened.store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(r);
         }
@@ -141,6 +141,19 @@ impl CaptureReader {
     /// fails the open with [`ReadErrorKind::StoppedBeforeHeader`], and a later frame with
     /// [`ReadErrorKind::Stopped`], placed where the stream was.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
+        CaptureReader::open_stream(name, r, false)
+    }
+
+    /// Standard input read through `r` ([`crate::live::PolledStdin`], say), named `stdin`: as
+    /// [`CaptureReader::from_reader`], but a stream that ends before any byte is
+    /// [`ReadErrorKind::EmptyStdin`] (nothing came: was the producer started?), not a file too short to
+    /// identify.
+    pub fn from_stdin(r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
+        CaptureReader::open_stream("stdin".to_owned(), r, true)
+    }
+
+    /// [`CaptureReader::from_reader`]; `stdin`: the stream is standard input.
+    fn open_stream(name: String, r: Box<dyn Read + Send>, stdin: bool) -> Result<CaptureReader, ReadError> {
         // A stop while the stream is opened is one before its header.
         let err = |kind| ReadError {
             path: name.clone(),
@@ -160,6 +173,10 @@ impl CaptureReader {
             match cut {
                 Some(cut) => {
                     err(ReadErrorKind::CutBeforeCapture { cut, decoded: buf.read_so_far(), why: Box::new(why) })
+                }
+                // Not a byte came (a compressed stream came, whatever it decoded to).
+                None if stdin && compression == Compression::None && matches!(why, ReadErrorKind::TooShort(0)) => {
+                    err(ReadErrorKind::EmptyStdin)
                 }
                 None => err(why),
             }

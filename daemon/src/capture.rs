@@ -978,7 +978,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // Before it, a read waits in slices of 100 ms too, to see a stop.
             let stdin = PolledStdin::new(Duration::from_millis(100), &STOP).context("standard input")?;
             let armed = stdin.arm();
-            let r = match CaptureReader::from_reader("stdin".into(), Box::new(stdin)) {
+            let r = match CaptureReader::from_stdin(Box::new(stdin)) {
                 // Stopped as asked, as after frames (exit status 0); no file: none is made before
                 // the stream's header says what it holds, as for a stream that could not be read.
                 Err(e) if matches!(e.kind, ReadErrorKind::StoppedBeforeHeader) => {
