@@ -9,7 +9,8 @@
 //! the cut. gzip's decoder gives what it decodes as it goes, taking every compressed byte (the
 //! compressed bytes it took, counted, say where the cut member began and that nothing present was
 //! left); zstd's decodes a compressed block only once whole, so the bytes of the incomplete block are
-//! lost, which a walk of the frame and block headers counts.
+//! lost, which a walk of the frame and block headers counts. Corrupt zstd data fails the read after
+//! every byte decoded before it (`ZstdFrame`).
 
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -193,15 +194,101 @@ impl Member for flate2::bufread::GzDecoder<Source> {
     }
 }
 
-impl Member for zstd::stream::read::Decoder<'static, Source> {
+/// One zstd frame (or skippable frame), decoded by libzstd's streaming decoder (`ZSTD_decompressStream`,
+/// as `zstd -d` decodes) fed so that no call both decodes and fails: every byte decoded before a
+/// corrupt part reaches the reader, then the error, however the input arrives (the `zstd` crate's
+/// reader drops what it decoded in the read that met the error, which depends on how much had come).
+///
+/// A call decodes at most one block: it is given at most the bytes that complete the unit being read
+/// (the decoder's hint counts the next block's header too, which a call is then not given: a corrupt
+/// header met after a block decoded in the same call fails the call, its output unreported), and a
+/// block left partly in the decoder's buffer is handed out by calls given no input before any is.
+struct ZstdFrame {
+    src: Source,
+    dec: ZstdDecoder,
+}
+
+/// [`ZstdFrame`]'s decoder and where it is.
+struct ZstdDecoder {
+    dctx: zstd::zstd_safe::DCtx<'static>,
+    /// The decoder's last hint: the next input it wants (block content plus the next block header).
+    hint: usize,
+    /// The last call filled its output: more of the block may wait in the decoder.
+    pending: bool,
+    /// The frame ended (and its output was all handed out).
+    done: bool,
+    /// The decoder failed (corrupt data): every later read fails alike.
+    failed: Option<String>,
+}
+
+/// Bytes of a zstd block header (RFC 8878 §3.1.1.2).
+const BLOCK_HEADER: usize = 3;
+
+impl ZstdDecoder {
+    /// One call of the decoder on `input` into `out`: (input consumed, output written).
+    fn step(&mut self, input: &[u8], out: &mut [u8]) -> io::Result<(usize, usize)> {
+        use zstd::zstd_safe::{InBuffer, OutBuffer};
+        let mut i = InBuffer::around(input);
+        let mut o = OutBuffer::around(out);
+        match self.dctx.decompress_stream(&mut o, &mut i) {
+            Ok(hint) => {
+                let (taken, written) = (i.pos(), o.pos());
+                self.hint = hint;
+                self.done = hint == 0;
+                self.pending = written == out.len();
+                Ok((taken, written))
+            }
+            Err(code) => {
+                let msg = zstd::zstd_safe::get_error_name(code).to_owned();
+                self.failed = Some(msg.clone());
+                Err(io::Error::other(msg))
+            }
+        }
+    }
+}
+
+impl Read for ZstdFrame {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let dec = &mut self.dec;
+        if let Some(msg) = &dec.failed {
+            return Err(io::Error::other(msg.clone()));
+        }
+        if dec.done || out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if dec.pending {
+                // What the decoder holds first, without input: a call given input could fail after it.
+                let (_, n) = dec.step(&[], out)?;
+                if n > 0 {
+                    return Ok(n);
+                }
+            }
+            let input = self.src.fill_buf()?;
+            if input.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete zstd frame"));
+            }
+            let want = if dec.hint > BLOCK_HEADER { dec.hint - BLOCK_HEADER } else { dec.hint.max(1) };
+            let (taken, n) = dec.step(&input[..want.min(input.len())], out)?;
+            self.src.consume(taken);
+            if n > 0 || dec.done {
+                return Ok(n);
+            }
+        }
+    }
+}
+
+impl Member for ZstdFrame {
     fn open(src: Source) -> io::Result<Self> {
-        Ok(zstd::stream::read::Decoder::with_buffer(src)?.single_frame())
+        let dctx = zstd::zstd_safe::DCtx::try_create()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory for a zstd decoder context"))?;
+        Ok(ZstdFrame { src, dec: ZstdDecoder { dctx, hint: 1, pending: false, done: false, failed: None } })
     }
     fn into_source(self) -> Source {
-        self.finish()
+        self.src
     }
     fn source(&self) -> &Source {
-        self.get_ref()
+        &self.src
     }
     fn begins(head: &[u8]) -> bool {
         zstd_begins(head)
@@ -373,7 +460,8 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
         match src.read(&mut head[n..]) {
             Ok(0) => break,
             Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // Nothing yet (a stream that says so while it is opened): waited for.
+            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {}
             Err(e) => return Err(e),
         }
     }
@@ -387,7 +475,7 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
         // The walker reads the compressed bytes before the decoder's buffer: it has seen them all
         // when the decoder finds the input cut.
         let walked = Box::new(ZstdWalk::new(rejoined, ending.clone()));
-        let r = members::<zstd::stream::read::Decoder<'static, Source>>(walked, ending.clone())?;
+        let r = members::<ZstdFrame>(walked, ending.clone())?;
         Ok((r, Compression::Zstd, Some(ending)))
     } else {
         Ok((rejoined, Compression::None, None))

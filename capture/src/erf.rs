@@ -141,7 +141,14 @@ pub(crate) fn parse(rec: &[u8]) -> Result<Record, String> {
 /// Whether `b` (the start of a stream) plausibly holds ERF records: up to 3 whole records of
 /// known types, consistent lengths and timestamps within a day of each other, with at least one
 /// record that is not padding.
+#[cfg(test)]
 pub(crate) fn looks_like_erf(b: &[u8]) -> bool {
+    judge_erf(b).0
+}
+
+/// `looks_like_erf`'s answer for `b`, and whether it is final: the same for any longer start of the
+/// stream (a record found wrong, or 3 whole records judged; not while a record is incomplete).
+pub(crate) fn judge_erf(b: &[u8]) -> (bool, bool) {
     let mut off = 0;
     let mut checked = 0;
     let mut non_pad = false;
@@ -150,27 +157,27 @@ pub(crate) fn looks_like_erf(b: &[u8]) -> bool {
         let rlen = be16_at(b, off + 10) as usize;
         let rtype = b[off + 8] & 0x7f;
         if rlen < HEADER_LEN || !matches!(rtype, 1..=25 | 27..=29 | 48) {
-            return false;
+            return (false, true);
         }
         if off + rlen > b.len() {
             break;
         }
         if parse(&b[off..off + rlen]).is_err() {
-            return false;
+            return (false, true);
         }
         if rtype != 48 {
             non_pad = true;
             let secs = u32::from_le_bytes([b[off + 4], b[off + 5], b[off + 6], b[off + 7]]) as i64;
             match first_secs {
                 None => first_secs = Some(secs),
-                Some(f) if (secs - f).abs() > 86_400 => return false,
+                Some(f) if (secs - f).abs() > 86_400 => return (false, true),
                 Some(_) => {}
             }
         }
         checked += 1;
         off += rlen;
     }
-    checked > 0 && non_pad
+    (checked > 0 && non_pad, checked == 3)
 }
 
 /// Reader of an ERF file: records back to back, no file header.

@@ -28,6 +28,8 @@ impl fmt::Display for ReadError {
             // Nothing was read: no place in the file to name.
             ReadErrorKind::Open(e) => write!(f, "{}: cannot open it: {e}", self.path),
             ReadErrorKind::Directory => write!(f, "{}: {}", self.path, self.kind),
+            // Its own words name it, and there is no place in it.
+            ReadErrorKind::EmptyStdin => write!(f, "{}", self.kind),
             kind => write!(f, "{}: {}: {kind}", self.path, place(self.offset, self.frame_index, self.packets)),
         }
     }
@@ -42,7 +44,8 @@ impl ReadError {
 }
 
 /// The payload of an `io::Error` by which a stream's read says it was asked to stop: to the reader,
-/// [`ReadErrorKind::StoppedBeforeHeader`]. (Not `Interrupted`, which the reader retries.)
+/// [`ReadErrorKind::StoppedBeforeHeader`] while it opens the stream, [`ReadErrorKind::Stopped`] after.
+/// (Not `Interrupted`, which the reader retries.)
 #[derive(Debug, thiserror::Error)]
 #[error("the stream's reader was asked to stop")]
 pub struct Stopped;
@@ -50,7 +53,7 @@ pub struct Stopped;
 impl From<std::io::Error> for ReadErrorKind {
     fn from(e: std::io::Error) -> ReadErrorKind {
         match e.get_ref() {
-            Some(inner) if inner.is::<Stopped>() => ReadErrorKind::StoppedBeforeHeader,
+            Some(inner) if inner.is::<Stopped>() => ReadErrorKind::Stopped,
             _ => ReadErrorKind::Io(e),
         }
     }
@@ -72,6 +75,15 @@ pub enum ReadErrorKind {
     /// ([`crate::live::PolledStdin`] once its stop flag is set). Nothing of the stream was read.
     #[error("stopped before the stream's header (no frame read)")]
     StoppedBeforeHeader,
+    /// The stream was stopped after it was opened: a read failed with [`Stopped`]
+    /// ([`crate::live::PolledStdin`] once its stop flag is set, when a wait for bytes ends without
+    /// any). The error's place says where the stream was.
+    #[error("stopped as asked (the stream's reader was told to stop)")]
+    Stopped,
+    /// Standard input ended before any byte ([`crate::CaptureReader::from_stdin`]): nothing was
+    /// written to it, which for a file is [`ReadErrorKind::TooShort`].
+    #[error("standard input ended before any byte (nothing to read; was the producer started?)")]
+    EmptyStdin,
     /// The file is empty or too short to hold any known header.
     #[error("file too short to identify ({0} bytes): not a pcap, pcapng or ERF capture")]
     TooShort(usize),
@@ -260,14 +272,14 @@ impl fmt::Display for ZstdCut {
             _ if n == 0 => write!(f, "all of the zstd stream present was decoded")?,
             ZstdPart::Block => write!(
                 f,
-                "the last {n} bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+                "the last {n} compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is \
                  decoded only whole)"
             )?,
             ZstdPart::FrameHeader => {
-                write!(f, "the last {n} bytes, an incomplete zstd frame header, could not be decoded")?
+                write!(f, "the last {n} compressed bytes, an incomplete zstd frame header, could not be decoded")?
             }
             ZstdPart::SkippableFrame => {
-                write!(f, "the last {n} bytes, part of a skippable frame (no capture data), were ignored")?
+                write!(f, "the last {n} compressed bytes, part of a skippable frame (no capture data), were ignored")?
             }
         }
         match (self.missing(), self.content_size) {

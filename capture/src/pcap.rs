@@ -69,7 +69,7 @@ pub(crate) struct PcapParser {
 }
 
 /// Size of the file header.
-const FILE_HEADER_LEN: usize = 24;
+pub(crate) const FILE_HEADER_LEN: usize = 24;
 
 /// The four words of a record header (seconds, fraction, captured and original lengths).
 #[inline(always)]

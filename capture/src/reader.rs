@@ -109,10 +109,15 @@ pub struct CaptureReader {
 impl CaptureReader {
     /// Opens a file, or standard input for `-` (as tcpdump's `-r -`; a file named `-` is `./-`); the
     /// format and compression are recognised from the content. Standard input is named `stdin` in
-    /// messages, and waited for if its descriptor is non-blocking ([`WaitingStdin`]).
+    /// messages, and waited for if its descriptor is non-blocking ([`WaitingStdin`]); its ERF records
+    /// are judged once 100 ms pass without bytes, if too few came to tell before.
     pub fn open(path: &Path) -> Result<CaptureReader, ReadError> {
         if path == Path::new(STDIN) {
-            return CaptureReader::from_reader("stdin".to_owned(), Box::new(WaitingStdin(io::stdin())));
+            let err = |kind| ReadError { path: "stdin".into(), offset: 0, frame_index: 0, packets: 0, kind };
+            let (stdin, opened) = WaitingStdin::new().map_err(|e| err(ReadErrorKind::Open(e)))?;
+            let r = CaptureReader::from_stdin(Box::new(stdin))?;
+            opened.store(true, std::sync::atomic::Ordering::Relaxed);
+            return Ok(r);
         }
         let name = path.display().to_string();
         match File::open(path) {
@@ -132,10 +137,34 @@ impl CaptureReader {
     /// A stream that has nothing yet may say so once the reader is open: a read failing with
     /// `WouldBlock` (a polled stream that waited long enough: [`crate::live::PolledStdin`]) makes the
     /// next frame that error ([`ReadError::would_block`]), the reader left where it was, to be called
-    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for
-    /// while the header is waited for) fails the open with [`ReadErrorKind::StoppedBeforeHeader`].
+    /// again; the file header is waited for. A read failing with [`crate::Stopped`] (a stop asked for)
+    /// fails the open with [`ReadErrorKind::StoppedBeforeHeader`], and a later frame with
+    /// [`ReadErrorKind::Stopped`], placed where the stream was.
     pub fn from_reader(name: String, r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
-        let err = |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, kind };
+        CaptureReader::open_stream(name, r, false)
+    }
+
+    /// Standard input read through `r` ([`crate::live::PolledStdin`], say), named `stdin`: as
+    /// [`CaptureReader::from_reader`], but a stream that ends before any byte is
+    /// [`ReadErrorKind::EmptyStdin`] (nothing came: was the producer started?), not a file too short to
+    /// identify.
+    pub fn from_stdin(r: Box<dyn Read + Send>) -> Result<CaptureReader, ReadError> {
+        CaptureReader::open_stream("stdin".to_owned(), r, true)
+    }
+
+    /// [`CaptureReader::from_reader`]; `stdin`: the stream is standard input.
+    fn open_stream(name: String, r: Box<dyn Read + Send>, stdin: bool) -> Result<CaptureReader, ReadError> {
+        // A stop while the stream is opened is one before its header.
+        let err = |kind| ReadError {
+            path: name.clone(),
+            offset: 0,
+            frame_index: 0,
+            packets: 0,
+            kind: match kind {
+                ReadErrorKind::Stopped => ReadErrorKind::StoppedBeforeHeader,
+                kind => kind,
+            },
+        };
         let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into()))?;
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
@@ -144,6 +173,10 @@ impl CaptureReader {
             match cut {
                 Some(cut) => {
                     err(ReadErrorKind::CutBeforeCapture { cut, decoded: buf.read_so_far(), why: Box::new(why) })
+                }
+                // Not a byte came (a compressed stream came, whatever it decoded to).
+                None if stdin && compression == Compression::None && matches!(why, ReadErrorKind::TooShort(0)) => {
+                    err(ReadErrorKind::EmptyStdin)
                 }
                 None => err(why),
             }
@@ -362,29 +395,67 @@ impl CaptureReader {
 }
 
 /// Recognises the container from the first bytes in `buf` and reads its file header.
+///
+/// A stream that has nothing yet (a read failing with `WouldBlock`: [`crate::live::PolledStdin`] and
+/// `-`'s standard input say so after 100 ms without bytes while the stream is opened) is waited for,
+/// but for ERF, which has no header: its records are judged as soon as enough of them came to tell, or
+/// on what came once the stream pauses (a live relay's records need not fill the 64 KiB a file's
+/// judgement may read).
 fn open_container(buf: &mut ChunkBuffer) -> Result<(Parser, Container, Vec<Interface>), ReadErrorKind> {
-    buf.fill(4)?;
+    fill_waiting(buf, 4)?;
     let Some(&magic) = buf.avail().first_chunk::<4>() else {
         return Err(ReadErrorKind::TooShort(buf.avail().len()));
     };
     let mut interfaces = Vec::new();
     let (parser, container) = if let Some(m) = PcapMagic::detect(magic) {
+        fill_waiting(buf, crate::pcap::FILE_HEADER_LEN)?;
         let (p, iface) = PcapParser::open(buf, m)?;
         interfaces.push(iface);
         (Parser::Pcap(p), Container::Pcap { nanos: m.nanos, byte_order: m.byte_order, modified: m.modified })
     } else if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        buf.fill(16)?;
+        fill_waiting(buf, 16)?;
         crate::pcapng::check_first_section(buf.avail())?;
         (Parser::Pcapng(PcapngParser::new()), Container::Pcapng)
     } else {
         // ERF has no file header: look at the first records (a short file is fine; a FIFO
         // only blocks here for non-pcap content).
-        buf.fill(1 << 16)?;
-        let head = buf.avail();
-        if !erf::looks_like_erf(head) {
+        let head = judge_erf_records(buf)?;
+        if !erf::judge_erf(head).0 {
             return Err(ReadErrorKind::UnknownFormat(head[..head.len().min(8)].to_vec()));
         }
         (Parser::Erf(ErfParser::new()), Container::Erf)
     };
     Ok((parser, container, interfaces))
+}
+
+/// [`ChunkBuffer::fill`], waiting out reads that find nothing yet.
+fn fill_waiting(buf: &mut ChunkBuffer, n: usize) -> io::Result<bool> {
+    loop {
+        match buf.fill(n) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            r => return r,
+        }
+    }
+}
+
+/// The first bytes of a stream to judge as ERF records: up to 64 KiB, fewer once the judgement is
+/// final (`erf::judge_erf`), or once the stream pauses (a read finds nothing) after records that look
+/// like ERF came (a pause says nothing against ERF: a record not yet whole is waited for, as in a file).
+fn judge_erf_records(buf: &mut ChunkBuffer) -> io::Result<&[u8]> {
+    const ENOUGH: usize = 1 << 16;
+    loop {
+        let have = buf.avail().len();
+        let (looks, fin) = erf::judge_erf(buf.avail());
+        if have >= ENOUGH || fin {
+            break;
+        }
+        match buf.fill(have + 1) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && looks => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(buf.avail())
 }

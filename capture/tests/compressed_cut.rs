@@ -129,7 +129,7 @@ fn zstd_cut_in_a_later_block_reads_the_blocks_before_and_says_what_was_lost() {
             "all of the zstd stream present was decoded".to_owned()
         } else {
             format!(
-                "the last {undecoded} bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+                "the last {undecoded} compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is \
                  decoded only whole)"
             )
         };
@@ -161,10 +161,10 @@ fn zstd_cut_in_its_first_block_is_an_error_that_says_so() {
         assert!(matches!(**why, ReadErrorKind::TooShort(0)), "{why}");
         let what = match part {
             ZstdPart::FrameHeader => {
-                format!("the last {cut} bytes, an incomplete zstd frame header, could not be decoded")
+                format!("the last {cut} compressed bytes, an incomplete zstd frame header, could not be decoded")
             }
             _ => format!(
-                "the last {undecoded} bytes, an incomplete zstd block, could not be decoded (a compressed block is \
+                "the last {undecoded} compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is \
                  decoded only whole); 220010 of the frame's 220010 decoded bytes are missing"
             ),
         };
@@ -242,8 +242,8 @@ fn zstd_cut_in_a_later_frame_names_the_part_cut() {
     let first = zstd(&pcap[..half]);
     let skippable = [&[0x50, 0x2a, 0x4d, 0x18, 100, 0, 0, 0][..], &[0u8; 100]].concat();
     // (bytes after the first frame, bytes cut after it, the part cut, its message)
-    let frame_header = "the last 6 bytes, an incomplete zstd frame header, could not be decoded";
-    let skipped = "the last 58 bytes, part of a skippable frame (no capture data), were ignored";
+    let frame_header = "the last 6 compressed bytes, an incomplete zstd frame header, could not be decoded";
+    let skipped = "the last 58 compressed bytes, part of a skippable frame (no capture data), were ignored";
     let cases = [
         (zstd(&pcap[half..]), 6, ZstdPart::FrameHeader, frame_header),
         ([&skippable[..], &zstd(&pcap[half..])].concat(), 58, ZstdPart::SkippableFrame, skipped),
@@ -291,7 +291,7 @@ fn a_cut_inside_the_next_members_magic_is_a_cut() {
                         content_size: None,
                         decoded: 0,
                     })),
-                    format!(": the last {cut} bytes, an incomplete zstd frame header, could not be decoded"),
+                    format!(": the last {cut} compressed bytes, an incomplete zstd frame header, could not be decoded"),
                 ),
             };
             assert_cut(&warnings, 1_000, half as u64, kind, &what);

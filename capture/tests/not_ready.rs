@@ -287,3 +287,79 @@ fn a_malformed_block_is_named_alike_however_much_of_it_had_come() {
     let paused = read_script(&[Some(head.clone()), Some(epb[..4].to_vec()), None, Some(epb[4..].to_vec())], true);
     assert_eq!(paused.error.as_deref(), Some(error.as_str()));
 }
+
+/// An ERF Ethernet record of a 60-byte frame of `tag` bytes (16-byte header, 2-byte pad, 2 zeros to 80).
+fn erf_record(tag: u8) -> Vec<u8> {
+    let mut r = (1_796_049_000u64 << 32).to_le_bytes().to_vec();
+    r.extend([2, 0, 0, 80, 0, 0, 0, 60, 0, 0]);
+    r.extend([tag; 60]);
+    r.extend([0, 0]);
+    r
+}
+
+/// While a stream is opened, a read that finds nothing (`WouldBlock`) is waited out, but ERF, which has
+/// no header, is judged on the whole records that came (a live stream's records need not fill the 64
+/// KiB a file's judgement may read): one record, a pause, a second record: the stream opens as ERF
+/// after the first, and both frames are read. A record not yet whole is waited for: half a record, a
+/// pause, its other half: one frame. And a pcap header paused inside opens as without the pause.
+#[test]
+fn a_pause_while_the_stream_opens_judges_erf_on_its_whole_records() {
+    let open = |items: Vec<Option<Vec<u8>>>| {
+        let armed = Arc::new(AtomicBool::new(true));
+        let mut r = CaptureReader::from_reader("open".into(), Box::new(Script { items, armed })).unwrap();
+        let container = r.format().container;
+        let mut frames = Vec::new();
+        loop {
+            match r.next_frame() {
+                Ok(Some(f)) => frames.push(f.data.to_vec()),
+                Ok(None) => break,
+                Err(e) if e.would_block() => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        (container, frames)
+    };
+    let (one, two) = (erf_record(1), erf_record(2));
+    let erf = wirestamp_capture::Container::Erf;
+    assert_eq!(open(vec![Some(one.clone()), None, Some(two)]), (erf, vec![vec![1; 60], vec![2; 60]]));
+    assert_eq!(open(vec![Some(one[..40].to_vec()), None, Some(one[40..].to_vec())]), (erf, vec![vec![1; 60]]));
+    let pcap = one_record_pcap();
+    let (container, frames) = open(vec![Some(pcap[..10].to_vec()), None, Some(pcap[10..].to_vec())]);
+    assert_eq!((matches!(container, wirestamp_capture::Container::Pcap { .. }), frames), (true, vec![vec![0xab; 60]]));
+}
+
+/// `data`, then reads that fail with [`wirestamp_capture::Stopped`] (a stop asked for).
+struct ThenStopped(io::Cursor<Vec<u8>>);
+
+impl Read for ThenStopped {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        match self.0.read(out)? {
+            0 if !out.is_empty() => Err(io::Error::other(wirestamp_capture::Stopped)),
+            n => Ok(n),
+        }
+    }
+}
+
+/// A stop is labelled by where the stream was: after the 100-byte pcap's one record (24-byte header,
+/// 16-byte record header, 60 bytes), "stopped as asked" at byte 100, after 1 packet; inside the header
+/// (its first 10 bytes), "stopped before the stream's header". (Every stop read "before the header".)
+#[test]
+fn a_stop_is_labelled_by_where_the_stream_was() {
+    let pcap = one_record_pcap();
+    let mut r = CaptureReader::from_reader("s".into(), Box::new(ThenStopped(io::Cursor::new(pcap.clone())))).unwrap();
+    assert_eq!(r.next_frame().unwrap().map(|f| f.data.to_vec()), Some(vec![0xab; 60]));
+    let e = r.next_frame().unwrap_err();
+    assert!(matches!(e.kind, wirestamp_capture::ReadErrorKind::Stopped));
+    assert_eq!(
+        e.to_string(),
+        "s: at byte 100 (record 1, after 1 packet): stopped as asked (the stream's reader was told to stop)"
+    );
+    let Err(e) = CaptureReader::from_reader("s".into(), Box::new(ThenStopped(io::Cursor::new(pcap[..10].to_vec()))))
+    else {
+        panic!("opened a stream stopped inside its header")
+    };
+    assert_eq!(
+        e.to_string(),
+        "s: at byte 0 (record 0, after 0 packets): stopped before the stream's header (no frame read)"
+    );
+}

@@ -1065,7 +1065,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // Before it, a read waits in slices of 100 ms too, to see a stop.
             let stdin = PolledStdin::new(Duration::from_millis(100), &STOP).context("standard input")?;
             let armed = stdin.arm();
-            let r = match CaptureReader::from_reader("stdin".into(), Box::new(stdin)) {
+            let r = match CaptureReader::from_stdin(Box::new(stdin)) {
                 // Stopped as asked, as after frames (exit status 0); no file: none is made before
                 // the stream's header says what it holds, as for a stream that could not be read.
                 Err(e) if matches!(e.kind, ReadErrorKind::StoppedBeforeHeader) => {
@@ -1206,6 +1206,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 Source::Stream(r) => match r.next_frame_and_interface() {
                     // Idle (or a signal): nothing read.
                     Err(e) if e.would_block() => None,
+                    // Its wait ended by the stop asked for: ended as asked, as at the loop's top.
+                    Err(e) if matches!(e.kind, ReadErrorKind::Stopped) => return Ok(()),
                     read => match read? {
                         Some((f, i)) => {
                             if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {

@@ -368,10 +368,11 @@ fn a_relay_stopped_before_its_streams_header_ends_at_once_without_a_file() {
 }
 
 /// A stop before the header is seen however the stream comes: bytes that keep coming (here, not a
-/// pcap: the ERF probe wants 64 KiB before it judges) held SIGTERM off for as long as they came, the
-/// stop being looked at only after 100 ms without any. Fed 8 zero bytes, then 100 more every 50 ms
-/// for 3 s; SIGTERM at 1 s: the relay ends well within 1 s of it, as a stop before the header does
-/// (exit 0, its message, no file).
+/// pcap: the ERF probe judges once records are whole, or paused after whole ones) held SIGTERM off for as
+/// long as they came, the stop being looked at only after 100 ms without any. Fed the 16-byte header
+/// of an ERF Ethernet record of 65,528 bytes, then 100 zero bytes of it every 50 ms (never whole, never
+/// a pause) for 3 s; SIGTERM at 1 s: the relay ends well within 1 s of it, as a stop before the header
+/// does (exit 0, its message, no file).
 #[test]
 fn a_relay_stopped_before_its_header_while_bytes_trickle_ends_at_once() {
     use std::io::Write;
@@ -385,7 +386,10 @@ fn a_relay_stopped_before_its_header_while_bytes_trickle_ends_at_once() {
         .spawn()
         .unwrap();
     let mut pipe = child.stdin.take().unwrap();
-    pipe.write_all(&[0; 8]).unwrap();
+    let mut head = erf_eth(1_796_049_000, &[0; 60]);
+    head.truncate(16);
+    head[10..12].copy_from_slice(&65_528u16.to_be_bytes());
+    pipe.write_all(&head).unwrap();
     let start = Instant::now();
     let mut asked = None;
     let status = loop {
@@ -415,4 +419,133 @@ fn a_relay_stopped_before_its_header_while_bytes_trickle_ends_at_once() {
         "wirestamp: stopped before the stream's header (no frame read); no file written\n"
     );
     assert_eq!(files, Vec::<String>::new());
+}
+
+/// An ERF type 2 (Ethernet) record of `frame` at `secs` (binary fraction 0), interface 0: the 16-byte
+/// header (timestamp little-endian, type, flags, rlen, lctr, wlen big-endian), the 2-byte Ethernet pad,
+/// the frame, zeros to a multiple of 8 bytes.
+fn erf_eth(secs: u32, frame: &[u8]) -> Vec<u8> {
+    let rlen = (16 + 2 + frame.len()).next_multiple_of(8);
+    let mut r = (u64::from(secs) << 32).to_le_bytes().to_vec();
+    r.extend([2, 0]);
+    r.extend((rlen as u16).to_be_bytes());
+    r.extend(0u16.to_be_bytes());
+    r.extend((frame.len() as u16).to_be_bytes());
+    r.extend([0, 0]);
+    r.extend(frame);
+    r.resize(rlen, 0);
+    r
+}
+
+/// The frames of a capture file, (time, data), as far as it reads.
+fn frames_of(path: &Path) -> Vec<(i64, Vec<u8>)> {
+    let Ok(mut r) = wirestamp_capture::CaptureReader::open(path) else { return Vec::new() };
+    let mut got = Vec::new();
+    while let Ok(Some(f)) = r.next_frame() {
+        got.push((f.ts_ns, f.data.to_vec()));
+    }
+    got
+}
+
+/// A live ERF relay shows its records as they come: ERF has no header, and its probe wanted 64 KiB
+/// (or the stream's end) before it judged, so two 80-byte records fed 300 ms apart through a pipe left
+/// open showed nothing, and a SIGTERM ended the relay "stopped before the stream's header", without a
+/// file. Now the records are judged once the stream pauses (100 ms): the relay's `.part` holds both
+/// (flushed every second) within 3 s, and a SIGTERM then ends it cleanly (exit 0), the file holding
+/// the two records as fed (60-byte frames of 1s and 2s, at whole seconds: the ERF binary fraction 0).
+#[test]
+fn a_live_erf_relay_shows_its_records_before_64_kib() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    let dir = tmp("erf-relay");
+    let out = dir.join("e.pcapng");
+    let fed: Vec<(i64, Vec<u8>)> =
+        (0..2).map(|k| (1_796_049_000_000_000_000 + k * 1_000_000_000, vec![k as u8 + 1; 60])).collect();
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    for (ts, data) in &fed {
+        pipe.write_all(&erf_eth((ts / 1_000_000_000) as u32, data)).unwrap();
+        pipe.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let part = dir.join("e.pcapng.part");
+    let start = Instant::now();
+    while frames_of(&part) != fed && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let shown = frames_of(&part);
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let asked = Instant::now();
+    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pipe);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    let written = frames_of(&out);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(shown == fed, "the .part held {} of the 2 records fed 3 s before; stderr: {err}", shown.len());
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("before the stream's header") && err.contains("stream: 2 records read"), "{err}");
+    assert_eq!(written, fed);
+}
+
+/// A relay whose input is idle when SIGTERM comes ends as asked, whatever its wait was doing: the
+/// signal interrupts its poll() for bytes, whose read then says the stop was asked (before, any such
+/// stop read "stopped before the stream's header", an error after frames). Fed a pcapng of 3 frames
+/// through a pipe left open, SIGTERM at 1.5 s: exit 0, the summary's "stream: 3 records read", no
+/// error, the file holding the 3 frames as fed.
+#[test]
+fn a_relay_stopped_while_idle_after_frames_ends_as_asked() {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+    use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
+    use wirestamp_core::{Direction, LinkType};
+    let dir = tmp("idle-sigterm");
+    let out = dir.join("s.pcapng");
+    let fed: Vec<(i64, Vec<u8>)> =
+        (0..3).map(|k| (1_796_049_000_000_000_000 + k * 1_000, vec![k as u8 + 7; 64])).collect();
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    let spec = IfaceSpec { link: LinkType::Ethernet, name: "eth9".into(), description: None, snaplen: 0 };
+    let id = w.add_interface(&spec).unwrap();
+    for (ts, data) in &fed {
+        w.write(id, *ts, data, data.len() as u32, Direction::Inbound).unwrap();
+    }
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(&w.finish().unwrap()).unwrap();
+    pipe.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(1_500));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let asked = Instant::now();
+    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pipe);
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    let written = frames_of(&out);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(o.status.success(), "{err}");
+    let said = format!(
+        "wirestamp: stdin: timestamps as recorded by the stream's writer\nwirestamp: 3 frames written (pcapng 3)\n\
+         wirestamp: stream: 3 records read\nwirestamp: wrote {}\n",
+        out.display()
+    );
+    assert_eq!(err, said);
+    assert_eq!(written, fed);
 }

@@ -198,3 +198,35 @@ fn standard_input_made_non_blocking_is_waited_for() {
          file cut short inside a record: 73 of 138 bytes present, 65 missing\n"
     );
 }
+
+/// Standard input that ends before any byte (/dev/null: the producer never wrote, or never started)
+/// says so, for the three commands that read it: exit status 1 and "standard input ended before any
+/// byte (nothing to read; was the producer started?)", not a file "too short to identify (0 bytes)";
+/// the relay writes no file.
+#[test]
+fn empty_standard_input_says_nothing_came() {
+    use std::process::Stdio;
+    let said = "standard input ended before any byte (nothing to read; was the producer started?)";
+    let dir = std::env::temp_dir().join(format!("wirestamp-frames-cli-empty-stdin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("e.pcapng");
+    let got: Vec<(Option<i32>, String)> =
+        [vec!["analyze", "-"], vec!["frames", "-"], vec!["capture", "--source", "stdin", "-w", out.to_str().unwrap()]]
+            .iter()
+            .map(|args| {
+                let o = Command::new(env!("CARGO_BIN_EXE_wirestamp")).args(args).stdin(Stdio::null()).output().unwrap();
+                (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+            })
+            .collect();
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        got,
+        [
+            (Some(1), format!("wirestamp: error: {said}\n")),
+            (Some(1), format!("wirestamp: error: {said}\n")),
+            (Some(1), format!("wirestamp: error: reading a pcap/pcapng stream on stdin: {said}\n")),
+        ]
+    );
+    assert_eq!(files, 0);
+}

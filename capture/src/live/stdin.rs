@@ -14,10 +14,12 @@ use std::time::Duration;
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
 /// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
-/// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), a read
-/// waits for bytes in slices of `idle` and fails with [`crate::Stopped`] once the stop flag is set:
-/// the reader's open retries an interrupted read (`EINTR`), so a read blocked there would hold a
-/// stop off until the stream's first bytes, or its end.
+/// caller sees it at once; such a wait with the stop flag set fails with [`crate::Stopped`] (to the
+/// reader, [`crate::ReadErrorKind::Stopped`]). Unarmed (while the reader opens the stream and reads its header), a read
+/// fails with [`crate::Stopped`] once the stop flag is set, and with `WouldBlock` after `idle`
+/// without bytes, which the open waits out (the stop looked at again) but for ERF, whose records are
+/// judged on what came: the open retries an interrupted read (`EINTR`), so a read blocked there
+/// would hold a stop off until the stream's first bytes, or its end.
 pub struct PolledStdin {
     /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
     /// there while poll() says none are.
@@ -65,16 +67,41 @@ fn readable(fd: RawFd, ms: i32) -> io::Result<bool> {
 
 /// Standard input as `-` reads it (`analyze -`, `frames -`): a read that finds nothing on a
 /// descriptor made non-blocking (`O_NONBLOCK` belongs to the pipe's open file, which a parent process
-/// may have set) waits in poll() for bytes and is tried again. The reader sees a stream that blocks,
-/// as a file's: a `WouldBlock` would leave it unfinished, without its end's warnings.
-pub struct WaitingStdin(pub io::Stdin);
+/// may have set) waits in poll() for bytes and is tried again. Once the reader is open it sees a
+/// stream that blocks, as a file's: a `WouldBlock` would leave it unfinished, without its end's
+/// warnings. While it is opened (until the flag [`WaitingStdin::new`] returns is set), a read that finds
+/// nothing for 100 ms fails with `WouldBlock`, which the open waits out, but for ERF, which has no
+/// header: its records are judged on what came (a live stream's need not fill 64 KiB).
+///
+/// Read unbuffered (a duplicate of the descriptor): bytes held in `io::Stdin`'s buffer would be there
+/// while poll() says none are.
+pub struct WaitingStdin {
+    stdin: File,
+    opened: Arc<AtomicBool>,
+}
+
+impl WaitingStdin {
+    /// Standard input, read while it is opened until the returned flag is set.
+    pub fn new() -> io::Result<(WaitingStdin, Arc<AtomicBool>)> {
+        let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+        let opened = Arc::new(AtomicBool::new(false));
+        Ok((WaitingStdin { stdin, opened: opened.clone() }, opened))
+    }
+}
+
+/// How long a read of `-` that finds nothing waits while the stream is opened.
+const OPEN_PAUSE_MS: i32 = 100;
 
 impl Read for WaitingStdin {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let fd = self.stdin.as_raw_fd();
+        if !self.opened.load(Ordering::Relaxed) && !readable(fd, OPEN_PAUSE_MS)? {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         loop {
-            match self.0.read(out) {
+            match self.stdin.read(out) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    readable(self.0.as_raw_fd(), -1)?;
+                    readable(fd, -1)?;
                 }
                 r => return r,
             }
@@ -87,18 +114,21 @@ impl Read for PolledStdin {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
         if self.armed.load(Ordering::Relaxed) {
             if !self.ready()? {
+                // A signal that interrupted the wait may have asked the stop: said at once.
+                if self.stop.load(Ordering::Relaxed) {
+                    return Err(io::Error::other(crate::Stopped));
+                }
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         } else {
             // The stop is looked at before every read, not only after a quiet wait: bytes that keep
-            // coming (not a capture, whose header never completes) would hold it off.
-            loop {
-                if self.stop.load(Ordering::Relaxed) {
-                    return Err(io::Error::other(crate::Stopped));
-                }
-                if self.ready()? {
-                    break;
-                }
+            // coming (not a capture, whose header never completes) would hold it off. A quiet wait
+            // is a `WouldBlock`, which the open waits out (ERF's records are judged on what came).
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(io::Error::other(crate::Stopped));
+            }
+            if !self.ready()? {
+                return Err(io::ErrorKind::WouldBlock.into());
             }
         }
         self.stdin.read(out)
