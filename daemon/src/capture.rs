@@ -1206,8 +1206,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                 Source::Stream(r) => match r.next_frame_and_interface() {
                     // Idle (or a signal): nothing read.
                     Err(e) if e.would_block() => None,
-                    // Its wait ended by the stop asked for: ended as asked, as at the loop's top.
-                    Err(e) if matches!(e.kind, ReadErrorKind::Stopped) => return Ok(()),
+                    // Its wait ended by the stop asked for (a signal: the flag its poll looks at):
+                    // ended as asked, as at the loop's top.
+                    Err(e) if matches!(e.kind, ReadErrorKind::Stopped) => return Ok(Stop::Signal),
                     read => match read? {
                         Some((f, i)) => {
                             if let Some(TsResolution::Dec(d)) = i.map(|i| i.ts_resolution) {
