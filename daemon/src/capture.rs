@@ -947,6 +947,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let snaplen = snaplen_arg(args.snaplen);
     let mut guards = Vec::new();
     let mode_line;
+    // When a relay began: its --duration counts the wait for its stream's header (see `started`).
+    let began = Instant::now();
     let mut source = match args.source {
         CaptureSource::Ebpf => {
             let mut modes = Vec::new();
@@ -1063,13 +1065,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // Once the stream's header is read, a read waits at most 100 ms, as a live source's does:
             // the loop flushes the file on time (and sees a signal) while the stream is idle.
             // Before it, a read waits in slices of 100 ms too, to see a stop.
-            let stdin = PolledStdin::new(Duration::from_millis(100), &STOP).context("standard input")?;
+            let stdin = PolledStdin::new(Duration::from_millis(100), &STOP)
+                .context("standard input")?
+                .until(duration.map(|d| began + d));
             let armed = stdin.arm();
             let r = match CaptureReader::from_reader("stdin".into(), Box::new(stdin)) {
                 // Stopped as asked, as after frames (exit status 0); no file: none is made before
                 // the stream's header says what it holds, as for a stream that could not be read.
                 Err(e) if matches!(e.kind, ReadErrorKind::StoppedBeforeHeader) => {
                     if !args.quiet {
+                        // Said as the summary says it; a signal's stop before the header keeps its one line.
+                        if !STOP.load(Ordering::Relaxed) {
+                            let ms = began.elapsed().as_millis();
+                            let why = Stop::Duration.words(args);
+                            crate::note!("wirestamp: stopped after {}.{:03} s: {why}", ms / 1000, ms % 1000);
+                        }
                         crate::note!("wirestamp: {}; no file written", e.kind);
                     }
                     return Ok(ExitCode::SUCCESS);
@@ -1104,7 +1114,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     };
     let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
-    let started = Instant::now();
+    // A live source's --duration counts from its opening; a relay's from its start, as its wait for the
+    // header is stopped by the same deadline (a stream that never starts must not hold it off).
+    let started = if matches!(source, Source::Stream(_)) { began } else { Instant::now() };
     let mut count: u64 = 0;
     // Live frames carry the clock's state; a stream's frames were stamped elsewhere.
     let live = !matches!(source, Source::Stream(_));

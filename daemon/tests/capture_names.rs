@@ -394,6 +394,38 @@ fn duration_takes_a_unit_and_a_bare_integer_is_seconds() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `--duration` ends a relay whose stream has not begun (its header never came) as it ends one
+/// reading frames: at the time given, exit status 0, the stop line, then what a stop before the header
+/// says, no file. (It waited for the header for as long as the pipe stayed open, then failed on its
+/// end: here, 5 s and exit status 1.)
+#[test]
+fn duration_ends_a_relay_still_waiting_for_its_streams_header() {
+    let dir = tmp("duration-no-header");
+    let (child, pipe) = relay(&["--duration", "300ms"], &dir.join("h.pcapng"));
+    let t = Instant::now();
+    let waited = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(5));
+        drop(pipe);
+    });
+    let o = ended(child, 10);
+    let wall = t.elapsed();
+    waited.join().unwrap();
+    assert!(wall < Duration::from_secs(2), "ran {wall:?} (the pipe closed at 5 s): {}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    let said = lines[0]
+        .strip_prefix("wirestamp: stopped after ")
+        .and_then(|l| l.strip_suffix(" s: --duration 300ms reached"))
+        .unwrap_or_else(|| panic!("no stop line: {err}"));
+    let (secs, ms) = said.split_once('.').unwrap();
+    let ran = Duration::from_secs(secs.parse().unwrap()) + Duration::from_millis(ms.parse().unwrap());
+    assert!(ran >= Duration::from_millis(300) && ran < Duration::from_secs(1), "ran {ran:?}");
+    assert_eq!(lines[1..], ["wirestamp: stopped before the stream's header (no frame read); no file written"]);
+    assert_eq!(listing(&dir), Vec::<String>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Values that are no duration above 0 are the command line's error (exit status 2), saying what is
 /// taken, before anything is opened: no file made.
 #[test]

@@ -9,7 +9,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
@@ -17,7 +17,8 @@ use std::time::Duration;
 /// caller sees it at once. Unarmed (while the reader opens the stream and reads its header), a read
 /// waits for bytes in slices of `idle` and fails with [`crate::Stopped`] once the stop flag is set:
 /// the reader's open retries an interrupted read (`EINTR`), so a read blocked there would hold a
-/// stop off until the stream's first bytes, or its end.
+/// stop off until the stream's first bytes, or its end. A deadline ([`PolledStdin::until`]) stops it
+/// the same way: `capture --duration` would otherwise wait for a header that never comes.
 pub struct PolledStdin {
     /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
     /// there while poll() says none are.
@@ -25,6 +26,8 @@ pub struct PolledStdin {
     idle: Duration,
     armed: Arc<AtomicBool>,
     stop: &'static AtomicBool,
+    /// Unarmed, a read fails with [`crate::Stopped`] from then on, as when `stop` is set.
+    deadline: Option<Instant>,
 }
 
 impl PolledStdin {
@@ -33,7 +36,12 @@ impl PolledStdin {
     /// handler's flag).
     pub fn new(idle: Duration, stop: &'static AtomicBool) -> io::Result<PolledStdin> {
         let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop })
+        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop, deadline: None })
+    }
+
+    /// Stops the wait for the stream's header at `deadline` (`None`: only `stop` does).
+    pub fn until(self, deadline: Option<Instant>) -> PolledStdin {
+        PolledStdin { deadline, ..self }
     }
 
     /// The flag that arms the wait: set it once the reader is open.
@@ -41,9 +49,9 @@ impl PolledStdin {
         self.armed.clone()
     }
 
-    /// Whether a byte (or the end, or an error) is ready within `idle`.
-    fn ready(&self) -> io::Result<bool> {
-        readable(self.stdin.as_raw_fd(), i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX))
+    /// Whether a byte (or the end, or an error) is ready within `wait`.
+    fn ready(&self, wait: Duration) -> io::Result<bool> {
+        readable(self.stdin.as_raw_fd(), i32::try_from(wait.as_millis()).unwrap_or(i32::MAX))
     }
 }
 
@@ -86,17 +94,19 @@ impl Read for PolledStdin {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
         if self.armed.load(Ordering::Relaxed) {
-            if !self.ready()? {
+            if !self.ready(self.idle)? {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         } else {
             // The stop is looked at before every read, not only after a quiet wait: bytes that keep
             // coming (not a capture, whose header never completes) would hold it off.
             loop {
-                if self.stop.load(Ordering::Relaxed) {
+                // (A wait ends at the deadline, not up to `idle` after it.)
+                let left = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+                if self.stop.load(Ordering::Relaxed) || left.is_some_and(|l| l.is_zero()) {
                     return Err(io::Error::other(crate::Stopped));
                 }
-                if self.ready()? {
+                if self.ready(left.map_or(self.idle, |l| l.min(self.idle)))? {
                     break;
                 }
             }
