@@ -645,8 +645,20 @@ fn part_of(path: &Path) -> PathBuf {
 /// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
 /// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
 fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
-    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
     let shown = path.display();
+    let Ok(meta) = std::fs::metadata(path) else {
+        // A link to nothing is a name taken all the same: the rename would find it there at the end
+        // and keep the frames in the `.part`, a whole capture later.
+        if let Ok(to) = std::fs::read_link(path) {
+            bail!(
+                "-w {shown}: a symbolic link to {}, which does not exist: capture writes its file beside the link \
+                 and renames it to the link's name, not where the link points; give the file's own name, or remove \
+                 the link",
+                to.display()
+            );
+        }
+        return Ok(());
+    };
     if !meta.is_file() {
         bail!(
             "-w {shown}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over \

@@ -154,6 +154,41 @@ fn a_free_name_is_taken_and_a_name_taken_before_the_start_is_refused_at_once() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A symbolic link to nothing at `-w`, at its `.part`, or at a numbered name of `-G` is a name taken:
+/// refused by the start-up check (exit status 1, the link named with where it points), the link left
+/// as it was, nothing made. (It passed the check, as a missing file; the whole capture ran, then its
+/// frames were kept in the `.part` with an error saying the name was made while it ran.)
+#[test]
+fn a_symbolic_link_to_nothing_at_a_name_is_refused_at_the_start() {
+    let dir = tmp("dangling");
+    let nowhere = dir.join("no-such-dir").join("f.pcapng");
+    for (link, args) in [("l.pcapng", &[][..]), ("p.pcapng.part", &[][..]), ("g.0002.pcapng", &["-G", "60"][..])] {
+        std::os::unix::fs::symlink(&nowhere, dir.join(link)).unwrap();
+        let out = dir.join(link.replace(".part", "").replace(".0002", ""));
+        let (child, mut pipe) = relay(args, &out);
+        // Fed whole: the check is made before the stream is read, which must not change the outcome.
+        let _ = pipe.write_all(&pcap_header());
+        let _ = pipe.write_all(&pcap_record(frame(0, 60).0, &frame(0, 60).1));
+        drop(pipe);
+        let o = ended(child, 10);
+        assert_eq!(o.status.code(), Some(1), "{link}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "wirestamp: error: -w {}: a symbolic link to {}, which does not exist: capture writes its file beside \
+                 the link and renames it to the link's name, not where the link points; give the file's own name, \
+                 or remove the link\n",
+                dir.join(link).display(),
+                nowhere.display()
+            )
+        );
+        assert_eq!(std::fs::read_link(dir.join(link)).unwrap(), nowhere);
+        assert_eq!(listing(&dir), [link]);
+        std::fs::remove_file(dir.join(link)).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The message of a file whose name was taken during the capture (the run's error, or said at once
 /// when the capture goes on).
 fn kept_message(part: &Path, path: &Path, recovered: &Path) -> String {
