@@ -7,7 +7,8 @@
 //! goes in `epb_flags`. Each file is written as `FILE.part` and renamed to its name once complete, so a
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
-//! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ...
+//! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
+//! it is skipped: `Files::open`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -168,7 +169,13 @@ struct Files {
     kept: Vec<claim::Kept>,
     /// Whether the last file closed is among `kept`.
     last_kept: bool,
+    /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
+    skipped: Vec<PathBuf>,
 }
+
+/// Names taken in a row a rotating capture skips before it stops: past this, something takes every
+/// name it comes to.
+const MAX_SKIPPED: usize = 100;
 
 /// How long written frames may wait in the output buffer (1 MiB): a capture killed (SIGKILL, the OOM
 /// killer) leaves its `.part` with every frame up to about this long before, not a buffer's worth
@@ -383,6 +390,7 @@ impl Files {
             overwrite,
             kept: Vec::new(),
             last_kept: false,
+            skipped: Vec::new(),
         }
     }
 
@@ -390,10 +398,43 @@ impl Files {
         file_name(&self.base, self.numbered, self.index)
     }
 
-    /// Opens the next file: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
-    /// capture of this name is refused). A file at its name is not refused here: the rename leaves it
-    /// be ([`claim::commit`]), and the capture goes on.
+    /// Opens the next file (see [`Files::open_at`]). A rotating capture whose next name is taken
+    /// (another capture holds its `.part`, or a file there may not be replaced) skips it, saying so, and
+    /// goes on with the one after, as when a name is taken at the rename: a collision must not end a
+    /// long capture. The first name is the start's, refused then.
     fn open(&mut self) -> Result<()> {
+        for _ in 0..MAX_SKIPPED {
+            let e = match self.open_at() {
+                Err(e) if self.numbered && self.index > 0 => e,
+                r => return r,
+            };
+            let Some(taken) = e.downcast_ref::<claim::Taken>() else { return Err(e) };
+            let (name, part) = (self.name(), part_of(&self.name()));
+            let why = match claim::in_use(&part) {
+                true => format!(
+                    "{} is being written by another capture, running now (`fuser -v {}` names it)",
+                    part.display(),
+                    part.display()
+                ),
+                false => taken.to_string(),
+            };
+            self.index += 1;
+            // Said now, -q or not, and named again at exit.
+            crate::note!(
+                "wirestamp: -w {}: {} skipped, its name taken: {why}; this capture goes on with {}",
+                self.base.display(),
+                name.display(),
+                self.name().display()
+            );
+            self.skipped.push(name);
+        }
+        bail!("-w {}: {MAX_SKIPPED} names in a row were taken; stopped", self.base.display())
+    }
+
+    /// Opens file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
+    /// capture of this name is refused: [`claim::Taken`]). A file at its name is not refused here: the
+    /// rename leaves it be ([`claim::commit`]), and the capture goes on.
+    fn open_at(&mut self) -> Result<()> {
         let path = self.name();
         let part = part_of(&path);
         let overwrite = self.overwrite;
@@ -1456,7 +1497,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
-    let kept = claim::kept_error(&files.kept, files.last_kept);
+    let skipped = files.skipped.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let skipped = (!files.skipped.is_empty())
+        .then(|| format!("names were taken when this capture came to them, skipped (said above): {skipped}"));
+    let kept = match (claim::kept_error(&files.kept, files.last_kept), skipped) {
+        (Some(k), Some(s)) => Some(format!("{k}; {s}")),
+        (k, s) => k.or(s),
+    };
     if let Some(k) = kept.as_ref().filter(|_| result.is_err() || closed.is_err() || tx_done.is_err()) {
         // Another error is the run's: this one is said all the same.
         crate::note!("wirestamp: error: {k}");

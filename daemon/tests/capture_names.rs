@@ -359,6 +359,53 @@ fn a_second_capture_of_one_name_stops_at_once_and_the_first_is_whole() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A rotating capture that comes to a name another capture holds (here `-w r.0001.pcapng`, started
+/// while `-w r.pcapng -C 1` writes its first file) skips it, saying so, and goes on with the next
+/// name; it exits with status 1 naming it, every frame in its files, the other capture's file whole.
+/// (It stopped there, exit status 1, every later frame lost.) `-C 1` rotates once a file holds
+/// 1,000,000 bytes: frames of 60,000 bytes are 60,032 in a file (an Enhanced Packet Block's 32 bytes
+/// around them), so 16 fit under it with the file's first blocks (far below 39,488 bytes) and the 17th
+/// passes it: 17 frames a file.
+#[test]
+fn a_rotating_capture_skips_a_name_another_capture_holds_and_goes_on() {
+    let dir = tmp("skipped");
+    let base = dir.join("r.pcapng");
+    let name = |i: u32| dir.join(format!("r.{i:04}.pcapng"));
+    let fed: Vec<_> = (0..40).map(|k| frame(k, 60_000)).collect();
+    let (a, mut a_pipe) = relay(&["-q", "-C", "1"], &base);
+    a_pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut a_pipe, &fed[..1]);
+    wait_for(&dir.join("r.0000.pcapng.part"));
+    let b_fed = vec![frame(100, 70)];
+    let (b, mut b_pipe) = relay(&["-q"], &name(1));
+    b_pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut b_pipe, &b_fed);
+    wait_for(&dir.join("r.0001.pcapng.part"));
+    feed(&mut a_pipe, &fed[1..]);
+    drop(a_pipe);
+    let o = ended(a, 20);
+    drop(b_pipe);
+    let ob = ended(b, 10);
+    assert!(ob.status.success(), "{}", stderr(&ob));
+    let (r1, r2) = (name(1).display().to_string(), name(2).display().to_string());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: -w {}: {r1} skipped, its name taken: {r1}.part is being written by another capture, running \
+             now (`fuser -v {r1}.part` names it); this capture goes on with {r2}\nwirestamp: error: names were taken \
+             when this capture came to them, skipped (said above): {r1}\n",
+            base.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["r.0000.pcapng", "r.0001.pcapng", "r.0002.pcapng", "r.0003.pcapng"]);
+    assert_eq!(frames(&name(0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&name(1)), (b_fed, true));
+    assert_eq!(frames(&name(2)), (fed[17..34].to_vec(), true));
+    assert_eq!(frames(&name(3)), (fed[34..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Feeds a relay stopped by `--duration D` a frame every 10 ms, stamped with the time it is fed
 /// (CLOCK_REALTIME), from when its `.part` exists (the relay's clock started before) until it exits.
 /// Returns the time the relay said it ran (its summary: "stopped after S s: --duration D reached"), its

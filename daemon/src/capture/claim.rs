@@ -6,12 +6,26 @@
 //! capture ran is left as it is, the frames staying in the `.part`. A lock is kept only on the file
 //! still at the name it was opened by (a capture renames its `.part` while it holds the lock).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, FcntlArg, RenameFlags, fcntl, renameat2};
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+
+/// A name [`create`] refuses because it is taken: held by a running capture, or a file there that may
+/// not be replaced. A rotating capture goes on with its next name instead (`Files::open`); any other
+/// error (no permission, no space) stops it.
+#[derive(Debug)]
+pub(super) struct Taken(String);
+
+impl std::fmt::Display for Taken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Taken {}
 
 /// A write lock on the whole file, for `F_OFD_SETLK` and `F_OFD_GETLK`.
 fn whole_file() -> libc::flock {
@@ -88,7 +102,7 @@ fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) ->
             Ok(f) => match hold(f, path) {
                 Held::Ours(f) => return Ok(f),
                 // Another capture found it just made, and took it first.
-                Held::Locked => bail!(held(path)),
+                Held::Locked => return Err(Taken(held(path)).into()),
                 Held::Moved => continue,
             },
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -96,7 +110,7 @@ fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) ->
                 // FIFO), not locked nor emptied. (Opened to write only, as `File::create` would: a FIFO
                 // waits for its reader.)
                 if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                    replaceable(path)?;
+                    replaceable(path).map_err(taken)?;
                     return OpenOptions::new().write(true).open(path).with_context(creating);
                 }
                 OpenOptions::new().read(true).write(true).open(path).with_context(creating)?
@@ -105,15 +119,20 @@ fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) ->
         };
         match hold(f, path) {
             Held::Ours(f) => {
-                replaceable(path)?;
+                replaceable(path).map_err(taken)?;
                 f.set_len(0).with_context(creating)?;
                 return Ok(f);
             }
-            Held::Locked => bail!(held(path)),
+            Held::Locked => return Err(Taken(held(path)).into()),
             Held::Moved => {}
         }
     }
-    bail!(held(path))
+    Err(Taken(held(path)).into())
+}
+
+/// `replaceable`'s refusal, as a name taken.
+fn taken(e: anyhow::Error) -> anyhow::Error {
+    Taken(format!("{e:#}")).into()
 }
 
 /// What became of a file opened at a name when its lock was asked for.
@@ -265,7 +284,7 @@ mod tests {
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         drop(first);
         assert!(!in_use(&part));
-        let e = create_part(&part, |_| bail!("a leftover")).unwrap_err();
+        let e = create_part(&part, |_| anyhow::bail!("a leftover")).unwrap_err();
         assert_eq!(format!("{e:#}"), "a leftover");
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         // Allowed (--overwrite): taken, emptied, locked.
