@@ -721,10 +721,10 @@ fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
     let bytes = meta.len();
     match path.to_str().and_then(|p| p.strip_suffix(".part")) {
         Some(done) => bail!(
-            "-w {done}: {shown} is left by a capture that did not finish (killed, or the machine stopped): {bytes} \
-             bytes, its frames up to about a second before it stopped; refusing to overwrite it. Keep it under \
-             another name (mv {shown} {}; `wirestamp analyze` reads it as it is) or remove it, then start again; \
-             --overwrite replaces it",
+            "-w {done}: {shown} is left by a capture that did not give it its name (killed, or the machine \
+             stopped: its frames up to about a second before; a write failed; or the name was taken while it ran, \
+             as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
+             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
             recovered_name(Path::new(done)).display()
         ),
         None => bail!(

@@ -224,8 +224,29 @@ fn a_file_made_at_the_name_during_the_capture_is_left_as_it_is() {
         format!("wirestamp: error: {}\n", kept_message(&part, &out, &dir.join("x.recovered.pcapng")))
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "another program's file");
-    assert_eq!(frames(&part), (fed, true));
+    assert_eq!(frames(&part), (fed.clone(), true));
     assert_eq!(listing(&dir), ["x.pcapng", "x.pcapng.part"]);
+    // The other file gone, the next capture of the name finds the kept `.part`: refused, said to be a
+    // file whose name was taken among what it may be, not only a killed capture's.
+    std::fs::remove_file(&out).unwrap();
+    let (next, next_pipe) = relay(&["-q"], &out);
+    let o = ended(next, 5);
+    drop(next_pipe);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (p, bytes) = (part.display(), std::fs::metadata(&part).unwrap().len());
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {}: {p} is left by a capture that did not give it its name (killed, or the \
+             machine stopped: its frames up to about a second before; a write failed; or the name was taken while \
+             it ran, as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {p} {}; \
+             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it\n",
+            out.display(),
+            dir.join("x.recovered.pcapng").display()
+        )
+    );
+    assert_eq!(frames(&part), (fed, true));
+    assert_eq!(listing(&dir), ["x.pcapng.part"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -348,8 +369,9 @@ fn a_second_capture_of_one_name_stops_at_once_and_the_first_is_whole() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).starts_with(&format!(
-            "wirestamp: error: -w {k}: {k}.part is left by a capture that did not finish (killed, or the machine \
-             stopped): {} bytes",
+            "wirestamp: error: -w {k}: {k}.part is left by a capture that did not give it its name (killed, or the \
+             machine stopped: its frames up to about a second before; a write failed; or the name was taken while \
+             it ran, as it said): {} bytes;",
             std::fs::metadata(&k_part).unwrap().len()
         )),
         "{}",
