@@ -7,7 +7,8 @@
 //! goes in `epb_flags`. Each file is written as `FILE.part` and renamed to its name once complete, so a
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
-//! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ...
+//! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
+//! it is skipped: `Files::open`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -168,7 +169,13 @@ struct Files {
     kept: Vec<claim::Kept>,
     /// Whether the last file closed is among `kept`.
     last_kept: bool,
+    /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
+    skipped: Vec<PathBuf>,
 }
+
+/// Names taken in a row a rotating capture skips before it stops: past this, something takes every
+/// name it comes to.
+const MAX_SKIPPED: usize = 100;
 
 /// How long written frames may wait in the output buffer (1 MiB): a capture killed (SIGKILL, the OOM
 /// killer) leaves its `.part` with every frame up to about this long before, not a buffer's worth
@@ -383,6 +390,7 @@ impl Files {
             overwrite,
             kept: Vec::new(),
             last_kept: false,
+            skipped: Vec::new(),
         }
     }
 
@@ -390,10 +398,43 @@ impl Files {
         file_name(&self.base, self.numbered, self.index)
     }
 
-    /// Opens the next file: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
-    /// capture of this name is refused). A file at its name is not refused here: the rename leaves it
-    /// be ([`claim::commit`]), and the capture goes on.
+    /// Opens the next file (see [`Files::open_at`]). A rotating capture whose next name is taken
+    /// (another capture holds its `.part`, or a file there may not be replaced) skips it, saying so, and
+    /// goes on with the one after, as when a name is taken at the rename: a collision must not end a
+    /// long capture. The first name is the start's, refused then.
     fn open(&mut self) -> Result<()> {
+        for _ in 0..MAX_SKIPPED {
+            let e = match self.open_at() {
+                Err(e) if self.numbered && self.index > 0 => e,
+                r => return r,
+            };
+            let Some(taken) = e.downcast_ref::<claim::Taken>() else { return Err(e) };
+            let (name, part) = (self.name(), part_of(&self.name()));
+            let why = match claim::in_use(&part) {
+                true => format!(
+                    "{} is being written by another capture, running now (`fuser -v {}` names it)",
+                    part.display(),
+                    part.display()
+                ),
+                false => taken.to_string(),
+            };
+            self.index += 1;
+            // Said now, -q or not, and named again at exit.
+            crate::note!(
+                "wirestamp: -w {}: {} skipped, its name taken: {why}; this capture goes on with {}",
+                self.base.display(),
+                name.display(),
+                self.name().display()
+            );
+            self.skipped.push(name);
+        }
+        bail!("-w {}: {MAX_SKIPPED} names in a row were taken; stopped", self.base.display())
+    }
+
+    /// Opens file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
+    /// capture of this name is refused: [`claim::Taken`]). A file at its name is not refused here: the
+    /// rename leaves it be ([`claim::commit`]), and the capture goes on.
+    fn open_at(&mut self) -> Result<()> {
         let path = self.name();
         let part = part_of(&path);
         let overwrite = self.overwrite;
@@ -645,8 +686,20 @@ fn part_of(path: &Path) -> PathBuf {
 /// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
 /// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
 fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
-    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
     let shown = path.display();
+    let Ok(meta) = std::fs::metadata(path) else {
+        // A link to nothing is a name taken all the same: the rename would find it there at the end
+        // and keep the frames in the `.part`, a whole capture later.
+        if let Ok(to) = std::fs::read_link(path) {
+            bail!(
+                "-w {shown}: a symbolic link to {}, which does not exist: capture writes its file beside the link \
+                 and renames it to the link's name, not where the link points; give the file's own name, or remove \
+                 the link",
+                to.display()
+            );
+        }
+        return Ok(());
+    };
     if !meta.is_file() {
         bail!(
             "-w {shown}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over \
@@ -668,10 +721,10 @@ fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
     let bytes = meta.len();
     match path.to_str().and_then(|p| p.strip_suffix(".part")) {
         Some(done) => bail!(
-            "-w {done}: {shown} is left by a capture that did not finish (killed, or the machine stopped): {bytes} \
-             bytes, its frames up to about a second before it stopped; refusing to overwrite it. Keep it under \
-             another name (mv {shown} {}; `wirestamp analyze` reads it as it is) or remove it, then start again; \
-             --overwrite replaces it",
+            "-w {done}: {shown} is left by a capture that did not give it its name (killed, or the machine \
+             stopped: its frames up to about a second before; a write failed; or the name was taken while it ran, \
+             as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
+             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
             recovered_name(Path::new(done)).display()
         ),
         None => bail!(
@@ -947,6 +1000,8 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let snaplen = snaplen_arg(args.snaplen);
     let mut guards = Vec::new();
     let mode_line;
+    // When a relay began: its --duration counts the wait for its stream's header (see `started`).
+    let began = Instant::now();
     let mut source = match args.source {
         CaptureSource::Ebpf => {
             let mut modes = Vec::new();
@@ -1063,13 +1118,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             // Once the stream's header is read, a read waits at most 100 ms, as a live source's does:
             // the loop flushes the file on time (and sees a signal) while the stream is idle.
             // Before it, a read waits in slices of 100 ms too, to see a stop.
-            let stdin = PolledStdin::new(Duration::from_millis(100), &STOP).context("standard input")?;
+            let stdin = PolledStdin::new(Duration::from_millis(100), &STOP)
+                .context("standard input")?
+                .until(duration.map(|d| began + d));
             let armed = stdin.arm();
             let r = match CaptureReader::from_stdin(Box::new(stdin)) {
                 // Stopped as asked, as after frames (exit status 0); no file: none is made before
                 // the stream's header says what it holds, as for a stream that could not be read.
                 Err(e) if matches!(e.kind, ReadErrorKind::StoppedBeforeHeader) => {
                     if !args.quiet {
+                        // Said as the summary says it; a signal's stop before the header keeps its one line.
+                        if !STOP.load(Ordering::Relaxed) {
+                            let ms = began.elapsed().as_millis();
+                            let why = Stop::Duration.words(args);
+                            crate::note!("wirestamp: stopped after {}.{:03} s: {why}", ms / 1000, ms % 1000);
+                        }
                         crate::note!("wirestamp: {}; no file written", e.kind);
                     }
                     return Ok(ExitCode::SUCCESS);
@@ -1104,7 +1167,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     };
     let snaplen = if matches!(source, Source::Ebpf(_)) { FRAME_MAX } else { snaplen };
     let describe = |ts: TsSource| format!("{}; {mode_line}", ts_words(ts));
-    let started = Instant::now();
+    // A live source's --duration counts from its opening; a relay's from its start, as its wait for the
+    // header is stopped by the same deadline (a stream that never starts must not hold it off).
+    let started = if matches!(source, Source::Stream(_)) { began } else { Instant::now() };
     let mut count: u64 = 0;
     // Live frames carry the clock's state; a stream's frames were stamped elsewhere.
     let live = !matches!(source, Source::Stream(_));
@@ -1435,7 +1500,13 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
-    let kept = claim::kept_error(&files.kept, files.last_kept);
+    let skipped = files.skipped.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let skipped = (!files.skipped.is_empty())
+        .then(|| format!("names were taken when this capture came to them, skipped (said above): {skipped}"));
+    let kept = match (claim::kept_error(&files.kept, files.last_kept), skipped) {
+        (Some(k), Some(s)) => Some(format!("{k}; {s}")),
+        (k, s) => k.or(s),
+    };
     if let Some(k) = kept.as_ref().filter(|_| result.is_err() || closed.is_err() || tx_done.is_err()) {
         // Another error is the run's: this one is said all the same.
         crate::note!("wirestamp: error: {k}");

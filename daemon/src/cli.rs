@@ -162,7 +162,8 @@ pub enum Command {
     /// files are numbered: STEM.0000.EXT, STEM.0001.EXT, ... A FILE.part is made anew and locked while
     /// written: a second capture of one -w stops at once, saying so. The rename never replaces a file
     /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
-    /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own).
+    /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
+    /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
     /// Drop counters are printed at exit and written into each file's statistics blocks: delivered =
     /// its frames, accepted = delivered + dropped (frames still queued when a file closes are counted
     /// in the next; at exit, in the last file's accepted).

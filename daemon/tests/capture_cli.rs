@@ -73,10 +73,10 @@ fn an_existing_capture_or_a_killed_captures_part_is_never_replaced() {
     assert_eq!(
         stderr(&o),
         format!(
-            "wirestamp: error: -w {c}: {c}.part is left by a capture that did not finish (killed, or the machine \
-             stopped): {} bytes, its frames up to about a second before it stopped; refusing to overwrite it. Keep \
-             it under another name (mv {c}.part {}; `wirestamp analyze` reads it as it is) or remove it, then start \
-             again; --overwrite replaces it\n",
+            "wirestamp: error: -w {c}: {c}.part is left by a capture that did not give it its name (killed, or the \
+             machine stopped: its frames up to about a second before; a write failed; or the name was taken while \
+             it ran, as it said): {} bytes; refusing to overwrite it. Keep it under another name (mv {c}.part {}; \
+             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it\n",
             a.len(),
             w("crash.recovered.pcapng"),
             c = w("crash.pcapng"),

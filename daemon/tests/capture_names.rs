@@ -154,6 +154,41 @@ fn a_free_name_is_taken_and_a_name_taken_before_the_start_is_refused_at_once() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A symbolic link to nothing at `-w`, at its `.part`, or at a numbered name of `-G` is a name taken:
+/// refused by the start-up check (exit status 1, the link named with where it points), the link left
+/// as it was, nothing made. (It passed the check, as a missing file; the whole capture ran, then its
+/// frames were kept in the `.part` with an error saying the name was made while it ran.)
+#[test]
+fn a_symbolic_link_to_nothing_at_a_name_is_refused_at_the_start() {
+    let dir = tmp("dangling");
+    let nowhere = dir.join("no-such-dir").join("f.pcapng");
+    for (link, args) in [("l.pcapng", &[][..]), ("p.pcapng.part", &[][..]), ("g.0002.pcapng", &["-G", "60"][..])] {
+        std::os::unix::fs::symlink(&nowhere, dir.join(link)).unwrap();
+        let out = dir.join(link.replace(".part", "").replace(".0002", ""));
+        let (child, mut pipe) = relay(args, &out);
+        // Fed whole: the check is made before the stream is read, which must not change the outcome.
+        let _ = pipe.write_all(&pcap_header());
+        let _ = pipe.write_all(&pcap_record(frame(0, 60).0, &frame(0, 60).1));
+        drop(pipe);
+        let o = ended(child, 10);
+        assert_eq!(o.status.code(), Some(1), "{link}: {}", stderr(&o));
+        assert_eq!(
+            stderr(&o),
+            format!(
+                "wirestamp: error: -w {}: a symbolic link to {}, which does not exist: capture writes its file beside \
+                 the link and renames it to the link's name, not where the link points; give the file's own name, \
+                 or remove the link\n",
+                dir.join(link).display(),
+                nowhere.display()
+            )
+        );
+        assert_eq!(std::fs::read_link(dir.join(link)).unwrap(), nowhere);
+        assert_eq!(listing(&dir), [link]);
+        std::fs::remove_file(dir.join(link)).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The message of a file whose name was taken during the capture (the run's error, or said at once
 /// when the capture goes on).
 fn kept_message(part: &Path, path: &Path, recovered: &Path) -> String {
@@ -189,8 +224,29 @@ fn a_file_made_at_the_name_during_the_capture_is_left_as_it_is() {
         format!("wirestamp: error: {}\n", kept_message(&part, &out, &dir.join("x.recovered.pcapng")))
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "another program's file");
-    assert_eq!(frames(&part), (fed, true));
+    assert_eq!(frames(&part), (fed.clone(), true));
     assert_eq!(listing(&dir), ["x.pcapng", "x.pcapng.part"]);
+    // The other file gone, the next capture of the name finds the kept `.part`: refused, said to be a
+    // file whose name was taken among what it may be, not only a killed capture's.
+    std::fs::remove_file(&out).unwrap();
+    let (next, next_pipe) = relay(&["-q"], &out);
+    let o = ended(next, 5);
+    drop(next_pipe);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (p, bytes) = (part.display(), std::fs::metadata(&part).unwrap().len());
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {}: {p} is left by a capture that did not give it its name (killed, or the \
+             machine stopped: its frames up to about a second before; a write failed; or the name was taken while \
+             it ran, as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {p} {}; \
+             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it\n",
+            out.display(),
+            dir.join("x.recovered.pcapng").display()
+        )
+    );
+    assert_eq!(frames(&part), (fed, true));
+    assert_eq!(listing(&dir), ["x.pcapng.part"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -313,14 +369,62 @@ fn a_second_capture_of_one_name_stops_at_once_and_the_first_is_whole() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
         stderr(&o).starts_with(&format!(
-            "wirestamp: error: -w {k}: {k}.part is left by a capture that did not finish (killed, or the machine \
-             stopped): {} bytes",
+            "wirestamp: error: -w {k}: {k}.part is left by a capture that did not give it its name (killed, or the \
+             machine stopped: its frames up to about a second before; a write failed; or the name was taken while \
+             it ran, as it said): {} bytes;",
             std::fs::metadata(&k_part).unwrap().len()
         )),
         "{}",
         stderr(&o)
     );
     assert_eq!(listing(&dir), ["k.pcapng.part", "r.0000.pcapng", "x.pcapng"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rotating capture that comes to a name another capture holds (here `-w r.0001.pcapng`, started
+/// while `-w r.pcapng -C 1` writes its first file) skips it, saying so, and goes on with the next
+/// name; it exits with status 1 naming it, every frame in its files, the other capture's file whole.
+/// (It stopped there, exit status 1, every later frame lost.) `-C 1` rotates once a file holds
+/// 1,000,000 bytes: frames of 60,000 bytes are 60,032 in a file (an Enhanced Packet Block's 32 bytes
+/// around them), so 16 fit under it with the file's first blocks (far below 39,488 bytes) and the 17th
+/// passes it: 17 frames a file.
+#[test]
+fn a_rotating_capture_skips_a_name_another_capture_holds_and_goes_on() {
+    let dir = tmp("skipped");
+    let base = dir.join("r.pcapng");
+    let name = |i: u32| dir.join(format!("r.{i:04}.pcapng"));
+    let fed: Vec<_> = (0..40).map(|k| frame(k, 60_000)).collect();
+    let (a, mut a_pipe) = relay(&["-q", "-C", "1"], &base);
+    a_pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut a_pipe, &fed[..1]);
+    wait_for(&dir.join("r.0000.pcapng.part"));
+    let b_fed = vec![frame(100, 70)];
+    let (b, mut b_pipe) = relay(&["-q"], &name(1));
+    b_pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut b_pipe, &b_fed);
+    wait_for(&dir.join("r.0001.pcapng.part"));
+    feed(&mut a_pipe, &fed[1..]);
+    drop(a_pipe);
+    let o = ended(a, 20);
+    drop(b_pipe);
+    let ob = ended(b, 10);
+    assert!(ob.status.success(), "{}", stderr(&ob));
+    let (r1, r2) = (name(1).display().to_string(), name(2).display().to_string());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: -w {}: {r1} skipped, its name taken: {r1}.part is being written by another capture, running \
+             now (`fuser -v {r1}.part` names it); this capture goes on with {r2}\nwirestamp: error: names were taken \
+             when this capture came to them, skipped (said above): {r1}\n",
+            base.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["r.0000.pcapng", "r.0001.pcapng", "r.0002.pcapng", "r.0003.pcapng"]);
+    assert_eq!(frames(&name(0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&name(1)), (b_fed, true));
+    assert_eq!(frames(&name(2)), (fed[17..34].to_vec(), true));
+    assert_eq!(frames(&name(3)), (fed[34..].to_vec(), true));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -391,6 +495,38 @@ fn duration_takes_a_unit_and_a_bare_integer_is_seconds() {
         let span = (got.last().unwrap().0 - got[0].0) as u128;
         assert!(span <= ran.as_nanos() + 1_000_000, "frames span {span} ns, ran {ran:?}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--duration` ends a relay whose stream has not begun (its header never came) as it ends one
+/// reading frames: at the time given, exit status 0, the stop line, then what a stop before the header
+/// says, no file. (It waited for the header for as long as the pipe stayed open, then failed on its
+/// end: here, 5 s and exit status 1.)
+#[test]
+fn duration_ends_a_relay_still_waiting_for_its_streams_header() {
+    let dir = tmp("duration-no-header");
+    let (child, pipe) = relay(&["--duration", "300ms"], &dir.join("h.pcapng"));
+    let t = Instant::now();
+    let waited = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(5));
+        drop(pipe);
+    });
+    let o = ended(child, 10);
+    let wall = t.elapsed();
+    waited.join().unwrap();
+    assert!(wall < Duration::from_secs(2), "ran {wall:?} (the pipe closed at 5 s): {}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    let said = lines[0]
+        .strip_prefix("wirestamp: stopped after ")
+        .and_then(|l| l.strip_suffix(" s: --duration 300ms reached"))
+        .unwrap_or_else(|| panic!("no stop line: {err}"));
+    let (secs, ms) = said.split_once('.').unwrap();
+    let ran = Duration::from_secs(secs.parse().unwrap()) + Duration::from_millis(ms.parse().unwrap());
+    assert!(ran >= Duration::from_millis(300) && ran < Duration::from_secs(1), "ran {ran:?}");
+    assert_eq!(lines[1..], ["wirestamp: stopped before the stream's header (no frame read); no file written"]);
+    assert_eq!(listing(&dir), Vec::<String>::new());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

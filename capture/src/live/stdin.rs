@@ -9,17 +9,19 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Standard input, each read waiting at most `idle` for bytes once armed, then failing with
 /// `WouldBlock`, which [`crate::CaptureReader`] passes on without losing its place
 /// ([`crate::ReadError::would_block`]). A signal that interrupts the wait does the same, so that the
 /// caller sees it at once; such a wait with the stop flag set fails with [`crate::Stopped`] (to the
-/// reader, [`crate::ReadErrorKind::Stopped`]). Unarmed (while the reader opens the stream and reads its header), a read
-/// fails with [`crate::Stopped`] once the stop flag is set, and with `WouldBlock` after `idle`
-/// without bytes, which the open waits out (the stop looked at again) but for ERF, whose records are
-/// judged on what came: the open retries an interrupted read (`EINTR`), so a read blocked there
-/// would hold a stop off until the stream's first bytes, or its end.
+/// reader, [`crate::ReadErrorKind::Stopped`]). Unarmed (while the reader opens the stream and reads
+/// its header), a read fails with [`crate::Stopped`] once the stop flag is set or a deadline
+/// ([`PolledStdin::until`]: `capture --duration` would otherwise wait for a header that never comes)
+/// has passed, and with `WouldBlock` after `idle` without bytes, which the open waits out (the stop
+/// looked at again) but for ERF, whose records are judged on what came: the open retries an
+/// interrupted read (`EINTR`), so a read blocked there would hold a stop off until the stream's first
+/// bytes, or its end.
 pub struct PolledStdin {
     /// Standard input's descriptor, read unbuffered: bytes held in `io::Stdin`'s buffer would be
     /// there while poll() says none are.
@@ -27,6 +29,8 @@ pub struct PolledStdin {
     idle: Duration,
     armed: Arc<AtomicBool>,
     stop: &'static AtomicBool,
+    /// Unarmed, a read fails with [`crate::Stopped`] from then on, as when `stop` is set.
+    deadline: Option<Instant>,
 }
 
 impl PolledStdin {
@@ -35,7 +39,12 @@ impl PolledStdin {
     /// handler's flag).
     pub fn new(idle: Duration, stop: &'static AtomicBool) -> io::Result<PolledStdin> {
         let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
-        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop })
+        Ok(PolledStdin { stdin, idle, armed: Arc::new(AtomicBool::new(false)), stop, deadline: None })
+    }
+
+    /// Stops the wait for the stream's header at `deadline` (`None`: only `stop` does).
+    pub fn until(self, deadline: Option<Instant>) -> PolledStdin {
+        PolledStdin { deadline, ..self }
     }
 
     /// The flag that arms the wait: set it once the reader is open.
@@ -43,9 +52,9 @@ impl PolledStdin {
         self.armed.clone()
     }
 
-    /// Whether a byte (or the end, or an error) is ready within `idle`.
-    fn ready(&self) -> io::Result<bool> {
-        readable(self.stdin.as_raw_fd(), i32::try_from(self.idle.as_millis()).unwrap_or(i32::MAX))
+    /// Whether a byte (or the end, or an error) is ready within `wait`.
+    fn ready(&self, wait: Duration) -> io::Result<bool> {
+        readable(self.stdin.as_raw_fd(), i32::try_from(wait.as_millis()).unwrap_or(i32::MAX))
     }
 }
 
@@ -113,7 +122,7 @@ impl Read for PolledStdin {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         // A readable descriptor costs one poll() per read, not per frame: a read takes what is there.
         if self.armed.load(Ordering::Relaxed) {
-            if !self.ready()? {
+            if !self.ready(self.idle)? {
                 // A signal that interrupted the wait may have asked the stop: said at once.
                 if self.stop.load(Ordering::Relaxed) {
                     return Err(io::Error::other(crate::Stopped));
@@ -124,10 +133,12 @@ impl Read for PolledStdin {
             // The stop is looked at before every read, not only after a quiet wait: bytes that keep
             // coming (not a capture, whose header never completes) would hold it off. A quiet wait
             // is a `WouldBlock`, which the open waits out (ERF's records are judged on what came).
-            if self.stop.load(Ordering::Relaxed) {
+            // (A wait ends at the deadline, not up to `idle` after it.)
+            let left = self.deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if self.stop.load(Ordering::Relaxed) || left.is_some_and(|l| l.is_zero()) {
                 return Err(io::Error::other(crate::Stopped));
             }
-            if !self.ready()? {
+            if !self.ready(left.map_or(self.idle, |l| l.min(self.idle)))? {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }

@@ -3,14 +3,29 @@
 //! it however the process ends, so a killed capture's `.part` is found unlocked), then renamed to
 //! `NAME` only if nothing is there (`renameat2` with `RENAME_NOREPLACE`). So a second capture of one
 //! `-w` stops at once instead of writing the first one's `.part`, and a file made at `NAME` while the
-//! capture ran is left as it is, the frames staying in the `.part`.
+//! capture ran is left as it is, the frames staying in the `.part`. A lock is kept only on the file
+//! still at the name it was opened by (a capture renames its `.part` while it holds the lock).
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use nix::errno::Errno;
 use nix::fcntl::{AT_FDCWD, FcntlArg, RenameFlags, fcntl, renameat2};
 use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
+
+/// A name [`create`] refuses because it is taken: held by a running capture, or a file there that may
+/// not be replaced. A rotating capture goes on with its next name instead (`Files::open`); any other
+/// error (no permission, no space) stops it.
+#[derive(Debug)]
+pub(super) struct Taken(String);
+
+impl std::fmt::Display for Taken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Taken {}
 
 /// A write lock on the whole file, for `F_OFD_SETLK` and `F_OFD_GETLK`.
 fn whole_file() -> libc::flock {
@@ -79,26 +94,71 @@ pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) 
 /// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason.
 fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
     let creating = || format!("creating {}", path.display());
-    match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
-        Ok(f) if lock(&f, path) => return Ok(f),
-        // Another capture found it just made, and took it first.
-        Ok(_) => bail!(held(path)),
-        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e).with_context(creating),
+    // A file opened, then renamed away by the capture that held it (done) before its lock was ours, is
+    // not `path`'s: the name is tried again, and is free by then. Bounded: renamed every time is a
+    // capture after capture at this name, which a capture that holds it keeps off.
+    for _ in 0..3 {
+        let f = match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+            Ok(f) => match hold(f, path) {
+                Held::Ours(f) => return Ok(f),
+                // Another capture found it just made, and took it first.
+                Held::Locked => return Err(Taken(held(path)).into()),
+                Held::Moved => continue,
+            },
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                // Not a regular file: `replaceable` refuses it, or it is written as it is (a CSV to a
+                // FIFO), not locked nor emptied. (Opened to write only, as `File::create` would: a FIFO
+                // waits for its reader.)
+                if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                    replaceable(path).map_err(taken)?;
+                    return OpenOptions::new().write(true).open(path).with_context(creating);
+                }
+                OpenOptions::new().read(true).write(true).open(path).with_context(creating)?
+            }
+            Err(e) => return Err(e).with_context(creating),
+        };
+        match hold(f, path) {
+            Held::Ours(f) => {
+                replaceable(path).map_err(taken)?;
+                f.set_len(0).with_context(creating)?;
+                return Ok(f);
+            }
+            Held::Locked => return Err(Taken(held(path)).into()),
+            Held::Moved => {}
+        }
     }
-    // Not a regular file: `replaceable` refuses it, or it is written as it is (a CSV to a FIFO), not
-    // locked nor emptied. (Opened to write only, as `File::create` would: a FIFO waits for its reader.)
-    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-        replaceable(path)?;
-        return OpenOptions::new().write(true).open(path).with_context(creating);
-    }
-    let f = OpenOptions::new().read(true).write(true).open(path).with_context(creating)?;
+    Err(Taken(held(path)).into())
+}
+
+/// `replaceable`'s refusal, as a name taken.
+fn taken(e: anyhow::Error) -> anyhow::Error {
+    Taken(format!("{e:#}")).into()
+}
+
+/// What became of a file opened at a name when its lock was asked for.
+enum Held {
+    /// Locked, and still the file at the name.
+    Ours(File),
+    /// Another open file holds its lock: a running capture.
+    Locked,
+    /// Locked, but renamed or removed since it was opened (its lock dropped here).
+    Moved,
+}
+
+/// Locks `f`, opened at `path`, and makes sure it is still the file there: a capture renames its
+/// `.part` while it holds the lock and drops the lock once done, so a lock won on a file opened before
+/// the rename is on that capture's complete file, now at another name (emptying it would lose it).
+fn hold(f: File, path: &Path) -> Held {
+    use std::os::unix::fs::MetadataExt;
     if !lock(&f, path) {
-        bail!(held(path));
+        return Held::Locked;
     }
-    replaceable(path)?;
-    f.set_len(0).with_context(creating)?;
-    Ok(f)
+    let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+    // (Followed as the open followed it: a `.part` that is a link to a file is that file.)
+    match (f.metadata().map(id), std::fs::metadata(path).map(id)) {
+        (Ok(a), Ok(b)) if a == b => Held::Ours(f),
+        _ => Held::Moved,
+    }
 }
 
 /// Gives `part` the name `path` unless something is there that `replaceable` does not allow (an empty
@@ -224,13 +284,55 @@ mod tests {
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         drop(first);
         assert!(!in_use(&part));
-        let e = create_part(&part, |_| bail!("a leftover")).unwrap_err();
+        let e = create_part(&part, |_| anyhow::bail!("a leftover")).unwrap_err();
         assert_eq!(format!("{e:#}"), "a leftover");
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         // Allowed (--overwrite): taken, emptied, locked.
         let again = create_part(&part, |_| Ok(())).unwrap();
         assert_eq!((std::fs::read(&part).unwrap().len(), in_use(&part)), (0, true));
         drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A second capture that opened a `.part` just before the capture holding it renamed it (and ended,
+    /// dropping its lock) wins a lock on the complete file, now at its name: that file is not taken
+    /// (emptying it lost the first capture whole); the name, free again, gets a new `.part`.
+    #[test]
+    fn a_lock_won_on_a_file_renamed_meanwhile_is_not_taken() {
+        let dir = test_dir("moved");
+        let (part, path) = (dir.join("c.pcapng.part"), dir.join("c.pcapng"));
+        let first = create_part(&part, |_| Ok(())).unwrap();
+        std::io::Write::write_all(&mut &first, b"first capture's frames").unwrap();
+        let second = OpenOptions::new().read(true).write(true).open(&part).unwrap();
+        assert!(commit(&part, &path, |_| panic!("nothing was there")).unwrap());
+        drop(first);
+        // The lock alone does not tell: the renamed file is unlocked now.
+        let probe = File::open(&path).unwrap();
+        assert!(lock(&probe, &path));
+        drop(probe);
+        assert!(matches!(hold(second, &part), Held::Moved));
+        assert_eq!(std::fs::read(&path).unwrap(), b"first capture's frames");
+        // The name is free again: a new, empty `.part`, the first capture's file as it was.
+        let again = create_part(&part, |_| panic!("nothing is at the .part")).unwrap();
+        assert_eq!((std::fs::read(&part).unwrap().len(), in_use(&part)), (0, true));
+        assert_eq!(std::fs::read(&path).unwrap(), b"first capture's frames");
+        drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A `.part` that is a symbolic link to a file is that file (opened through the link), not a file
+    /// renamed meanwhile: taken as the file is, not refused as held by another capture.
+    #[test]
+    fn a_part_that_links_to_a_file_is_that_file() {
+        let dir = test_dir("linked");
+        let (part, target) = (dir.join("c.pcapng.part"), dir.join("elsewhere"));
+        std::fs::write(&target, b"").unwrap();
+        std::os::unix::fs::symlink(&target, &part).unwrap();
+        let f = create_part(&part, |_| Ok(())).unwrap();
+        std::io::Write::write_all(&mut &f, b"frames").unwrap();
+        assert!(in_use(&target));
+        assert_eq!(std::fs::read(&target).unwrap(), b"frames");
+        drop(f);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
