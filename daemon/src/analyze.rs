@@ -180,9 +180,16 @@ impl Progress {
 }
 
 /// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
-/// break (a session or token from damaged traffic may).
+/// break (a session or token from damaged traffic may), or begins or ends with a space (a blank
+/// token or symbol, written as the wire holds it, then reads as itself to a reader that trims
+/// unquoted fields, not as the empty field of one not known).
 fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
+    let spaced = s.starts_with(' ') || s.ends_with(' ');
+    if spaced || s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
+    } else {
+        s.into()
+    }
 }
 
 /// A CSV output (`--pairs`, `--unmatched`): its file, and the option that named it, for errors.

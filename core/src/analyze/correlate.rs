@@ -13,10 +13,16 @@ use crate::proto::{OrderDir, OrderId, OrderSummary};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
-/// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token (as text, lossy UTF-8).
+/// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token, without its right
+/// padding.
 pub(super) fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
+    token_wire(s).map(crate::proto::trim_alpha)
+}
+
+/// [`token_bytes`] as the wire holds it, padding included.
+pub(super) fn token_wire(s: &OrderSummary) -> Option<&[u8]> {
     match (&s.cl_ord_id, &s.id) {
-        (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(crate::proto::trim_alpha(c)),
+        (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(c),
         _ => None,
     }
 }
@@ -476,8 +482,9 @@ impl Analyzer {
         let token = token_bytes(s);
         // Under the token rule, the token and the sequence it gives, for an order left unmatched.
         let mut read = None;
-        // Under the symbol rule, an order whose symbol's newest tick lay beyond the window.
-        let mut beyond_window = false;
+        // Under the symbol rule, the sequence of an order's symbol's newest tick when it lay beyond the
+        // window.
+        let mut beyond_window = None;
         let found = match &mut self.cfg.matching {
             MatchRule::Token(rule) => {
                 let Some((tok, seq)) = token.and_then(|tok| Some((tok, rule.seq_of(tok)?))) else {
@@ -570,9 +577,9 @@ impl Analyzer {
                         Some((session, seq, tt, feed))
                     }
                     // Its symbol ticked before it, but only longer ago than the window.
-                    Some(_) => {
+                    Some((_, _, seq, _, _)) => {
                         self.counters.unmatched_beyond_window += 1;
-                        beyond_window = true;
+                        beyond_window = Some(seq);
                         None
                     }
                     None => None,
@@ -581,10 +588,7 @@ impl Analyzer {
         };
         let Some((session, seq, tick_time, feed)) = found else {
             self.counters.unmatched_orders += 1;
-            let mut reason = match beyond_window {
-                true => Some(UnmatchedReason::BeyondWindow),
-                false => None,
-            };
+            let mut reason = beyond_window.map(|_| UnmatchedReason::BeyondWindow);
             if let Some((tok, seq)) = read {
                 if self.beyond_retention(seq, t) {
                     self.counters.unmatched_beyond_retention += 1;
@@ -604,7 +608,8 @@ impl Analyzer {
                 }
                 None => UnmatchedReason::TriggerNotSeen,
             };
-            return self.unmatched_row(ci, m, reason, read.map(|(_, seq)| seq));
+            // The sequence the token named, or the symbol's newest tick beyond the window.
+            return self.unmatched_row(ci, m, reason, read.map(|(_, seq)| seq).or(beyond_window));
         };
         // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its
         // latency negative, where the table shows it (it was dropped, and the skew hidden).
@@ -660,7 +665,7 @@ impl Analyzer {
             tick_seq: seq,
             tick_time_ns: tick_time,
             order_id: super::unmatched::order_id_text(s),
-            token: token.map(|t| String::from_utf8_lossy(t).into_owned()).unwrap_or_default(),
+            token: super::unmatched::token_text(s),
             order_time_ns: t,
             order_frame: m.first.index,
             order_last_frame: m.last.index,

@@ -169,9 +169,10 @@ pub struct Pair {
     pub tick_seq: u64,
     /// Capture time of the trigger's earliest copy.
     pub tick_time_ns: i64,
-    /// Order identifier (UserRefNum, or token), as text.
+    /// Order identifier (UserRefNum, or token), as text: a token without its right padding (spaces
+    /// or NULs), or as the wire holds it when it is padding only.
     pub order_id: String,
-    /// ClOrdID / token text.
+    /// ClOrdID / token text, as `order_id`'s token.
     pub token: String,
     /// Capture time of the frame carrying the order's first byte.
     pub order_time_ns: i64,
