@@ -190,14 +190,17 @@ impl Analyzer {
                     _ if forgotten => None,
                     // The match given an earlier time: another tick kept may now be newer.
                     Some(b) if (b.1, b.2) == (k.1, k.2) => {
-                        let retimed = (k.0, b.1, b.2, b.3, k.4);
+                        let retimed = (k.0, b.1, b.2, b.3, k.4, k.5);
                         match ticks.at_or_before(symbol, t) {
                             Some(o) if o.0 > retimed.0 => Some(o),
                             _ => Some(retimed),
                         }
                     }
                     // Several at one time: the newest message names the tick, as in the history.
-                    Some(b) if b.0 == k.0 => Some((b.0, k.1, k.2, b.3 + k.3, k.4)),
+                    Some(mut b) if b.0 == k.0 => {
+                        super::symbols::join(&mut b, k);
+                        Some(b)
+                    }
                     Some(b) if b.0 > k.0 => Some(b),
                     _ => Some(k),
                 };
@@ -506,10 +509,12 @@ impl Analyzer {
                     // Found: it waits REORDER_NS of capture time past the order's first byte for an
                     // earlier copy the capture may record late, then takes the tick's time then.
                     Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
-                        let found = Some((session, seq, tick.time_ns, tick.feed));
+                        let found = Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)));
                         return self.wait_reorder(ci, m, snd, (None, i64::MIN), found);
                     }
-                    Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
+                    Ok(Some((session, tick))) => {
+                        Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)))
+                    }
                     // Found before, no longer in the window (a retention shorter than the wait).
                     Ok(None) | Err(_) if retry.is_some_and(|r| r.found.is_some()) => retry.and_then(|r| r.found),
                     // Or a copy the capture records up to REORDER_NS late (a host reordering frames), though
@@ -562,7 +567,7 @@ impl Analyzer {
                     return self.wait_reorder(ci, m, snd, (newest_before, prev), None);
                 }
                 match newest_before {
-                    Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
+                    Some((tt, session, seq, n, feed, frame)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }
@@ -574,10 +579,11 @@ impl Analyzer {
                                 self.counters.symbol_matches_with_earlier_ticks_within_latency += 1;
                             }
                         }
-                        Some((session, seq, tt, feed))
+                        // (The arbiter gave the place: it is there.)
+                        self.arbiter.session_at(session).map(|session| (session, seq, tt, feed, frame))
                     }
                     // Its symbol ticked before it, but only longer ago than the window.
-                    Some((_, _, seq, _, _)) => {
+                    Some((_, _, seq, _, _, _)) => {
                         self.counters.unmatched_beyond_window += 1;
                         beyond_window = Some(seq);
                         None
@@ -586,7 +592,7 @@ impl Analyzer {
                 }
             }
         };
-        let Some((session, seq, tick_time, feed)) = found else {
+        let Some((session, seq, tick_time, feed, tick_frame)) = found else {
             self.counters.unmatched_orders += 1;
             let mut reason = beyond_window.map(|_| UnmatchedReason::BeyondWindow);
             if let Some((tok, seq)) = read {
@@ -670,12 +676,7 @@ impl Analyzer {
             order_frame: m.first.index,
             order_last_frame: m.last.index,
             latency_ns: latency,
-            // Looked up only for a pair written out; the tick's copy must be the one timed.
-            tick_frame: self
-                .arbiter
-                .get(session, seq)
-                .filter(|k| k.time_ns == tick_time)
-                .map(|k| k.frame_at(self.last_frame)),
+            tick_frame,
         });
         self.output = true;
     }
