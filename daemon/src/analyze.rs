@@ -179,10 +179,17 @@ impl Progress {
     }
 }
 
-/// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote or a line
-/// break (a session or token from damaged traffic may).
+/// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote, a line break
+/// or a NUL (a session or token from damaged traffic may), or begins or ends with a space (a blank
+/// token or symbol, written as the wire holds it, then reads as itself to a reader that trims
+/// unquoted fields, not as the empty field of one not known).
 fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")).into() } else { s.into() }
+    let spaced = s.starts_with(' ') || s.ends_with(' ');
+    if spaced || s.contains([',', '"', '\n', '\r', '\0']) {
+        format!("\"{}\"", s.replace('"', "\"\"")).into()
+    } else {
+        s.into()
+    }
 }
 
 /// A CSV output (`--pairs`, `--unmatched`): its file, and the option that named it, for errors.
@@ -221,7 +228,7 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
         p.order_frame,
         p.order_last_frame,
         p.latency_ns,
-        p.tick_frame.map_or_else(String::new, |f| f.to_string())
+        p.tick_frame
     )
 }
 
@@ -703,6 +710,27 @@ fn parse_tx_row(line: &str) -> std::result::Result<Option<TxEvent>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled; so is
+    /// one beginning or ending with a space, or holding a NUL (a blank symbol written as the wire
+    /// holds it, 8 spaces or NULs); a plain or empty field is not.
+    #[test]
+    fn csv_fields_are_quoted_where_a_reader_would_misread_them() {
+        let cases = [
+            ("AAPL", "AAPL"),
+            ("", ""),
+            ("A B", "A B"),
+            ("A,B", "\"A,B\""),
+            ("A\"B", "\"A\"\"B\""),
+            ("A\nB", "\"A\nB\""),
+            ("        ", "\"        \""),
+            (" T1", "\" T1\""),
+            ("\0\0\0\0\0\0\0\0", "\"\0\0\0\0\0\0\0\0\""),
+        ];
+        for (field, want) in cases {
+            assert_eq!(csv_field(field), want, "{field:?}");
+        }
+    }
 
     /// The reader adds each interval's start to the StartTime: the sum must be the boundary rounded.
     /// A log starting at 0.7505 s (StartTime 0.751, half up) has its second interval at 1.000 s: start

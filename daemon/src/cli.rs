@@ -271,8 +271,8 @@ pub struct AnalyzeArgs {
     /// tick_frame. order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what
     /// --match token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame
     /// are the frames carrying the order's first and last bytes, tick_frame the frame carrying the
-    /// trigger's earliest copy (0-based over all inputs; empty when the tick had left the tick index,
-    /// --tick-retention, before the pair was made). An existing FILE is
+    /// trigger's earliest copy (0-based over all inputs). A token blank on the wire (spaces only) is
+    /// written whole, quoted; an empty one is none. An existing FILE is
     /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
@@ -280,8 +280,10 @@ pub struct AnalyzeArgs {
     /// Write every order that has no pair in --pairs to this CSV file, with why, so that what the
     /// tick_to_trade figures leave out can be checked order by order. Columns: order_frame (as in
     /// --pairs), order_time_ns, session (the order session: tcp:HOST:PORT@ouch50), order_id, token (as
-    /// in --pairs), symbol (empty when not known), reason, tick_seq (the sequence the token rule read
-    /// from the token; empty when it read none). reason is one of: not_correlated (a Cancel or Modify:
+    /// in --pairs), symbol (a Cancel's or Modify's that of its order; empty when not known, quoted
+    /// spaces when blank on the wire), reason, tick_seq (the sequence the token rule read from the token;
+    /// under the symbol rule, for beyond_window, the symbol's newest tick before the order; empty when
+    /// none). reason is one of: not_correlated (a Cancel or Modify:
     /// no rule correlates them), no_token (no sequence in the token: check the --match regex),
     /// ambiguous (several MoldUDP64 sessions hold the sequence), beyond_window (symbol rule: its
     /// symbol's newest tick came longer than the window before: widen it), beyond_retention (the

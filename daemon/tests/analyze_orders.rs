@@ -422,10 +422,10 @@ fn a_session_dimension_holds_every_connection() {
 }
 
 /// A pair whose tick has left the tick index (`--tick-retention 1ms`, a later packet 5 ms on sweeps it)
-/// before the order matched it under the symbol rule (a 1 s window): its tick_frame is empty, not a
-/// guess; a pair whose tick is still held names its frame.
+/// before the order matched it under the symbol rule (a 1 s window) names its frame (0, the capture's
+/// first) as one whose tick is still held does: the symbol history keeps the frame with the tick.
 #[test]
-fn a_pair_whose_tick_left_the_index_has_no_tick_frame() {
+fn a_pair_whose_tick_left_the_index_names_its_frame() {
     let mut msft = Vec::new();
     wirestamp_lab::encode::itch::add_order(&mut msft, 2, 2, 7, b'B', 100, "MSFT", 1_000_000);
     let tick = |seq: u64, msg: &[u8]| {
@@ -452,7 +452,7 @@ fn a_pair_whose_tick_left_the_index_has_no_tick_frame() {
         assert_eq!(r["counters"]["matched"], 1);
         std::fs::read_to_string(&pairs).unwrap().lines().nth(1).unwrap().rsplit(',').next().unwrap().to_owned()
     };
-    assert_eq!(run("1ms"), "");
+    assert_eq!(run("1ms"), "0");
     assert_eq!(run("1s"), "0");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -213,7 +213,7 @@ fn orders_of_every_kind() -> Vec<(i64, Vec<u8>)> {
 /// tick is 4); 5, 6 and the Replace's 7 name sequences no feed brought (trigger_not_seen, the
 /// sequence in tick_seq), the Cancel is not correlated, and order 9's token holds no sequence
 /// (no_token, its token quoted as RFC 4180 has it). The Replace's symbol is not known (its order was
-/// never seen), the Cancel carries none.
+/// never seen); the Cancel has that of order 1, which it cancels (AAPL).
 #[test]
 fn under_the_token_rule_each_unmatched_order_is_listed_with_why() {
     let dir = tmpdir("unmatched-token");
@@ -228,7 +228,7 @@ fn under_the_token_rule_each_unmatched_order_is_listed_with_why() {
             row(9, at(301), "5", "T0000000000005", "MSFT", "trigger_not_seen", "5"),
             row(10, at(302), "6", "T0000000000006", "NVDA", "trigger_not_seen", "6"),
             row(11, at(303), "7", "T0000000000007", "", "trigger_not_seen", "7"),
-            row(12, at(304), "1", "", "", "not_correlated", ""),
+            row(12, at(304), "1", "", "AAPL", "not_correlated", ""),
             row(13, at(305), "9", "A,B\"C", "AAPL", "no_token", ""),
         ]
     );
@@ -241,8 +241,9 @@ fn under_the_token_rule_each_unmatched_order_is_listed_with_why() {
 /// Under `symbol:250us`: orders 1 to 3 are matched (50, 50 and 200 us after their symbol's newest
 /// tick); orders 4 and 9 (AAPL, its newest tick at 200 us) and 5 (MSFT, 151 ms before) lie beyond the
 /// window; NVDA never ticked (trigger_not_seen); the Replace of an order never seen has no symbol
-/// (no_symbol); the Cancel is not correlated. Under the default 1 s window 4, 5 and 9 are matched.
-/// The symbol rule reads no token: tick_seq is empty.
+/// (no_symbol); the Cancel is not correlated (AAPL: order 1's). Under the default 1 s window 4, 5 and
+/// 9 are matched. The symbol rule reads no token: tick_seq is the sequence of the newest tick beyond
+/// the window (AAPL's is 3, MSFT's 4), and empty for the other reasons.
 #[test]
 fn under_the_symbol_rule_each_unmatched_order_is_listed_with_why() {
     let dir = tmpdir("unmatched-symbol");
@@ -252,15 +253,15 @@ fn under_the_symbol_rule_each_unmatched_order_is_listed_with_why() {
     let always = [
         row(10, at(302), "6", "T0000000000006", "NVDA", "trigger_not_seen", ""),
         row(11, at(303), "7", "T0000000000007", "", "no_symbol", ""),
-        row(12, at(304), "1", "", "", "not_correlated", ""),
+        row(12, at(304), "1", "", "AAPL", "not_correlated", ""),
     ];
     let args = |rule| ["--md", FEED_A, "--orders", ORDERS, "--match", rule];
     let (r, got) = analyze_unmatched(&dir, &args("symbol:250us"), &cap, false);
     assert_eq!([counter(&r, "matched"), counter(&r, "unmatched_beyond_window")], [3, 3]);
     let mut want = vec![
-        row(8, at(300), "4", "T0000000000004", "AAPL", "beyond_window", ""),
-        row(9, at(301), "5", "T0000000000005", "MSFT", "beyond_window", ""),
-        row(13, at(305), "9", "A,B\"C", "AAPL", "beyond_window", ""),
+        row(8, at(300), "4", "T0000000000004", "AAPL", "beyond_window", "3"),
+        row(9, at(301), "5", "T0000000000005", "MSFT", "beyond_window", "4"),
+        row(13, at(305), "9", "A,B\"C", "AAPL", "beyond_window", "3"),
     ];
     want.extend(always.iter().cloned());
     want.sort();
@@ -345,6 +346,164 @@ fn orders_released_for_room_are_listed_as_such() {
         })
         .collect();
     assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An OUCH 5.0 Modify Order Request 'M' (10 bytes: UserRefNum, side, quantity; OUCH 5.0 §2.4) of
+/// order `n`, to `qty` shares.
+fn modify(n: u32, qty: u32) -> Vec<u8> {
+    let mut m = vec![b'M'];
+    m.extend(n.to_be_bytes());
+    m.push(b'B');
+    m.extend(qty.to_be_bytes());
+    soup_packet(b'U', &m)
+}
+
+/// An OUCH 4.2 request naming only an order token: Cancel 'X' (token, shares: 19 bytes) or Modify 'M'
+/// (token, side, shares: 20 bytes), OUCH 4.2 §2.3 and §2.4.
+fn by_token42(ty: u8, token: &[u8; 14]) -> Vec<u8> {
+    let mut m = vec![ty];
+    m.extend(token);
+    if ty == b'M' {
+        m.push(b'B');
+    }
+    m.extend(0u32.to_be_bytes());
+    assert_eq!(m.len(), if ty == b'M' { 20 } else { 19 });
+    soup_packet(b'U', &m)
+}
+
+/// A Cancel or Modify names only the order it acts on: its row has that order's symbol while the order
+/// is remembered (as a Replace has), and none (empty) for an order never seen or ended. OUCH 5.0,
+/// frames 0-based 1 ms apart, client to exchange but frame 7: 0 order 1 MSFT; 1 Cancel of 1 (MSFT);
+/// 2 Modify of 1 (MSFT); 3 Cancel of 99, never entered (empty); 4 order 2 NVDA; 5 Replace of 2 by 3,
+/// which keeps 2's symbol (NVDA); 6 Cancel of 3 (NVDA); 7 from the exchange, Order Canceled of all
+/// 100 shares of order 1, which ends it; 8 Cancel of 1 again (empty). No feed: the orders find no tick
+/// (trigger_not_seen). OUCH 4.2 by token likewise: an AAPL order, its Cancel and Modify (AAPL), a
+/// Cancel of a token never entered (empty).
+#[test]
+fn a_cancel_or_modify_has_the_symbol_of_its_order() {
+    let dir = tmpdir("unmatched-cancel-symbol");
+    let cap = dir.join("c.pcap");
+    let mut out = Vec::new();
+    ouch::canceled(&mut out, 0, 1, 100, b'U');
+    let script = [
+        (0, true, order_of(1, "MSFT")),
+        (1, true, cancel(1)),
+        (2, true, modify(1, 50)),
+        (3, true, cancel(99)),
+        (4, true, order_of(2, "NVDA")),
+        (5, true, replace(2, 3)),
+        (6, true, cancel(3)),
+        (7, false, soup_packet(b'S', &out)),
+        (8, true, cancel(1)),
+    ];
+    write_pcap(&cap, &support::conversation(&script));
+    let (_, got) = analyze_unmatched(&dir, &["--orders", ORDERS], &cap, false);
+    let at = |ms: i64| T0 + ms * MS;
+    let (lost, nc) = ("trigger_not_seen", "not_correlated");
+    assert_eq!(
+        got,
+        [
+            row(0, at(0), "1", "T0000000000001", "MSFT", lost, ""),
+            row(1, at(1), "1", "", "MSFT", nc, ""),
+            row(2, at(2), "1", "", "MSFT", nc, ""),
+            row(3, at(3), "99", "", "", nc, ""),
+            row(4, at(4), "2", "T0000000000002", "NVDA", lost, ""),
+            row(5, at(5), "3", "T0000000000003", "NVDA", lost, ""),
+            row(6, at(6), "3", "", "NVDA", nc, ""),
+            row(8, at(8), "1", "", "", nc, ""),
+        ]
+    );
+
+    let t1 = b"ORDER000000001";
+    let script = [
+        (0, true, support::enter42(t1)),
+        (1, true, by_token42(b'X', t1)),
+        (2, true, by_token42(b'M', t1)),
+        (3, true, by_token42(b'X', b"ORDER000000099")),
+    ];
+    write_pcap(&cap, &support::conversation(&script));
+    let args = ["--orders", "tcp:10.1.0.1:8003@ouch42", "--match", TOKEN];
+    let (_, got) = analyze_unmatched(&dir, &args, &cap, true);
+    let session = "tcp:10.1.0.1:8003@ouch42".to_owned();
+    let row42 = |frame: u64, token: &str, symbol: &str, reason: &str| {
+        let s = |x: &str| x.to_owned();
+        (frame, at(frame as i64), session.clone(), s(token), s(token), s(symbol), s(reason), String::new())
+    };
+    assert_eq!(
+        got,
+        [
+            row42(0, "ORDER000000001", "AAPL", "no_token"),
+            row42(1, "ORDER000000001", "AAPL", nc),
+            row42(2, "ORDER000000001", "AAPL", nc),
+            row42(3, "ORDER000000099", "", nc),
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A field blank on the wire is not a field not known: a symbol of 8 spaces, a ClOrdID or an OUCH
+/// 4.2 token of 14 spaces are written as the wire holds them, quoted (a reader that trims unquoted
+/// fields keeps them), where an empty field says none is known or carried. Under the symbol rule, a
+/// feed's tick 1 (symbol 8 spaces) at T0 pairs with order 1 (that symbol, ClOrdID 14 spaces) 1 ms
+/// on; order 2 (that symbol) 2 s on lies beyond the 1 s window (its tick_seq 1, the blank symbol's
+/// tick); a Replace of order 99 (never seen) has no symbol known. OUCH 4.2: an order of token 14
+/// spaces and its Cancel (order_id and token blank, symbol AAPL).
+#[test]
+fn a_blank_field_is_written_as_the_wire_holds_it() {
+    let dir = tmpdir("unmatched-blank");
+    let cap = dir.join("c.pcap");
+    let pairs = dir.join("p.csv");
+    let enter = |n: u32, cl_ord_id: &str| {
+        let mut o = aapl_order(n);
+        (o.symbol, o.cl_ord_id) = (String::new(), cl_ord_id.into());
+        let mut m = Vec::new();
+        ouch::enter_order(&mut m, &o);
+        soup_packet(b'U', &m)
+    };
+    let orders =
+        [(T0 + MS, enter(1, "")), (T0 + 2_000 * MS, enter(2, "T0000000000002")), (T0 + 2_001 * MS, replace(99, 3))];
+    // Frames: SYN, tick, order 1, order 2, the Replace.
+    write_pcap(&cap, &with_orders(vec![(T0, symbol_tick(1, ""))], &orders));
+    let args = ["--md", FEED_A, "--orders", ORDERS, "--pairs", pairs.to_str().unwrap()];
+    let (r, got) = analyze_unmatched(&dir, &args, &cap, false);
+    assert_eq!(counter(&r, "matched"), 1);
+    let (blank8, blank14) = (" ".repeat(8), " ".repeat(14));
+    assert_eq!(
+        got,
+        [
+            row(3, T0 + 2_000 * MS, "2", "T0000000000002", &blank8, "beyond_window", "1"),
+            row(4, T0 + 2_001 * MS, "3", "T0000000000003", "", "no_symbol", ""),
+        ]
+    );
+    let text = std::fs::read_to_string(dir.join("u.csv")).unwrap();
+    let line = format!("3,{},{SESSION},2,T0000000000002,\"{blank8}\",beyond_window,1", T0 + 2_000 * MS);
+    assert!(text.lines().any(|l| l == line), "{text}");
+    // tick_session,tick_seq,tick_time_ns,order_id,token,order_time_ns,order_frame,order_last_frame,latency_ns,tick_frame
+    let text = std::fs::read_to_string(&pairs).unwrap();
+    let line = format!("SESSION001,1,{T0},1,\"{blank14}\",{},2,2,{MS},1", T0 + MS);
+    assert_eq!(text.lines().nth(1), Some(&*line), "{text}");
+
+    let script = [(0, true, support::enter42(&[b' '; 14])), (1, true, by_token42(b'X', &[b' '; 14]))];
+    write_pcap(&cap, &support::conversation(&script));
+    let (_, got) = analyze_unmatched(&dir, &["--orders", "tcp:10.1.0.1:8003@ouch42"], &cap, false);
+    let session = "tcp:10.1.0.1:8003@ouch42".to_owned();
+    let (lost, nc) = ("trigger_not_seen".to_owned(), "not_correlated".to_owned());
+    let aapl = "AAPL".to_owned();
+    assert_eq!(
+        got,
+        [
+            (0, T0, session.clone(), blank14.clone(), blank14.clone(), aapl.clone(), lost, String::new()),
+            (1, T0 + MS, session, blank14.clone(), blank14.clone(), aapl, nc, String::new()),
+        ]
+    );
+    let text = std::fs::read_to_string(dir.join("u.csv")).unwrap();
+    assert!(
+        text.lines().any(
+            |l| l.starts_with(&format!("1,{},tcp:10.1.0.1:8003@ouch42,\"{blank14}\",\"{blank14}\",AAPL,", T0 + MS))
+        ),
+        "{text}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

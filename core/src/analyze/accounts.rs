@@ -199,6 +199,13 @@ impl Accounts {
         }
     }
 
+    /// The symbol of `owner`'s order `id`, while it is remembered (entered or replaced, not known to
+    /// have ended): what a Cancel or Modify of it acts on, for `--unmatched`.
+    pub(super) fn symbol_of(&mut self, owner: Owner, id: OrderId) -> Option<Symbol> {
+        let a = self.account(owner)?;
+        self.symbols.get(a, id).map(|k| k.symbol)
+    }
+
     /// `owner` asked to replace order `orig` by `id`.
     pub(super) fn replace_sent(&mut self, owner: Owner, orig: OrderId, id: OrderId) {
         let Some(a) = self.account(owner) else { return };

@@ -368,6 +368,12 @@ impl Arbiter {
         same.then_some((time_ns - t0, f0))
     }
 
+    /// The session at place `index` ([`SessionRef::index`]; sessions are never dropped, so a place
+    /// once given stays its session's).
+    pub fn session_at(&self, index: u32) -> Option<Session> {
+        self.sessions.get(index as usize).map(|(s, _)| *s)
+    }
+
     /// The tick `(session, seq)`, if still retained.
     pub fn get(&self, session: Session, seq: u64) -> Option<Tick> {
         let s = match self.sessions.get(self.last) {

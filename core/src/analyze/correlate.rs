@@ -13,10 +13,16 @@ use crate::proto::{OrderDir, OrderId, OrderSummary};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 
-/// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token (as text, lossy UTF-8).
+/// What a token rule reads: OUCH 5.0 ClOrdID, else the OUCH 4.x order token, without its right
+/// padding.
 pub(super) fn token_bytes(s: &OrderSummary) -> Option<&[u8]> {
+    token_wire(s).map(crate::proto::trim_alpha)
+}
+
+/// [`token_bytes`] as the wire holds it, padding included.
+pub(super) fn token_wire(s: &OrderSummary) -> Option<&[u8]> {
     match (&s.cl_ord_id, &s.id) {
-        (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(crate::proto::trim_alpha(c)),
+        (Some(c), _) | (None, Some(OrderId::Token(c))) => Some(c),
         _ => None,
     }
 }
@@ -184,14 +190,17 @@ impl Analyzer {
                     _ if forgotten => None,
                     // The match given an earlier time: another tick kept may now be newer.
                     Some(b) if (b.1, b.2) == (k.1, k.2) => {
-                        let retimed = (k.0, b.1, b.2, b.3, k.4);
+                        let retimed = (k.0, b.1, b.2, b.3, k.4, k.5);
                         match ticks.at_or_before(symbol, t) {
                             Some(o) if o.0 > retimed.0 => Some(o),
                             _ => Some(retimed),
                         }
                     }
                     // Several at one time: the newest message names the tick, as in the history.
-                    Some(b) if b.0 == k.0 => Some((b.0, k.1, k.2, b.3 + k.3, k.4)),
+                    Some(mut b) if b.0 == k.0 => {
+                        super::symbols::join(&mut b, k);
+                        Some(b)
+                    }
                     Some(b) if b.0 > k.0 => Some(b),
                     _ => Some(k),
                 };
@@ -476,8 +485,9 @@ impl Analyzer {
         let token = token_bytes(s);
         // Under the token rule, the token and the sequence it gives, for an order left unmatched.
         let mut read = None;
-        // Under the symbol rule, an order whose symbol's newest tick lay beyond the window.
-        let mut beyond_window = false;
+        // Under the symbol rule, the sequence of an order's symbol's newest tick when it lay beyond the
+        // window.
+        let mut beyond_window = None;
         let found = match &mut self.cfg.matching {
             MatchRule::Token(rule) => {
                 let Some((tok, seq)) = token.and_then(|tok| Some((tok, rule.seq_of(tok)?))) else {
@@ -499,10 +509,12 @@ impl Analyzer {
                     // Found: it waits REORDER_NS of capture time past the order's first byte for an
                     // earlier copy the capture may record late, then takes the tick's time then.
                     Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
-                        let found = Some((session, seq, tick.time_ns, tick.feed));
+                        let found = Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)));
                         return self.wait_reorder(ci, m, snd, (None, i64::MIN), found);
                     }
-                    Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed)),
+                    Ok(Some((session, tick))) => {
+                        Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)))
+                    }
                     // Found before, no longer in the window (a retention shorter than the wait).
                     Ok(None) | Err(_) if retry.is_some_and(|r| r.found.is_some()) => retry.and_then(|r| r.found),
                     // Or a copy the capture records up to REORDER_NS late (a host reordering frames), though
@@ -555,7 +567,7 @@ impl Analyzer {
                     return self.wait_reorder(ci, m, snd, (newest_before, prev), None);
                 }
                 match newest_before {
-                    Some((tt, session, seq, n, feed)) if t.saturating_sub(tt) <= window => {
+                    Some((tt, session, seq, n, feed, frame)) if t.saturating_sub(tt) <= window => {
                         if n > 1 {
                             self.counters.ambiguous += 1;
                         }
@@ -567,24 +579,22 @@ impl Analyzer {
                                 self.counters.symbol_matches_with_earlier_ticks_within_latency += 1;
                             }
                         }
-                        Some((session, seq, tt, feed))
+                        // (The arbiter gave the place: it is there.)
+                        self.arbiter.session_at(session).map(|session| (session, seq, tt, feed, frame))
                     }
                     // Its symbol ticked before it, but only longer ago than the window.
-                    Some(_) => {
+                    Some((_, _, seq, _, _, _)) => {
                         self.counters.unmatched_beyond_window += 1;
-                        beyond_window = true;
+                        beyond_window = Some(seq);
                         None
                     }
                     None => None,
                 }
             }
         };
-        let Some((session, seq, tick_time, feed)) = found else {
+        let Some((session, seq, tick_time, feed, tick_frame)) = found else {
             self.counters.unmatched_orders += 1;
-            let mut reason = match beyond_window {
-                true => Some(UnmatchedReason::BeyondWindow),
-                false => None,
-            };
+            let mut reason = beyond_window.map(|_| UnmatchedReason::BeyondWindow);
             if let Some((tok, seq)) = read {
                 if self.beyond_retention(seq, t) {
                     self.counters.unmatched_beyond_retention += 1;
@@ -604,7 +614,8 @@ impl Analyzer {
                 }
                 None => UnmatchedReason::TriggerNotSeen,
             };
-            return self.unmatched_row(ci, m, reason, read.map(|(_, seq)| seq));
+            // The sequence the token named, or the symbol's newest tick beyond the window.
+            return self.unmatched_row(ci, m, reason, read.map(|(_, seq)| seq).or(beyond_window));
         };
         // A trigger stamped after its order: the two taps' clocks disagree. The pair stands, its
         // latency negative, where the table shows it (it was dropped, and the skew hidden).
@@ -660,17 +671,12 @@ impl Analyzer {
             tick_seq: seq,
             tick_time_ns: tick_time,
             order_id: super::unmatched::order_id_text(s),
-            token: token.map(|t| String::from_utf8_lossy(t).into_owned()).unwrap_or_default(),
+            token: super::unmatched::token_text(s),
             order_time_ns: t,
             order_frame: m.first.index,
             order_last_frame: m.last.index,
             latency_ns: latency,
-            // Looked up only for a pair written out; the tick's copy must be the one timed.
-            tick_frame: self
-                .arbiter
-                .get(session, seq)
-                .filter(|k| k.time_ns == tick_time)
-                .map(|k| k.frame_at(self.last_frame)),
+            tick_frame,
         });
         self.output = true;
     }

@@ -71,8 +71,8 @@ pub(super) struct Copies<'a> {
     pub(super) slots: &'a mut [Option<usize>; 3],
     pub(super) open: &'a mut [Option<Box<Tally>>; 2],
     pub(super) t: i64,
-    /// The low 32 bits of the packet's frame index ([`crate::analyze::arbiter::Tick::frame`]).
-    frame: u32,
+    /// The packet's frame index (its low 32 bits for the arbiter: [`crate::analyze::arbiter::Tick::frame`]).
+    frame: u64,
     pub(super) session: Session,
     /// The capture time on the Eastern local time line ([`EasternClock::local`]).
     capture_local: i64,
@@ -151,7 +151,7 @@ impl<'a> Copies<'a> {
             slots,
             open,
             t,
-            frame: *last_frame as u32,
+            frame: *last_frame,
             session,
             capture_local: eastern.local(t),
             metrics,
@@ -169,12 +169,19 @@ impl<'a> Copies<'a> {
     #[inline(always)]
     pub(super) fn message(&mut self, m: MessageKey) {
         let t = self.t;
-        match self.ring.observe(m.seq, self.feed, m.stock_locate, t, self.frame) {
+        match self.ring.observe(m.seq, self.feed, m.stock_locate, t, self.frame as u32) {
             Arrival::First => {
                 self.counters.ticks += 1;
                 if let Some(locates) = self.locates.as_deref_mut()
                     && let Some(sym) = locates.learn(m.stock_locate, m.symbol)
-                    && self.last_by_symbol.push(m.stock_locate, sym, t, self.session, m.seq, self.feed)
+                    && self.last_by_symbol.push(
+                        m.stock_locate,
+                        sym,
+                        t,
+                        (self.arb.index() as u32, m.seq),
+                        self.feed,
+                        self.frame,
+                    )
                 {
                     // Offered to the parked orders before the next frame (`Analyzer::late_ticks`).
                     *self.wake_at = i64::MIN;
@@ -216,7 +223,7 @@ impl<'a> Copies<'a> {
         if self.track_symbols {
             // `wake_at` is set below: a retimed tick for the parked orders is offered them then.
             let old = self.t.saturating_add(delay_ns);
-            self.last_by_symbol.retime(locate, old, self.session, seq, self.t, self.feed);
+            self.last_by_symbol.retime(locate, old, (self.arb.index() as u32, seq), self.t, self.feed, self.frame);
         }
         self.ab_elsewhere.push((first_feed, delay_ns));
         *self.wake_at = i64::MIN;

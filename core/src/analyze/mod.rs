@@ -169,9 +169,10 @@ pub struct Pair {
     pub tick_seq: u64,
     /// Capture time of the trigger's earliest copy.
     pub tick_time_ns: i64,
-    /// Order identifier (UserRefNum, or token), as text.
+    /// Order identifier (UserRefNum, or token), as text: a token without its right padding (spaces
+    /// or NULs), or as the wire holds it when it is padding only.
     pub order_id: String,
-    /// ClOrdID / token text.
+    /// ClOrdID / token text, as `order_id`'s token.
     pub token: String,
     /// Capture time of the frame carrying the order's first byte.
     pub order_time_ns: i64,
@@ -181,9 +182,9 @@ pub struct Pair {
     pub order_last_frame: u64,
     /// `order_time_ns - tick_time_ns`.
     pub latency_ns: i64,
-    /// Index of the frame that carried the trigger's earliest copy, when the tick index still held
-    /// it as the pair was made (it keeps ticks for `--tick-retention`): `None` after that.
-    pub tick_frame: Option<u64>,
+    /// Index of the frame that carried the trigger's earliest copy (kept with the tick by the token
+    /// rule's match and by the symbol rule's histories, however long before the pair it came).
+    pub tick_frame: u64,
 }
 
 /// The metrics wirestamp reports.

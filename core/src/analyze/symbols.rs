@@ -4,12 +4,14 @@ use super::REORDER_NS;
 use super::limits::{HOLD_MAX_NS, MAX_SYMBOL_TICKS, MAX_SYMBOLS, MAX_TICKS_KEPT};
 use crate::fxhash::FxHashMap;
 use crate::proto::Symbol;
-use crate::proto::moldudp64::Session;
 
-/// A tick of one symbol: (time, session, seq, messages of that symbol at that time, feed of its
-/// first copy). The feed is kept here: the tick may have left the arbiter, whose window is
-/// `--tick-retention`, not the rule's.
-pub(super) type SymTick = (i64, Session, u64, u32, u16);
+/// A tick of one symbol: (time, session (its place among the arbiter's,
+/// [`SessionRef::index`](super::arbiter::SessionRef::index)), seq, messages of that symbol at that
+/// time (at most `u16::MAX` counted), feed of its first copy, index of the frame that carried that
+/// copy). The feed and the frame are kept here: the tick may have left the arbiter, whose window is
+/// `--tick-retention`, not the rule's. 32 bytes, as when the session's 10 bytes were kept in place
+/// of its place and the frame: a push writes no more.
+pub(super) type SymTick = (i64, u32, u64, u16, u16, u64);
 
 /// The ticks of one symbol an order still to be matched may match, in time order: the newest at or
 /// before the earliest first byte such an order may have (its reach, [`SymbolTicks::reach_of`]) and
@@ -46,9 +48,9 @@ impl SymHistory {
     /// them, the last recorded, and its count says how many shared the time. Ticks recorded out of
     /// order go in their place by time.
     #[inline(always)]
-    pub(super) fn push(&mut self, t: i64, session: Session, seq: u64, feed: u16, reach: i64) {
+    pub(super) fn push(&mut self, t: i64, session: u32, seq: u64, feed: u16, frame: u64, reach: i64) {
         // `forget_before` leaves a tick: the last of `ticks`, when there is one, is a live one.
-        let tick = (t, session, seq, 1, feed);
+        let tick = (t, session, seq, 1, feed, frame);
         match self.ticks.last_mut() {
             Some(b) if b.0 == t => join(b, tick),
             Some(b) if b.0 > t => self.insert(tick),
@@ -202,16 +204,23 @@ impl SymHistory {
     }
 
     /// Gives tick `(session, seq)`, kept at time `old` (ticks are unique by time), the earlier time `t`
-    /// (an earlier copy's) and feed `feed`; returns it if so (with `t` at or before
+    /// (an earlier copy's), feed `feed` and frame `frame`; returns it if so (with `t` at or before
     /// [`SymHistory::forgot_to`] it is forgotten). Found by time and moved by rotating the ticks
     /// between, not by sorting them all: a copy earlier than every one of many kept would make that
     /// quadratic.
     #[cold]
-    pub(super) fn retime(&mut self, old: i64, session: Session, seq: u64, t: i64, feed: u16) -> Option<SymTick> {
+    pub(super) fn retime(
+        &mut self,
+        old: i64,
+        (session, seq): (u32, u64),
+        t: i64,
+        feed: u16,
+        frame: u64,
+    ) -> Option<SymTick> {
         debug_assert!(t < old, "a tick is retimed to an earlier copy's time only");
         let i = self.start + self.live().partition_point(|k| k.0 < old);
         let k = self.ticks.get_mut(i).filter(|k| k.0 == old && (k.1, k.2) == (session, seq))?;
-        (k.0, k.4) = (t, feed);
+        (k.0, k.4, k.5) = (t, feed, frame);
         let found = *k;
         if t <= self.forgot_to {
             self.ticks.remove(i);
@@ -241,7 +250,7 @@ impl SymHistory {
 
 /// `later`, a tick at `kept`'s time, joins it: one tick of both their messages, named by `later`.
 pub(super) fn join(kept: &mut SymTick, later: SymTick) {
-    *kept = (later.0, later.1, later.2, kept.3 + later.3, later.4);
+    *kept = (later.0, later.1, later.2, kept.3.saturating_add(later.3), later.4, later.5);
 }
 
 /// Recent ticks by symbol (`SymHistory`), found through the message's stock locate: a locate
@@ -294,20 +303,29 @@ impl SymbolTicks {
         }
     }
 
-    /// A tick of `symbol` (stock locate `locate`) at `t`. Returns whether it may be the match of an
-    /// order parked already (it is then in [`SymbolTicks::late`]).
+    /// A tick of `symbol` (stock locate `locate`) at `t`: `(session, seq)`, its first copy on `feed`
+    /// in frame `frame`. Returns whether it may be the match of an order parked already (it is then in
+    /// [`SymbolTicks::late`]).
     #[inline(always)]
-    pub(super) fn push(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) -> bool {
+    pub(super) fn push(
+        &mut self,
+        locate: u16,
+        symbol: Symbol,
+        t: i64,
+        tick: (u32, u64),
+        feed: u16,
+        frame: u64,
+    ) -> bool {
         let late = t <= self.parked_to;
         if late {
-            self.late.push((symbol, (t, session, seq, 1, feed)));
+            self.late.push((symbol, (t, tick.0, tick.1, 1, feed, frame)));
         }
-        self.push_history(locate, symbol, t, session, seq, feed);
+        self.push_history(locate, symbol, t, tick, feed, frame);
         late
     }
 
     #[inline(always)]
-    fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, session: Session, seq: u64, feed: u16) {
+    fn push_history(&mut self, locate: u16, symbol: Symbol, t: i64, (session, seq): (u32, u64), feed: u16, frame: u64) {
         let reach = Self::reach_of(self.hold_from, t);
         // Counted, not summed per push: a history's count changes in too many places for a running
         // total to stay cheap and true.
@@ -320,10 +338,10 @@ impl SymbolTicks {
             && s == symbol
             && let Some(h) = self.histories.get_mut(i as usize)
         {
-            return h.push(t, session, seq, feed, reach);
+            return h.push(t, session, seq, feed, frame, reach);
         }
         let Some(i) = self.find(locate, symbol) else { return };
-        self.histories[i as usize].push(t, session, seq, feed, reach);
+        self.histories[i as usize].push(t, session, seq, feed, frame, reach);
     }
 
     /// How far back an order still to be matched may start, at capture time `now`: one held by
@@ -450,12 +468,12 @@ impl SymbolTicks {
     }
 
     /// Tick `(session, seq)` of the symbol of stock locate `locate`, if still in its history (at time
-    /// `old`), was first copied at `t` on `feed`.
+    /// `old`), was first copied at `t` on `feed`, in frame `frame`.
     /// A parked order may match it at its new time: it is then in [`SymbolTicks::late`] too.
     #[inline]
-    pub(super) fn retime(&mut self, locate: u16, old: i64, session: Session, seq: u64, t: i64, feed: u16) {
+    pub(super) fn retime(&mut self, locate: u16, old: i64, tick: (u32, u64), t: i64, feed: u16, frame: u64) {
         let Some(&(symbol, i)) = self.by_locate.get(usize::from(locate)) else { return };
-        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(old, session, seq, t, feed));
+        let found = self.histories.get_mut(i as usize).and_then(|h| h.retime(old, tick, t, feed, frame));
         if let Some(k) = found.filter(|_| t <= self.parked_to) {
             self.late.push((symbol, k));
         }

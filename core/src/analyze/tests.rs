@@ -104,16 +104,16 @@ fn exchange_to_capture_delay_across_midnight_and_dst() {
 #[test]
 fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
     let (aapl, msft, zero) = (Symbol(*b"AAPL    "), Symbol(*b"MSFT    "), Symbol([0; 8]));
-    let s = Session(*b"SESSION001");
+    let s = 0u32;
     let mut ticks = SymbolTicks::new();
     // AAPL under locate 7; MSFT under locate 2; then locate 7 reused for MSFT (a new directory):
     // MSFT's history continues; AAPL's keeps its ticks. A symbol of zero bytes under a locate
     // never set (it holds a placeholder of zero bytes) is a symbol like any other.
-    ticks.push(7, aapl, 100, s, 1, 0);
-    ticks.push(2, msft, 200, s, 2, 0);
-    ticks.push(7, msft, 300, s, 3, 0);
-    ticks.push(7, aapl, 300, s, 4, 0);
-    ticks.push(5, zero, 400, s, 5, 0);
+    ticks.push(7, aapl, 100, (s, 1), 0, 0);
+    ticks.push(2, msft, 200, (s, 2), 0, 0);
+    ticks.push(7, msft, 300, (s, 3), 0, 0);
+    ticks.push(7, aapl, 300, (s, 4), 0, 0);
+    ticks.push(5, zero, 400, (s, 5), 0, 0);
     let newest = |sym, t| ticks.at_or_before(sym, t).map(|k| (k.0, k.2, k.3));
     assert_eq!(newest(aapl, 1_000), Some((300, 4, 1)));
     assert_eq!(newest(aapl, 299), Some((100, 1, 1)));
@@ -130,12 +130,12 @@ fn symbol_ticks_follow_the_symbol_whatever_the_locate() {
 #[test]
 fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
     const U: i64 = 100_000;
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
     ticks.hold(250 * U);
     // Ticks at 100, 200, ..., 900.
     for n in 1..=9u64 {
-        ticks.push(7, aapl, n as i64 * 100 * U, s, n, 0);
+        ticks.push(7, aapl, n as i64 * 100 * U, (s, n), 0, 0);
     }
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
     let kept = |ticks: &SymbolTicks| ticks.histories[0].live().iter().map(|k| k.0 / U).collect::<Vec<_>>();
@@ -163,7 +163,7 @@ fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
     let mut ticks = SymbolTicks::new();
     ticks.hold(5_000 * U);
     for (n, t) in [1_000, 2_000, 3_000, 4_000, 9_000, 9_100, 9_200, 9_300].into_iter().enumerate() {
-        ticks.push(7, aapl, t * U, s, n as u64, 0);
+        ticks.push(7, aapl, t * U, (s, n as u64), 0, 0);
     }
     assert_eq!(kept(&ticks), [4_000, 9_000, 9_100, 9_200, 9_300]);
 }
@@ -176,12 +176,12 @@ fn ticks_an_order_held_may_match_are_kept_until_it_is_given_out() {
 #[test]
 fn ticks_recorded_out_of_order_are_matched_by_time() {
     const U: i64 = 100_000;
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let newest = |ticks: &SymbolTicks, t: i64| ticks.at_or_before(aapl, t * U).map(|k| (k.0 / U, k.2));
     let kept = |ticks: &SymbolTicks| ticks.histories[0].live().iter().map(|k| k.0 / U).collect::<Vec<_>>();
     let mut ticks = SymbolTicks::new();
     for (n, t) in [(1, 100), (3, 300), (2, 200)] {
-        ticks.push(7, aapl, t * U, s, n, 0);
+        ticks.push(7, aapl, t * U, (s, n), 0, 0);
     }
     assert_eq!(newest(&ticks, 1_000), Some((300, 3)));
     assert_eq!(newest(&ticks, 250), Some((200, 2)));
@@ -191,7 +191,7 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
     ticks.hold(250 * U);
     // Recorded: 100, 300, 200, 400, ..., 700.
     for (n, t) in [(1, 100), (3, 300), (2, 200), (4, 400), (5, 500), (6, 600), (7, 700)] {
-        ticks.push(7, aapl, t * U, s, n, 0);
+        ticks.push(7, aapl, t * U, (s, n), 0, 0);
     }
     // 100 is followed by 200, at or before the hold: gone. The rest, in time order.
     assert_eq!(kept(&ticks), [200, 300, 400, 500, 600, 700]);
@@ -206,7 +206,7 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
     assert_eq!(newest(&ticks, 350), Some((300, 3)));
     // A tick recorded late at 500 joins the one kept there: two messages at that time, named by the
     // one recorded last.
-    ticks.push(7, aapl, 500 * U, s, 8, 0);
+    ticks.push(7, aapl, 500 * U, (s, 8), 0, 0);
     assert_eq!(kept(&ticks), [300, 400, 500, 600, 700]);
     assert_eq!(ticks.at_or_before(aapl, 550 * U).map(|k| (k.0 / U, k.2, k.3)), Some((500, 8, 2)));
 }
@@ -217,11 +217,11 @@ fn ticks_recorded_out_of_order_are_matched_by_time() {
 #[test]
 fn ticks_an_order_recorded_late_may_match_are_kept() {
     const US: i64 = 1_000;
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
     // A tick every 10 us for 2 ms.
     for n in 0..200u64 {
-        ticks.push(7, aapl, n as i64 * 10 * US, s, n, 0);
+        ticks.push(7, aapl, n as i64 * 10 * US, (s, n), 0, 0);
     }
     // An order at 1,995 us recorded now matches 1,990 us (in the ring); one at 1,205 us, 120 (kept:
     // every tick from 1 ms before the newest on is).
@@ -238,13 +238,13 @@ fn ticks_an_order_recorded_late_may_match_are_kept() {
 #[test]
 fn a_hold_keeps_ticks_at_most_its_bound_back() {
     const MS: i64 = 1_000_000;
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
     ticks.hold(0);
     let mut most = 0;
     for n in 1..=10_000u64 {
         let t = n as i64 * MS;
-        ticks.push(7, aapl, t, s, n, 0);
+        ticks.push(7, aapl, t, (s, n), 0, 0);
         if n % 1_000 == 0 {
             ticks.prune(0i64.max(t - HOLD_MAX_NS));
         }
@@ -336,9 +336,9 @@ fn times_at_the_ends_of_the_range_are_analysed_without_overflow() {
 /// an empty slot is told by its count of messages, not by its time.
 #[test]
 fn a_tick_at_the_start_of_the_range_is_found_by_symbol() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
-    ticks.push(7, aapl, i64::MIN, s, 1, 3);
+    ticks.push(7, aapl, i64::MIN, (s, 1), 3, 0);
     let newest = |t| ticks.at_or_before(aapl, t).map(|k| (k.0, k.2, k.3, k.4));
     assert_eq!(newest(i64::MIN), Some((i64::MIN, 1, 1, 3)));
     assert_eq!(newest(0), Some((i64::MIN, 1, 1, 3)));
@@ -385,31 +385,41 @@ fn missing_counts_of_a_feeds_sessions_saturate() {
 /// of further symbols are counted, and a symbol kept already still gets its ticks.
 #[test]
 fn symbols_kept_are_bounded() {
-    let s = Session(*b"SESSION001");
+    let s = 0u32;
     let mut ticks = SymbolTicks::new();
     let name = |n: usize| Symbol(format!("{n:08}").into_bytes().try_into().unwrap());
     for n in 0..MAX_SYMBOLS + 3 {
-        ticks.push((n % 65_536) as u16, name(n), n as i64, s, n as u64, 0);
+        ticks.push((n % 65_536) as u16, name(n), n as i64, (s, n as u64), 0, 0);
     }
     assert_eq!((ticks.histories.len(), ticks.untracked), (MAX_SYMBOLS, 3));
     assert_eq!(ticks.at_or_before(name(MAX_SYMBOLS), i64::MAX), None);
-    ticks.push(9, name(9), 1 << 40, s, 1 << 40, 0);
+    ticks.push(9, name(9), 1 << 40, (s, 1 << 40), 0, 0);
     assert_eq!(ticks.at_or_before(name(9), i64::MAX).map(|k| k.2), Some(1 << 40));
     assert_eq!(ticks.untracked, 3);
 }
 
+/// A symbol history's tick keeps its frame at no cost in room: 32 bytes, as it was with the session's
+/// 10 bytes in place of its place in the arbiter and the frame (a push writes no more).
+#[test]
+fn a_symbol_tick_with_its_frame_is_32_bytes() {
+    use crate::proto::moldudp64::Session;
+    assert_eq!(std::mem::size_of::<super::symbols::SymTick>(), 32);
+    assert_eq!(std::mem::size_of::<(i64, Session, u64, u32, u16)>(), 32);
+}
+
 /// A tick given an earlier copy's time that another tick kept has already: one tick of both their
-/// messages (ambiguous to a symbol match), named by the one retimed; times stay in order.
+/// messages (ambiguous to a symbol match), named by the one retimed, with the earlier copy's feed and
+/// frame (5); times stay in order.
 #[test]
 fn a_tick_retimed_onto_anothers_time_joins_it() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
-    for (seq, t) in [(1, 100), (2, 200), (3, 300)] {
-        ticks.push(7, aapl, t, s, seq, 0);
+    for (seq, t, frame) in [(1, 100, 10), (2, 200, 20), (3, 300, 30)] {
+        ticks.push(7, aapl, t, (s, seq), 0, frame);
     }
-    ticks.retime(7, 300, s, 3, 100, 1);
-    let kept: Vec<_> = ticks.histories[0].live().iter().map(|k| (k.0, k.2, k.3, k.4)).collect();
-    assert_eq!(kept, [(100, 3, 2, 1), (200, 2, 1, 0)]);
+    ticks.retime(7, 300, (s, 3), 100, 1, 5);
+    let kept: Vec<_> = ticks.histories[0].live().iter().map(|k| (k.0, k.2, k.3, k.4, k.5)).collect();
+    assert_eq!(kept, [(100, 3, 2, 1, 5), (200, 2, 1, 0, 20)]);
     assert_eq!(ticks.at_or_before(aapl, 250).map(|k| (k.0, k.2, k.3)), Some((200, 2, 1)));
     assert_eq!(ticks.at_or_before(aapl, 150).map(|k| (k.0, k.2, k.3)), Some((100, 3, 2)));
 }
@@ -911,10 +921,10 @@ const HISTORY_T0: i64 = 10_000_000;
 /// `n` AAPL ticks (stock locate 7, sequences from 0) 2 ns apart from [`HISTORY_T0`], the gaps left for
 /// ticks recorded late.
 fn aapl_ticks_2ns_apart(n: i64) -> SymbolTicks {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::new();
     for i in 0..n {
-        ticks.push(7, aapl, HISTORY_T0 + 2 * i, s, i as u64, 0);
+        ticks.push(7, aapl, HISTORY_T0 + 2 * i, (s, i as u64), 0, 0);
     }
     ticks
 }
@@ -924,7 +934,7 @@ fn aapl_ticks_2ns_apart(n: i64) -> SymbolTicks {
 /// found (it was joined to a forgotten tick at its time, and lost). Found by review.
 #[test]
 fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     // One more than the bound: the first is forgotten for room (`forgot_to` is T0).
     let n = MAX_SYMBOL_TICKS as i64 + 1;
     let mut ticks = aapl_ticks_2ns_apart(n);
@@ -933,14 +943,14 @@ fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
     // left behind in the `Vec`, too few to compact).
     ticks.prune(ta - 1);
     for j in 0..10 {
-        ticks.push(7, aapl, ta + 2 * j, s, 100_000 + j as u64, 0);
+        ticks.push(7, aapl, ta + 2 * j, (s, 100_000 + j as u64), 0, 0);
     }
     ticks.prune(ta + 100);
     // Its one kept tick given a time before the forgotten one: forgotten too, none kept.
-    ticks.retime(7, ta + 18, s, 100_009, HISTORY_T0 - 5, 1);
+    ticks.retime(7, ta + 18, (s, 100_009), HISTORY_T0 - 5, 1, 0);
     assert_eq!(ticks.at_or_before(aapl, i64::MAX), None);
     // A new tick at the time of one left behind.
-    ticks.push(7, aapl, ta + 16, s, 200_000, 0);
+    ticks.push(7, aapl, ta + 16, (s, 200_000), 0, 0);
     assert_eq!(ticks.at_or_before(aapl, ta + 16).map(|k| k.2), Some(200_000));
 }
 
@@ -980,7 +990,7 @@ fn responses_waiting_for_their_request_are_bounded() {
 /// too, and one recorded late among those kept takes the place of the oldest.
 #[test]
 fn symbol_ticks_kept_are_bounded() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     // The allowance (1 ms) keeps them all, the bound does not.
     let (t0, n) = (HISTORY_T0, MAX_SYMBOL_TICKS as i64 + 5);
     let mut ticks = aapl_ticks_2ns_apart(n);
@@ -990,8 +1000,8 @@ fn symbol_ticks_kept_are_bounded() {
     assert_eq!(seq_at(&ticks, t0 + 9), None, "its match, tick 4, is forgotten");
     assert_eq!(seq_at(&ticks, t0 + 10), Some(5));
     // Late, before a forgotten one: forgotten too. Late, among those kept: the oldest makes room.
-    ticks.push(7, aapl, t0 + 3, s, 1_000_000, 0);
-    ticks.push(7, aapl, t0 + 13, s, 1_000_001, 0);
+    ticks.push(7, aapl, t0 + 3, (s, 1_000_000), 0, 0);
+    ticks.push(7, aapl, t0 + 13, (s, 1_000_001), 0, 0);
     let h = &ticks.histories[0];
     assert_eq!((h.live().len(), h.forgotten, h.forgot_to), (MAX_SYMBOL_TICKS, 7, t0 + 10));
     assert_eq!(seq_at(&ticks, t0 + 11), None, "tick 5 is forgotten");
@@ -1000,7 +1010,7 @@ fn symbol_ticks_kept_are_bounded() {
     assert!(h.live().windows(2).all(|w| w[0].0 < w[1].0), "in time order");
     // A tick given an earlier copy's time at or before a forgotten one is forgotten.
     let newest = t0 + 2 * (n - 1);
-    ticks.retime(7, newest, s, n as u64 - 1, t0 + 1, 1);
+    ticks.retime(7, newest, (s, n as u64 - 1), t0 + 1, 1, 0);
     let h = &ticks.histories[0];
     assert_eq!((h.live().len(), h.forgotten), (MAX_SYMBOL_TICKS - 1, 8));
     assert_eq!(seq_at(&ticks, newest), Some(n as u64 - 2));
@@ -1070,10 +1080,10 @@ fn sym(i: usize) -> Symbol {
 /// reaches its own bound).
 #[test]
 fn ticks_of_all_symbols_together_are_bounded() {
-    let s = Session(*b"SESSION001");
+    let s = 0u32;
     let mut ticks = SymbolTicks::keeping(1_000);
     for i in 0..1_008usize {
-        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, s, i as u64, 0);
+        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, (s, i as u64), 0, 0);
     }
     let kept: usize = ticks.histories.iter().map(|h| h.live().len()).sum();
     assert_eq!((kept, ticks.forgotten()), (1_008 - 507, 507));
@@ -1087,7 +1097,7 @@ fn ticks_of_all_symbols_together_are_bounded() {
     assert_eq!(ticks.forgot_to(sym(6)), HISTORY_T0 + 506);
     // Before 1,134 pushes no further count: 501 + 125 kept.
     for i in 1_008..1_133usize {
-        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, s, i as u64, 0);
+        ticks.push(i as u16 % 10, sym(i % 10), HISTORY_T0 + i as i64, (s, i as u64), 0, 0);
     }
     assert_eq!(ticks.forgotten(), 507);
 }
@@ -1097,13 +1107,13 @@ fn ticks_of_all_symbols_together_are_bounded() {
 /// symbol; at the 88th push 87 are kept, 47 should go, but only the busy symbol's 26 older ticks can.
 #[test]
 fn forgetting_the_oldest_of_all_leaves_each_symbol_its_newest() {
-    let s = Session(*b"SESSION001");
+    let s = 0u32;
     let mut ticks = SymbolTicks::keeping(80);
     for i in 0..60usize {
-        ticks.push(i as u16, sym(i), HISTORY_T0 + i as i64, s, i as u64, 0);
+        ticks.push(i as u16, sym(i), HISTORY_T0 + i as i64, (s, i as u64), 0, 0);
     }
     for i in 60..88usize {
-        ticks.push(60, sym(60), HISTORY_T0 + 100 + i as i64, s, i as u64, 0);
+        ticks.push(60, sym(60), HISTORY_T0 + 100 + i as i64, (s, i as u64), 0, 0);
     }
     assert_eq!(ticks.forgotten(), 26);
     for i in 0..60 {
@@ -1118,18 +1128,18 @@ fn forgetting_the_oldest_of_all_leaves_each_symbol_its_newest() {
 /// hold stays bounded whatever the order of their bursts (each burst left its `Vec`'s room behind).
 #[test]
 fn the_room_a_burst_left_is_given_back() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut ticks = SymbolTicks::keeping(8_000);
     for i in 0..900i64 {
-        ticks.push(7, aapl, HISTORY_T0 + i, s, i as u64, 0);
+        ticks.push(7, aapl, HISTORY_T0 + i, (s, i as u64), 0, 0);
     }
     let burst = ticks.histories[0].ticks.capacity();
     assert!(burst >= 900, "{burst}");
     // 2 ms on, time forgets the burst but its newest (the newest at or before the reach, 1 ms back);
     // another symbol's ticks bring the next count.
-    ticks.push(7, aapl, HISTORY_T0 + 2_000_000, s, 900, 0);
+    ticks.push(7, aapl, HISTORY_T0 + 2_000_000, (s, 900), 0, 0);
     for i in 0..200u64 {
-        ticks.push(1, sym(1), HISTORY_T0 + 2_000_000 + i as i64, s, 1_000 + i, 0);
+        ticks.push(1, sym(1), HISTORY_T0 + 2_000_000 + i as i64, (s, 1_000 + i), 0, 0);
     }
     let h = &ticks.histories[0];
     assert_eq!(h.live().iter().map(|k| k.2).collect::<Vec<_>>(), [899, 900]);
@@ -1144,7 +1154,7 @@ fn the_room_a_burst_left_is_given_back() {
 /// and at a time between ticks, the newest before it.
 #[test]
 fn the_tick_before_a_kept_one_is_known_however_the_history_let_it_go() {
-    let (aapl, s) = (Symbol(*b"AAPL    "), Session(*b"SESSION001"));
+    let (aapl, s) = (Symbol(*b"AAPL    "), 0u32);
     let mut rand = lcg(11);
     let mut ticks = SymbolTicks::new();
     let mut pushed: Vec<i64> = Vec::new();
@@ -1152,7 +1162,7 @@ fn the_tick_before_a_kept_one_is_known_however_the_history_let_it_go() {
     let mut compacted = 0;
     for i in 0..20_000u64 {
         t += rand(4) as i64 * 1_000;
-        ticks.push(7, aapl, t, s, i, 0);
+        ticks.push(7, aapl, t, (s, i), 0, 0);
         if pushed.last() != Some(&t) {
             pushed.push(t);
         }

@@ -99,21 +99,40 @@ pub struct Unmatched {
     pub order_id: String,
     /// ClOrdID / token text, as in a [`Pair`](super::Pair) (empty when the order has none).
     pub token: String,
-    /// The order's symbol (a Replace's, that of the order it replaces when known); empty when not known.
+    /// The order's symbol (a Replace's, that of the order it replaces; a Cancel's or Modify's, that of
+    /// the order it acts on), without its right padding, or as the wire holds it when it is padding
+    /// only; empty when not known (the order not seen, or no longer remembered).
     pub symbol: String,
     /// Why it has no pair.
     pub reason: UnmatchedReason,
-    /// The sequence the token rule read from its token, when it read one.
+    /// Token rule: the sequence read from its token, when one was read. Symbol rule: for
+    /// [`UnmatchedReason::BeyondWindow`], the sequence of its symbol's newest tick before it (the one
+    /// beyond the window); `None` for the other reasons (no tick of its symbol was there to match).
     pub tick_seq: Option<u64>,
 }
 
-/// [`Pair::order_id`](super::Pair::order_id) of an order.
+/// An alpha field (token, symbol) as text: without its right padding (spaces or NULs), lossy UTF-8;
+/// one that is padding only as the wire holds it, so that a blank field is not read as one not
+/// known or not carried (the empty text).
+pub(super) fn wire_text(field: &[u8]) -> String {
+    match crate::proto::trim_alpha(field) {
+        [] => String::from_utf8_lossy(field).into_owned(),
+        t => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+/// [`Pair::order_id`](super::Pair::order_id) of an order (empty when it has none).
 pub(super) fn order_id_text(s: &OrderSummary) -> String {
     match s.id {
         Some(OrderId::UserRefNum(n)) => n.to_string(),
-        Some(OrderId::Token(tok)) => String::from_utf8_lossy(crate::proto::trim_alpha(&tok)).into_owned(),
+        Some(OrderId::Token(tok)) => wire_text(&tok),
         None => String::new(),
     }
+}
+
+/// [`Pair::token`](super::Pair::token) of an order (empty when it has none).
+pub(super) fn token_text(s: &OrderSummary) -> String {
+    super::correlate::token_wire(s).map(wire_text).unwrap_or_default()
 }
 
 impl Analyzer {
@@ -126,15 +145,22 @@ impl Analyzer {
             return;
         }
         let s = &m.summary;
+        // A Cancel or Modify names only its order (by UserRefNum, or token): the order's symbol, when
+        // still remembered.
+        let symbol = match (s.symbol, s.id) {
+            (None, Some(id)) if reason == UnmatchedReason::NotCorrelated => {
+                let owner = self.owner(ci);
+                self.accounts.symbol_of(owner, id)
+            }
+            (symbol, _) => symbol,
+        };
         self.unmatched.push(Unmatched {
             order_frame: m.first.index,
             order_time_ns: m.first.time_ns,
             session: self.sessions[self.conn_list[ci].session].spec.to_string(),
             order_id: order_id_text(s),
-            token: super::correlate::token_bytes(s)
-                .map(|t| String::from_utf8_lossy(t).into_owned())
-                .unwrap_or_default(),
-            symbol: s.symbol.map(|y| y.to_string()).unwrap_or_default(),
+            token: token_text(s),
+            symbol: symbol.map(|y| wire_text(&y.0)).unwrap_or_default(),
             reason,
             tick_seq: seq,
         });

@@ -34,8 +34,9 @@ pub(super) struct Parked {
     pub(super) found: Option<Found>,
 }
 
-/// A trigger found: session, sequence, time of its first copy, feed of that copy.
-pub(super) type Found = (Session, u64, i64, u16);
+/// A trigger found: session, sequence, time of its first copy, feed of that copy, index of the frame
+/// that carried it.
+pub(super) type Found = (Session, u64, i64, u16, u64);
 
 impl Parked {
     /// What [`Analyzer::correlate`](super::Analyzer::correlate) is told when it looks for this order again at capture
