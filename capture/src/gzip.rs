@@ -1,0 +1,321 @@
+//! One gzip member (RFC 1952), decoded so that every byte inflated before corrupt data reaches the
+//! reader, then the error, however the input arrives (flate2's `GzDecoder` returns the error of a read
+//! that met corrupt data instead of the bytes that read decoded before it: how many frames came before
+//! the error depended on how the input came).
+//!
+//! ```text
+//! +---+---+----+-----+-------+-----+----+  [XLEN(2) extra] [name\\0] [comment\\0] [CRC16(2)]
+//! |1f |8b | CM | FLG | MTIME | XFL | OS |  deflate data (RFC 1951)
+//! +---+---+----+-----+-------+-----+----+  CRC32(4) ISIZE(4), both little-endian
+//! ```
+//!
+//! The header and trailer are read here, field by field as their bytes come (a read that is not ready,
+//! `WouldBlock`, leaves the member where it was); the deflate data is inflated by flate2's
+//! [`flate2::Decompress`] (miniz_oxide), each call given exactly the output room left to the end of
+//! its 32 KiB window (see [`WINDOW`]).
+
+use std::io::{self, BufRead, Read};
+
+use flate2::{Crc, Decompress, FlushDecompress, Status};
+
+use crate::decompress::Source;
+
+/// miniz_oxide's window (`TINFL_LZ_DICT_SIZE`): it inflates into it, at most to its end in one step,
+/// then copies to the caller's buffer. A step that meets corrupt data copies what it inflated before
+/// the corrupt code only as far as the caller's buffer has room (the rest is never given: every later
+/// call fails at once), and a call runs further steps while room is left. Given exactly the room to
+/// the window's end (`WINDOW - total_out % WINDOW`), a call runs one step and its output always fits.
+const WINDOW: usize = 32 << 10;
+
+/// Header flags (RFC 1952 §2.3.1).
+const FHCRC: u8 = 0x02;
+const FEXTRA: u8 = 0x04;
+const FNAME: u8 = 0x08;
+const FCOMMENT: u8 = 0x10;
+const FRESERVED: u8 = 0xe0;
+
+/// Where the member's reading is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The 10 fixed header bytes.
+    Fixed,
+    /// FEXTRA's 2-byte length.
+    ExtraLen,
+    /// FEXTRA's bytes, this many to go.
+    Extra(u16),
+    /// FNAME, to its zero byte.
+    Name,
+    /// FCOMMENT, to its zero byte.
+    Comment,
+    /// FHCRC's 2 bytes.
+    HeaderCrc,
+    /// The deflate data.
+    Body,
+    /// CRC32 and ISIZE.
+    Trailer,
+    /// Read to its end.
+    Done,
+}
+
+/// The compressed bytes present in `src`, or the member cut short (`UnexpectedEof`).
+fn input(src: &mut Source) -> io::Result<&[u8]> {
+    let b = src.fill_buf()?;
+    if b.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "gzip member cut short"));
+    }
+    Ok(b)
+}
+
+/// One gzip member read from `src`; [`crate::decompress`] reads a file's members one after another.
+pub(crate) struct GzipMember {
+    src: Source,
+    part: Part,
+    /// The fixed-size field being read (header, its extra length or CRC, the trailer) and its bytes so far.
+    field: [u8; 10],
+    have: usize,
+    flags: u8,
+    /// CRC-32 of the header so far (FHCRC holds its low 16 bits).
+    header_crc: Crc,
+    inflate: Decompress,
+    /// CRC-32 and size of the data inflated.
+    crc: Crc,
+    /// Inflated bytes not handed out yet (a caller's buffer smaller than the room a step needs):
+    /// `staged[at..end]`.
+    staged: Vec<u8>,
+    at: usize,
+    end: usize,
+    /// The last step filled its room: more may come without input (a match's copy).
+    full: bool,
+    /// The member is corrupt: every later read fails alike.
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl GzipMember {
+    pub(crate) fn new(src: Source) -> GzipMember {
+        GzipMember {
+            src,
+            part: Part::Fixed,
+            field: [0; 10],
+            have: 0,
+            flags: 0,
+            header_crc: Crc::new(),
+            inflate: Decompress::new(false),
+            crc: Crc::new(),
+            staged: Vec::new(),
+            at: 0,
+            end: 0,
+            full: false,
+            failed: None,
+        }
+    }
+
+    pub(crate) fn source(&self) -> &Source {
+        &self.src
+    }
+
+    pub(crate) fn into_source(self) -> Source {
+        self.src
+    }
+
+    /// Fails this and every later read with `kind` and `msg`.
+    fn fail(&mut self, kind: io::ErrorKind, msg: &str) -> io::Error {
+        self.failed = Some((kind, msg.to_owned()));
+        io::Error::new(kind, msg)
+    }
+
+    /// Reads the fixed-size field of `n` bytes into `field[..n]` (the header's CRC counts them).
+    fn field(&mut self, n: usize) -> io::Result<()> {
+        while self.have < n {
+            let b = input(&mut self.src)?;
+            let take = b.len().min(n - self.have);
+            self.field[self.have..self.have + take].copy_from_slice(&b[..take]);
+            if !matches!(self.part, Part::HeaderCrc | Part::Trailer) {
+                self.header_crc.update(&b[..take]);
+            }
+            self.src.consume(take);
+            self.have += take;
+        }
+        self.have = 0;
+        Ok(())
+    }
+
+    /// Skips a zero-terminated field (its bytes counted in the header's CRC).
+    fn skip_to_zero(&mut self) -> io::Result<()> {
+        loop {
+            let b = input(&mut self.src)?;
+            let (take, found) = match b.iter().position(|&c| c == 0) {
+                Some(i) => (i + 1, true),
+                None => (b.len(), false),
+            };
+            self.header_crc.update(&b[..take]);
+            self.src.consume(take);
+            if found {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads the header to its end.
+    fn header(&mut self) -> io::Result<()> {
+        loop {
+            let next = match self.part {
+                Part::Fixed => {
+                    self.field(10)?;
+                    let f = self.field;
+                    // gzip -d: "not in gzip format", "unknown method", "unknown flags".
+                    if f[..2] != [0x1f, 0x8b] || f[2] != 8 || f[3] & FRESERVED != 0 {
+                        return Err(self.fail(io::ErrorKind::InvalidInput, "invalid gzip header"));
+                    }
+                    self.flags = f[3];
+                    Part::ExtraLen
+                }
+                Part::ExtraLen if self.flags & FEXTRA != 0 => {
+                    self.field(2)?;
+                    Part::Extra(u16::from_le_bytes([self.field[0], self.field[1]]))
+                }
+                Part::ExtraLen => Part::Name,
+                Part::Extra(0) => Part::Name,
+                Part::Extra(left) => {
+                    let b = input(&mut self.src)?;
+                    let take = b.len().min(usize::from(left));
+                    self.header_crc.update(&b[..take]);
+                    self.src.consume(take);
+                    Part::Extra(left - take as u16)
+                }
+                Part::Name if self.flags & FNAME != 0 => {
+                    self.skip_to_zero()?;
+                    Part::Comment
+                }
+                Part::Name => Part::Comment,
+                Part::Comment if self.flags & FCOMMENT != 0 => {
+                    self.skip_to_zero()?;
+                    Part::HeaderCrc
+                }
+                Part::Comment => Part::HeaderCrc,
+                Part::HeaderCrc if self.flags & FHCRC != 0 => {
+                    // The CRC covers the header before it (its own bytes are not added to it).
+                    self.field(2)?;
+                    let sum = self.header_crc.sum();
+                    if u16::from_le_bytes([self.field[0], self.field[1]]) != sum as u16 {
+                        return Err(
+                            self.fail(io::ErrorKind::InvalidInput, "corrupt gzip header: its CRC-16 does not match")
+                        );
+                    }
+                    Part::Body
+                }
+                _ => Part::Body,
+            };
+            if next == Part::Body {
+                self.part = next;
+                return Ok(());
+            }
+            self.part = next;
+        }
+    }
+
+    /// One step of the inflater into `out` (exactly the room to its window's end); the bytes it gave.
+    fn step(&mut self, input_present: bool, out: &mut [u8]) -> io::Result<usize> {
+        let before = (self.inflate.total_in(), self.inflate.total_out());
+        let empty: &[u8] = &[];
+        let input = if input_present { self.src.fill_buf()? } else { empty };
+        let status = self.inflate.decompress(input, out, FlushDecompress::None);
+        let taken = (self.inflate.total_in() - before.0) as usize;
+        let n = (self.inflate.total_out() - before.1) as usize;
+        self.src.consume(taken);
+        self.crc.update(&out[..n]);
+        self.full = n == out.len();
+        match status {
+            Ok(Status::StreamEnd) => self.part = Part::Trailer,
+            Ok(Status::Ok | Status::BufError) if taken == 0 && n == 0 && input_present => {
+                // Not to spin on input the inflater will not take.
+                return Err(self.fail(io::ErrorKind::InvalidData, "corrupt deflate stream (the decoder took nothing)"));
+            }
+            Ok(_) => {}
+            Err(_) => {
+                // What it inflated before the corrupt data is handed out first.
+                self.failed = Some((io::ErrorKind::InvalidInput, "corrupt deflate stream".to_owned()));
+            }
+        }
+        Ok(n)
+    }
+
+    /// Inflates into `out`: the bytes given (0: the deflate data ended, or gave nothing yet).
+    fn body(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let room = WINDOW - (self.inflate.total_out() % WINDOW as u64) as usize;
+        // A match's copy may go on without input; otherwise input is needed.
+        let input_present = match self.src.fill_buf()?.is_empty() {
+            false => true,
+            true if self.full => false,
+            true => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "gzip member cut short")),
+        };
+        if out.len() >= room {
+            return self.step(input_present, &mut out[..room]);
+        }
+        let mut staged = std::mem::take(&mut self.staged);
+        staged.resize(WINDOW, 0);
+        let r = self.step(input_present, &mut staged[..room]);
+        self.staged = staged;
+        self.end = r?;
+        self.at = 0;
+        Ok(self.handout(out))
+    }
+
+    /// Staged bytes into `out`.
+    fn handout(&mut self, out: &mut [u8]) -> usize {
+        let n = out.len().min(self.end - self.at);
+        out[..n].copy_from_slice(&self.staged[self.at..self.at + n]);
+        self.at += n;
+        n
+    }
+
+    /// Reads the trailer and checks it.
+    fn trailer(&mut self) -> io::Result<()> {
+        self.field(8)?;
+        let f = self.field;
+        let (crc, size) = (u32::from_le_bytes([f[0], f[1], f[2], f[3]]), u32::from_le_bytes([f[4], f[5], f[6], f[7]]));
+        self.part = Part::Done;
+        if crc != self.crc.sum() {
+            return Err(self.fail(
+                io::ErrorKind::InvalidData,
+                "corrupt gzip member: the CRC-32 in its trailer does not match its data",
+            ));
+        }
+        if size != self.crc.amount() {
+            return Err(self.fail(
+                io::ErrorKind::InvalidData,
+                "corrupt gzip member: the size in its trailer does not match its data",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Read for GzipMember {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.at < self.end {
+            return Ok(self.handout(out));
+        }
+        if let Some((kind, msg)) = &self.failed {
+            return Err(io::Error::new(*kind, msg.clone()));
+        }
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            match self.part {
+                Part::Body => {
+                    let n = self.body(out)?;
+                    if n > 0 {
+                        return Ok(n);
+                    }
+                    if let Some((kind, msg)) = &self.failed {
+                        return Err(io::Error::new(*kind, msg.clone()));
+                    }
+                }
+                Part::Trailer => self.trailer()?,
+                Part::Done => return Ok(0),
+                _ => self.header()?,
+            }
+        }
+    }
+}
