@@ -115,10 +115,10 @@ pub(crate) fn lock(e: &Ending) -> std::sync::MutexGuard<'_, End> {
 /// whose next bytes can be peeked at whatever its buffer's edge (a member's magic may straddle it).
 pub(crate) struct Source {
     /// Bytes taken out of `inner` to be peeked at, read before it.
-    carry: Vec<u8>,
-    inner: BufReader<Box<dyn Read + Send>>,
+    pub(crate) carry: Vec<u8>,
+    pub(crate) inner: BufReader<Box<dyn Read + Send>>,
     /// Bytes consumed so far (by the decoders, and as trailing data): the position in the file.
-    consumed: u64,
+    pub(crate) consumed: u64,
 }
 
 impl Source {

@@ -319,3 +319,105 @@ impl Read for GzipMember {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufReader, Cursor, Write};
+
+    /// `data` one byte a read, a read that is not ready before each.
+    struct Trickle(Vec<u8>, usize, bool);
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            if !std::mem::replace(&mut self.2, true) {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            self.2 = false;
+            let n = out.len().min(1).min(self.0.len() - self.1);
+            out[..n].copy_from_slice(&self.0[self.1..self.1 + n]);
+            self.1 += n;
+            Ok(n)
+        }
+    }
+
+    fn member(src: impl Read + Send + 'static) -> GzipMember {
+        GzipMember::new(Source { carry: Vec::new(), inner: BufReader::new(Box::new(src)), consumed: 0 })
+    }
+
+    /// Everything `m` gives, `out` bytes a read (not-ready reads retried), and how it ended.
+    fn read_all(mut m: GzipMember, out: usize) -> (Vec<u8>, Option<String>) {
+        let (mut got, mut buf) = (Vec::new(), vec![0u8; out]);
+        loop {
+            match m.read(&mut buf) {
+                Ok(0) => return (got, None),
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return (got, Some(e.to_string())),
+            }
+        }
+    }
+
+    /// 200 KiB of text-like bytes (many windows, back references), deflated.
+    fn data() -> Vec<u8> {
+        (0..200u32 << 10).map(|i| b"the quick brown fox "[(i as usize * 7 + (i as usize >> 9)) % 20]).collect()
+    }
+
+    /// A header with every optional field (RFC 1952 §2.3: FEXTRA, FNAME, FCOMMENT, FHCRC, whose CRC-16
+    /// is the low half of the header's CRC-32), then the deflated data and its trailer.
+    fn with_every_field(data: &[u8]) -> Vec<u8> {
+        let mut h = vec![0x1f, 0x8b, 8, FHCRC | FEXTRA | FNAME | FCOMMENT, 0, 0, 0, 0, 0, 3];
+        h.extend([5, 0, b'A', b'B', 1, 0, 9]);
+        h.extend(b"name.pcap\0a comment\0");
+        let mut c = Crc::new();
+        c.update(&h);
+        h.extend((c.sum() as u16).to_le_bytes());
+        let mut e = flate2::write::DeflateEncoder::new(h, flate2::Compression::default());
+        e.write_all(data).unwrap();
+        let mut z = e.finish().unwrap();
+        let mut c = Crc::new();
+        c.update(data);
+        z.extend(c.sum().to_le_bytes());
+        z.extend((data.len() as u32).to_le_bytes());
+        z
+    }
+
+    /// Read into buffers of 1 to 7 bytes (each step then inflates into the staging buffer) and of
+    /// 64 KiB, whole and a byte at a time with reads not ready between: the data, every field of the
+    /// header skipped, its CRC-16 checked.
+    #[test]
+    fn every_field_and_buffer_size_give_the_data() {
+        let data = data();
+        let z = with_every_field(&data);
+        for out in [1, 2, 3, 7, 64 << 10] {
+            assert!(read_all(member(Cursor::new(z.clone())), out) == (data.clone(), None), "{out}");
+        }
+        assert!(read_all(member(Trickle(z.clone(), 0, false)), 5) == (data.clone(), None));
+        // A header CRC that does not match.
+        let mut bad = z.clone();
+        bad[30] ^= 1;
+        let (got, end) = read_all(member(Cursor::new(bad)), 64 << 10);
+        assert!(got.is_empty());
+        assert_eq!(end.as_deref(), Some("corrupt gzip header: its CRC-16 does not match"));
+    }
+
+    /// A corrupt block 150 KiB in (22 KiB into a window): buffers of any size, small ones and ones
+    /// that end inside a window's room, give the 150 KiB before it, then the error.
+    #[test]
+    fn small_buffers_lose_nothing_before_corrupt_data() {
+        let data = data();
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(&data[..150 << 10]).unwrap();
+        e.flush().unwrap();
+        let at = e.get_ref().len();
+        e.write_all(&data[150 << 10..]).unwrap();
+        let mut z = e.finish().unwrap();
+        // The next block's type made 3 (reserved).
+        z[at] |= 0b110;
+        for out in [1, 2, 3, 7, 40 << 10, 50 << 10, 64 << 10, 100 << 10] {
+            let (got, end) = read_all(member(Cursor::new(z.clone())), out);
+            assert!(got == data[..150 << 10], "{out}: {} bytes", got.len());
+            assert_eq!(end.as_deref(), Some("corrupt deflate stream"), "{out}");
+        }
+    }
+}
