@@ -220,6 +220,30 @@ struct ZstdDecoder {
     done: bool,
     /// The decoder failed (corrupt data): every later read fails alike.
     failed: Option<String>,
+    /// Where the frame begins in the compressed file, for messages.
+    start: u64,
+}
+
+/// What libzstd's error `code` means for the frame that begins at compressed byte `start`, and, where
+/// the data is not corrupt but needs what this reader is not given, how to read it.
+fn zstd_error(code: usize, start: u64) -> String {
+    let name = zstd::zstd_safe::get_error_name(code);
+    let frame = format!("the zstd frame from compressed byte {start}");
+    // ZSTD_error_dictionary_wrong: the frame names a dictionary (`zstd -D`), none is loaded.
+    if code == (-32isize) as usize {
+        return format!(
+            "{frame} was compressed with a dictionary (zstd -D), which cannot be given here: decompress the file \
+             with `zstd -d -D DICTIONARY` and read that ({name})"
+        );
+    }
+    // ZSTD_error_frameParameter_windowTooLarge: more than the 128 MiB window `zstd -d` takes by default.
+    if code == (-16isize) as usize {
+        return format!(
+            "{frame} needs a window larger than 128 MiB (zstd --long=31 writes one): decompress the file with \
+             `zstd -d --long=31` and read that ({name})"
+        );
+    }
+    format!("corrupt data in {frame}: {name}")
 }
 
 /// Bytes of a zstd block header (RFC 8878 §3.1.1.2).
@@ -240,7 +264,7 @@ impl ZstdDecoder {
                 Ok((taken, written))
             }
             Err(code) => {
-                let msg = zstd::zstd_safe::get_error_name(code).to_owned();
+                let msg = zstd_error(code, self.start);
                 self.failed = Some(msg.clone());
                 Err(io::Error::other(msg))
             }
@@ -283,7 +307,8 @@ impl Member for ZstdFrame {
     fn open(src: Source) -> io::Result<Self> {
         let dctx = zstd::zstd_safe::DCtx::try_create()
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory for a zstd decoder context"))?;
-        Ok(ZstdFrame { src, dec: ZstdDecoder { dctx, hint: 1, pending: false, done: false, failed: None } })
+        let start = src.consumed;
+        Ok(ZstdFrame { src, dec: ZstdDecoder { dctx, hint: 1, pending: false, done: false, failed: None, start } })
     }
     fn into_source(self) -> Source {
         self.src

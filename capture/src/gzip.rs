@@ -88,11 +88,14 @@ pub(crate) struct GzipMember {
     full: bool,
     /// The member is corrupt: every later read fails alike.
     failed: Option<(io::ErrorKind, String)>,
+    /// Where the member begins in the compressed file, for messages.
+    start: u64,
 }
 
 impl GzipMember {
     pub(crate) fn new(src: Source) -> GzipMember {
         GzipMember {
+            start: src.consumed,
             src,
             part: Part::Fixed,
             field: [0; 10],
@@ -117,9 +120,10 @@ impl GzipMember {
         self.src
     }
 
-    /// Fails this and every later read with `kind` and `msg`.
-    fn fail(&mut self, kind: io::ErrorKind, msg: &str) -> io::Error {
-        self.failed = Some((kind, msg.to_owned()));
+    /// Fails this and every later read with `kind` and `what` is wrong with the member.
+    fn fail(&mut self, kind: io::ErrorKind, what: &str) -> io::Error {
+        let msg = format!("the gzip member from compressed byte {}: {what}", self.start);
+        self.failed = Some((kind, msg.clone()));
         io::Error::new(kind, msg)
     }
 
@@ -164,7 +168,8 @@ impl GzipMember {
                     let f = self.field;
                     // gzip -d: "not in gzip format", "unknown method", "unknown flags".
                     if f[..2] != [0x1f, 0x8b] || f[2] != 8 || f[3] & FRESERVED != 0 {
-                        return Err(self.fail(io::ErrorKind::InvalidInput, "invalid gzip header"));
+                        let what = "invalid gzip header (not deflate, or reserved flags set)";
+                        return Err(self.fail(io::ErrorKind::InvalidInput, what));
                     }
                     self.flags = f[3];
                     Part::ExtraLen
@@ -197,9 +202,7 @@ impl GzipMember {
                     self.field(2)?;
                     let sum = self.header_crc.sum();
                     if u16::from_le_bytes([self.field[0], self.field[1]]) != sum as u16 {
-                        return Err(
-                            self.fail(io::ErrorKind::InvalidInput, "corrupt gzip header: its CRC-16 does not match")
-                        );
+                        return Err(self.fail(io::ErrorKind::InvalidInput, "corrupt header: its CRC-16 does not match"));
                     }
                     Part::Body
                 }
@@ -228,12 +231,12 @@ impl GzipMember {
             Ok(Status::StreamEnd) => self.part = Part::Trailer,
             Ok(Status::Ok | Status::BufError) if taken == 0 && n == 0 && input_present => {
                 // Not to spin on input the inflater will not take.
-                return Err(self.fail(io::ErrorKind::InvalidData, "corrupt deflate stream (the decoder took nothing)"));
+                return Err(self.fail(io::ErrorKind::InvalidData, "corrupt deflate data (the decoder took none of it)"));
             }
             Ok(_) => {}
             Err(_) => {
                 // What it inflated before the corrupt data is handed out first.
-                self.failed = Some((io::ErrorKind::InvalidInput, "corrupt deflate stream".to_owned()));
+                let _ = self.fail(io::ErrorKind::InvalidData, "corrupt deflate data");
             }
         }
         Ok(n)
@@ -275,16 +278,14 @@ impl GzipMember {
         let (crc, size) = (u32::from_le_bytes([f[0], f[1], f[2], f[3]]), u32::from_le_bytes([f[4], f[5], f[6], f[7]]));
         self.part = Part::Done;
         if crc != self.crc.sum() {
-            return Err(self.fail(
-                io::ErrorKind::InvalidData,
-                "corrupt gzip member: the CRC-32 in its trailer does not match its data",
-            ));
+            return Err(
+                self.fail(io::ErrorKind::InvalidData, "corrupt: the CRC-32 in its trailer does not match its data")
+            );
         }
         if size != self.crc.amount() {
-            return Err(self.fail(
-                io::ErrorKind::InvalidData,
-                "corrupt gzip member: the size in its trailer does not match its data",
-            ));
+            return Err(
+                self.fail(io::ErrorKind::InvalidData, "corrupt: the size in its trailer does not match its data")
+            );
         }
         Ok(())
     }
@@ -398,7 +399,10 @@ mod tests {
         bad[30] ^= 1;
         let (got, end) = read_all(member(Cursor::new(bad)), 64 << 10);
         assert!(got.is_empty());
-        assert_eq!(end.as_deref(), Some("corrupt gzip header: its CRC-16 does not match"));
+        assert_eq!(
+            end.as_deref(),
+            Some("the gzip member from compressed byte 0: corrupt header: its CRC-16 does not match")
+        );
     }
 
     /// A corrupt block 150 KiB in (22 KiB into a window): buffers of any size, small ones and ones
@@ -417,7 +421,7 @@ mod tests {
         for out in [1, 2, 3, 7, 40 << 10, 50 << 10, 64 << 10, 100 << 10] {
             let (got, end) = read_all(member(Cursor::new(z.clone())), out);
             assert!(got == data[..150 << 10], "{out}: {} bytes", got.len());
-            assert_eq!(end.as_deref(), Some("corrupt deflate stream"), "{out}");
+            assert_eq!(end.as_deref(), Some("the gzip member from compressed byte 0: corrupt deflate data"), "{out}");
         }
     }
 }
