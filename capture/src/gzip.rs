@@ -4,7 +4,7 @@
 //! the error depended on how the input came).
 //!
 //! ```text
-//! +---+---+----+-----+-------+-----+----+  [XLEN(2) extra] [name\\0] [comment\\0] [CRC16(2)]
+//! +---+---+----+-----+-------+-----+----+  [XLEN(2) extra] [name 00] [comment 00] [CRC16(2)]
 //! |1f |8b | CM | FLG | MTIME | XFL | OS |  deflate data (RFC 1951)
 //! +---+---+----+-----+-------+-----+----+  CRC32(4) ISIZE(4), both little-endian
 //! ```
