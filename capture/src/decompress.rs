@@ -16,6 +16,7 @@ use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::{CompressedCut, GzipCut, ZstdCut, ZstdPart};
+use crate::gzip::GzipMember;
 
 /// Compression of an input file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -112,17 +113,17 @@ pub(crate) fn lock(e: &Ending) -> std::sync::MutexGuard<'_, End> {
 
 /// The compressed bytes, buffered so that what follows a member can be looked at: a buffered reader
 /// whose next bytes can be peeked at whatever its buffer's edge (a member's magic may straddle it).
-struct Source {
+pub(crate) struct Source {
     /// Bytes taken out of `inner` to be peeked at, read before it.
-    carry: Vec<u8>,
-    inner: BufReader<Box<dyn Read + Send>>,
+    pub(crate) carry: Vec<u8>,
+    pub(crate) inner: BufReader<Box<dyn Read + Send>>,
     /// Bytes consumed so far (by the decoders, and as trailing data): the position in the file.
-    consumed: u64,
+    pub(crate) consumed: u64,
 }
 
 impl Source {
     /// Bytes read from the file and not consumed yet.
-    fn buffered(&self) -> u64 {
+    pub(crate) fn buffered(&self) -> u64 {
         (self.carry.len() + self.inner.buffer().len()) as u64
     }
 
@@ -179,15 +180,15 @@ trait Member: Read + Sized {
     fn begins(head: &[u8]) -> bool;
 }
 
-impl Member for flate2::bufread::GzDecoder<Source> {
+impl Member for GzipMember {
     fn open(src: Source) -> io::Result<Self> {
-        Ok(flate2::bufread::GzDecoder::new(src))
+        Ok(GzipMember::new(src))
     }
     fn into_source(self) -> Source {
-        self.into_inner()
+        GzipMember::into_source(self)
     }
     fn source(&self) -> &Source {
-        self.get_ref()
+        GzipMember::source(self)
     }
     fn begins(head: &[u8]) -> bool {
         !head.is_empty() && (head.starts_with(&GZIP_MAGIC) || GZIP_MAGIC.starts_with(head))
@@ -219,6 +220,30 @@ struct ZstdDecoder {
     done: bool,
     /// The decoder failed (corrupt data): every later read fails alike.
     failed: Option<String>,
+    /// Where the frame begins in the compressed file, for messages.
+    start: u64,
+}
+
+/// What libzstd's error `code` means for the frame that begins at compressed byte `start`, and, where
+/// the data is not corrupt but needs what this reader is not given, how to read it.
+fn zstd_error(code: usize, start: u64) -> String {
+    let name = zstd::zstd_safe::get_error_name(code);
+    let frame = format!("the zstd frame from compressed byte {start}");
+    // ZSTD_error_dictionary_wrong: the frame names a dictionary (`zstd -D`), none is loaded.
+    if code == (-32isize) as usize {
+        return format!(
+            "{frame} was compressed with a dictionary (zstd -D), which cannot be given here: decompress the file \
+             with `zstd -d -D DICTIONARY` and read that ({name})"
+        );
+    }
+    // ZSTD_error_frameParameter_windowTooLarge: more than the 128 MiB window `zstd -d` takes by default.
+    if code == (-16isize) as usize {
+        return format!(
+            "{frame} needs a window larger than 128 MiB (zstd --long=31 writes one): decompress the file with \
+             `zstd -d --long=31` and read that ({name})"
+        );
+    }
+    format!("corrupt data in {frame}: {name}")
 }
 
 /// Bytes of a zstd block header (RFC 8878 §3.1.1.2).
@@ -239,7 +264,7 @@ impl ZstdDecoder {
                 Ok((taken, written))
             }
             Err(code) => {
-                let msg = zstd::zstd_safe::get_error_name(code).to_owned();
+                let msg = zstd_error(code, self.start);
                 self.failed = Some(msg.clone());
                 Err(io::Error::other(msg))
             }
@@ -282,7 +307,8 @@ impl Member for ZstdFrame {
     fn open(src: Source) -> io::Result<Self> {
         let dctx = zstd::zstd_safe::DCtx::try_create()
             .ok_or_else(|| io::Error::new(io::ErrorKind::OutOfMemory, "no memory for a zstd decoder context"))?;
-        Ok(ZstdFrame { src, dec: ZstdDecoder { dctx, hint: 1, pending: false, done: false, failed: None } })
+        let start = src.consumed;
+        Ok(ZstdFrame { src, dec: ZstdDecoder { dctx, hint: 1, pending: false, done: false, failed: None, start } })
     }
     fn into_source(self) -> Source {
         self.src
@@ -469,7 +495,7 @@ pub(crate) fn wrap(mut src: Box<dyn Read + Send>) -> io::Result<(Box<dyn Read + 
     let rejoined: Box<dyn Read + Send> = Box::new(Cursor::new(head.to_vec()).chain(src));
     let ending = Ending::default();
     if head.starts_with(&GZIP_MAGIC) {
-        let r = members::<flate2::bufread::GzDecoder<Source>>(rejoined, ending.clone())?;
+        let r = members::<GzipMember>(rejoined, ending.clone())?;
         Ok((r, Compression::Gzip, Some(ending)))
     } else if head.len() == 4 && zstd_begins(head) {
         // The walker reads the compressed bytes before the decoder's buffer: it has seen them all
@@ -699,12 +725,11 @@ impl<R: Read> Read for ZstdWalk<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flate2::bufread::GzDecoder;
     use std::io::Write;
 
     /// A gzip member whose decoder cannot be opened after the file's first member, as a zstd decoder
     /// whose context cannot be allocated (not to be provoked cheaply: zstd allocates through libc).
-    struct NoRoomAfterFirst(GzDecoder<Source>);
+    struct NoRoomAfterFirst(GzipMember);
 
     impl Read for NoRoomAfterFirst {
         fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
@@ -715,18 +740,18 @@ mod tests {
     impl Member for NoRoomAfterFirst {
         fn open(src: Source) -> io::Result<Self> {
             match src.consumed {
-                0 => Ok(NoRoomAfterFirst(GzDecoder::new(src))),
+                0 => Ok(NoRoomAfterFirst(GzipMember::new(src))),
                 _ => Err(io::Error::new(io::ErrorKind::OutOfMemory, "no room for a decoder")),
             }
         }
         fn into_source(self) -> Source {
-            self.0.into_inner()
+            self.0.into_source()
         }
         fn source(&self) -> &Source {
-            self.0.get_ref()
+            self.0.source()
         }
         fn begins(head: &[u8]) -> bool {
-            <GzDecoder<Source> as Member>::begins(head)
+            <GzipMember as Member>::begins(head)
         }
     }
 

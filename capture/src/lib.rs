@@ -33,6 +33,7 @@ mod buffer;
 pub mod decompress;
 mod erf;
 pub mod error;
+mod gzip;
 pub mod interface;
 pub mod live;
 pub mod merge;

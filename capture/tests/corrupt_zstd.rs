@@ -140,7 +140,7 @@ fn a_corrupt_block_loses_nothing_decoded_before_it() {
         assert!(!ok && err.contains("Data corruption detected"), "{what}: {err}");
         assert!(before.starts_with(&dc), "{what}");
         let error = format!(
-            "corrupt: at byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: Data corruption detected"
+            "corrupt: at byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: corrupt data in the zstd frame from compressed byte 0: Data corruption detected"
         );
         let file = temp_path(&format!("corrupt-{header}.pcap.zst"));
         std::fs::write(&file, &z).unwrap();
@@ -157,4 +157,56 @@ fn a_corrupt_block_loses_nothing_decoded_before_it() {
             assert_eq!(got.error.as_deref(), Some(error.as_str()), "{what}, {piece}-byte pieces");
         }
     }
+}
+
+/// A frame that is not corrupt but needs what the reader is not given says so and how to read it: one
+/// naming a dictionary (RFC 8878 §3.1.1.1.3: the descriptor's Dictionary_ID_Flag and a 1-byte ID,
+/// made by hand), after a whole frame of 3 records, and one whose window is 256 MiB (Window_Descriptor
+/// exponent 18 + 10), more than the 128 MiB `zstd -d` takes without `--long=31`. `zstd -dc` refuses both.
+#[test]
+fn a_frame_needing_a_dictionary_or_a_large_window_says_how_to_read_it() {
+    let mut pcap = pcap_header(0xa1b2_c3d4, 1);
+    for k in 0..3 {
+        let data = record(k);
+        pcap.extend(pcap_record(1_700_000_000 + k as u32, 0, &data, data.len() as u32));
+    }
+    let first = zstd::encode_all(&pcap[..], 3).unwrap();
+    let mut dict = zstd::encode_all(&b"more"[..], 3).unwrap();
+    // No ID yet; the ID goes after the Window_Descriptor, absent from a single-segment frame.
+    assert_eq!(dict[4] & 3, 0);
+    let id_at = 5 + usize::from(dict[4] & 0x20 == 0);
+    dict[4] |= 1;
+    dict.insert(id_at, 7);
+    let file = [first.clone(), dict].concat();
+    let (_, err, ok) = zstd_dc(&file, "dict.zst");
+    assert!(!ok && err.contains("Dictionary mismatch"), "{err}");
+    let got = read_all(CaptureReader::from_reader("d".into(), Box::new(io::Cursor::new(file))).unwrap());
+    assert_eq!(got.frames, (0..3).map(record).collect::<Vec<_>>());
+    let at = pcap.len();
+    let start = first.len();
+    assert_eq!(
+        got.error.as_deref(),
+        Some(
+            format!(
+                "d: at byte {at} (record 3, after 3 packets): read failed: the zstd frame from compressed byte {start} \
+                 was compressed with a dictionary (zstd -D), which cannot be given here: decompress the file with \
+                 `zstd -d -D DICTIONARY` and read that (Dictionary mismatch)"
+            )
+            .as_str()
+        )
+    );
+    // Magic, descriptor 0 (a Window_Descriptor, no size, no checksum), exponent 18, then a last raw
+    // block of the pcap header.
+    let mut window = vec![0x28, 0xb5, 0x2f, 0xfd, 0x00, 18 << 3];
+    window.extend([(24 << 3 | 1) as u8, 0, 0]);
+    window.extend(&pcap[..24]);
+    let (_, err, ok) = zstd_dc(&window, "window.zst");
+    assert!(!ok && err.contains("Window size larger than maximum"), "{err}");
+    let e = CaptureReader::from_reader("w".into(), Box::new(io::Cursor::new(window))).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "w: at byte 0 (record 0, after 0 packets): read failed: the zstd frame from compressed byte 0 needs a window \
+         larger than 128 MiB (zstd --long=31 writes one): decompress the file with `zstd -d --long=31` and read that \
+         (Frame requires too much memory for decoding)"
+    );
 }
