@@ -228,7 +228,7 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
         p.order_frame,
         p.order_last_frame,
         p.latency_ns,
-        p.tick_frame
+        p.tick_frame.map_or_else(String::new, |f| f.to_string())
     )
 }
 
