@@ -180,11 +180,12 @@ impl Progress {
 }
 
 /// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote, a line break
-/// or a NUL (a session or token from damaged traffic may), or begins or ends with a space (a blank
-/// token or symbol, written as the wire holds it, then reads as itself to a reader that trims
-/// unquoted fields, not as the empty field of one not known).
+/// or a NUL (a session or token from damaged traffic may), or begins or ends with white space, a
+/// space, a tab or any other (a blank token or symbol, written as the wire holds it, then reads as
+/// itself to a reader that trims unquoted fields, as .NET's `TextFieldParser` does by default, not
+/// as the empty field of one not known; a token ending in a tab keeps it).
 fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
-    let spaced = s.starts_with(' ') || s.ends_with(' ');
+    let spaced = s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace);
     if spaced || s.contains([',', '"', '\n', '\r', '\0']) {
         format!("\"{}\"", s.replace('"', "\"\"")).into()
     } else {
@@ -228,7 +229,7 @@ fn write_pair(w: &mut impl Write, p: &Pair) -> std::io::Result<()> {
         p.order_frame,
         p.order_last_frame,
         p.latency_ns,
-        p.tick_frame
+        p.tick_frame.map_or_else(String::new, |f| f.to_string())
     )
 }
 
@@ -712,19 +713,25 @@ mod tests {
     use super::*;
 
     /// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled; so is
-    /// one beginning or ending with a space, or holding a NUL (a blank symbol written as the wire
-    /// holds it, 8 spaces or NULs); a plain or empty field is not.
+    /// one beginning or ending with white space (a space, a tab, a no-break or ideographic space: what a
+    /// reader that trims unquoted fields takes away), or holding a NUL (a blank symbol written as the
+    /// wire holds it, 8 spaces or NULs); a plain or empty field is not, nor one with white space inside.
     #[test]
     fn csv_fields_are_quoted_where_a_reader_would_misread_them() {
         let cases = [
             ("AAPL", "AAPL"),
             ("", ""),
             ("A B", "A B"),
+            ("A\tB", "A\tB"),
             ("A,B", "\"A,B\""),
             ("A\"B", "\"A\"\"B\""),
             ("A\nB", "\"A\nB\""),
             ("        ", "\"        \""),
             (" T1", "\" T1\""),
+            ("T1\t", "\"T1\t\""),
+            ("\tT1", "\"\tT1\""),
+            ("T1\u{a0}", "\"T1\u{a0}\""),
+            ("\u{3000}", "\"\u{3000}\""),
             ("\0\0\0\0\0\0\0\0", "\"\0\0\0\0\0\0\0\0\""),
         ];
         for (field, want) in cases {

@@ -271,8 +271,9 @@ pub struct AnalyzeArgs {
     /// tick_frame. order_id is the order's UserRefNum (OUCH 5.0) or order token (4.2); token is what
     /// --match token: reads, the ClOrdID (5.0) or order token (4.2); order_frame and order_last_frame
     /// are the frames carrying the order's first and last bytes, tick_frame the frame carrying the
-    /// trigger's earliest copy (0-based over all inputs). A token blank on the wire (spaces only) is
-    /// written whole, quoted; an empty one is none. An existing FILE is
+    /// trigger's earliest copy (0-based over all inputs; empty under the token rule past the inputs'
+    /// 2^32nd frame, which the tick index's 32 bits of it cannot name for sure). A token blank on the
+    /// wire (spaces only) is written whole, quoted; an empty one is none. An existing FILE is
     /// replaced only when empty or an earlier --pairs output: any other is refused.
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,

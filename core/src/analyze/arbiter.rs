@@ -23,8 +23,9 @@ pub struct Tick {
 
 impl Tick {
     /// The index of the frame that carried the earliest copy, for a lookup made while frame `now` is
-    /// read: the latest index at or before `now` that ends in [`Tick::frame`] (ticks are retained for
-    /// far fewer than 2^32 frames).
+    /// read: the latest index at or before `now` that ends in [`Tick::frame`]. Sure while `now` is
+    /// below 2^32; past that, only for a tick less than 2^32 frames older, which nothing bounds (the
+    /// window is capture time).
     pub fn frame_at(&self, now: u64) -> u64 {
         now - u64::from((now as u32).wrapping_sub(self.frame))
     }

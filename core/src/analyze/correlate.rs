@@ -475,6 +475,14 @@ impl Analyzer {
         self.wake_at = self.wake_at.min(until);
     }
 
+    /// The index of the frame that carried tick `k`'s first copy, when the tick index's low 32 bits of
+    /// it ([`Tick::frame`](super::arbiter::Tick::frame)) name it for sure: while fewer than 2^32 frames
+    /// were read. Past that a tick kept that long (a clock standing still, a long `--tick-retention`)
+    /// would be named 2^32 frames late: none is named (more bits per slot cost every message).
+    fn tick_frame(&self, k: &super::arbiter::Tick) -> Option<u64> {
+        (self.last_frame >> 32 == 0).then(|| k.frame_at(self.last_frame))
+    }
+
     /// Finds order `m`'s trigger under the rule and records the pair. Every order first waits
     /// [`REORDER_NS`] past its first byte ([`Analyzer::wait_reorder`]); under the token rule, an order
     /// whose trigger no session has reached yet is parked ([`Parked`]): the feed's frames may be behind
@@ -509,12 +517,10 @@ impl Analyzer {
                     // Found: it waits REORDER_NS of capture time past the order's first byte for an
                     // earlier copy the capture may record late, then takes the tick's time then.
                     Ok(Some((session, tick))) if retry.is_none() && self.last_time < t.saturating_add(REORDER_NS) => {
-                        let found = Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)));
+                        let found = Some((session, seq, tick.time_ns, tick.feed, self.tick_frame(&tick)));
                         return self.wait_reorder(ci, m, snd, (None, i64::MIN), found);
                     }
-                    Ok(Some((session, tick))) => {
-                        Some((session, seq, tick.time_ns, tick.feed, tick.frame_at(self.last_frame)))
-                    }
+                    Ok(Some((session, tick))) => Some((session, seq, tick.time_ns, tick.feed, self.tick_frame(&tick))),
                     // Found before, no longer in the window (a retention shorter than the wait).
                     Ok(None) | Err(_) if retry.is_some_and(|r| r.found.is_some()) => retry.and_then(|r| r.found),
                     // Or a copy the capture records up to REORDER_NS late (a host reordering frames), though
@@ -580,7 +586,7 @@ impl Analyzer {
                             }
                         }
                         // (The arbiter gave the place: it is there.)
-                        self.arbiter.session_at(session).map(|session| (session, seq, tt, feed, frame))
+                        self.arbiter.session_at(session).map(|session| (session, seq, tt, feed, Some(frame)))
                     }
                     // Its symbol ticked before it, but only longer ago than the window.
                     Some((_, _, seq, _, _, _)) => {

@@ -183,8 +183,10 @@ pub struct Pair {
     /// `order_time_ns - tick_time_ns`.
     pub latency_ns: i64,
     /// Index of the frame that carried the trigger's earliest copy (kept with the tick by the token
-    /// rule's match and by the symbol rule's histories, however long before the pair it came).
-    pub tick_frame: u64,
+    /// rule's match and by the symbol rule's histories, however long before the pair it came). `None`
+    /// only under the token rule for a pair made past the 2^32nd frame read, where the tick index's
+    /// low 32 bits of it cannot name it for sure.
+    pub tick_frame: Option<u64>,
 }
 
 /// The metrics wirestamp reports.

@@ -549,6 +549,37 @@ fn analyse(a: &mut Analyzer, frames: &[Vec<u8>], offset: impl Fn(usize) -> i64) 
     a.finish();
 }
 
+/// A pair never names a wrong tick frame, however many frames came between them. Frames 0 to 2: the
+/// SYN, the SYN-ACK, an AAPL tick of sequence 1; then 2^32 frames that change nothing here (left out:
+/// the indices skip them); then frame 2^32 + 3, 1 us after the tick, an AAPL order whose token names
+/// sequence 1. The symbol rule's history keeps the whole index: tick_frame 2. The token rule's tick
+/// index keeps its low 32 bits, which past the 2^32nd frame cannot tell 2 from 2^32 + 2: none (it
+/// named 2^32 + 2). Before that it names it: the same frames with no gap, tick_frame 2.
+#[test]
+fn a_pair_names_no_wrong_tick_frame_past_2_pow_32_frames() {
+    use crate::dissect::dissect;
+    use crate::{ClockQuality, Frame, LinkType, TsSource};
+    let mut f = Frames::new();
+    f.tick(1, b"AAPL    ");
+    f.order(1, b"AAPL", b"T1");
+    let token = r"token:T(\d+)";
+    for (rule, gap, want) in [(token, 1 << 32, None), ("symbol", 1 << 32, Some(2)), (token, 0, Some(2))] {
+        let mut a =
+            Analyzer::new(AnalyzeConfig { matching: MatchRule::parse(rule).unwrap(), ..AnalyzeConfig::default() });
+        for (i, data) in f.frames.iter().enumerate() {
+            let index = if i > 2 { i as u64 + gap } else { i as u64 };
+            let t = 1_796_049_000_000_000_000 + i as i64 * 1_000;
+            let fr = Frame::record(data, t, LinkType::Ethernet);
+            if !a.frame_fast(index, &fr, |_| {}) {
+                a.frame(index, t, &fr, &dissect(data, fr.link), TsSource::PcapRecord, ClockQuality::default());
+            }
+        }
+        a.finish();
+        let pairs: Vec<_> = a.drain_pairs().map(|p| (p.tick_seq, p.tick_frame, p.order_frame)).collect();
+        assert_eq!(pairs, [(1, want, 3 + gap)], "{rule}, gap {gap}");
+    }
+}
+
 /// Under a clock that stands still, orders waiting the reorder allowance are released by count, not
 /// only by capture time: beyond the bound of one symbol's, or of all, the one due first is matched
 /// with what came so far, counted with the frame where that began.

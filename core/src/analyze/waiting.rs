@@ -35,8 +35,8 @@ pub(super) struct Parked {
 }
 
 /// A trigger found: session, sequence, time of its first copy, feed of that copy, index of the frame
-/// that carried it.
-pub(super) type Found = (Session, u64, i64, u16, u64);
+/// that carried it (when known: [`Pair::tick_frame`](super::Pair::tick_frame)).
+pub(super) type Found = (Session, u64, i64, u16, Option<u64>);
 
 impl Parked {
     /// What [`Analyzer::correlate`](super::Analyzer::correlate) is told when it looks for this order again at capture
