@@ -10,140 +10,15 @@
 
 mod common;
 
-use std::io::{self, Read, Write};
-use std::process::Command;
-
-use common::build::{pcap_header, pcap_record};
-use common::temp_path;
-use wirestamp_capture::CaptureReader;
-
-/// Records in the capture, and the one whose block is corrupted.
-const RECORDS: usize = 600;
-const CORRUPT: usize = 450;
-
-/// Record `k`'s data: 60 to 459 bytes from an 8-letter alphabet (compressible: deflate codes them
-/// with Huffman tables of its own, a dynamic block), different for every record.
-fn record(k: usize) -> Vec<u8> {
-    let mut x = (k as u32).wrapping_mul(2_654_435_761) | 1;
-    (0..60 + (k * 37) % 400)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            b"abcdefgh"[(x % 8) as usize]
-        })
-        .collect()
-}
-
-/// The capture: a µs pcap of the records.
-fn pcap() -> Vec<u8> {
-    let mut f = pcap_header(0xa1b2_c3d4, 1);
-    for k in 0..RECORDS {
-        let data = record(k);
-        f.extend(pcap_record(1_700_000_000 + k as u32, k as u32, &data, data.len() as u32));
-    }
-    f
-}
+use common::corrupt::{CORRUPT, RECORDS, flushed as flushed_into, frames_of, pcap, reads_alike, record, run};
 
 /// The capture compressed with the encoder flushed (a sync flush: an empty stored block that ends on
 /// a byte) after the file header and after every record, so that each record's blocks begin on a
 /// byte; and where each record's first block begins in it.
 fn flushed() -> (Vec<u8>, Vec<usize>) {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(&pcap_header(0xa1b2_c3d4, 1)).unwrap();
-    e.flush().unwrap();
-    let mut starts = Vec::new();
-    for k in 0..RECORDS {
-        starts.push(e.get_ref().len());
-        let data = record(k);
-        e.write_all(&pcap_record(1_700_000_000 + k as u32, k as u32, &data, data.len() as u32)).unwrap();
-        e.flush().unwrap();
-    }
+    let e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let (e, starts) = flushed_into(e, |e| e.get_ref().len());
     (e.finish().unwrap(), starts)
-}
-
-/// What a reader gave: its frames' data and its error's message.
-#[derive(Debug, PartialEq)]
-struct Outcome {
-    frames: Vec<Vec<u8>>,
-    error: Option<String>,
-}
-
-fn read_all(mut r: CaptureReader) -> Outcome {
-    let mut frames = Vec::new();
-    let error = loop {
-        match r.next_frame() {
-            Ok(Some(f)) => frames.push(f.data.to_vec()),
-            Ok(None) => break None,
-            Err(e) if e.would_block() => {}
-            Err(e) => break Some(e.to_string()),
-        }
-    };
-    Outcome { frames, error }
-}
-
-/// `data` at most `piece` bytes a read, every read after the first `opened` bytes preceded by one
-/// that is not ready.
-struct Pieces {
-    data: Vec<u8>,
-    at: usize,
-    piece: usize,
-    opened: usize,
-    ready: bool,
-}
-
-impl Read for Pieces {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.at >= self.opened && !std::mem::replace(&mut self.ready, false) {
-            self.ready = true;
-            return Err(io::ErrorKind::WouldBlock.into());
-        }
-        let n = out.len().min(self.piece).min(self.data.len() - self.at);
-        out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
-/// `program args FILE` on `bytes` written to a file: its standard output and error, and whether it
-/// succeeded.
-fn run(program: &str, args: &[&str], bytes: &[u8], name: &str) -> (Vec<u8>, String, bool) {
-    let p = temp_path(name);
-    std::fs::write(&p, bytes).unwrap();
-    let out = Command::new(program)
-        .args(args)
-        .arg(&p)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program} (scripts/setup.sh installs it): {e}"));
-    std::fs::remove_file(&p).unwrap();
-    (out.stdout, String::from_utf8_lossy(&out.stderr).into_owned(), out.status.success())
-}
-
-/// The frames the reader gives of `plain` (a peer's output), as a file.
-fn frames_of(plain: &[u8], name: &str) -> Vec<Vec<u8>> {
-    let p = temp_path(name);
-    std::fs::write(&p, plain).unwrap();
-    let got = read_all(CaptureReader::open(&p).unwrap());
-    std::fs::remove_file(&p).unwrap();
-    got.frames
-}
-
-/// `z` read whole from a file and in 1..=64-byte pieces with reads not ready between them: each gives
-/// `frames`, then the error `error`.
-fn reads_alike(z: &[u8], frames: &[Vec<u8>], error: &str, what: &str) {
-    let file = temp_path(&format!("corrupt-{what}.pcap.gz"));
-    std::fs::write(&file, z).unwrap();
-    let got =
-        read_all(CaptureReader::from_reader("corrupt".into(), Box::new(std::fs::File::open(&file).unwrap())).unwrap());
-    std::fs::remove_file(&file).unwrap();
-    assert!(got.frames == frames, "{what}, whole: {} frames of {}", got.frames.len(), frames.len());
-    assert_eq!(got.error.as_deref(), Some(error), "{what}, whole");
-    for piece in 1..=64 {
-        let src = Pieces { data: z.to_vec(), at: 0, piece, opened: 64, ready: false };
-        let got = read_all(CaptureReader::from_reader("corrupt".into(), Box::new(src)).unwrap());
-        assert!(got.frames == frames, "{what}, {piece}-byte pieces: {} frames of {}", got.frames.len(), frames.len());
-        assert_eq!(got.error.as_deref(), Some(error), "{what}, {piece}-byte pieces");
-    }
 }
 
 /// Record 450's first block (a dynamic one, RFC 1951 §3.2.7) corrupt in its type (made 3, reserved)

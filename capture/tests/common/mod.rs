@@ -120,3 +120,4 @@ pub fn temp_path(name: &str) -> PathBuf {
     dir.join(name)
 }
 pub mod build;
+pub mod corrupt;
