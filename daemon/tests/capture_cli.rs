@@ -461,14 +461,7 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
     let out = dir.join("e.pcapng");
     let fed: Vec<(i64, Vec<u8>)> =
         (0..2).map(|k| (1_796_049_000_000_000_000 + k * 1_000_000_000, vec![k as u8 + 1; 60])).collect();
-    let mut child = Command::new(BIN)
-        .args(["capture", "--source", "stdin", "-w"])
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
+    let (child, mut pipe) = relay(&out);
     for (ts, data) in &fed {
         pipe.write_all(&erf_eth((ts / 1_000_000_000) as u32, data)).unwrap();
         pipe.flush().unwrap();
@@ -480,14 +473,7 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let shown = frames_of(&part);
-    // SAFETY: signals our own child by pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let asked = Instant::now();
-    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    drop(pipe);
-    let o = child.wait_with_output().unwrap();
+    let o = stopped(child, pipe);
     let err = stderr(&o);
     let written = frames_of(&out);
     std::fs::remove_dir_all(&dir).unwrap();
@@ -495,6 +481,33 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("before the stream's header") && err.contains("stream: 2 records read"), "{err}");
     assert_eq!(written, fed);
+}
+
+/// `wirestamp capture --source stdin -w OUT`, its standard input a pipe kept here.
+fn relay(out: &std::path::Path) -> (std::process::Child, std::process::ChildStdin) {
+    let mut child = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pipe = child.stdin.take().unwrap();
+    (child, pipe)
+}
+
+/// SIGTERM to a relay, its end waited for (5 s at most) with its input still open, then its output.
+fn stopped(child: std::process::Child, pipe: std::process::ChildStdin) -> std::process::Output {
+    use std::time::{Duration, Instant};
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let mut child = child;
+    let asked = Instant::now();
+    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(pipe);
+    child.wait_with_output().unwrap()
 }
 
 /// A relay whose input is idle when SIGTERM comes ends as asked, whatever its wait was doing: the
@@ -505,7 +518,7 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
 #[test]
 fn a_relay_stopped_while_idle_after_frames_ends_as_asked() {
     use std::io::Write;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     use wirestamp_capture::write::{IfaceSpec, PcapngWriter};
     use wirestamp_core::{Direction, LinkType};
     let dir = tmp("idle-sigterm");
@@ -518,25 +531,11 @@ fn a_relay_stopped_while_idle_after_frames_ends_as_asked() {
     for (ts, data) in &fed {
         w.write(id, *ts, data, data.len() as u32, Direction::Inbound).unwrap();
     }
-    let mut child = Command::new(BIN)
-        .args(["capture", "--source", "stdin", "-w"])
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
+    let (child, mut pipe) = relay(&out);
     pipe.write_all(&w.finish().unwrap()).unwrap();
     pipe.flush().unwrap();
     std::thread::sleep(Duration::from_millis(1_500));
-    // SAFETY: signals our own child by pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let asked = Instant::now();
-    while child.try_wait().unwrap().is_none() && asked.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    drop(pipe);
-    let o = child.wait_with_output().unwrap();
+    let o = stopped(child, pipe);
     let err = stderr(&o);
     let written = frames_of(&out);
     std::fs::remove_dir_all(&dir).unwrap();
