@@ -520,6 +520,14 @@ fn tcp_frame(to_exchange: bool, seq: u32, ack: u32, flags: u8, payload: &[u8]) -
     f
 }
 
+/// [`tcp_frame`] from (or to) the client port `client_port` instead of 40001.
+fn tcp_frame_from(to_exchange: bool, client_port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = tcp_frame(to_exchange, seq, ack, flags, payload);
+    let at = if to_exchange { 34 } else { 36 };
+    f[at..at + 2].copy_from_slice(&client_port.to_be_bytes());
+    f
+}
+
 /// `frames` analysed under `rule` with `limits`, every one stamped at one time (a clock that stands
 /// still): the counters.
 fn frozen(frames: &Frames, rule: &str, limits: Limits) -> Counters {
@@ -766,12 +774,7 @@ fn tcp_bytes_held_by_all_connections_are_bounded() {
 fn framing_held_by_all_connections_is_bounded() {
     use crate::dissect::dissect;
     use crate::{ClockQuality, Frame, LinkType, TsSource};
-    let seg = |to_exchange: bool, client_port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]| {
-        let mut f = tcp_frame(to_exchange, seq, ack, flags, payload);
-        let at = if to_exchange { 34 } else { 36 };
-        f[at..at + 2].copy_from_slice(&client_port.to_be_bytes());
-        f
-    };
+    let seg = tcp_frame_from;
     let mut debug = 40_000u16.to_be_bytes().to_vec();
     debug.push(b'+');
     debug.resize(40_002, b'x');
@@ -843,12 +846,7 @@ fn framing_held_by_all_connections_is_bounded() {
 fn a_reconnecting_clients_streams_keep_one_live_streams_room_at_most() {
     use crate::dissect::dissect;
     use crate::{ClockQuality, Frame, LinkType, TsSource};
-    let seg = |to_exchange: bool, client_port: u16, seq: u32, ack: u32, flags: u8, payload: &[u8]| {
-        let mut f = tcp_frame(to_exchange, seq, ack, flags, payload);
-        let at = if to_exchange { 34 } else { 36 };
-        f[at..at + 2].copy_from_slice(&client_port.to_be_bytes());
-        f
-    };
+    let seg = tcp_frame_from;
     let beats = [0u8, 1, b'R'].repeat(20_000);
     let (a, b) = beats.split_at(29_999);
     let t0 = 1_796_049_000_000_000_000;
