@@ -51,4 +51,4 @@ pub use error::{
 pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
 pub use merge::{MergeKey, MergedReader};
 pub use pcap::ByteOrder;
-pub use reader::{CaptureReader, Container, FileFormat, ReadStats, STDIN};
+pub use reader::{CaptureReader, Container, FileFormat, ReadStats, RunEnd, STDIN};

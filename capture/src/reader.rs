@@ -85,6 +85,17 @@ enum Parser {
     Erf(ErfParser),
 }
 
+/// Why [`CaptureReader::next_run`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunEnd {
+    /// It took as many frames as it was allowed.
+    Max,
+    /// `take` declined a frame: [`CaptureReader::next_frame`] returns it next.
+    Declined,
+    /// The input ended (as [`CaptureReader::next_frame`] returning `None`).
+    End,
+}
+
 /// Streaming reader of one capture file (pcap, pcapng or ERF; plain, gzip or zstd).
 ///
 /// Memory stays bounded whatever the file size: records are parsed in a reusable 256 KiB buffer,
@@ -98,6 +109,8 @@ pub struct CaptureReader {
     stats: ReadStats,
     warnings: Vec<ReadWarning>,
     done: bool,
+    /// The frame [`CaptureReader::next_run`]'s `take` declined: the next one to return.
+    declined: Option<RawFrame>,
     /// Read to its end (its last record, or a cut), not stopped by an error.
     ended: bool,
     input: usize,
@@ -190,6 +203,7 @@ impl CaptureReader {
             stats: ReadStats::default(),
             warnings: Vec::new(),
             done: false,
+            declined: None,
             ended: false,
             input: 0,
             ending,
@@ -218,6 +232,61 @@ impl CaptureReader {
     #[inline(always)]
     pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
         Ok(self.advance()?.map(|raw| self.frame(&raw)))
+    }
+
+    /// Offers the next frames to `take`, as long as it takes them and at most `max` of them: a run of
+    /// frames in one call, not a call and a return per frame. Returns how many `take` took, and why
+    /// the run ended: `max` frames taken, a frame declined (the one [`CaptureReader::next_frame`]
+    /// returns next), the end of the input, or an error (as `next_frame` returns it, after the
+    /// frames before it).
+    #[inline(always)]
+    pub fn next_run(&mut self, max: u64, mut take: impl FnMut(&Frame<'_>) -> bool) -> (u64, Result<RunEnd, ReadError>) {
+        if self.declined.is_some() {
+            return (0, Ok(RunEnd::Declined));
+        }
+        let mut taken = 0;
+        // Frames the hot path read, counted at the end (or before the general path, whose errors
+        // say how many frames came before them).
+        let mut hot = 0;
+        let end = loop {
+            if taken == max {
+                break Ok(RunEnd::Max);
+            }
+            let raw = match self.fast_raw() {
+                Some(raw) => {
+                    hot += 1;
+                    raw
+                }
+                None => {
+                    self.count_hot(std::mem::take(&mut hot));
+                    match self.advance_slow() {
+                        Ok(Some(raw)) => raw,
+                        Ok(None) => break Ok(RunEnd::End),
+                        Err(e) => break Err(e),
+                    }
+                }
+            };
+            if !take(&self.frame(&raw)) {
+                self.declined = Some(raw);
+                break Ok(RunEnd::Declined);
+            }
+            taken += 1;
+        };
+        self.count_hot(hot);
+        (taken, end)
+    }
+
+    /// Counts `n` frames read by the hot path, as [`CaptureReader::fast`] counts one.
+    #[inline(always)]
+    fn count_hot(&mut self, n: u64) {
+        self.stats.frames += n;
+        self.stats.records += n;
+        self.stats.bytes = self.buf.offset();
+    }
+
+    /// Whether the next frame is one that [`CaptureReader::next_run`]'s `take` declined.
+    pub fn holds_declined(&self) -> bool {
+        self.declined.is_some()
     }
 
     /// [`CaptureReader::next_frame`] with the frame's interface, as far as this input describes it
@@ -285,6 +354,10 @@ impl CaptureReader {
     /// Moves to the next frame and returns where it lies in the buffer.
     #[inline(always)]
     pub(crate) fn advance(&mut self) -> Result<Option<RawFrame>, ReadError> {
+        // Read and counted already; its bytes are still where they were.
+        if let Some(raw) = self.declined.take() {
+            return Ok(Some(raw));
+        }
         match self.fast() {
             Some(raw) => Ok(Some(raw)),
             None => self.advance_slow(),
@@ -296,18 +369,22 @@ impl CaptureReader {
     /// `None`: anything unusual, or the end; the general path decides and reports.
     #[inline(always)]
     fn fast(&mut self) -> Option<RawFrame> {
+        let raw = self.fast_raw()?;
+        self.count_hot(1);
+        Some(raw)
+    }
+
+    /// [`CaptureReader::fast`] without its counts (the caller's).
+    #[inline(always)]
+    fn fast_raw(&mut self) -> Option<RawFrame> {
         if self.done {
             return None;
         }
-        let raw = match &self.parser {
+        match &self.parser {
             Parser::Pcap(p) => p.fast(&mut self.buf),
             Parser::Pcapng(p) => p.fast(&mut self.buf),
             Parser::Erf(p) => p.fast(&mut self.buf),
-        }?;
-        self.stats.frames += 1;
-        self.stats.records += 1;
-        self.stats.bytes = self.buf.offset();
-        Some(raw)
+        }
     }
 
     /// The general path: headers, skipped blocks, refills, the end and errors.

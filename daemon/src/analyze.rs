@@ -2,7 +2,7 @@
 
 use crate::cli::{AnalyzeArgs, check_inputs, usage};
 use crate::output::{STDOUT_WRITING, create_output, distinct, refuse_stdout, writing};
-use crate::pipeline::Pipeline;
+use crate::pipeline::{FastPath, Pipeline};
 use crate::progress::ProgressLine;
 use anyhow::{Context, Result, bail, ensure};
 use base64::Engine;
@@ -13,6 +13,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use wirestamp_core::Frame;
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::analyze::report::{InputStatus, n, one};
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
@@ -151,22 +152,29 @@ fn positive_duration(flag: &str, value: &str, example: &str) -> Result<i64> {
 }
 
 /// `analyze`'s progress: frames, rate, and the fraction of the input read when the sizes tell it.
+/// Frames between two looks at the progress line's clock.
+const PROGRESS_EVERY: u64 = 65_536;
+
 pub struct Progress {
     line: ProgressLine,
     total_bytes: u64,
+    /// The frame count at which the line is looked at next (every 65,536 frames: the loop counts
+    /// frames in runs, so the count passes a multiple rather than stopping on it).
+    next_at: u64,
 }
 
 impl Progress {
     /// Progress over `files` (their sizes give the fraction done); `quiet` turns it off.
     pub fn new(files: &[std::path::PathBuf], quiet: bool) -> Progress {
         let total_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
-        Progress { line: ProgressLine::new(quiet), total_bytes }
+        Progress { line: ProgressLine::new(quiet), total_bytes, next_at: PROGRESS_EVERY }
     }
 
     fn tick(&mut self, frames: u64, bytes: u64) {
-        if !frames.is_multiple_of(65_536) {
+        if frames < self.next_at {
             return;
         }
+        self.next_at = (frames / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
         let Some(elapsed) = self.line.due() else { return };
         let rate = frames as f64 / elapsed.as_secs_f64() / 1e6;
         // Compressed inputs count decompressed bytes, so the fraction is only shown when it is one.
@@ -283,6 +291,27 @@ pub fn process(
 }
 
 /// [`process`], with TX events fed to the analyzer ahead of the frames (see [`TxFeed`]).
+/// Frames the fast path takes in one call at most ([`Pipeline::next_run`]): how often the loop drains
+/// the analyzer's output and moves the progress bar while only market data comes.
+const RUN_FRAMES: u64 = 1024;
+
+/// The fast path's frames ([`Analyzer::frame_fast`]), for [`Pipeline::next_run`].
+struct Fast;
+
+type LoopState<'a> = (&'a mut Analyzer, &'a mut TxFeed, &'a mut u64, &'a mut u64);
+
+impl FastPath<LoopState<'_>> for Fast {
+    #[inline(always)]
+    fn take(&mut self, (analyzer, tx, _, index): &mut LoopState<'_>, f: &Frame<'_>) -> bool {
+        // TX events up to the frame's time first, once the frame is known to be taken: a frame left
+        // to the general path may be timed by a tap's stamp instead.
+        let feed_tx = |a: &mut Analyzer| tx.feed_until(a, f.ts_ns.saturating_add(TX_LEAD_NS));
+        let took = analyzer.frame_fast(**index, f, feed_tx);
+        **index += u64::from(took);
+        took
+    }
+}
+
 pub fn process_with_tx(
     pipe: &mut Pipeline,
     analyzer: &mut Analyzer,
@@ -295,37 +324,38 @@ pub fn process_with_tx(
     let mut failure = None;
     loop {
         // Market data of known feeds in the common shape takes the analyzer's fast path, from the
-        // frame's bytes; the rest is dissected, trailer-checked and analysed in full.
-        let step = pipe.next_fast_or(
-            &mut (&mut *analyzer, &mut *tx, &mut no_time),
-            |(analyzer, tx, _), f| {
-                // TX events up to the frame's time first, once the frame is known to be taken: a
-                // frame left to the general path may be timed by a tap's stamp instead.
-                let feed_tx = |a: &mut Analyzer| tx.feed_until(a, f.ts_ns.saturating_add(TX_LEAD_NS));
-                analyzer.frame_fast(index, f, feed_tx).then_some(())
-            },
-            |(analyzer, tx, _), f, udp, stamp| {
+        // frame's bytes, a run of such frames in one call; the rest is dissected, trailer-checked and
+        // analysed in full. Each closure counts the frame it handles.
+        let step = pipe.next_run(
+            &mut (&mut *analyzer, &mut *tx, &mut no_time, &mut index),
+            RUN_FRAMES,
+            &mut Fast,
+            |(analyzer, tx, _, index), f, udp, stamp| {
                 // Timed by the tap's stamp, as the general path times it.
                 let feed_tx = |a: &mut Analyzer| tx.feed_until(a, stamp.time_ns.saturating_add(TX_LEAD_NS));
-                analyzer.frame_stamped(index, f, udp, stamp, feed_tx).then_some(())
+                let took = analyzer.frame_stamped(**index, f, udp, stamp, feed_tx);
+                **index += u64::from(took);
+                took
             },
-            |(analyzer, tx, no_time), s| match s.best_time() {
-                Some(t) => {
-                    tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));
-                    analyzer.frame(index, t, &s.frame, &s.dissection, s.ts_source(), s.quality())
+            |(analyzer, tx, no_time, index), s| {
+                match s.best_time() {
+                    Some(t) => {
+                        tx.feed_until(analyzer, t.saturating_add(TX_LEAD_NS));
+                        analyzer.frame(**index, t, &s.frame, &s.dissection, s.ts_source(), s.quality())
+                    }
+                    None => **no_time += 1,
                 }
-                None => **no_time += 1,
+                **index += 1;
             },
         );
         match step {
-            Ok(Some(())) => {}
+            Ok(Some(_)) => {}
             Ok(None) => break,
             Err(e) => {
                 failure = Some(e);
                 break;
             }
         }
-        index += 1;
         if analyzer.has_output() {
             sinks.drain(analyzer)?;
         }

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, STDIN};
+use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, RunEnd, STDIN};
 use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::{CutShort, InputResolution, InputTrailers, LossesUnknown, one};
 use wirestamp_core::dissect::{Dissection, dissect_into};
@@ -358,39 +358,86 @@ impl Pipeline {
         if matches!(self.source, Source::Many(_)) {
             return self.next_merged(state, fast, fast_stamped, general);
         }
-        let Source::One(r) = &mut self.source else { return Ok(None) };
-        let next = r.next_frame()?.map(|f| (0, f));
-        let Some((input, frame)) = next else {
-            finish_decoders(&self.decoders, &self.files)?;
+        let (r, one) = self.parts();
+        let Some(r) = r else { return Ok(None) };
+        let Some(frame) = r.next_frame()? else {
+            finish_decoders(one.decoders, one.files)?;
             return Ok(None);
         };
-        let frame_in_input = self.per_input[input];
-        self.per_input[input] += 1;
-        let decoder = &mut self.decoders[input];
-        if decoder.takes_plain() {
-            // A plain frame of an input the tap stamps is host traffic, timed by a moved record time:
-            // the general path's (rare; the fast path reads the frame's own time).
-            if !self.tap_confirmed
-                && let Some(r) = fast(state, &frame)
-            {
-                decoder.count_plain(&frame);
-                return Ok(Some(r));
-            }
-            if let Some((udp, stamp)) = plain_stamp(decoder, &frame)
-                && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
-            {
-                decoder.count_plain_stamp(&frame, &stamp);
-                self.tap_confirmed |= self.offsets.saw_stamp(&frame, stamp.time_ns, false);
-                return Ok(Some(r));
+        one.frame(frame, state, fast, fast_stamped, general).map(Some)
+    }
+
+    /// [`Pipeline::next_fast_or`] over a run of frames: the frames of a single input that `fast`
+    /// takes are offered one after another in one call, at most `max` of them (the reader's hot path,
+    /// [`CaptureReader::next_run`]: no return per frame), then the next frame as `next_fast_or`
+    /// offers it. The closures see the frames in order, each once, as calls of `next_fast_or` would
+    /// show them. Returns how many frames were handled (at least one), `None` at the end; an error
+    /// comes after the frames before it were handled.
+    #[inline(always)]
+    pub fn next_run<S>(
+        &mut self,
+        state: &mut S,
+        max: u64,
+        fast: &mut impl FastPath<S>,
+        fast_stamped: impl FnOnce(&mut S, &Frame<'_>, PlainUdp<'_>, &TrailerStamp) -> bool,
+        general: impl FnOnce(&mut S, &Stamped<'_>),
+    ) -> Result<Option<u64>> {
+        let fast_stamped =
+            |s: &mut S, f: &Frame<'_>, u: PlainUdp<'_>, t: &TrailerStamp| fast_stamped(s, f, u, t).then_some(());
+        if matches!(self.source, Source::Many(_)) {
+            let fast = |s: &mut S, f: &Frame<'_>| fast.take(s, f).then_some(());
+            return Ok(self.next_merged(state, fast, fast_stamped, |s, f| general(s, f))?.map(|()| 1));
+        }
+        let (r, one) = self.parts();
+        let Some(r) = r else { return Ok(None) };
+        let mut taken = 0;
+        // Offered to `fast` as `next_fast_or` offers it a frame; one call site of `fast`, so that it
+        // is inlined into the run's loop.
+        if one.decoders[0].takes_plain() && !*one.tap_confirmed {
+            let decoder = &mut one.decoders[0];
+            let (n, end) = r.next_run(max, |f| {
+                fast.take(state, f) && {
+                    decoder.count_plain(f);
+                    true
+                }
+            });
+            one.per_input[0] += n;
+            taken = n;
+            match end? {
+                RunEnd::Max => return Ok(Some(n)),
+                RunEnd::End if n > 0 => return Ok(Some(n)),
+                RunEnd::End => {
+                    finish_decoders(one.decoders, one.files)?;
+                    return Ok(None);
+                }
+                RunEnd::Declined => {}
             }
         }
-        let host_offset = self.offsets.get(frame.interface);
-        let mut s = Stamped { input, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
-        check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[input], frame_in_input, &e))?;
-        if let Some((tap, keyframe)) = s.tap_shown() {
-            self.tap_confirmed |= self.offsets.saw_stamp(&frame, tap, keyframe);
-        }
-        Ok(Some(general(state, &s)))
+        // A frame `fast` declined, or one not for it.
+        let Some(frame) = r.next_frame()? else {
+            finish_decoders(one.decoders, one.files)?;
+            return Ok(None);
+        };
+        one.frame(frame, state, |_, _| None, fast_stamped, general)?;
+        Ok(Some(taken + 1))
+    }
+
+    /// The single input's reader (`None` with several inputs) apart from the rest, which its frames
+    /// change.
+    #[inline(always)]
+    fn parts(&mut self) -> (Option<&mut CaptureReader>, One<'_>) {
+        let r = match &mut self.source {
+            Source::One(r) => Some(&mut **r),
+            Source::Many(_) => None,
+        };
+        let one = One {
+            decoders: &mut self.decoders,
+            tap_confirmed: &mut self.tap_confirmed,
+            offsets: &mut self.offsets,
+            files: &self.files,
+            per_input: &mut self.per_input,
+        };
+        (r, one)
     }
 
     /// [`Pipeline::next_fast_or`] for several inputs, merged by each frame's best time ([`TapTime`]).
@@ -653,6 +700,63 @@ enum Uncounted {
 /// escaped, not printed; `#N` (its number in the file) without one.
 fn interface_name(i: &Interface) -> String {
     i.name.as_deref().map_or_else(|| format!("#{}", i.local_id), |n| n.escape_debug().to_string())
+}
+
+/// What [`Pipeline::next_run`] offers a frame to first: a method, not a closure, so that it is inlined
+/// into the run's loop (a closure was called: some 15 instructions a frame).
+pub trait FastPath<S> {
+    /// Whether it took `frame`, as `next_fast_or`'s `fast` says it.
+    fn take(&mut self, state: &mut S, frame: &Frame<'_>) -> bool;
+}
+
+/// A single input's part of the [`Pipeline`], for one of its frames.
+struct One<'p> {
+    decoders: &'p mut [TrailerDecoder],
+    tap_confirmed: &'p mut bool,
+    offsets: &'p mut HostOffsets,
+    files: &'p [PathBuf],
+    per_input: &'p mut [u64],
+}
+
+impl One<'_> {
+    /// [`Pipeline::next_fast_or`]'s handling of a frame of a single input.
+    #[inline(always)]
+    fn frame<'a, S, R>(
+        self,
+        frame: Frame<'a>,
+        state: &mut S,
+        fast: impl FnOnce(&mut S, &Frame<'a>) -> Option<R>,
+        fast_stamped: impl FnOnce(&mut S, &Frame<'a>, PlainUdp<'a>, &TrailerStamp) -> Option<R>,
+        general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
+    ) -> Result<R> {
+        let frame_in_input = self.per_input[0];
+        self.per_input[0] += 1;
+        let decoder = &mut self.decoders[0];
+        if decoder.takes_plain() {
+            // A plain frame of an input the tap stamps is host traffic, timed by a moved record time:
+            // the general path's (rare; the fast path reads the frame's own time).
+            if !*self.tap_confirmed
+                && let Some(r) = fast(state, &frame)
+            {
+                decoder.count_plain(&frame);
+                return Ok(r);
+            }
+            if let Some((udp, stamp)) = plain_stamp(decoder, &frame)
+                && let Some(r) = fast_stamped(state, &frame, udp, &stamp)
+            {
+                decoder.count_plain_stamp(&frame, &stamp);
+                *self.tap_confirmed |= self.offsets.saw_stamp(&frame, stamp.time_ns, false);
+                return Ok(r);
+            }
+        }
+        let host_offset = self.offsets.get(frame.interface);
+        let mut s = Stamped { input: 0, frame, dissection: Dissection::default(), decoded: Decoded::None, host_offset };
+        check_into(&mut s, decoder).map_err(|e| trailer_error(&self.files[0], frame_in_input, &e))?;
+        if let Some((tap, keyframe)) = s.tap_shown() {
+            *self.tap_confirmed |= self.offsets.saw_stamp(&frame, tap, keyframe);
+        }
+        Ok(general(state, &s))
+    }
 }
 
 /// At the end of the input: a forced trailer kind that never validated is an error.
