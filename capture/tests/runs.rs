@@ -144,10 +144,7 @@ fn a_run_ends_where_a_frame_by_frame_read_ends_cut_or_broken() {
             let mut r = CaptureReader::open(&path).unwrap();
             loop {
                 let more = if runs {
-                    match r.next_run(100, |_| true) {
-                        (_, Ok(RunEnd::End)) | (_, Err(_)) => false,
-                        _ => true,
-                    }
+                    !matches!(r.next_run(100, |_| true), (_, Ok(RunEnd::End) | Err(_)))
                 } else {
                     matches!(r.next_frame(), Ok(Some(_)))
                 };
