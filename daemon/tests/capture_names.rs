@@ -321,6 +321,43 @@ fn a_rotating_capture_skips_a_name_another_capture_holds_and_goes_on() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A rotating capture that comes to a numbered name whose `.part` is a file that is no capture (made
+/// while the capture ran: the start-up check found nothing) skips it, saying which file is there and
+/// why once, the flag named once (it said "its name taken: -w r.0001.pcapng.part: the file exists..."),
+/// and goes on with the next name; the file is left as it was. 20 frames of 60,000 bytes at `-C 1`:
+/// 17 in the first file (see the test above), 3 in the next name's.
+#[test]
+fn a_rotating_capture_skips_a_name_a_file_took_and_says_it_once() {
+    let dir = tmp("skipped-file");
+    let base = dir.join("r.pcapng");
+    let name = |i: u32| dir.join(format!("r.{i:04}.pcapng"));
+    let fed: Vec<_> = (0..20).map(|k| frame(k, 60_000)).collect();
+    let (a, mut pipe) = relay(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..1]);
+    wait_for(&dir.join("r.0000.pcapng.part"));
+    std::fs::write(dir.join("r.0001.pcapng.part"), "someone's notes").unwrap();
+    feed(&mut pipe, &fed[1..]);
+    drop(pipe);
+    let o = ended(a, 20);
+    let (r1, r2) = (name(1).display().to_string(), name(2).display().to_string());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: -w {}: {r1} skipped, its name taken: {r1}.part: the file exists and is not a capture (pcapng \
+             or pcap): refusing to overwrite it; remove it or choose another name; this capture goes on with \
+             {r2}\nwirestamp: error: names were taken when this capture came to them, skipped (said above): {r1}\n",
+            base.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["r.0000.pcapng", "r.0001.pcapng.part", "r.0002.pcapng"]);
+    assert_eq!(std::fs::read_to_string(dir.join("r.0001.pcapng.part")).unwrap(), "someone's notes");
+    assert_eq!(frames(&name(0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&name(2)), (fed[17..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Feeds a relay stopped by `--duration D` a frame every 10 ms, stamped with the time it is fed
 /// (CLOCK_REALTIME), from when its `.part` exists (the relay's clock started before) until it exits.
 /// Returns the time the relay said it ran (its summary: "stopped after S s: --duration D reached"), its
