@@ -8,7 +8,9 @@
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
-//! it is skipped: `Files::open`).
+//! it is skipped: `Files::open`); a file without frames is not rotated, and one left without frames at
+//! exit is removed unless it is the only one (`Files::close`). A file that cannot be completed (a write,
+//! its last flush or its sync failing) stays as its `.part`, said so (`incomplete`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
