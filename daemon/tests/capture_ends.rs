@@ -78,19 +78,21 @@ fn an_idle_capture_with_g_makes_no_empty_files() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A process holding a private mount namespace (`unshare -m`) with a tmpfs of 256 KiB at `at`: the
-/// capture runs in it (`nsenter`), this test sees it through `/proc/PID/root`; the tmpfs goes with the
-/// namespace when the holder ends (its standard input closed: dropped, or this test's end).
+/// A process holding a private mount namespace (`unshare -m`) with a small tmpfs at `at` (mounted with
+/// `options`): the capture runs in it ([`SmallFs::capture`]), this test sees it through
+/// `/proc/PID/root`; the tmpfs goes with the namespace when the holder ends (its standard input
+/// closed: dropped, or this test's end).
 struct SmallFs {
     holder: std::process::Child,
 }
 
 impl SmallFs {
-    fn new(at: &Path) -> SmallFs {
+    fn new(at: &Path, options: &str) -> SmallFs {
         let mut holder = Command::new("unshare")
             .args(["-m", "--propagation", "private", "sh", "-c"])
-            .arg(r#"mount -t tmpfs -o size=256k tmpfs "$0" && echo mounted && exec cat >/dev/null"#)
+            .arg(r#"mount -t tmpfs -o "$1" tmpfs "$0" && echo mounted && exec cat >/dev/null"#)
             .arg(at)
+            .arg(options)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -99,6 +101,24 @@ impl SmallFs {
         std::io::BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
         assert_eq!(line, "mounted\n", "tmpfs not mounted (root needed)");
         SmallFs { holder }
+    }
+
+    /// `wirestamp capture --source stdin ARGS -w OUT` in the namespace, its standard input a pipe.
+    fn capture(&self, args: &[&str], out: &Path) -> (std::process::Child, std::process::ChildStdin) {
+        let mut child = Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "--"])
+            .arg(BIN)
+            .args(["capture", "--source", "stdin"])
+            .args(args)
+            .arg("-w")
+            .arg(out)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pipe = child.stdin.take().unwrap();
+        (child, pipe)
     }
 
     /// `p` (under `at`) as this test sees it.
@@ -145,19 +165,9 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     let dir = tmp("ends-full");
     let at = dir.join("small");
     std::fs::create_dir(&at).unwrap();
-    let fs = SmallFs::new(&at);
+    let fs = SmallFs::new(&at, "size=256k");
     let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
-    let mut child = Command::new("nsenter")
-        .args(["-t", &fs.holder.id().to_string(), "-m", "--"])
-        .arg(BIN)
-        .args(["capture", "--source", "stdin", "-w"])
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
+    let (child, mut pipe) = fs.capture(&[], &out);
     let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
     pipe.write_all(&pcap_header()).unwrap();
     feed(&mut pipe, &fed);
@@ -213,6 +223,28 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     );
     assert_eq!(frames(&seen), (fed, false));
     assert_eq!(listing(&fs.seen(&at)), ["filler", "x.pcapng.part"]);
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `.part` the file system will not make (a tmpfs without a free inode: `nr_inodes=1`, its root's)
+/// is an error naming -w and the `.part` once, with the system's reason (it said "creating X.part: ...",
+/// no flag), and nothing is made.
+#[test]
+fn a_part_that_cannot_be_made_is_named_with_its_flag() {
+    let dir = tmp("ends-inodes");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k,nr_inodes=1");
+    let out = at.join("x.pcapng");
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    pipe.write_all(&pcap_header()).unwrap();
+    drop(pipe);
+    let o = ended(child, 10);
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("wirestamp: error: -w {x}: cannot create {x}.part: {enospc}\n", x = out.display()));
+    assert!(listing(&fs.seen(&at)).is_empty());
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
