@@ -8,7 +8,9 @@
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
-//! it is skipped: `Files::open`).
+//! it is skipped: `Files::open`); a file without frames is not rotated, and one left without frames at
+//! exit is removed unless it is the only one (`Files::close`). A file that cannot be completed (a write,
+//! its last flush or its sync failing) stays as its `.part`, said so (`incomplete`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -171,6 +173,9 @@ struct Files {
     last_kept: bool,
     /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
     skipped: Vec<PathBuf>,
+    /// The `.part` a write, the final flush or the sync failed on, left as it is, and the system's
+    /// error: for the summary, which does not call its frames written.
+    incomplete: Option<(PathBuf, String)>,
 }
 
 /// Names taken in a row a rotating capture skips before it stops: past this, something takes every
@@ -391,6 +396,7 @@ impl Files {
             kept: Vec::new(),
             last_kept: false,
             skipped: Vec::new(),
+            incomplete: None,
         }
     }
 
@@ -416,7 +422,14 @@ impl Files {
                     part.display(),
                     part.display()
                 ),
-                false => taken.to_string(),
+                // Its message begins with the flag, which this one names: said once (the file it is
+                // about kept, when it is the `.part`).
+                false => {
+                    let taken = taken.to_string();
+                    let of_name = taken.strip_prefix(&format!("-w {}: ", name.display()));
+                    let of_part = taken.strip_prefix("-w ").filter(|t| t.starts_with(&*part.to_string_lossy()));
+                    of_name.or(of_part).map_or(taken.clone(), str::to_string)
+                }
             };
             self.index += 1;
             // Said now, -q or not, and named again at exit.
@@ -453,10 +466,12 @@ impl Files {
     /// Flushes the current file if it was last flushed [`FLUSH_EVERY`] ago; true when it did (the
     /// `--tx-events` CSV is flushed with it).
     fn flush_due(&mut self) -> Result<bool> {
-        if let Some((w, part, _)) = self.current.as_mut()
+        if let Some((w, _, _)) = self.current.as_mut()
             && self.flushed.elapsed() >= FLUSH_EVERY
         {
-            w.flush().with_context(|| format!("writing {}", part.display()))?;
+            if let Err(e) = w.flush() {
+                return Err(self.failed(e));
+            }
             self.flushed = Instant::now();
             return Ok(true);
         }
@@ -472,8 +487,9 @@ impl Files {
     /// and the files add up (see [`isb_counters`]). A relayed stream's are its own blocks' counters, the
     /// span's share of them.
     fn close(&mut self, counters: &Counters, last: bool) -> Result<()> {
-        if let Some((w, part, _)) = self.current.as_mut() {
+        if let Some((w, _, _)) = self.current.as_mut() {
             let now = wall_ns();
+            let mut blocks: Vec<(u32, IfaceStats, Option<String>)> = Vec::new();
             for (i, c) in counters.per_iface.iter().enumerate() {
                 // The interface's first block in this file (one per timestamp source).
                 let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
@@ -495,9 +511,7 @@ impl Files {
                 let written = self.written_of.get(i).copied().unwrap_or_default();
                 let (counters, comment) =
                     if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
-                let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters };
-                w.write_stats_commented(id, now, &st, comment.as_deref())
-                    .with_context(|| format!("writing {}", part.display()))?;
+                blocks.push((id, IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters }, comment));
             }
             // Every interface of a closed file has a block, counters or none: a reader that finds one
             // without knows the file was never closed (analyze warns that its losses are unknown).
@@ -515,15 +529,29 @@ impl Files {
                     .insert(i as usize, (RecordedStats::default(), now))
                     .unwrap_or((RecordedStats::default(), self.began_ns));
                 let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters: RecordedStats::default() };
-                w.write_stats_commented(id, now, &st, Some(NO_COUNTERS))
-                    .with_context(|| format!("writing {}", part.display()))?;
+                blocks.push((id, st, Some(NO_COUNTERS.to_string())));
+            }
+            for (id, st, comment) in blocks {
+                if let Err(e) = w.write_stats_commented(id, now, &st, comment.as_deref()) {
+                    return Err(self.failed(e));
+                }
             }
         }
+        // A numbered file without a frame, left at exit by a rotation just before, is no file of the
+        // capture's: removed, unless it is the only one (a capture leaves a file, frames or none).
+        if last && self.numbered && self.idbs.is_empty() && !(self.written.is_empty() && self.kept.is_empty()) {
+            self.discard();
+            self.last_kept = false;
+            return Ok(());
+        }
         if let Some((w, part, path)) = self.current.take() {
-            let mut inner = w.finish().with_context(|| format!("writing {}", part.display()))?;
-            inner.flush()?;
-            let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
+            let file = match complete(w) {
+                Ok(file) => file,
+                Err(e) => {
+                    self.incomplete = Some((part.clone(), e.to_string()));
+                    return Err(incomplete(&part, &path, &e));
+                }
+            };
             // Renamed while still locked: no other capture takes the `.part` for a killed one's.
             let overwrite = self.overwrite;
             let renamed = claim::commit(&part, &path, |p| {
@@ -545,6 +573,32 @@ impl Files {
         Ok(())
     }
 
+    /// Whether the current file holds a frame (its interfaces are added with their first frames).
+    fn has_frames(&self) -> bool {
+        !self.idbs.is_empty()
+    }
+
+    /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
+    /// other capture can have it): at a start refused after the file was made, and at exit a numbered
+    /// file without frames ([`Files::close`]).
+    fn discard(&mut self) {
+        if let Some((w, part, _)) = self.current.take() {
+            if let Err(e) = std::fs::remove_file(&part) {
+                crate::note!("wirestamp: {}: not removed ({e}); it holds no frame", part.display());
+            }
+            drop(w);
+        }
+    }
+
+    /// A write to the current file failed: the file is dropped unfinished, left as its `.part` (not
+    /// renamed: it may end in a cut block), and the error says so ([`incomplete`]).
+    fn failed(&mut self, e: std::io::Error) -> anyhow::Error {
+        let Some((w, part, path)) = self.current.take() else { return e.into() };
+        drop(w);
+        self.incomplete = Some((part.clone(), e.to_string()));
+        incomplete(&part, &path, &e)
+    }
+
     /// Writes `f`; its interface's first frame in this file (and timestamp source) adds the interface,
     /// its timestamps in units of 10^-`decimals` s.
     fn write(
@@ -558,7 +612,7 @@ impl Files {
         if self.current.is_none() {
             self.open()?;
         }
-        let (w, part, _) = self.current.as_mut().expect("opened above");
+        let (w, _, _) = self.current.as_mut().expect("opened above");
         let key = (f.interface, f.ts_source);
         let id = match self.idbs.get(&key) {
             Some(&id) => id,
@@ -569,13 +623,18 @@ impl Files {
                     description: Some(describe(f.ts_source)),
                     snaplen,
                 };
-                let id = w.add_interface_in(&spec, decimals).with_context(|| format!("writing {}", part.display()))?;
-                self.idbs.insert(key, id);
-                id
+                match w.add_interface_in(&spec, decimals) {
+                    Ok(id) => {
+                        self.idbs.insert(key, id);
+                        id
+                    }
+                    Err(e) => return Err(self.failed(e)),
+                }
             }
         };
-        w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality)
-            .with_context(|| format!("writing {}", part.display()))?;
+        if let Err(e) = w.write_flagged(id, f.ts_ns, f.data, f.wire_len, f.direction, f.quality) {
+            return Err(self.failed(e));
+        }
         let at = f.interface as usize;
         if at >= self.written_of.len() {
             self.written_of.resize(at + 1, Written::default());
@@ -586,11 +645,48 @@ impl Files {
         Ok(())
     }
 
-    fn rotate_due(&self, secs: Option<u64>, mb: Option<u64>) -> bool {
-        self.current.is_some()
+    /// Whether the current file is to be closed and the next one opened: `-G` seconds since it was
+    /// opened, or `-C` megabytes written. A file without a frame is not rotated: its `-G` interval
+    /// begins again instead, so that an idle capture makes no empty files (and a frame after the idle
+    /// time is in a file opened at most `-G` seconds before it).
+    fn rotate_due(&mut self, secs: Option<u64>, mb: Option<u64>) -> bool {
+        let due = self.current.is_some()
             && (secs.is_some_and(|s| self.opened.elapsed() >= Duration::from_secs(s))
-                || mb.is_some_and(|m| self.bytes.get() >= m * 1_000_000))
+                || mb.is_some_and(|m| self.bytes.get() >= m * 1_000_000));
+        if due && !self.has_frames() {
+            self.opened = Instant::now();
+            return false;
+        }
+        due
     }
+}
+
+/// Ends a file: its last blocks flushed to the kernel, then to the disk.
+fn complete(w: Out) -> std::io::Result<File> {
+    let mut inner = w.finish()?;
+    inner.flush()?;
+    let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    Ok(file)
+}
+
+/// The error of a file that could not be completed (a write, its last flush or its sync failed: no
+/// space left, an I/O error): what happened, where its frames are, and what to do.
+fn incomplete(part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
+    let (part, shown) = (part.display(), path.display());
+    let free = match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => {
+            format!(" (free space on its file system: `df {}`)", dir_of(path).display())
+        }
+        _ => String::new(),
+    };
+    anyhow::anyhow!(
+        "-w {shown}: {part} could not be completed: {e}{free}; it is left as it is, with the frames flushed to it \
+         (up to about a second before) and without its statistics blocks: read it as it is (`wirestamp analyze \
+         {part}`: its losses are unknown) or keep it under another name (mv -n {part} {}); a capture to -w {shown} \
+         refuses it while it is there",
+        recovered_name(path).display()
+    )
 }
 
 /// Interfaces of a stream given their own name in the output; beyond, frames are written under the
@@ -1181,15 +1277,16 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut unsynced: u64 = 0;
     let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
-    let mut tx_csv = match &args.tx_events {
-        Some(p) => {
-            let f = claim::create_tx(p, |p| tx_replaceable(p, args.overwrite))
-                .with_context(|| format!("--tx-events {}: cannot create it", p.display()))?;
-            let mut w = BufWriter::new(f);
-            writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
-            Some((w, p.clone(), 0u64))
+    // The first file's `.part` is claimed before the CSV: a start refused there (another capture holds
+    // it, the name was taken since the check) makes no CSV, which would have been left with its header
+    // only, refused by the next start; a CSV refused removes the `.part` made for it.
+    files.open()?;
+    let mut tx_csv = match args.tx_events.as_deref().map(|p| create_tx_csv(p, args.overwrite)).transpose() {
+        Ok(csv) => csv,
+        Err(e) => {
+            files.discard();
+            return Err(e);
         }
-        None => None,
     };
     // The TX events are flushed with the capture file, every second: a killed capture keeps both.
     let flush_due = |files: &mut Files, tx: &mut Option<TxCsv>| -> Result<()> {
@@ -1201,7 +1298,6 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         Ok(())
     };
     let result = (|| -> Result<Stop> {
-        files.open()?;
         let mut stopping: Option<Stop> = None;
         loop {
             if args.count.is_some_and(|c| count >= c) {
@@ -1460,9 +1556,15 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             crate::note!("wirestamp: stopped after {}.{:03} s: {}", ms / 1000, ms % 1000, why.words(args));
         }
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
-        match srcs.is_empty() {
-            true => crate::note!("wirestamp: {count} frames written"),
-            false => crate::note!("wirestamp: {count} frames written ({})", srcs.join(", ")),
+        let srcs = if srcs.is_empty() { String::new() } else { format!(" ({})", srcs.join(", ")) };
+        match &files.incomplete {
+            None => crate::note!("wirestamp: {count} frames written{srcs}"),
+            // Not "written": those not flushed before the failure are lost, and the file has no end.
+            Some((part, e)) => crate::note!(
+                "wirestamp: {count} frames captured{srcs}; {} could not be completed ({e}): the error below says \
+                 what it holds and what to do",
+                part.display()
+            ),
         }
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
@@ -1522,6 +1624,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
 
 /// The `--tx-events` CSV: its writer, its path, the rows written.
 type TxCsv = (BufWriter<File>, PathBuf, u64);
+
+/// Creates the `--tx-events` CSV (see [`claim::create_tx`]) and writes its header.
+fn create_tx_csv(p: &Path, overwrite: bool) -> Result<TxCsv> {
+    let f = claim::create_tx(p, |p| tx_replaceable(p, overwrite))?;
+    let mut w = BufWriter::new(f);
+    writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
+    Ok((w, p.to_path_buf(), 0))
+}
 
 /// Appends TX events to the CSV (see `--tx-events`).
 fn write_tx(csv: &mut TxCsv, events: Vec<wirestamp_capture::live::ebpf::TxEvent>) -> Result<()> {

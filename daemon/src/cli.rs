@@ -164,6 +164,9 @@ pub enum Command {
     /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
     /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
+    /// A start refused (a name taken) leaves no file of its own, --tx-events CSV included. A file that
+    /// cannot be completed (no space left at its last flush) stays as FILE.part with the frames flushed
+    /// to it: the summary says the frames were captured, not written, and the error what to do.
     /// Drop counters are printed at exit and written into each file's statistics blocks: delivered =
     /// its frames, accepted = delivered + dropped (frames still queued when a file closes are counted
     /// in the next; at exit, in the last file's accepted).
@@ -430,10 +433,13 @@ pub struct CaptureArgs {
     /// Stop after N frames.
     #[arg(short = 'c', value_name = "N")]
     pub count: Option<u64>,
-    /// Start a new file every SECS seconds.
+    /// Start a new file every SECS seconds. A file without frames is not rotated (an idle capture
+    /// makes no empty files), and one a rotation left without frames when the capture ends is removed,
+    /// unless it is the capture's only file.
     #[arg(short = 'G', value_name = "SECS")]
     pub rotate_secs: Option<u64>,
-    /// Start a new file when the current one reaches MB megabytes (10^6 bytes).
+    /// Start a new file when the current one reaches MB megabytes (10^6 bytes). A file a rotation left
+    /// without frames when the capture ends is removed, unless it is the capture's only file.
     #[arg(short = 'C', value_name = "MB")]
     pub rotate_mb: Option<u64>,
     /// Capture filter (tcpdump syntax), compiled by libpcap.

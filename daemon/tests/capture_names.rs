@@ -4,120 +4,13 @@
 //! header with the nanosecond magic, 16-byte record headers), so that the frames expected back are the
 //! ones fed, known before the capture runs.
 
+mod relay;
+
+use relay::*;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use wirestamp_capture::CaptureReader;
-
-const BIN: &str = env!("CARGO_BIN_EXE_wirestamp");
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wirestamp-capture-names-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A classic pcap header: nanosecond magic (0xa1b23c4d), version 2.4, snaplen 65535, Ethernet.
-fn pcap_header() -> Vec<u8> {
-    let mut h = 0xa1b2_3c4d_u32.to_le_bytes().to_vec();
-    h.extend(2u16.to_le_bytes());
-    h.extend(4u16.to_le_bytes());
-    for v in [0u32, 0, 65_535, 1] {
-        h.extend(v.to_le_bytes());
-    }
-    h
-}
-
-/// One pcap record: seconds, nanoseconds, captured and wire length, the bytes.
-fn pcap_record(ts_ns: i64, data: &[u8]) -> Vec<u8> {
-    let mut r = Vec::new();
-    r.extend(((ts_ns / 1_000_000_000) as u32).to_le_bytes());
-    r.extend(((ts_ns % 1_000_000_000) as u32).to_le_bytes());
-    r.extend((data.len() as u32).to_le_bytes());
-    r.extend((data.len() as u32).to_le_bytes());
-    r.extend(data);
-    r
-}
-
-/// Frame `k` of a test: `len` bytes of a pattern of `k`, at a time of its own.
-fn frame(k: usize, len: usize) -> (i64, Vec<u8>) {
-    let data = (0..len).map(|i| (k * 7 + i) as u8).collect();
-    (1_796_049_000_000_000_000 + k as i64 * 1_000, data)
-}
-
-/// `wirestamp capture --source stdin ARGS`, its standard input a pipe kept here.
-fn relay(args: &[&str], out: &Path) -> (Child, ChildStdin) {
-    let mut child = Command::new(BIN)
-        .args(["capture", "--source", "stdin"])
-        .args(args)
-        .arg("-w")
-        .arg(out)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pipe = child.stdin.take().unwrap();
-    (child, pipe)
-}
-
-/// Waits for `child` to exit, at most `secs` (then kills it and fails).
-fn ended(mut child: Child, secs: u64) -> Output {
-    let t = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t.elapsed() > Duration::from_secs(secs) {
-            child.kill().unwrap();
-            panic!("capture still running after {secs} s: {:?}", child.wait_with_output().unwrap());
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
-}
-
-/// Waits until `p` exists (a relay makes its `.part` once it read its stream's header).
-fn wait_for(p: &Path) {
-    let t = Instant::now();
-    while !p.exists() {
-        assert!(t.elapsed() < Duration::from_secs(10), "{} never made", p.display());
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Frames as (time, bytes).
-type Frames = Vec<(i64, Vec<u8>)>;
-
-/// The frames of a capture file, as (time, bytes), and whether every interface has a statistics block
-/// (capture writes them when it completes a file).
-fn frames(p: &Path) -> (Frames, bool) {
-    let mut r = CaptureReader::open(p).unwrap();
-    let mut got = Vec::new();
-    while let Some(f) = r.next_frame().unwrap() {
-        got.push((f.ts_ns, f.data.to_vec()));
-    }
-    let complete = !r.interfaces().is_empty() && r.interfaces().iter().all(|i| i.recorded.is_some());
-    (got, complete)
-}
-
-/// The files of `dir`, sorted by name.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    v.sort();
-    v
-}
-
-fn feed(pipe: &mut ChildStdin, fed: &[(i64, Vec<u8>)]) {
-    for (ts, data) in fed {
-        pipe.write_all(&pcap_record(*ts, data)).unwrap();
-    }
-    pipe.flush().unwrap();
-}
 
 /// A free name is taken (the `.part` renamed to it, nothing else left); a name taken before the start
 /// is refused by the start-up check before anything is read (the relay's stream is never written to,
@@ -425,6 +318,43 @@ fn a_rotating_capture_skips_a_name_another_capture_holds_and_goes_on() {
     assert_eq!(frames(&name(1)), (b_fed, true));
     assert_eq!(frames(&name(2)), (fed[17..34].to_vec(), true));
     assert_eq!(frames(&name(3)), (fed[34..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rotating capture that comes to a numbered name whose `.part` is a file that is no capture (made
+/// while the capture ran: the start-up check found nothing) skips it, saying which file is there and
+/// why once, the flag named once (it said "its name taken: -w r.0001.pcapng.part: the file exists..."),
+/// and goes on with the next name; the file is left as it was. 20 frames of 60,000 bytes at `-C 1`:
+/// 17 in the first file (see the test above), 3 in the next name's.
+#[test]
+fn a_rotating_capture_skips_a_name_a_file_took_and_says_it_once() {
+    let dir = tmp("skipped-file");
+    let base = dir.join("r.pcapng");
+    let name = |i: u32| dir.join(format!("r.{i:04}.pcapng"));
+    let fed: Vec<_> = (0..20).map(|k| frame(k, 60_000)).collect();
+    let (a, mut pipe) = relay(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..1]);
+    wait_for(&dir.join("r.0000.pcapng.part"));
+    std::fs::write(dir.join("r.0001.pcapng.part"), "someone's notes").unwrap();
+    feed(&mut pipe, &fed[1..]);
+    drop(pipe);
+    let o = ended(a, 20);
+    let (r1, r2) = (name(1).display().to_string(), name(2).display().to_string());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: -w {}: {r1} skipped, its name taken: {r1}.part: the file exists and is not a capture (pcapng \
+             or pcap): refusing to overwrite it; remove it or choose another name; this capture goes on with \
+             {r2}\nwirestamp: error: names were taken when this capture came to them, skipped (said above): {r1}\n",
+            base.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["r.0000.pcapng", "r.0001.pcapng.part", "r.0002.pcapng"]);
+    assert_eq!(std::fs::read_to_string(dir.join("r.0001.pcapng.part")).unwrap(), "someone's notes");
+    assert_eq!(frames(&name(0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&name(2)), (fed[17..].to_vec(), true));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

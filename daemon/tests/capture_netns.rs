@@ -3,6 +3,7 @@
 
 #[path = "../../capture/tests/netns/mod.rs"]
 mod netns;
+mod relay;
 
 use netns::{ADDR_A, ADDR_B, VethPair, netstamp_holder, realtime_ns};
 use std::net::UdpSocket;
@@ -2027,5 +2028,169 @@ fn afxdp_source_cuts_frames_at_the_snaplen() {
         off += u32_at(off + 4) as usize;
     }
     assert_eq!(snaplens, [100]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Waits until process `pid` holds a BPF object (its eBPF source is being opened, past the start-up
+/// checks of its files) and stops it there (SIGSTOP), so that a test can take one of its names before
+/// it claims them. Looked for without pause: the loading takes a fraction of a second.
+fn stop_while_loading(pid: u32) {
+    let fds = PathBuf::from(format!("/proc/{pid}/fd"));
+    let t = Instant::now();
+    loop {
+        let loading = std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("anon_inode:bpf")));
+        if loading {
+            // SAFETY: signals our own child by pid.
+            assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGSTOP) }, 0);
+            return;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "capture {pid} opened no BPF object");
+        std::thread::yield_now();
+    }
+}
+
+/// Lets a process stopped by [`stop_while_loading`] go on.
+fn resume(pid: u32) {
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
+}
+
+/// A start refused because a name was taken after the start-up checks (while the eBPF programs
+/// loaded) leaves nothing of its own, and says the flag and the file once:
+/// - `-w`'s `.part` held by another capture (a relay to the same -w, started meanwhile): no TX CSV is
+///   left (one was, its header only, which the next start refused as an earlier capture's); the
+///   relay's file is whole; once it is moved away, a capture with the same names runs (exit status 0,
+///   the CSV its header only: no TX event in an empty cgroup).
+/// - the `--tx-events` CSV held (a lock taken here, the one a capture takes on it): the error names
+///   --tx-events once (it said "--tx-events X: cannot create it: --tx-events X: another capture..."),
+///   and the `.part` made for the capture is removed.
+#[test]
+fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-claims");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-claims-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, part, csv) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let cgs = cg.display().to_string();
+    let ebpf = |csv: &Path, out: &Path| {
+        let csv = csv.display().to_string();
+        args(
+            &[
+                "--source",
+                "ebpf",
+                "-i",
+                "va",
+                "--orders",
+                &orders,
+                "--no-hwtstamp",
+                "--cgroup",
+                &cgs,
+                "--tx-events",
+                &csv,
+            ],
+            out,
+        )
+    };
+    let spawn = |a: Vec<String>| {
+        pair.a.run(move || {
+            Command::new(BIN)
+                .arg("capture")
+                .arg("-q")
+                .args(a)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+    };
+    // -w's .part, taken by a relay while the capture loads its programs.
+    let b = spawn(ebpf(&csv, &out));
+    stop_while_loading(b.id());
+    let mut relay = Command::new(BIN)
+        .args(["capture", "--source", "stdin", "-q", "-w"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = relay.stdin.take().unwrap();
+    pipe.write_all(&relay::pcap_header()).unwrap();
+    pipe.flush().unwrap();
+    let t = Instant::now();
+    while !part.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the relay never made {}", part.display());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    resume(b.id());
+    let o = finish(b, 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let p = part.display();
+    assert!(
+        err.ends_with(&format!(
+            "wirestamp: error: -w {}: {p} is being written by another capture, running now (it holds the file's \
+             lock; `fuser -v {p}` names the process): two captures cannot write one file; give this one another \
+             -w, or stop the other first\n",
+            out.display()
+        )),
+        "{err}"
+    );
+    assert!(!csv.exists(), "{err}");
+    drop(pipe);
+    let o = relay.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(relay::listing(&dir), ["x.pcapng"]);
+    std::fs::rename(&out, dir.join("relayed.pcapng")).unwrap();
+    // The same names again: taken.
+    let c = start(&pair.a, ebpf(&csv, &out), part.clone());
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(c.id() as i32, libc::SIGTERM) }, 0);
+    let o = finish(c, 20);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n"
+    );
+    assert_eq!(relay::listing(&dir), ["relayed.pcapng", "tx.csv", "x.pcapng"]);
+    // The CSV, held while the capture loads its programs.
+    let (out2, held) = (dir.join("y.pcapng"), dir.join("held.csv"));
+    let b = spawn(ebpf(&held, &out2));
+    stop_while_loading(b.id());
+    let lock = std::fs::File::create(&held).unwrap();
+    // SAFETY: flock is plain data, all zeroes a valid value (a whole-file range).
+    let mut l: libc::flock = unsafe { std::mem::zeroed() };
+    l.l_type = libc::F_WRLCK as i16;
+    l.l_whence = libc::SEEK_SET as i16;
+    // SAFETY: `l` is a valid flock for F_OFD_SETLK (whole file: start and length 0, pid 0).
+    assert_eq!(unsafe { libc::fcntl(lock.as_raw_fd(), libc::F_OFD_SETLK, &l) }, 0);
+    resume(b.id());
+    let o = finish(b, 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let h = held.display();
+    assert!(
+        err.ends_with(&format!(
+            "wirestamp: error: --tx-events {h}: another capture is writing it, running now (it holds the file's \
+             lock; `fuser -v {h}` names the process): two captures cannot write one file; give this one another \
+             --tx-events, or stop the other first\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(err.matches("--tx-events").count(), 2, "{err}");
+    assert_eq!(relay::listing(&dir), ["held.csv", "relayed.pcapng", "tx.csv", "x.pcapng"]);
+    drop(lock);
+    for _ in 0..50 {
+        if std::fs::remove_dir(&cg).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -80,20 +80,41 @@ pub(super) fn tx_in_use_message(path: &Path) -> String {
 
 /// Creates `part` for this capture and locks it (see [`create`]).
 pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    create(part, in_use_message, replaceable)
+    create(part, Messages { held: in_use_message, failed: part_failed }, replaceable)
 }
 
 /// Creates the `--tx-events` CSV and locks it (see [`create`]): the same lock as a `.part`'s, so that
 /// two captures of one CSV do not empty each other's.
 pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    create(path, tx_in_use_message, replaceable)
+    create(path, Messages { held: tx_in_use_message, failed: tx_failed }, replaceable)
+}
+
+/// What [`create`] says of a file, each naming the flag and the file once: held by another capture,
+/// or (the context of an error of the system's) not made.
+struct Messages {
+    held: fn(&Path) -> String,
+    failed: fn(&Path) -> String,
+}
+
+/// A `.part` the system would not make (no permission, no space, a read-only file system).
+fn part_failed(part: &Path) -> String {
+    let shown = part.display();
+    let name = shown.to_string();
+    format!("-w {}: cannot create {shown}", name.strip_suffix(".part").unwrap_or(&name))
+}
+
+/// A `--tx-events` CSV the system would not make.
+fn tx_failed(path: &Path) -> String {
+    format!("--tx-events {}: cannot create it", path.display())
 }
 
 /// Creates `path` and locks it. An existing file is taken only when no capture holds it and
 /// `replaceable` allows it (empty, or with `--overwrite` a killed capture's); it is then emptied.
-/// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason.
-fn create(path: &Path, held: fn(&Path) -> String, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    let creating = || format!("creating {}", path.display());
+/// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason (each
+/// names the flag and the file: the caller adds neither).
+fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+    let creating = || (say.failed)(path);
+    let held = say.held;
     // A file opened, then renamed away by the capture that held it (done) before its lock was ours, is
     // not `path`'s: the name is tried again, and is free by then. Bounded: renamed every time is a
     // capture after capture at this name, which a capture that holds it keeps off.

@@ -1,0 +1,250 @@
+//! How `wirestamp capture` ends its files: a numbered file left without frames by a rotation just
+//! before the stream ended is not kept, and a file that cannot be completed (no space left at its last
+//! flush) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
+//! by hand (tests/relay), so that the frames expected back are the ones fed.
+
+mod relay;
+
+use relay::*;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `-C 1` rotates once a file holds 1,000,000 bytes: frames of 60,000 bytes are 60,032 in a file (an
+/// Enhanced Packet Block's 32 bytes around them), so 16 fit under it with the file's first blocks (far
+/// below 39,488 bytes) and the 17th passes it: 17 frames a file. 34 frames fill two files, the second
+/// rotated the moment its 17th frame is written, just before the stream ends: the third file, opened
+/// then, has no frame and is not kept (it was left, a header and nothing else). A stream without a
+/// frame leaves its one file, empty, as without rotation.
+#[test]
+fn a_numbered_file_left_without_frames_at_the_end_is_not_kept() {
+    let dir = tmp("ends-size");
+    let base = dir.join("r.pcapng");
+    let fed: Vec<_> = (0..34).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = relay(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    drop(pipe);
+    let o = ended(child, 20);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listing(&dir), ["r.0000.pcapng", "r.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("r.0000.pcapng")), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&dir.join("r.0001.pcapng")), (fed[17..].to_vec(), true));
+    // No frame at all: the capture's only file is kept, empty.
+    let only = dir.join("e.pcapng");
+    let (child, mut pipe) = relay(&["-q", "-C", "1"], &only);
+    pipe.write_all(&pcap_header()).unwrap();
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(frames(&dir.join("e.0000.pcapng")), (vec![], false));
+    assert_eq!(listing(&dir), ["e.0000.pcapng", "r.0000.pcapng", "r.0001.pcapng"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
+/// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
+/// a second, each a header and nothing else), and after the second burst the stream ends. Every file
+/// left holds frames, the first the first burst exactly, and together every frame in order (the second
+/// burst in one file or, had a rotation fallen inside it, two), named from 0000 without a gap.
+#[test]
+fn an_idle_capture_with_g_makes_no_empty_files() {
+    let dir = tmp("ends-time");
+    let base = dir.join("g.pcapng");
+    let fed: Vec<_> = (0..6).map(|k| frame(k, 100)).collect();
+    let (child, mut pipe) = relay(&["-q", "-G", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..3]);
+    std::thread::sleep(Duration::from_millis(4_000));
+    feed(&mut pipe, &fed[3..]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names = listing(&dir);
+    let numbered: Vec<String> = (0..names.len()).map(|i| format!("g.{i:04}.pcapng")).collect();
+    assert_eq!(names, numbered);
+    assert!(names.len() == 2 || names.len() == 3, "{names:?}");
+    let mut all = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let (got, complete) = frames(&dir.join(name));
+        assert!(complete && !got.is_empty(), "{name}: {got:?}");
+        if i == 0 {
+            assert_eq!(got, fed[..3]);
+        }
+        all.extend(got);
+    }
+    assert_eq!(all, fed);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A process holding a private mount namespace (`unshare -m`) with a small tmpfs at `at` (mounted with
+/// `options`): the capture runs in it ([`SmallFs::capture`]), this test sees it through
+/// `/proc/PID/root`; the tmpfs goes with the namespace when the holder ends (its standard input
+/// closed: dropped, or this test's end).
+struct SmallFs {
+    holder: std::process::Child,
+}
+
+impl SmallFs {
+    fn new(at: &Path, options: &str) -> SmallFs {
+        let mut holder = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(r#"mount -t tmpfs -o "$1" tmpfs "$0" && echo mounted && exec cat >/dev/null"#)
+            .arg(at)
+            .arg(options)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "mounted\n", "tmpfs not mounted (root needed)");
+        SmallFs { holder }
+    }
+
+    /// `wirestamp capture --source stdin ARGS -w OUT` in the namespace, its standard input a pipe.
+    fn capture(&self, args: &[&str], out: &Path) -> (std::process::Child, std::process::ChildStdin) {
+        let mut child = Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "--"])
+            .arg(BIN)
+            .args(["capture", "--source", "stdin"])
+            .args(args)
+            .arg("-w")
+            .arg(out)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pipe = child.stdin.take().unwrap();
+        (child, pipe)
+    }
+
+    /// `p` (under `at`) as this test sees it.
+    fn seen(&self, p: &Path) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), p.display()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        drop(self.holder.stdin.take());
+        let _ = self.holder.wait();
+    }
+}
+
+/// Waits until the file `p` is at least `len` bytes long and has stopped growing (a relay flushes its
+/// file every second while its input is idle: unchanged for longer, it holds every frame fed); its
+/// length.
+fn grown_to(p: &Path, len: u64) -> u64 {
+    let t = Instant::now();
+    let mut last = (0, Instant::now());
+    loop {
+        let now = std::fs::metadata(p).map_or(0, |m| m.len());
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if now >= len && last.1.elapsed() > Duration::from_millis(1_500) {
+            return now;
+        }
+        assert!(t.elapsed() < Duration::from_secs(15), "{}: {now} bytes, never {len} to stay", p.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// No space left when the capture completes its file: the statistics blocks and the last flush fail.
+/// The file system (a 256 KiB tmpfs) is filled once every frame fed is on it, the `.part` ending on a
+/// page boundary (its last frame's length chosen for it), so that the statistics block needs a page
+/// there is not.
+/// The summary says the frames were captured and that the file could not be completed (it said "22
+/// frames written", then the error), and the error names the `.part`, what is in it and what to do
+/// (it named no file). The `.part` is left as it is, every frame fed in it, without statistics blocks;
+/// nothing is at the name.
+#[test]
+fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
+    let dir = tmp("ends-full");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&[], &out);
+    let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    let seen = fs.seen(&part);
+    let before = grown_to(&seen, 20 * (32 + 1_000));
+    // A frame's bytes in the file beyond its data (an Enhanced Packet Block's 32 at least, pcapng's
+    // layout; options, even none, may add some): measured, so that the last frame can be sized to end
+    // the `.part` on a page boundary.
+    fed.push(frame(20, 64));
+    feed(&mut pipe, &fed[20..]);
+    let grown = grown_to(&seen, before + 32 + 64);
+    let around = grown - before - 64;
+    // pcapng blocks are 4-byte aligned: so is `len`.
+    let mut len = (4096 - (grown + around) % 4096) % 4096;
+    if len < 64 {
+        len += 4096;
+    }
+    fed.push(frame(21, len as usize));
+    feed(&mut pipe, &fed[21..]);
+    assert_eq!(grown_to(&seen, grown + around + len) % 4096, 0);
+    // Every page taken.
+    let mut filler = std::fs::File::create(fs.seen(&at.join("filler"))).unwrap();
+    let e = loop {
+        if let Err(e) = filler.write_all(&[0u8; 4096]) {
+            break e;
+        }
+    };
+    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+    drop(pipe);
+    let o = ended(child, 10);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let (p, x) = (part.display(), out.display());
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed ({enospc}): the error below says \
+             what it holds and what to do\n"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("written"), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "\nwirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df \
+             {}`); it is left as it is, with the frames flushed to it (up to about a second before) and without its \
+             statistics blocks: read it as it is (`wirestamp analyze {p}`: its losses are unknown) or keep it under \
+             another name (mv -n {p} {}); a capture to -w {x} refuses it while it is there\n",
+            at.display(),
+            at.join("x.recovered.pcapng").display()
+        )),
+        "{err}"
+    );
+    assert_eq!(frames(&seen), (fed, false));
+    assert_eq!(listing(&fs.seen(&at)), ["filler", "x.pcapng.part"]);
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `.part` the file system will not make (a tmpfs without a free inode: `nr_inodes=1`, its root's)
+/// is an error naming -w and the `.part` once, with the system's reason (it said "creating X.part: ...",
+/// no flag), and nothing is made.
+#[test]
+fn a_part_that_cannot_be_made_is_named_with_its_flag() {
+    let dir = tmp("ends-inodes");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k,nr_inodes=1");
+    let out = at.join("x.pcapng");
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    pipe.write_all(&pcap_header()).unwrap();
+    drop(pipe);
+    let o = ended(child, 10);
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o), format!("wirestamp: error: -w {x}: cannot create {x}.part: {enospc}\n", x = out.display()));
+    assert!(listing(&fs.seen(&at)).is_empty());
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
