@@ -507,6 +507,44 @@ fn a_blank_field_is_written_as_the_wire_holds_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An OUCH 4.2 Enter reusing the token of a live order is rejected by the exchange: the live order
+/// keeps its symbol, and the duplicate's own rows carry the symbol it sent. Frames (0-based) 1 ms
+/// apart after an AAPL tick (0) and an MSFT tick (1) at T0: 2 Enter T1 AAPL; 3 its Accepted; 4 Enter
+/// T1 MSFT (the duplicate); 5 Cancel of T1; 6 the duplicate's Rejected; 7 Cancel of T1. Under the
+/// symbol rule with `--by symbol` both Enters are paired (T1 with the AAPL tick, the duplicate with
+/// the MSFT one); both Cancels act on the live order, AAPL (they had MSFT, then none: the
+/// duplicate's Enter took the order's symbol, and its Rejected ended the order).
+#[test]
+fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
+    let dir = tmpdir("unmatched-duplicate");
+    let cap = dir.join("c.pcap");
+    let t1 = b"ORDER000000001";
+    let script = [
+        (1, true, support::enter42_of(t1, b"AAPL    ")),
+        (2, false, support::accepted42(t1, b"AAPL    ")),
+        (3, true, support::enter42_of(t1, b"MSFT    ")),
+        (4, true, by_token42(b'X', t1)),
+        (5, false, support::rejected42(t1)),
+        (6, true, by_token42(b'X', t1)),
+    ];
+    let mut frames = support::conversation(&script);
+    frames.splice(0..0, [(T0, symbol_tick(1, "AAPL")), (T0, symbol_tick(2, "MSFT"))]);
+    write_pcap(&cap, &frames);
+    let session = "tcp:10.1.0.1:8003@ouch42";
+    let (r, got) = analyze_unmatched(&dir, &["--md", FEED_A, "--orders", session, "--by", "symbol"], &cap, false);
+    assert_eq!([counter(&r, "orders"), counter(&r, "matched")], [4, 2]);
+    let t2t = support::metric(&r, "tick_to_trade");
+    let symbols: Vec<_> = support::dims(t2t).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
+    assert_eq!(symbols, [("symbol:AAPL", 1), ("symbol:MSFT", 1)]);
+    let row42 = |frame: u64, ms: i64| {
+        let s = |x: &str| x.to_owned();
+        let t1 = s("ORDER000000001");
+        (frame, T0 + ms * MS, s(session), t1.clone(), t1, s("AAPL"), s("not_correlated"), String::new())
+    };
+    assert_eq!(got, [row42(5, 4), row42(7, 6)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A classic pcap's records (nanosecond, little endian, as synth and `write_pcap` write them): (time
 /// ns, frame).
 fn pcap_records(path: &Path) -> Vec<(i64, Vec<u8>)> {
