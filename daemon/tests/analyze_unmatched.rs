@@ -566,7 +566,12 @@ fn a_field_not_printable_is_escaped_and_loses_nothing() {
               \x20   rows = list(csv.reader(open(path, newline='')))[1:]\n\
               \x20   for row in sorted(rows, key=lambda r: r[0]):\n\
               \x20       print(' '.join(codecs.escape_decode(row[c].encode('ascii'))[0].hex() for c in cols))\n";
-    let out = std::process::Command::new("python3").args(["-c", py]).arg(&u).arg(&pairs).output().unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", py])
+        .arg(&u)
+        .arg(&pairs)
+        .output()
+        .expect("python3 (scripts/setup.sh installs it)");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     let trimmed = |b: &[u8]| -> Vec<u8> {
