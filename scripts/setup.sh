@@ -5,10 +5,10 @@ set -euo pipefail
 
 # Build: clang-19, libelf-dev, zlib1g-dev, pkg-config, make and a C compiler build bpf/ (vendored libbpf +
 # BPF C); libpcap-dev the pcap crate. Tests: iproute2 makes the veth pairs of the namespace tests, linuxptp's ptp4l and pmc are a real PTP peer; tshark,
-# capinfos (wireshark-common), tcpdump and HdrHistogram's Java HistogramLogProcessor are oracles; ethtool
-# turns an interface's offloads on and off.
+# capinfos (wireshark-common), tcpdump, HdrHistogram's Java HistogramLogProcessor and Python's csv module are
+# oracles; ethtool turns an interface's offloads on and off.
 apt_pkgs=(clang-19 libelf-dev libpcap-dev pkg-config zlib1g-dev make gcc libc6-dev tshark wireshark-common tcpdump
-  gzip zstd iproute2 linuxptp util-linux default-jre-headless libhdrhistogram-java ethtool)
+  gzip zstd iproute2 linuxptp util-linux default-jre-headless libhdrhistogram-java ethtool python3)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -188,10 +188,10 @@ impl Progress {
 }
 
 /// A CSV field (RFC 4180): quoted, its quotes doubled, when it holds a comma, a quote, a line break
-/// or a NUL (a session or token from damaged traffic may), or begins or ends with white space, a
-/// space, a tab or any other (a blank token or symbol, written as the wire holds it, then reads as
-/// itself to a reader that trims unquoted fields, as .NET's `TextFieldParser` does by default, not
-/// as the empty field of one not known; a token ending in a tab keeps it).
+/// or a NUL, or begins or ends with white space, a space, a tab or any other (a blank token or
+/// symbol, written as the wire holds it, then reads as itself to a reader that trims unquoted fields,
+/// as .NET's `TextFieldParser` does by default, not as the empty field of one not known). Tokens and
+/// symbols come escaped (a NUL or a tab as `\xhh`), so only a space, a comma or a quote is met there.
 fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
     let spaced = s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace);
     if spaced || s.contains([',', '"', '\n', '\r', '\0']) {
@@ -744,8 +744,8 @@ mod tests {
 
     /// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled; so is
     /// one beginning or ending with white space (a space, a tab, a no-break or ideographic space: what a
-    /// reader that trims unquoted fields takes away), or holding a NUL (a blank symbol written as the
-    /// wire holds it, 8 spaces or NULs); a plain or empty field is not, nor one with white space inside.
+    /// reader that trims unquoted fields takes away), or holding a NUL; a plain or empty field is not,
+    /// nor one with white space inside.
     #[test]
     fn csv_fields_are_quoted_where_a_reader_would_misread_them() {
         let cases = [

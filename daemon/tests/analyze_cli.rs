@@ -882,8 +882,9 @@ fn the_record_timestamps_unit_is_said() {
 }
 
 /// A token regex that fits none of the orders' tokens (the commonest mistake with the token rule)
-/// says so under the matching line, with the first order's token to compare with; a regex that fits
-/// says nothing of it.
+/// says so under the matching line, with the first order's token to compare with, as the wire holds
+/// it (quoted, padded with spaces to the 14 bytes of an OUCH 5.0 ClOrdID); a regex that fits says
+/// nothing of it.
 #[test]
 fn a_regex_that_fits_no_token_shows_one() {
     let dir = tmpdir("regex-hint");
@@ -892,8 +893,9 @@ fn a_regex_that_fits_no_token_shows_one() {
     // tick_seq,tick_time_ns,first_feed,user_ref_num,cl_ord_id,...: the earliest order's ClOrdID.
     let first = truth.lines().nth(1).unwrap().split(',').nth(4).unwrap().to_owned();
     let text = String::from_utf8(wirestamp(&["analyze", "-q", "--match", r"token:X(\d+)", &cap]).stdout).unwrap();
-    let hint =
-        format!(r"  no order's token gave a sequence under token:X(\d+): the first was `{first}`; the regex's first");
+    let hint = format!(
+        r#"  no order's token gave a sequence under token:X(\d+): the first was "{first:<14}"; the regex's first"#
+    );
     assert!(text.lines().any(|l| l.starts_with(&hint)), "{hint:?} in {text}");
     let text = String::from_utf8(wirestamp(&["analyze", "-q", "--match", r"token:T(\d+)", &cap]).stdout).unwrap();
     assert!(!text.contains("no order's token gave a sequence"), "{text}");

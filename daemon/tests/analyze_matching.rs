@@ -215,12 +215,13 @@ fn pairs_name_the_frames_of_an_orders_first_and_last_bytes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The note on a token regex that reads a sequence no feed brought, as the report words it.
+/// The note on a token regex that reads a sequence no feed brought, as the report words it (`token`:
+/// the 14 bytes of the ClOrdID or order token, escaped, which the note quotes).
 fn token_note(orders: u64, rule: &str, token: &str, seq: u64, why: &str) -> String {
     let noun = if orders == 1 { "order" } else { "orders" };
     format!(
         "{orders} {noun} with a readable token unmatched under {rule}: the first whose sequence no feed brought, \
-         `{token}`, gave sequence {seq} ({why}): check that the regex's first group captures the trigger's whole \
+         \"{token}\", gave sequence {seq} ({why}): check that the regex's first group captures the trigger's whole \
          MoldUDP64 sequence (decimal) in the order token"
     )
 }
@@ -254,6 +255,34 @@ fn a_token_regex_reading_sequences_no_feed_brought_is_noted() {
     let r = analyze_json(&args(TOKEN), &cap);
     assert_eq!(matching(&r), [2, 2, 0, 0]);
     assert_eq!(r["notes"], serde_json::json!([]));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The terminal's hint when no order's token gave a sequence quotes the first token as the wire holds
+/// it, padding included, its bytes escaped as `--unmatched` writes them: OUCH 4.2 orders of tokens
+/// `X` NUL `1` and `T"1`, each padded to 14 bytes with spaces, 1 and 2 ms after an AAPL tick 5, under
+/// `token:T(\d+)` (the second is no `T` and digits either). The note on a regex reading sequences no
+/// feed brought quotes its token so too: under `token:(\d)` both read sequence 1, outside the feed's
+/// 5..5.
+#[test]
+fn a_token_in_a_note_is_shown_as_the_wire_holds_it() {
+    let script = [
+        (1, true, support::enter42_of(b"X\x001           ", b"AAPL    ")),
+        (2, true, support::enter42_of(b"T\"1           ", b"AAPL    ")),
+    ];
+    let mut frames = conversation(&script);
+    frames.insert(0, (T0, aapl_tick(5)));
+    let dir = tmpdir("token-as-wire");
+    let cap = dir.join("c.pcap");
+    write_pcap(&cap, &frames);
+    let args = |rule: &'static str| ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch42", "--match", rule];
+    let text = analyze_text(&args(TOKEN), &cap);
+    let hint =
+        r#"  no order's token gave a sequence under token:T(\d+): the first was "X\x001           "; the regex's"#;
+    assert!(text.lines().any(|l| l.starts_with(hint)), "{hint:?} in\n{text}");
+    let r = analyze_json(&args(r"token:(\d)"), &cap);
+    let want = token_note(2, r"token:(\d)", r"X\x001           ", 1, "the feeds brought udp:233.54.12.111:26477 5..5");
+    assert_eq!(r["notes"], serde_json::json!([want]));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

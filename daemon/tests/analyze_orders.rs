@@ -1413,3 +1413,29 @@ fn an_order_read_late_times_out_in_time_order() {
         assert_eq!(r["counters"]["late_responses"], 1, "{how}");
     }
 }
+
+/// `--by symbol` names the row of a symbol blank on the wire `symbol:(blank)`, in the JSON and the
+/// table (it was `symbol:`, which reads as a name left out). Under the token rule, OUCH 4.2 orders
+/// `T1` (symbol 8 spaces) and `T2` (8 NULs), 1 ms after AAPL ticks 1 and 2 at T0: both paired, both
+/// in the blank row.
+#[test]
+fn a_blank_symbol_has_a_row_that_says_so() {
+    let script = [
+        (1, true, support::enter42_of(b"T1            ", b"        ")),
+        (2, true, support::enter42_of(b"T2            ", &[0; 8])),
+    ];
+    let mut frames = conversation(&script);
+    frames.splice(0..0, [(T0, aapl_tick(1)), (T0 + MS, aapl_tick(2))]);
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", "tcp:10.1.0.1:8003@ouch42", "--by", "symbol"];
+    let args: Vec<&str> = args.into_iter().chain(["--match", r"token:T(\d+)"]).collect();
+    let r = analyze_frames("blank-symbol", &frames, &args);
+    let t2t = metric(&r, "tick_to_trade");
+    assert_eq!(count_min_max(t2t), (Some(2), Some(MS), Some(MS)));
+    assert_eq!(dims(t2t).last(), Some(&("symbol:(blank)", 2)), "{:?}", dims(t2t));
+    let dir = support::tmpdir("blank-symbol-table");
+    let cap = dir.join("c.pcap");
+    support::write_pcap(&cap, &frames);
+    let text = support::analyze_text(&args, &cap);
+    assert!(text.lines().any(|l| l.starts_with("  symbol:(blank) ")), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -507,6 +507,126 @@ fn a_blank_field_is_written_as_the_wire_holds_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A token or symbol whose bytes are not all printable (a NUL, a tab, a byte above 0x7E) or hold a
+/// backslash is written as printable text that loses nothing: a backslash as `\\`, any other byte
+/// outside printable ASCII as `\xhh`; right padding trimmed, a field of padding only kept whole (so
+/// 14 NULs are `\x00` 14 times, and an empty field still means none). OUCH 4.2, one AAPL tick at T0
+/// (frame 0), then orders 1 ms apart (frames 1 to 4): token `AB` NUL `CD` (AAPL: paired with the
+/// tick), 14 NULs (symbol 8 NULs), `A\B` (symbol `M` NUL `SFT`), `T` 0xE9 tab `1` (NVDA); the last
+/// three find no tick of their symbol (trigger_not_seen). Python's csv module reads both files, and
+/// `codecs.escape_decode` gives back each field's wire bytes, as written here; neither file holds a
+/// byte but printable ASCII and line feeds (Python 3.10 and older refuse a NUL in a CSV file).
+#[test]
+fn a_field_not_printable_is_escaped_and_loses_nothing() {
+    let dir = tmpdir("unmatched-escaped");
+    let (cap, pairs) = (dir.join("c.pcap"), dir.join("p.csv"));
+    let pad14 = |t: &[u8]| -> [u8; 14] {
+        let mut a = [b' '; 14];
+        a[..t.len()].copy_from_slice(t);
+        a
+    };
+    let orders: [([u8; 14], [u8; 8]); 4] = [
+        (pad14(b"AB\0CD"), *b"AAPL    "),
+        ([0; 14], [0; 8]),
+        (pad14(br"A\B"), *b"M\0SFT   "),
+        (pad14(b"T\xe9\t1"), *b"NVDA    "),
+    ];
+    let script: Vec<(i64, bool, Vec<u8>)> =
+        orders.iter().zip(1..).map(|((t, sym), ms)| (ms, true, support::enter42_of(t, sym))).collect();
+    let mut frames = support::conversation(&script);
+    frames.insert(0, (T0, symbol_tick(1, "AAPL")));
+    write_pcap(&cap, &frames);
+    let session = "tcp:10.1.0.1:8003@ouch42";
+    let args = ["--md", FEED_A, "--orders", session, "--pairs", pairs.to_str().unwrap()];
+    let (r, _) = analyze_unmatched(&dir, &args, &cap, false);
+    assert_eq!([counter(&r, "orders"), counter(&r, "matched")], [4, 1]);
+    let u = dir.join("u.csv");
+    let at = |ms: i64| T0 + ms * MS;
+    let z14 = r"\x00".repeat(14);
+    let want = [
+        HEADER.to_owned(),
+        format!("2,{},{session},{z14},{z14},{},trigger_not_seen,", at(2), r"\x00".repeat(8)),
+        format!(r"3,{},{session},A\\B,A\\B,M\x00SFT,trigger_not_seen,", at(3)),
+        format!(r"4,{},{session},T\xe9\x091,T\xe9\x091,NVDA,trigger_not_seen,", at(4)),
+    ];
+    let text = std::fs::read_to_string(&u).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].sort();
+    assert_eq!(lines, want);
+    let text = std::fs::read_to_string(&pairs).unwrap();
+    let line = format!(r"SESSION001,1,{T0},AB\x00CD,AB\x00CD,{},1,1,{MS},0", at(1));
+    assert_eq!(text.lines().nth(1), Some(&*line), "{text}");
+    for f in [&u, &pairs] {
+        let bytes = std::fs::read(f).unwrap();
+        assert!(bytes.iter().all(|&b| b == b'\n' || (0x20..0x7f).contains(&b)), "{}", f.display());
+    }
+    // Python reads each file and decodes the escapes: order_id, token (and symbol) as hex.
+    let py = "import codecs, csv, sys\n\
+              for path, cols in ((sys.argv[1], (3, 4, 5)), (sys.argv[2], (3, 4))):\n\
+              \x20   rows = list(csv.reader(open(path, newline='')))[1:]\n\
+              \x20   for row in sorted(rows, key=lambda r: r[0]):\n\
+              \x20       print(' '.join(codecs.escape_decode(row[c].encode('ascii'))[0].hex() for c in cols))\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", py])
+        .arg(&u)
+        .arg(&pairs)
+        .output()
+        .expect("python3 (scripts/setup.sh installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let trimmed = |b: &[u8]| -> Vec<u8> {
+        let end = b.iter().rposition(|&c| c != b' ' && c != 0).map_or(b.len(), |i| i + 1);
+        b[..end].to_vec()
+    };
+    let mut want = Vec::new();
+    for (t, sym) in &orders[1..] {
+        let t = hex(&trimmed(t));
+        want.push(format!("{t} {t} {}", hex(&trimmed(sym))));
+    }
+    let t = hex(&trimmed(&orders[0].0));
+    want.push(format!("{t} {t}"));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().collect::<Vec<_>>(), want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// An OUCH 4.2 Enter reusing the token of a live order is rejected by the exchange: the live order
+/// keeps its symbol, and the duplicate's own rows carry the symbol it sent. Frames (0-based) 1 ms
+/// apart after an AAPL tick (0) and an MSFT tick (1) at T0: 2 Enter T1 AAPL; 3 its Accepted; 4 Enter
+/// T1 MSFT (the duplicate); 5 Cancel of T1; 6 the duplicate's Rejected; 7 Cancel of T1. Under the
+/// symbol rule with `--by symbol` both Enters are paired (T1 with the AAPL tick, the duplicate with
+/// the MSFT one); both Cancels act on the live order, AAPL (they had MSFT, then none: the
+/// duplicate's Enter took the order's symbol, and its Rejected ended the order).
+#[test]
+fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
+    let dir = tmpdir("unmatched-duplicate");
+    let cap = dir.join("c.pcap");
+    let t1 = b"ORDER000000001";
+    let script = [
+        (1, true, support::enter42_of(t1, b"AAPL    ")),
+        (2, false, support::accepted42(t1, b"AAPL    ")),
+        (3, true, support::enter42_of(t1, b"MSFT    ")),
+        (4, true, by_token42(b'X', t1)),
+        (5, false, support::rejected42(t1)),
+        (6, true, by_token42(b'X', t1)),
+    ];
+    let mut frames = support::conversation(&script);
+    frames.splice(0..0, [(T0, symbol_tick(1, "AAPL")), (T0, symbol_tick(2, "MSFT"))]);
+    write_pcap(&cap, &frames);
+    let session = "tcp:10.1.0.1:8003@ouch42";
+    let (r, got) = analyze_unmatched(&dir, &["--md", FEED_A, "--orders", session, "--by", "symbol"], &cap, false);
+    assert_eq!([counter(&r, "orders"), counter(&r, "matched")], [4, 2]);
+    let t2t = support::metric(&r, "tick_to_trade");
+    let symbols: Vec<_> = support::dims(t2t).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
+    assert_eq!(symbols, [("symbol:AAPL", 1), ("symbol:MSFT", 1)]);
+    let row42 = |frame: u64, ms: i64| {
+        let s = |x: &str| x.to_owned();
+        let t1 = s("ORDER000000001");
+        (frame, T0 + ms * MS, s(session), t1.clone(), t1, s("AAPL"), s("not_correlated"), String::new())
+    };
+    assert_eq!(got, [row42(5, 4), row42(7, 6)]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A classic pcap's records (nanosecond, little endian, as synth and `write_pcap` write them): (time
 /// ns, frame).
 fn pcap_records(path: &Path) -> Vec<(i64, Vec<u8>)> {

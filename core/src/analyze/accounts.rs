@@ -99,7 +99,16 @@ pub(super) struct Accounts {
     /// Replace requests by the order they replace: the new order's id (of the same kind), until the
     /// Replaced (or the Canceled that answers an invalid one).
     replaced_by: ById<u32, [u8; 14]>,
+    /// Enters that reused the id of an order still remembered, by account and id: how many await
+    /// their Rejected. The exchange rejects such a duplicate, so the order remembered keeps its
+    /// symbol, and the Rejected that answers the duplicate does not end it. Rare: kept apart, so that
+    /// an entry of `symbols` stays small.
+    duplicates: BoundedMap<(Account, OrderId), u32>,
 }
+
+/// Duplicate Enters awaiting their Rejected, at most: beyond, the oldest goes (its Rejected, if it
+/// comes, then ends the order it duplicated, as every Rejected did before duplicates were kept).
+const DUPLICATES_MAX: usize = 1 << 12;
 
 impl Accounts {
     pub(super) fn new() -> Self {
@@ -113,7 +122,21 @@ impl Accounts {
             last: None,
             symbols: ById::new(orders),
             replaced_by: ById::new(orders),
+            duplicates: BoundedMap::new(DUPLICATES_MAX),
         }
+    }
+
+    /// `owner`'s number if it has one; unlike [`Accounts::account`], gives none to a new owner: a
+    /// response, or a look-up, says nothing of an owner none of whose orders is remembered.
+    fn known(&mut self, owner: Owner) -> Option<Account> {
+        if let Some((o, a)) = self.last
+            && o == owner
+        {
+            return Some(a);
+        }
+        let a = *self.numbers.get(&owner)?;
+        self.last = Some((owner, a));
+        Some(a)
     }
 
     /// `owner`'s number; a new owner is given one while fewer than [`ACCOUNTS_MAX`] have.
@@ -153,12 +176,19 @@ impl Accounts {
                     s.qty.and_then(NonZeroU32::new)
                 };
                 let Some(symbol) = s.symbol else { return };
+                // An Enter of an id still remembered: the exchange rejects the duplicate, and the
+                // order keeps its symbol (the duplicate's own rows carry the symbol it sent).
+                if s.msg_type == b'O' && self.symbols.get(a, id).is_some() {
+                    let n = self.duplicates.get(&(a, id)).unwrap_or(0);
+                    self.duplicates.insert((a, id), n.saturating_add(1));
+                    return;
+                }
                 self.symbols.insert(a, id, Kept { symbol, leaves });
             }
             // Accepted live: nothing changes (most responses are this one).
             (OrderDir::Outbound, b'A') if s.order_state != Some(b'D') => {}
             (OrderDir::Outbound, b'A' | b'U' | b'M' | b'E' | b'G' | b'C' | b'D' | b'J') => {
-                if let Some(a) = self.account(owner) {
+                if let Some(a) = self.known(owner) {
                     self.answered(a, id, s);
                 }
             }
@@ -173,6 +203,16 @@ impl Accounts {
             && let Some(orig) = s.orig_id
         {
             self.symbols.remove(a, orig);
+        }
+        // The Rejected of a duplicate Enter: the order it duplicated lives on.
+        if s.msg_type == b'J'
+            && let Some(n) = self.duplicates.get_mut(&(a, id))
+        {
+            *n -= 1;
+            if *n == 0 {
+                self.duplicates.remove(&(a, id));
+            }
+            return;
         }
         let Some(k) = self.symbols.get_mut(a, id) else { return };
         let q = s.qty.unwrap_or(0);
@@ -202,7 +242,7 @@ impl Accounts {
     /// The symbol of `owner`'s order `id`, while it is remembered (entered or replaced, not known to
     /// have ended): what a Cancel or Modify of it acts on, for `--unmatched`.
     pub(super) fn symbol_of(&mut self, owner: Owner, id: OrderId) -> Option<Symbol> {
-        let a = self.account(owner)?;
+        let a = self.known(owner)?;
         self.symbols.get(a, id).map(|k| k.symbol)
     }
 
@@ -219,7 +259,7 @@ impl Accounts {
 
     /// The Replace of `owner`'s order `orig` is answered: the new order's id it named.
     pub(super) fn replace_answered(&mut self, owner: Owner, orig: OrderId) -> Option<OrderId> {
-        let a = self.account(owner)?;
+        let a = self.known(owner)?;
         match orig {
             OrderId::UserRefNum(o) => self.replaced_by.refs.remove(&(a, o)).map(OrderId::UserRefNum),
             OrderId::Token(o) => self.replaced_by.tokens.remove(&(a, o)).map(OrderId::Token),
@@ -409,6 +449,54 @@ mod tests {
             assert!(a.account(Owner::Conn(c)).is_some());
         }
         assert_eq!((a.account(Owner::Conn(ACCOUNTS_MAX)), a.account(ME)), (None, Some(0)));
+    }
+
+    /// A look-up gives no account: the symbol of an order of an owner that never sent one, a
+    /// response to such an owner, or the answer to its Replace leave the owners as they were (one,
+    /// ME's), where each gave that owner a number (65,536 at most, so the owners that sent orders
+    /// past them were not remembered).
+    #[test]
+    fn a_look_up_gives_no_account() {
+        let mut a = Accounts::new();
+        enter(&mut a, 1, 100);
+        assert_eq!((a.symbol_of(Owner::Conn(1), urn(1)), a.numbers.len()), (None, 1));
+        let mut e = msg(OrderDir::Outbound, b'E', 1, 100);
+        a.order_symbol(Owner::Conn(2), &mut e);
+        assert_eq!((a.replace_answered(Owner::Conn(3), urn(1)), a.numbers.len()), (None, 1));
+        assert_eq!((a.symbol_of(ME, urn(1)), a.numbers.len()), (Some(AAPL), 1), "ME's order 1 untouched");
+    }
+
+    /// An OUCH 4.2 Enter reusing the token of a live order is a duplicate the exchange rejects: order
+    /// T1 (AAPL, accepted) keeps its symbol through the duplicate (MSFT) and the Rejected that answers
+    /// it; a second Rejected (none awaited) ends T1 as a Rejected did. An Enter of T2 after T2 ended
+    /// is no duplicate: its symbol is kept.
+    #[test]
+    fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
+        const MSFT: Symbol = Symbol(*b"MSFT    ");
+        let mut a = Accounts::new();
+        let (t1, t2) = (OrderId::Token(*b"ORDER000000001"), OrderId::Token(*b"ORDER000000002"));
+        let send = |a: &mut Accounts, dir, ty, id, symbol| {
+            let mut s = OrderSummary::new(dir, ty);
+            (s.id, s.symbol, s.qty) = (Some(id), symbol, Some(100));
+            if ty == b'A' {
+                s.order_state = Some(b'L');
+            }
+            a.order_symbol(ME, &mut s);
+            s.symbol
+        };
+        send(&mut a, OrderDir::Inbound, b'O', t1, Some(AAPL));
+        send(&mut a, OrderDir::Outbound, b'A', t1, Some(AAPL));
+        assert_eq!(send(&mut a, OrderDir::Inbound, b'O', t1, Some(MSFT)), Some(MSFT), "the duplicate's own");
+        assert_eq!(a.symbol_of(ME, t1), Some(AAPL));
+        send(&mut a, OrderDir::Outbound, b'J', t1, None);
+        assert_eq!((a.symbol_of(ME, t1), a.duplicates.len()), (Some(AAPL), 0));
+        send(&mut a, OrderDir::Outbound, b'J', t1, None);
+        assert_eq!(a.symbol_of(ME, t1), None);
+
+        send(&mut a, OrderDir::Inbound, b'O', t2, Some(AAPL));
+        send(&mut a, OrderDir::Outbound, b'J', t2, None);
+        send(&mut a, OrderDir::Inbound, b'O', t2, Some(MSFT));
+        assert_eq!((a.symbol_of(ME, t2), a.duplicates.len()), (Some(MSFT), 0));
     }
 
     /// What an order never answered costs: a UserRefNum's entry is 24 bytes in its table and 12 in

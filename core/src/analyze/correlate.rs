@@ -6,7 +6,7 @@ use super::limits::{MAX_SYMBOL_ROWS, OTHER_SYMBOLS, PARK_STEP_DIV, UNKNOWN_SYMBO
 use super::market::FeedState;
 use super::orders::OrderMsg;
 use super::symbols::SymTick;
-use super::unmatched::UnmatchedReason;
+use super::unmatched::{UnmatchedReason, quoted, symbol_dim};
 use super::waiting::{EarlyResponse, Found, Parked, Retry, Waiter, Waiting};
 use super::{Analyzer, MatchRule, O2A, Owner, Pair, REORDER_NS, S2W, T2S, T2T};
 use crate::proto::{OrderDir, OrderId, OrderSummary};
@@ -428,16 +428,16 @@ impl Analyzer {
             })
     }
 
-    /// An order whose token `tok` gives sequence `seq` was found unmatched (token rule): remembered when
-    /// the sequence lies outside every feed's range seen, unless one remembered still does (ranges
-    /// grow).
+    /// An order whose token gives sequence `seq` was found unmatched (token rule): its token (`wire`,
+    /// as the wire holds it) remembered when the sequence lies outside every feed's range seen, unless
+    /// one remembered still does (ranges grow).
     #[cold]
-    fn unmatched_token(&mut self, tok: &[u8], seq: u64) {
+    fn unmatched_token(&mut self, wire: &[u8], seq: u64) {
         if self.first_token_outside.as_ref().is_some_and(|&(_, seq)| self.seq_outside_feeds(seq)) {
             return;
         }
         if self.seq_outside_feeds(seq) {
-            self.first_token_outside = Some((String::from_utf8_lossy(tok).into_owned(), seq));
+            self.first_token_outside = Some((quoted(wire), seq));
         }
     }
 
@@ -502,7 +502,7 @@ impl Analyzer {
                     self.counters.no_token += 1;
                     self.counters.unmatched_orders += 1;
                     if self.first_unreadable_token.is_none() {
-                        self.first_unreadable_token = token.map(|t| String::from_utf8_lossy(t).into_owned());
+                        self.first_unreadable_token = token_wire(s).map(quoted);
                     }
                     return self.unmatched_row(ci, m, UnmatchedReason::NoToken, None);
                 };
@@ -606,7 +606,7 @@ impl Analyzer {
                     self.counters.unmatched_beyond_retention += 1;
                     reason = Some(UnmatchedReason::BeyondRetention);
                 }
-                self.unmatched_token(tok, seq);
+                self.unmatched_token(token_wire(s).unwrap_or(tok), seq);
             }
             let reason = match reason {
                 Some(r) => r,
@@ -651,7 +651,7 @@ impl Analyzer {
                 Some(sym) => match self.symbol_slots.get(&sym) {
                     Some(&slot) => slot,
                     None if rows < MAX_SYMBOL_ROWS => {
-                        *self.symbol_slots.entry(sym).or_insert_with(|| metric.slot(format!("symbol:{sym}")))
+                        *self.symbol_slots.entry(sym).or_insert_with(|| metric.slot(symbol_dim(&sym)))
                     }
                     None => metric.slot(OTHER_SYMBOLS.to_owned()),
                 },

@@ -72,6 +72,9 @@ pub(super) const UNCLAIMED_MAX: usize = 16;
 /// The `--by symbol` row of orders whose symbol is not known (no symbol has parentheses).
 pub(super) const UNKNOWN_SYMBOL: &str = "symbol:(unknown)";
 
+/// The `--by symbol` row of the orders of a symbol blank on the wire (its 8 bytes spaces or NULs).
+pub(super) const BLANK_SYMBOL: &str = "symbol:(blank)";
+
 /// Symbols given a `--by symbol` row of their own, at most; orders of any further ones share
 /// `symbol:(others)`.
 pub const MAX_SYMBOL_ROWS: usize = 1_024;

@@ -170,7 +170,7 @@ pub struct Pair {
     /// Capture time of the trigger's earliest copy.
     pub tick_time_ns: i64,
     /// Order identifier (UserRefNum, or token), as text: a token without its right padding (spaces
-    /// or NULs), or as the wire holds it when it is padding only.
+    /// or NULs), or whole when it is padding only, its bytes escaped as `--unmatched` writes them.
     pub order_id: String,
     /// ClOrdID / token text, as `order_id`'s token.
     pub token: String,

@@ -296,7 +296,8 @@ pub struct Report {
     #[serde(skip)]
     pub tx_given: bool,
     /// The first order token the token rule read no sequence from (the terminal's hint when none had
-    /// one).
+    /// one), as the wire holds it, padding included: quoted, its bytes escaped as `--unmatched` writes
+    /// them (a quote inside as `\"`).
     #[serde(skip)]
     pub first_unreadable_token: Option<String>,
     /// How reading the inputs ended: every frame read, or where and why it stopped (set by the caller
@@ -996,12 +997,11 @@ fn flow_notes(a: &Analyzer) -> Vec<String> {
         }
         let readable = a.counters.unmatched_orders - a.counters.no_token;
         notes.push(format!(
-            "{} with a readable token unmatched under {}: the first whose sequence no feed brought, `{}`, gave \
+            "{} with a readable token unmatched under {}: the first whose sequence no feed brought, {token}, gave \
              sequence {seq} ({}): check that the regex's first group captures the trigger's whole MoldUDP64 \
              sequence (decimal) in the order token",
             n(readable, "order", "orders"),
             a.cfg.matching.name(),
-            escaped(token),
             why.join("; ")
         ));
     }
@@ -1415,7 +1415,7 @@ impl Report {
                  the trigger's MoldUDP64 sequence (decimal) in the ClOrdID / order token",
                 self.matching,
                 match &self.first_unreadable_token {
-                    Some(t) => format!("the first was `{t}`"),
+                    Some(t) => format!("the first was {t}"),
                     None => "the orders carry no token".to_owned(),
                 }
             );

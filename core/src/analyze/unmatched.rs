@@ -97,11 +97,13 @@ pub struct Unmatched {
     pub session: String,
     /// Order identifier (UserRefNum, or token), as text, as in a [`Pair`](super::Pair).
     pub order_id: String,
-    /// ClOrdID / token text, as in a [`Pair`](super::Pair) (empty when the order has none).
+    /// ClOrdID / token text, as in a [`Pair`](super::Pair) (empty when the order has none): without its
+    /// right padding, or whole when it is padding only; a backslash written `\\`, a byte outside
+    /// printable ASCII `\xhh`.
     pub token: String,
     /// The order's symbol (a Replace's, that of the order it replaces; a Cancel's or Modify's, that of
-    /// the order it acts on), without its right padding, or as the wire holds it when it is padding
-    /// only; empty when not known (the order not seen, or no longer remembered).
+    /// the order it acts on), as `token` is written; empty when not known (the order not seen, or no
+    /// longer remembered).
     pub symbol: String,
     /// Why it has no pair.
     pub reason: UnmatchedReason,
@@ -111,13 +113,50 @@ pub struct Unmatched {
     pub tick_seq: Option<u64>,
 }
 
-/// An alpha field (token, symbol) as text: without its right padding (spaces or NULs), lossy UTF-8;
-/// one that is padding only as the wire holds it, so that a blank field is not read as one not
-/// known or not carried (the empty text).
+/// An alpha field (token, symbol) as text: without its right padding (spaces or NULs); one that is
+/// padding only whole, so that a blank field is not read as one not known or not carried (the empty
+/// text). Its bytes as [`escaped`] writes them: nothing lost, and nothing a CSV reader stops at.
 pub(super) fn wire_text(field: &[u8]) -> String {
     match crate::proto::trim_alpha(field) {
-        [] => String::from_utf8_lossy(field).into_owned(),
-        t => String::from_utf8_lossy(t).into_owned(),
+        [] => escaped(field),
+        t => escaped(t),
+    }
+}
+
+/// Bytes as printable ASCII, losslessly: printable ASCII (0x20 to 0x7E) as itself but the backslash,
+/// written `\\`; any other byte (a NUL, a control character, a byte of 0x80 or above) as `\xhh`, two
+/// lower-case hex digits. A NUL is `\x00`, not `\0`: an octal escape would take digits after it
+/// (`\012` is a line feed to Python's `codecs.escape_decode`), where `\x` takes exactly two. Python's
+/// `codecs.escape_decode` and a Rust byte string's rules read the bytes back.
+pub(super) fn escaped(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => {
+                let _ = write!(out, "\\x{b:02x}");
+            }
+        }
+    }
+    out
+}
+
+/// A field as the wire holds it, padding included, for a note: [`escaped`], in double quotes, a
+/// quote inside written `\"` (so that trailing spaces show, and the quotes cannot be mistaken).
+pub(super) fn quoted(field: &[u8]) -> String {
+    format!("\"{}\"", escaped(field).replace('"', "\\\""))
+}
+
+/// The `--by symbol` dimension of `symbol`: `symbol:` and its text as `--unmatched` writes it, without
+/// its right padding; a symbol blank on the wire (spaces or NULs only) is `symbol:(blank)`, which
+/// no symbol's text is (the feed's symbols are upper-case letters, a space pads them) and which
+/// reads as blank where `symbol:` followed by nothing would read as a row name left out.
+pub(super) fn symbol_dim(symbol: &crate::proto::Symbol) -> String {
+    match symbol.trimmed() {
+        [] => super::limits::BLANK_SYMBOL.to_owned(),
+        t => format!("symbol:{}", escaped(t)),
     }
 }
 
@@ -171,6 +210,50 @@ impl Analyzer {
 #[cfg(test)]
 mod tests {
     use super::UnmatchedReason::{self, *};
+    use super::{quoted, symbol_dim, wire_text};
+    use crate::proto::Symbol;
+
+    /// A field's text is its bytes, printable: right padding (spaces, NULs) trimmed; padding only kept
+    /// whole; a backslash doubled; a NUL, a tab, a byte above 0x7E as `\xhh` (a NUL before digits
+    /// too, where `\0` would read as an octal escape of them). Expected values written by hand.
+    #[test]
+    fn a_field_is_written_as_printable_text_that_loses_nothing() {
+        let cases: [(&[u8], &str); 10] = [
+            (b"T1            ", "T1"),
+            (b"T1\0\0\0\0\0\0\0\0\0\0\0\0", "T1"),
+            (b"        ", "        "),
+            (&[0; 8], r"\x00\x00\x00\x00\x00\x00\x00\x00"),
+            (b"AB\0CD         ", r"AB\x00CD"),
+            (b"\x0012        ", r"\x0012"),
+            (br"A\B          ", r"A\\B"),
+            (br"\x41          ", r"\\x41"),
+            (b"A\tB\xe9\x7f     ", r"A\x09B\xe9\x7f"),
+            (b"A,B\"C        ", "A,B\"C"),
+        ];
+        for (field, want) in cases {
+            assert_eq!(wire_text(field), want, "{field:?}");
+        }
+    }
+
+    /// A note quotes a field whole, padding included, escaped as above, a quote inside as `\"`.
+    #[test]
+    fn a_note_quotes_a_field_as_the_wire_holds_it() {
+        assert_eq!(quoted(b"T1            "), r#""T1            ""#);
+        assert_eq!(quoted(b"A\"B\0"), r#""A\"B\x00""#);
+        assert_eq!(quoted(b""), r#""""#);
+    }
+
+    /// `--by symbol` names a blank symbol (spaces or NULs) `symbol:(blank)`, a symbol otherwise by its
+    /// text without padding, escaped.
+    #[test]
+    fn a_blank_symbol_has_a_row_that_says_so() {
+        let dim = |b: &[u8; 8]| symbol_dim(&Symbol(*b));
+        assert_eq!(dim(b"        "), "symbol:(blank)");
+        assert_eq!(dim(&[0; 8]), "symbol:(blank)");
+        assert_eq!(dim(b"\0 \0 \0 \0 "), "symbol:(blank)");
+        assert_eq!(dim(b"AAPL    "), "symbol:AAPL");
+        assert_eq!(dim(b"A\x01B\\\0\0\0\0"), r"symbol:A\x01B\\");
+    }
 
     /// `ALL` holds every reason once, in the order they are looked at (this match, without a wildcard,
     /// stops compiling when a reason is added: place it here and in `ALL`).

@@ -218,11 +218,22 @@ pub fn enter42(token: &[u8; 14]) -> Vec<u8> {
 
 /// [`enter42`] with a minimum quantity.
 pub fn enter42_min(token: &[u8; 14], min_qty: u32) -> Vec<u8> {
+    enter42_full(token, b"AAPL    ", min_qty)
+}
+
+/// [`enter42`] of `symbol` (its 8 bytes as the wire holds them).
+pub fn enter42_of(token: &[u8; 14], symbol: &[u8; 8]) -> Vec<u8> {
+    enter42_full(token, symbol, 0)
+}
+
+/// OUCH 4.2 Enter Order (49 bytes, OUCH 4.2's layout): buy 100 shares of `symbol` at 100.0000, minimum quantity
+/// `min_qty`.
+pub fn enter42_full(token: &[u8; 14], symbol: &[u8; 8], min_qty: u32) -> Vec<u8> {
     let mut m = vec![b'O'];
     m.extend_from_slice(token);
     m.push(b'B');
     m.extend_from_slice(&100u32.to_be_bytes());
-    m.extend_from_slice(b"AAPL    ");
+    m.extend_from_slice(symbol);
     m.extend_from_slice(&1_000_000u32.to_be_bytes());
     m.extend_from_slice(&99_999u32.to_be_bytes()); // time in force: market hours
     m.extend_from_slice(b"FIRM");
@@ -233,6 +244,38 @@ pub fn enter42_min(token: &[u8; 14], min_qty: u32) -> Vec<u8> {
     let mut p = Vec::new();
     soup::packet(&mut p, b'U', &m);
     p
+}
+
+/// OUCH 4.2 Accepted (66 bytes, OUCH 4.2's layout) of [`enter42_of`]`(token, symbol)`, live (order state
+/// `L`), in a SoupBinTCP Sequenced Data packet.
+pub fn accepted42(token: &[u8; 14], symbol: &[u8; 8]) -> Vec<u8> {
+    let mut m = vec![b'A'];
+    m.extend_from_slice(&0u64.to_be_bytes()); // timestamp
+    m.extend_from_slice(token);
+    m.push(b'B');
+    m.extend_from_slice(&100u32.to_be_bytes());
+    m.extend_from_slice(symbol);
+    m.extend_from_slice(&1_000_000u32.to_be_bytes());
+    m.extend_from_slice(&99_999u32.to_be_bytes());
+    m.extend_from_slice(b"FIRM");
+    m.push(b'Y'); // display
+    m.extend_from_slice(&1u64.to_be_bytes()); // order reference number
+    m.extend_from_slice(b"PN"); // capacity, intermarket sweep
+    m.extend_from_slice(&0u32.to_be_bytes()); // minimum quantity
+    m.extend_from_slice(b"NL "); // cross type, order state (live), BBO weight indicator
+    assert_eq!(m.len(), 66);
+    soup_packet(b'S', &m)
+}
+
+/// OUCH 4.2 Rejected (24 bytes, OUCH 4.2's layout) of the order `token`, reason `O` (other), in a
+/// SoupBinTCP Sequenced Data packet.
+pub fn rejected42(token: &[u8; 14]) -> Vec<u8> {
+    let mut m = vec![b'J'];
+    m.extend_from_slice(&0u64.to_be_bytes());
+    m.extend_from_slice(token);
+    m.push(b'O');
+    assert_eq!(m.len(), 24);
+    soup_packet(b'S', &m)
 }
 
 /// An OUCH 5.0 Enter Order packet for AAPL, UserRefNum `n`, whose ClOrdID carries tick `seq`.
