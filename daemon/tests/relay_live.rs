@@ -107,8 +107,9 @@ enum Via {
 }
 
 /// `frames` of a relay through `via` (with `more`, other inputs): the first `n` records written, then
-/// waited for with the relay open; then the rest, and the relay closed. Returns the lines shown while
-/// it was open and those after.
+/// waited for with the relay open, which then stays idle for a second without the reader spending
+/// its CPU; then the rest, and the relay closed. Returns the lines shown while it was open and those
+/// after.
 fn relay_frames(bytes: &[u8], n: usize, via: &Via, more: &[&Path]) -> (Vec<String>, Vec<String>) {
     let recs = records(bytes);
     let input = match via {
@@ -127,6 +128,11 @@ fn relay_frames(bytes: &[u8], n: usize, via: &Via, more: &[&Path]) -> (Vec<Strin
     relay.write_all(&bytes[..recs[n - 1].end]).unwrap();
     relay.flush().unwrap();
     let shown = take(&lines, 1 + n + more.len());
+    // The relay idle: the reader sleeps in poll() (a wait told once, then waited), it does not spin.
+    let before = wirestamp_testdata::cpu_ticks(child.id());
+    std::thread::sleep(Duration::from_secs(1));
+    let spent = wirestamp_testdata::cpu_ticks(child.id()) - before;
+    assert!(spent < 25, "{spent} ticks of CPU (at 100 Hz) in 1 s of an idle relay: the read loop spins");
     relay.write_all(&bytes[recs[n - 1].end..]).unwrap();
     drop(relay);
     let rest: Vec<String> = lines.iter().collect();
