@@ -279,8 +279,8 @@ fn pairs_of_a_relay_are_written_while_it_is_open() {
 /// the cut in the decompressed stream and says so ("at decompressed byte 131070"), beside the
 /// compressed bytes it names as such. Expected: what `zstd -dc` decodes of the cut stream, 131,072
 /// bytes, holds records 0..1,181 whole (walked from their lengths), the next beginning at byte 131,070;
-/// the first block ends at compressed byte 30,757, so 19,243 bytes are undecodable. A plain relay's
-/// place stays "at byte".
+/// the first block ends at compressed byte 30,757, so 19,243 bytes are undecodable. `capture --source
+/// stdin` says the same place. A plain relay's place stays "at byte".
 #[test]
 fn a_compressed_relay_cut_short_places_the_cut_in_its_decompressed_bytes() {
     let elk = wirestamp_testdata::data_file("pcap_market/elk_nasdaq.pcap");
@@ -322,6 +322,24 @@ fn a_compressed_relay_cut_short_places_the_cut_in_its_decompressed_bytes() {
          decoded (a compressed block is decoded only whole); 88938 of the frame's 220010 decoded bytes are missing\n"
     );
     assert!(err.ends_with(&want), "{err}");
+    // `capture --source stdin` relays it, saying the same place.
+    let dir = tmpdir("relay-zstd-cut");
+    let out = dir.join("relayed.pcapng");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
+        .args(["capture", "--source", "stdin", "-w"])
+        .arg(&out)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(cut).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(o.status.success(), "{err}");
+    let place =
+        format!("warning: stdin: at decompressed byte {at} (record {whole}, after {whole} packets): compressed");
+    assert!(err.contains(&place), "{place:?} in {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
     let err = stderr_of(&pcap[..at + 20]);
     let want =
         format!("wirestamp: warning: stdin: at byte {at} (record {whole}, after {whole} packets): file cut short");
