@@ -18,6 +18,8 @@ pub struct ReadError {
     pub frame_index: u64,
     /// Number of packets (frames) read before it: tshark numbers the next one `packets + 1`.
     pub packets: u64,
+    /// The input is gzip or zstd: `offset` counts its decompressed bytes (and messages say so).
+    pub compressed: bool,
     /// What was wrong.
     pub kind: ReadErrorKind,
 }
@@ -30,7 +32,10 @@ impl fmt::Display for ReadError {
             ReadErrorKind::Directory => write!(f, "{}: {}", self.path, self.kind),
             // Its own words name it, and there is no place in it.
             ReadErrorKind::EmptyStdin => write!(f, "{}", self.kind),
-            kind => write!(f, "{}: {}: {kind}", self.path, place(self.offset, self.frame_index, self.packets)),
+            kind => {
+                let at = place(self.offset, self.frame_index, self.packets, self.compressed);
+                write!(f, "{}: {at}: {kind}", self.path)
+            }
         }
     }
 }
@@ -300,15 +305,19 @@ pub struct ReadWarning {
     pub frame_index: u64,
     /// Number of packets (frames) read before it.
     pub packets: u64,
+    /// The input is gzip or zstd: `offset` counts its decompressed bytes (and messages say so).
+    pub compressed: bool,
     /// What happened.
     pub kind: WarningKind,
 }
 
 /// Where in a file: its byte, the records before (pcapng counts its header and interface blocks
-/// too) and the packets before (what tshark numbers).
-fn place(offset: u64, records: u64, packets: u64) -> String {
+/// too) and the packets before (what tshark numbers). The byte of a gzip or zstd input (`compressed`)
+/// is one of its decompressed stream, and said to be: the compressed file's bytes are named as such.
+fn place(offset: u64, records: u64, packets: u64, compressed: bool) -> String {
     let s = if packets == 1 { "" } else { "s" };
-    format!("at byte {offset} (record {records}, after {packets} packet{s})")
+    let byte = if compressed { "decompressed byte" } else { "byte" };
+    format!("at {byte} {offset} (record {records}, after {packets} packet{s})")
 }
 
 /// Kinds of [`ReadWarning`].
@@ -362,7 +371,7 @@ impl fmt::Display for ReadWarning {
             WarningKind::Truncated { needed, have } => write!(
                 f,
                 "{}: file cut short inside a record: {} of {} bytes present, {} missing",
-                place(self.offset, self.frame_index, self.packets),
+                place(self.offset, self.frame_index, self.packets, self.compressed),
                 have,
                 needed,
                 needed.saturating_sub(have)
@@ -370,7 +379,7 @@ impl fmt::Display for ReadWarning {
             WarningKind::CompressedStreamCut(cut) => write!(
                 f,
                 "{}: compressed stream ends early (file cut short){cut}",
-                place(self.offset, self.frame_index, self.packets),
+                place(self.offset, self.frame_index, self.packets, self.compressed),
             ),
             WarningKind::TrailingData { bytes, compression } => {
                 let name = match compression {
@@ -381,7 +390,7 @@ impl fmt::Display for ReadWarning {
                     f,
                     "after the {name} stream's end, {} of the capture: {bytes} bytes that are not {name}, \
                      ignored{}: the compressed stream before them ended whole",
-                    place(self.offset, self.frame_index, self.packets),
+                    place(self.offset, self.frame_index, self.packets, self.compressed),
                     if compression == Compression::Gzip { " (as gzip -d ignores them)" } else { "" }
                 )
             }

@@ -49,6 +49,7 @@ pub use error::{
     CompressedCut, GzipCut, ReadError, ReadErrorKind, ReadWarning, Stopped, WarningKind, ZstdCut, ZstdPart,
 };
 pub use interface::{ContainerKind, Interface, RecordedStats, TsResolution};
+pub use live::Waits;
 pub use merge::{MergeKey, MergedReader};
 pub use pcap::ByteOrder;
 pub use reader::{CaptureReader, Container, FileFormat, ReadStats, RunEnd, STDIN};

@@ -18,6 +18,7 @@ use wirestamp_core::Frame;
 
 use crate::error::ReadError;
 use crate::interface::Interface;
+use crate::live::Waits;
 use crate::raw::RawFrame;
 use crate::reader::CaptureReader;
 
@@ -74,9 +75,16 @@ struct InputState {
 impl MergedReader {
     /// Opens every path (failing on the first that cannot be opened or recognised).
     pub fn open(paths: &[PathBuf]) -> Result<MergedReader, ReadError> {
+        MergedReader::open_waiting(paths, Waits::Block)
+    }
+
+    /// [`MergedReader::open`], each input opened with [`CaptureReader::open_waiting`]: with
+    /// [`Waits::Tell`], an input that has to wait (standard input, a FIFO) makes the next frame
+    /// [`ReadError::would_block`] once, the merge left where it was; called again, it waits.
+    pub fn open_waiting(paths: &[PathBuf], waits: Waits) -> Result<MergedReader, ReadError> {
         let mut inputs = Vec::with_capacity(paths.len());
         for p in paths {
-            inputs.push(CaptureReader::open(p)?);
+            inputs.push(CaptureReader::open_waiting(p, waits)?);
         }
         Ok(MergedReader::from_readers(inputs))
     }
@@ -116,8 +124,11 @@ impl MergedReader {
     #[inline(always)]
     pub fn next_frame_keyed(&mut self, keys: &mut impl MergeKey) -> Result<Option<(usize, Frame<'_>)>, ReadError> {
         if self.top_taken {
-            self.top_taken = false;
-            self.advance_top(keys)?;
+            // An input that has nothing yet stays where it was, its frame's turn taken: advanced again
+            // on the next call.
+            let r = self.advance_top(keys);
+            self.top_taken = matches!(&r, Err(e) if e.would_block());
+            r?;
         }
         if !self.to_refill.is_empty() {
             self.fill(keys)?;
@@ -148,6 +159,9 @@ impl MergedReader {
         };
         let Some(mut top) = self.heap.peek_mut() else { return Ok(()) };
         match r {
+            // Not an end: the input stays at the top (its last key is still the least) to be advanced
+            // again.
+            Err(e) if e.would_block() => Err(e),
             Ok(Some(raw)) => {
                 self.state[i].head = Some(raw);
                 *top = Reverse((key, i));
@@ -167,6 +181,12 @@ impl MergedReader {
         while let Some(&i) = self.to_refill.last() {
             // Pop only after a success or an error, so that an error leaves the others queued.
             let r = self.inputs[i].advance();
+            // Nothing yet: left queued, read again on the next call.
+            if let Err(e) = &r
+                && e.would_block()
+            {
+                return r.map(drop);
+            }
             self.to_refill.pop();
             self.sync_interfaces(i);
             if let Some(raw) = r? {

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use wirestamp_core::Frame;
@@ -22,7 +23,7 @@ use crate::decompress::{self, Compression};
 use crate::erf::{self, ErfParser};
 use crate::error::{ReadError, ReadErrorKind, ReadWarning, WarningKind};
 use crate::interface::Interface;
-use crate::live::stdin::WaitingStdin;
+use crate::live::stdin::{WaitingStream, Waits};
 use crate::pcap::{ByteOrder, PcapMagic, PcapParser};
 use crate::pcapng::PcapngParser;
 use crate::raw::{RawFrame, Step};
@@ -122,26 +123,49 @@ pub struct CaptureReader {
 impl CaptureReader {
     /// Opens a file, or standard input for `-` (as tcpdump's `-r -`; a file named `-` is `./-`); the
     /// format and compression are recognised from the content. Standard input is named `stdin` in
-    /// messages, and waited for if its descriptor is non-blocking ([`WaitingStdin`]); its ERF records
-    /// are judged once 100 ms pass without bytes, if too few came to tell before.
+    /// messages, and waited for if its descriptor is non-blocking ([`WaitingStream`]); its ERF records
+    /// are judged once 100 ms pass without bytes, if too few came to tell before, as a FIFO's. Once
+    /// open, a stream that has to wait for bytes waits ([`Waits::Block`]).
     pub fn open(path: &Path) -> Result<CaptureReader, ReadError> {
+        CaptureReader::open_waiting(path, Waits::Block)
+    }
+
+    /// [`CaptureReader::open`], with what a stream that has to wait for bytes once open (standard
+    /// input, a FIFO) does: with [`Waits::Tell`] the next frame is [`ReadError::would_block`] once
+    /// before each wait, the reader left where it was, so that the caller can write out what it has
+    /// (a live relay's output then shows as it comes); called again, the reader waits. A file never
+    /// has to wait.
+    pub fn open_waiting(path: &Path, waits: Waits) -> Result<CaptureReader, ReadError> {
         if path == Path::new(STDIN) {
-            let err = |kind| ReadError { path: "stdin".into(), offset: 0, frame_index: 0, packets: 0, kind };
-            let (stdin, opened) = WaitingStdin::new().map_err(|e| err(ReadErrorKind::Open(e)))?;
+            let err = |kind| ReadError {
+                path: "stdin".into(),
+                offset: 0,
+                frame_index: 0,
+                packets: 0,
+                compressed: false,
+                kind,
+            };
+            let (stdin, opened) = WaitingStream::stdin(waits).map_err(|e| err(ReadErrorKind::Open(e)))?;
             let r = CaptureReader::from_stdin(Box::new(stdin))?;
             opened.store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(r);
         }
         let name = path.display().to_string();
-        match File::open(path) {
+        let open_err =
+            |kind| ReadError { path: name.clone(), offset: 0, frame_index: 0, packets: 0, compressed: false, kind };
+        let f = File::open(path).map_err(|e| open_err(ReadErrorKind::Open(e)))?;
+        let kind = f.metadata().map(|m| m.file_type());
+        match kind {
             // Opening a directory succeeds; reading it fails with a less helpful message.
-            Ok(f) if f.metadata().is_ok_and(|m| m.is_dir()) => {
-                Err(ReadError { path: name, offset: 0, frame_index: 0, packets: 0, kind: ReadErrorKind::Directory })
+            Ok(k) if k.is_dir() => Err(open_err(ReadErrorKind::Directory)),
+            // A relay through a FIFO (or a socket, `<(...)`'s pipe) may stall as standard input does.
+            Ok(k) if k.is_fifo() || k.is_socket() => {
+                let (stream, opened) = WaitingStream::new(f, waits);
+                let r = CaptureReader::from_reader(name, Box::new(stream))?;
+                opened.store(true, std::sync::atomic::Ordering::Relaxed);
+                Ok(r)
             }
-            Ok(f) => CaptureReader::from_reader(name, Box::new(f)),
-            Err(e) => {
-                Err(ReadError { path: name, offset: 0, frame_index: 0, packets: 0, kind: ReadErrorKind::Open(e) })
-            }
+            _ => CaptureReader::from_reader(name, Box::new(f)),
         }
     }
 
@@ -168,17 +192,19 @@ impl CaptureReader {
     /// [`CaptureReader::from_reader`]; `stdin`: the stream is standard input.
     fn open_stream(name: String, r: Box<dyn Read + Send>, stdin: bool) -> Result<CaptureReader, ReadError> {
         // A stop while the stream is opened is one before its header.
-        let err = |kind| ReadError {
+        let err = |kind, compression| ReadError {
             path: name.clone(),
             offset: 0,
             frame_index: 0,
             packets: 0,
+            compressed: compression != Compression::None,
             kind: match kind {
                 ReadErrorKind::Stopped => ReadErrorKind::StoppedBeforeHeader,
                 kind => kind,
             },
         };
-        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into()))?;
+        let (src, compression, ending) = decompress::wrap(r).map_err(|e| err(e.into(), Compression::None))?;
+        let err = |kind| err(kind, compression);
         let mut buf = ChunkBuffer::new(src);
         let (parser, container, interfaces) = open_container(&mut buf).map_err(|why| {
             // A compressed stream cut short: the cut is why, whatever the decoded bytes lacked.
@@ -443,6 +469,7 @@ impl CaptureReader {
             offset: self.buf.offset(),
             frame_index: self.stats.records,
             packets: self.stats.frames,
+            compressed: self.format.compression != Compression::None,
             kind,
         }
     }
@@ -456,16 +483,17 @@ impl CaptureReader {
     #[cold]
     fn finish(&mut self, warning: Option<WarningKind>) -> Option<RawFrame> {
         self.done = true;
+        let compressed = self.format.compression != Compression::None;
         self.stats.bytes = self.buf.offset();
         if let Some(kind) = warning {
             let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
-            self.warnings.push(ReadWarning { offset, frame_index, packets, kind });
+            self.warnings.push(ReadWarning { offset, frame_index, packets, compressed, kind });
         }
         let ignored = self.ending.as_ref().map_or(0, |e| decompress::lock(e).trailing);
         if ignored > 0 {
             let kind = WarningKind::TrailingData { bytes: ignored, compression: self.format.compression };
             let (offset, frame_index, packets) = (self.buf.offset(), self.stats.records, self.stats.frames);
-            self.warnings.push(ReadWarning { offset, frame_index, packets, kind });
+            self.warnings.push(ReadWarning { offset, frame_index, packets, compressed, kind });
         }
         None
     }

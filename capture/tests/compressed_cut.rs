@@ -87,7 +87,7 @@ fn assert_cut(warnings: &[ReadWarning], frames: u64, offset: u64, kind: WarningK
     assert_eq!(
         w.to_string(),
         format!(
-            "at byte {offset} (record {frames}, after {frames} packet{s}): compressed stream ends early (file cut short){detail}"
+            "at decompressed byte {offset} (record {frames}, after {frames} packet{s}): compressed stream ends early (file cut short){detail}"
         )
     );
 }
@@ -171,7 +171,7 @@ fn zstd_cut_in_its_first_block_is_an_error_that_says_so() {
         assert_eq!(
             e.to_string(),
             format!(
-                "cut.pcap.z: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short): \
+                "cut.pcap.z: at decompressed byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short): \
                  {what}: nothing of the capture was decoded"
             )
         );
@@ -371,7 +371,7 @@ fn gzip_cut_reads_what_gzip_decodes() {
         assert_eq!(
             e.to_string(),
             format!(
-                "cut.pcap.z: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short){}: \
+                "cut.pcap.z: at decompressed byte 0 (record 0, after 0 packets): compressed stream ends early (file cut short){}: \
                  nothing of the capture was decoded",
                 gzip_detail(0, cut, 0)
             )

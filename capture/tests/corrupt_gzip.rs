@@ -31,7 +31,7 @@ fn a_corrupt_block_loses_nothing_inflated_before_it() {
     // Where the corrupt record begins in the capture, after 450 whole records (header 24, record 16 + data).
     let offset = 24 + expected.iter().map(|d| 16 + d.len()).sum::<usize>();
     let error = format!(
-        "corrupt: at byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: the gzip member from compressed byte 0: corrupt deflate data"
+        "corrupt: at decompressed byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: the gzip member from compressed byte 0: corrupt deflate data"
     );
     for header in [true, false] {
         let (mut z, starts) = flushed();
@@ -79,7 +79,7 @@ fn a_member_whose_crc_does_not_match_gives_its_bytes_then_the_error() {
     let (n, offset) = (frames.len(), 24 + frames.iter().map(|d| 16 + d.len()).sum::<usize>());
     assert_eq!(offset, inflated.len());
     let error = format!(
-        "corrupt: at byte {offset} (record {n}, after {n} packets): read failed: the gzip member from compressed byte \
+        "corrupt: at decompressed byte {offset} (record {n}, after {n} packets): read failed: the gzip member from compressed byte \
          0: corrupt: the CRC-32 in its trailer does not match its data"
     );
     reads_alike(&z, &frames, &error, "crc");

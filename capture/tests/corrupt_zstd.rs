@@ -58,7 +58,7 @@ fn a_corrupt_block_loses_nothing_decoded_before_it() {
         assert!(!ok && err.contains("Data corruption detected"), "{what}: {err}");
         assert!(before.starts_with(&dc), "{what}");
         let error = format!(
-            "corrupt: at byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: corrupt data in the zstd frame from compressed byte 0: Data corruption detected"
+            "corrupt: at decompressed byte {offset} (record {CORRUPT}, after {CORRUPT} packets): read failed: corrupt data in the zstd frame from compressed byte 0: Data corruption detected"
         );
         reads_alike(&z, &peer, &error, what);
     }
@@ -95,7 +95,7 @@ fn a_frame_needing_a_dictionary_or_a_large_window_says_how_to_read_it() {
         got.error.as_deref(),
         Some(
             format!(
-                "d: at byte {at} (record 3, after 3 packets): read failed: the zstd frame from compressed byte {start} \
+                "d: at decompressed byte {at} (record 3, after 3 packets): read failed: the zstd frame from compressed byte {start} \
                  was compressed with a dictionary (zstd -D), which cannot be given here: decompress the file with \
                  `zstd -d -D DICTIONARY` and read that (Dictionary mismatch)"
             )
@@ -112,7 +112,7 @@ fn a_frame_needing_a_dictionary_or_a_large_window_says_how_to_read_it() {
     let e = wirestamp_capture::CaptureReader::from_reader("w".into(), Box::new(io::Cursor::new(window))).err().unwrap();
     assert_eq!(
         e.to_string(),
-        "w: at byte 0 (record 0, after 0 packets): read failed: the zstd frame from compressed byte 0 needs a window \
+        "w: at decompressed byte 0 (record 0, after 0 packets): read failed: the zstd frame from compressed byte 0 needs a window \
          larger than 128 MiB (zstd --long=31 writes one): decompress the file with `zstd -d --long=31` and read that \
          (Frame requires too much memory for decoding)"
     );

@@ -363,3 +363,56 @@ fn a_stop_is_labelled_by_where_the_stream_was() {
         "s: at byte 0 (record 0, after 0 packets): stopped before the stream's header (no frame read)"
     );
 }
+
+/// A classic pcap (µs, little-endian) of `n` 60-byte frames, frame k at `first_us + 2k` µs, each byte
+/// of it `tag` + k.
+fn every_other_us(n: usize, first_us: u32, tag: u8) -> Vec<u8> {
+    let mut out = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    out.extend([0u8; 8]);
+    out.extend(65_535u32.to_le_bytes());
+    out.extend(1u32.to_le_bytes());
+    for k in 0..n {
+        let us = first_us + 2 * k as u32;
+        for v in [1_000_000_000 + us / 1_000_000, us % 1_000_000, 60, 60] {
+            out.extend(v.to_le_bytes());
+        }
+        out.extend([tag.wrapping_add(k as u8); 60]);
+    }
+    out
+}
+
+/// A merge of a stream not ready before every read and a file leaves the stream where it was each
+/// time: read on, it gives the frames in time order, as they were written: frames at even µs in the
+/// stream (input 0), at odd µs in the file (input 1), so they alternate, 0 first, 300 of each.
+#[test]
+fn a_merge_with_a_stream_not_ready_is_read_on_where_it_was() {
+    use wirestamp_capture::MergedReader;
+    let armed = Arc::new(AtomicBool::new(false));
+    let (stream, file) = (every_other_us(300, 0, 0), every_other_us(300, 1, 100));
+    let src = NotReady { data: stream, at: 0, armed: armed.clone(), ready: false };
+    let inputs = vec![
+        CaptureReader::from_reader("not-ready".into(), Box::new(src)).unwrap(),
+        CaptureReader::from_reader("file".into(), Box::new(io::Cursor::new(file))).unwrap(),
+    ];
+    armed.store(true, Ordering::Relaxed);
+    let mut m = MergedReader::from_readers(inputs);
+    let (mut got, mut not_ready) = (Vec::new(), 0);
+    loop {
+        match m.next_frame() {
+            Ok(Some((input, f))) => got.push((input, f.ts_ns, f.data.to_vec())),
+            Ok(None) => break,
+            Err(e) if e.would_block() => not_ready += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let want: Vec<(usize, i64, Vec<u8>)> = (0..600)
+        .map(|i| {
+            let (input, k) = (i % 2, i / 2);
+            let us = 2 * k as i64 + input as i64;
+            (input, 1_000_000_000 * 1_000_000_000 + us * 1_000, vec![(100 * input + k) as u8; 60])
+        })
+        .collect();
+    assert!(not_ready > 0);
+    assert_eq!(got.len(), 600);
+    assert!(got == want, "the merge's frames differ from the ones written");
+}

@@ -171,10 +171,14 @@ impl Progress {
     }
 
     fn tick(&mut self, frames: u64, bytes: u64) {
-        if frames < self.next_at {
-            return;
+        if frames >= self.next_at {
+            self.next_at = (frames / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+            self.draw(frames, bytes);
         }
-        self.next_at = (frames / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+    }
+
+    /// Redraws the line if due.
+    fn draw(&mut self, frames: u64, bytes: u64) {
         let Some(elapsed) = self.line.due() else { return };
         let rate = frames as f64 / elapsed.as_secs_f64() / 1e6;
         // Compressed inputs count decompressed bytes, so the fraction is only shown when it is one.
@@ -351,10 +355,13 @@ pub fn process_with_tx(
         match step {
             Ok(Some(_)) => {}
             Ok(None) => break,
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
+            Err(e) => match sinks.waited(e, analyzer, pipe, progress, index)? {
+                None => continue,
+                Some(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            },
         }
         if analyzer.has_output() {
             sinks.drain(analyzer)?;
@@ -381,6 +388,40 @@ pub fn process_with_tx(
 }
 
 impl Sinks {
+    /// `e` says that the input has to wait (a relay on standard input, idle: [`Pipeline::is_wait`]):
+    /// what the run wrote so far goes out, so that `tail -f` of a `--pairs` file follows the relay, and
+    /// the progress line is brought up to date (`None`); else it is the error that stops the run. Out of
+    /// line: once per wait, never per frame.
+    #[cold]
+    #[inline(never)]
+    fn waited(
+        &mut self,
+        e: anyhow::Error,
+        analyzer: &mut Analyzer,
+        pipe: &Pipeline,
+        progress: &mut Progress,
+        frames: u64,
+    ) -> Result<Option<anyhow::Error>> {
+        if !Pipeline::is_wait(&e) {
+            return Ok(Some(e));
+        }
+        // What the frames of the run before the wait queued.
+        self.drain(analyzer)?;
+        if let Some(w) = self.pairs.as_mut() {
+            w.write(|w| w.flush())?;
+        }
+        if let Some(w) = self.unmatched.as_mut() {
+            w.write(|w| w.flush())?;
+        }
+        if let Some(h) = self.hlog.as_mut() {
+            h.flush()?;
+        }
+        if progress.line.on() {
+            progress.draw(frames, pipe.inputs().iter().map(|r| r.stats().bytes).sum());
+        }
+        Ok(None)
+    }
+
     /// Takes the analyzer's queued pairs and intervals (dropping them when there is no sink).
     #[inline]
     fn drain(&mut self, analyzer: &mut Analyzer) -> Result<()> {
@@ -595,6 +636,12 @@ impl HlogSink {
             self.out.flush()
         };
         end().with_context(|| writing("--hlog", &self.path))
+    }
+
+    /// Writes out the intervals so far (a log without one yet has no header: its StartTime is the
+    /// first interval's).
+    fn flush(&mut self) -> Result<()> {
+        self.out.flush().with_context(|| writing("--hlog", &self.path))
     }
 
     fn write(&mut self, i: &Interval) -> Result<()> {

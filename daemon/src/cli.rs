@@ -228,7 +228,8 @@ pub enum Command {
 pub struct AnalyzeArgs {
     /// Capture files (merged by each frame's best time: a tap's stamp when it carries one): pcap,
     /// pcapng, ERF; optionally gzip or zstd. `-` reads standard input (`tcpdump -w - | wirestamp
-    /// analyze -`).
+    /// analyze -`): the `--pairs`, `--unmatched` and `--hlog` rows so far are written out whenever it
+    /// waits (as for a FIFO), the report at its end.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
@@ -537,7 +538,7 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 pub struct FramesArgs {
     /// Capture files: pcap (µs/ns, either byte order, modified), pcapng, ERF; optionally gzip or zstd.
-    /// `-` reads standard input.
+    /// `-` reads standard input: each frame's line shows as it comes (as for a FIFO).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, RunEnd, STDIN};
+use wirestamp_capture::{CaptureReader, ContainerKind, Interface, MergedReader, ReadError, RunEnd, STDIN, Waits};
 use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::report::{CutShort, InputResolution, InputTrailers, LossesUnknown, one};
 use wirestamp_core::dissect::{Dissection, dissect_into};
@@ -301,9 +301,10 @@ impl Pipeline {
                  (tcpdump -w - ... | wirestamp analyze -) or redirect a file (< FILE)"
             );
         }
+        // An input that has to wait (standard input, a FIFO) says so first: see `Pipeline::is_wait`.
         let source = match files {
-            [one] => Source::One(Box::new(CaptureReader::open(one)?)),
-            _ => Source::Many(MergedReader::open(files)?),
+            [one] => Source::One(Box::new(CaptureReader::open_waiting(one, Waits::Tell)?)),
+            _ => Source::Many(MergedReader::open_waiting(files, Waits::Tell)?),
         };
         Ok(Pipeline {
             source,
@@ -316,8 +317,17 @@ impl Pipeline {
         })
     }
 
+    /// Whether `e`, from [`Pipeline::next`] or its kin, only says that an input has to wait for bytes
+    /// (standard input or a FIFO that a relay feeds; a file never waits): nothing is wrong and nothing
+    /// was taken. The caller writes out what it holds, so that a live relay's results show while it
+    /// is idle, and asks again, which waits. Once per wait, not per frame.
+    pub fn is_wait(e: &anyhow::Error) -> bool {
+        e.downcast_ref::<ReadError>().is_some_and(ReadError::would_block)
+    }
+
     /// The next frame in time order, or `None` at the end. A reader error ends the stream after the
-    /// frames before it; a forced trailer that does not validate is an error naming file and frame.
+    /// frames before it; a forced trailer that does not validate is an error naming file and frame;
+    /// an input that has to wait is an error once before it waits ([`Pipeline::is_wait`]).
     // Not an `Iterator`: each frame borrows the reader's buffer until the next call.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Stamped<'_>>> {

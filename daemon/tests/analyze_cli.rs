@@ -290,7 +290,7 @@ fn a_zstd_capture_cut_short_is_analysed_up_to_its_last_whole_block() {
     assert_eq!(r["input"]["complete"], true);
     // 19,243 compressed bytes after the first block's end (byte 30,757) could not be decoded.
     let warning = format!(
-        "{}: at byte {at} (record {frames}, after {frames} packets): compressed stream ends early (file cut short): \
+        "{}: at decompressed byte {at} (record {frames}, after {frames} packets): compressed stream ends early (file cut short): \
          the last 19243 compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is decoded only \
          whole); 88938 of the frame's 220010 decoded bytes are missing",
         cut.display()
@@ -305,7 +305,7 @@ fn a_zstd_capture_cut_short_is_analysed_up_to_its_last_whole_block() {
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let want = format!(
-        "wirestamp: error: {}: at byte 0 (record 0, after 0 packets): compressed stream ends early (file cut \
+        "wirestamp: error: {}: at decompressed byte 0 (record 0, after 0 packets): compressed stream ends early (file cut \
          short): the last 29991 compressed bytes, an incomplete zstd block, could not be decoded (a compressed block is \
          decoded only whole); 220010 of the frame's 220010 decoded bytes are missing: nothing of the capture was \
          decoded\n",

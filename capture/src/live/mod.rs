@@ -13,7 +13,7 @@
 //! | [`clock`] | clock quality of live frames: adjtimex sync state, ptp4l offset bound |
 //! | [`nl`] | ethtool generic netlink TSINFO_GET (capabilities, PHC index) |
 //! | [`filter`] | tcpdump expressions compiled by libpcap and attached as classic BPF |
-//! | [`stdin`] | [`PolledStdin`]: a stream on standard input whose reads say when it was idle; `-`'s, waited for |
+//! | [`stdin`] | [`PolledStdin`]: a stream on standard input whose reads say when it was idle; `-`'s and a FIFO's, waited for or said to wait first ([`Waits`]) |
 //! | `sys` | the kernel structures as bytes, and ioctl helpers |
 //!
 //! Everything here acts in the calling thread's network namespace.
@@ -41,6 +41,6 @@ pub use offload::{OffloadIssue, Offloads, offloads};
 pub use pcap_live::{PcapLive, PcapStats};
 pub use ring::{AfPacket, RingConfig, RingStats};
 pub use ring_merge::{RingMerge, Step};
-pub use stdin::PolledStdin;
+pub use stdin::{PolledStdin, Waits};
 pub use sys::HwTstampConfig;
 pub use tstamp::{HwTsDevice, HwTsGuard, Ioctl, TsInfo, TsMode, ts_info};

@@ -2,7 +2,8 @@
 //! flushes its file every second, which a read blocked on an idle pipe would hold off for as long as
 //! the pipe stays idle (a relay then killed would leave an empty `.part`).
 //!
-//! And standard input as `-` reads it ([`WaitingStdin`]): always as if it blocked.
+//! And standard input as `-` reads it, or a FIFO ([`WaitingStream`]): as if it blocked, or saying first
+//! that it has to wait ([`Waits::Tell`]), so that `frames -` and `analyze -` write out what they have.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -74,41 +75,75 @@ fn readable(fd: RawFd, ms: i32) -> io::Result<bool> {
     }
 }
 
-/// Standard input as `-` reads it (`analyze -`, `frames -`): a read that finds nothing on a
-/// descriptor made non-blocking (`O_NONBLOCK` belongs to the pipe's open file, which a parent process
-/// may have set) waits in poll() for bytes and is tried again. Once the reader is open it sees a
-/// stream that blocks, as a file's: a `WouldBlock` would leave it unfinished, without its end's
-/// warnings. While it is opened (until the flag [`WaitingStdin::new`] returns is set), a read that finds
-/// nothing for 100 ms fails with `WouldBlock`, which the open waits out, but for ERF, which has no
-/// header: its records are judged on what came (a live stream's need not fill 64 KiB).
+/// Standard input as `-` reads it (`analyze -`, `frames -`), or a FIFO given by name: a read that
+/// finds nothing on a descriptor made non-blocking (`O_NONBLOCK` belongs to the pipe's open file, which
+/// a parent process may have set) waits in poll() for bytes and is tried again. While the stream is
+/// opened (until the flag [`WaitingStream::new`] returns is set), a read that finds nothing for 100 ms
+/// fails with `WouldBlock`, which the open waits out, but for ERF, which has no header: its records are
+/// judged on what came (a live stream's need not fill 64 KiB).
+///
+/// Once open, the reader sees a stream that blocks, as a file's ([`Waits::Block`]), or one that says
+/// it has to wait before it does ([`Waits::Tell`]): a read that would wait fails with `WouldBlock`
+/// once, which the reader passes on without losing its place, so that its caller writes out what it
+/// has (`frames -` its lines, `analyze -` its pairs) while the relay is idle; the next read waits.
 ///
 /// Read unbuffered (a duplicate of the descriptor): bytes held in `io::Stdin`'s buffer would be there
 /// while poll() says none are.
-pub struct WaitingStdin {
-    stdin: File,
+pub struct WaitingStream {
+    file: File,
     opened: Arc<AtomicBool>,
+    waits: Waits,
+    /// A wait was told ([`Waits::Tell`]): the next read waits.
+    told: bool,
 }
 
-impl WaitingStdin {
-    /// Standard input, read while it is opened until the returned flag is set.
-    pub fn new() -> io::Result<(WaitingStdin, Arc<AtomicBool>)> {
-        let stdin = File::from(io::stdin().as_fd().try_clone_to_owned()?);
+/// What a read of a stream that has to wait for bytes (standard input, a FIFO) does once its reader
+/// is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Waits {
+    /// It waits, as a file's read would: the reader never says it has nothing yet.
+    #[default]
+    Block,
+    /// It says so first: the reader's next frame is [`crate::ReadError::would_block`] once, the reader
+    /// left where it was; called again, it waits for bytes. (A file never waits: read as with
+    /// [`Waits::Block`].)
+    Tell,
+}
+
+impl WaitingStream {
+    /// Standard input (a duplicate of its descriptor), read while it is opened until the returned flag
+    /// is set.
+    pub fn stdin(waits: Waits) -> io::Result<(WaitingStream, Arc<AtomicBool>)> {
+        Ok(WaitingStream::new(File::from(io::stdin().as_fd().try_clone_to_owned()?), waits))
+    }
+
+    /// `file` (a FIFO, a socket), read while it is opened until the returned flag is set.
+    pub fn new(file: File, waits: Waits) -> (WaitingStream, Arc<AtomicBool>) {
         let opened = Arc::new(AtomicBool::new(false));
-        Ok((WaitingStdin { stdin, opened: opened.clone() }, opened))
+        (WaitingStream { file, opened: opened.clone(), waits, told: false }, opened)
     }
 }
 
 /// How long a read of `-` that finds nothing waits while the stream is opened.
 const OPEN_PAUSE_MS: i32 = 100;
 
-impl Read for WaitingStdin {
+impl Read for WaitingStream {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let fd = self.stdin.as_raw_fd();
-        if !self.opened.load(Ordering::Relaxed) && !readable(fd, OPEN_PAUSE_MS)? {
-            return Err(io::ErrorKind::WouldBlock.into());
+        let fd = self.file.as_raw_fd();
+        if !self.opened.load(Ordering::Relaxed) {
+            if !readable(fd, OPEN_PAUSE_MS)? {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        } else if self.waits == Waits::Tell {
+            // One poll() per read, not per frame: a read takes what is there. A signal that interrupts
+            // it is a wait told too: harmless, the caller comes back.
+            if !std::mem::take(&mut self.told) && !readable(fd, 0)? {
+                self.told = true;
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
         }
         loop {
-            match self.stdin.read(out) {
+            match self.file.read(out) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     readable(fd, -1)?;
                 }

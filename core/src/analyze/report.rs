@@ -540,7 +540,7 @@ pub fn records_without_frame_line(kinds: &BTreeMap<String, u64>) -> String {
 }
 
 /// An input cut short ([`InputStatus::cut_short`]): where its last whole record ends, as its warning
-/// says it ("at byte B (record R, after P packets)").
+/// says it ("at byte B (record R, after P packets)", "at decompressed byte B" for gzip or zstd).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CutShort {
     /// The input file.
