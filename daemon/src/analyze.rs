@@ -14,10 +14,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use wirestamp_core::Frame;
+use wirestamp_core::analyze::PlainUdp;
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::analyze::report::{InputStatus, n, one};
 use wirestamp_core::analyze::tx::{TxEvent, TxKind};
 use wirestamp_core::analyze::{AnalyzeConfig, Analyzer, Interval, MatchRule, Pair, Unmatched};
+use wirestamp_core::trailer::TrailerStamp;
 
 /// The `--config` file.
 #[derive(Debug, Default, Deserialize)]
@@ -314,6 +316,21 @@ impl FastPath<LoopState<'_>> for Fast {
         **index += u64::from(took);
         took
     }
+
+    #[inline(always)]
+    fn take_stamped(
+        &mut self,
+        (analyzer, tx, _, index): &mut LoopState<'_>,
+        f: &Frame<'_>,
+        udp: PlainUdp<'_>,
+        stamp: &TrailerStamp,
+    ) -> bool {
+        // Timed by the tap's stamp, as the general path times it.
+        let feed_tx = |a: &mut Analyzer| tx.feed_until(a, stamp.time_ns.saturating_add(TX_LEAD_NS));
+        let took = analyzer.frame_stamped(**index, f, udp, stamp, feed_tx);
+        **index += u64::from(took);
+        took
+    }
 }
 
 pub fn process_with_tx(
@@ -334,13 +351,6 @@ pub fn process_with_tx(
             &mut (&mut *analyzer, &mut *tx, &mut no_time, &mut index),
             RUN_FRAMES,
             &mut Fast,
-            |(analyzer, tx, _, index), f, udp, stamp| {
-                // Timed by the tap's stamp, as the general path times it.
-                let feed_tx = |a: &mut Analyzer| tx.feed_until(a, stamp.time_ns.saturating_add(TX_LEAD_NS));
-                let took = analyzer.frame_stamped(**index, f, udp, stamp, feed_tx);
-                **index += u64::from(took);
-                took
-            },
             |(analyzer, tx, no_time, index), s| {
                 match s.best_time() {
                     Some(t) => {

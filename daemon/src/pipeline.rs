@@ -389,28 +389,54 @@ impl Pipeline {
         state: &mut S,
         max: u64,
         fast: &mut impl FastPath<S>,
-        fast_stamped: impl FnOnce(&mut S, &Frame<'_>, PlainUdp<'_>, &TrailerStamp) -> bool,
         general: impl FnOnce(&mut S, &Stamped<'_>),
     ) -> Result<Option<u64>> {
-        let fast_stamped =
-            |s: &mut S, f: &Frame<'_>, u: PlainUdp<'_>, t: &TrailerStamp| fast_stamped(s, f, u, t).then_some(());
         if matches!(self.source, Source::Many(_)) {
-            let fast = |s: &mut S, f: &Frame<'_>| fast.take(s, f).then_some(());
-            return Ok(self.next_merged(state, fast, fast_stamped, |s, f| general(s, f))?.map(|()| 1));
+            // (`fast` in two closures, each called at most once.)
+            let fast = std::cell::RefCell::new(fast);
+            let plain = |s: &mut S, f: &Frame<'_>| fast.borrow_mut().take(s, f).then_some(());
+            let stamped = |s: &mut S, f: &Frame<'_>, u: PlainUdp<'_>, t: &TrailerStamp| {
+                fast.borrow_mut().take_stamped(s, f, u, t).then_some(())
+            };
+            return Ok(self.next_merged(state, plain, stamped, |s, f| general(s, f))?.map(|()| 1));
         }
-        let (r, one) = self.parts();
+        let (r, mut one) = self.parts();
         let Some(r) = r else { return Ok(None) };
         let mut taken = 0;
-        // Offered to `fast` as `next_fast_or` offers it a frame; one call site of `fast`, so that it
-        // is inlined into the run's loop.
-        if one.decoders[0].takes_plain() && !*one.tap_confirmed {
-            let decoder = &mut one.decoders[0];
-            let (n, end) = r.next_run(max, |f| {
-                fast.take(state, f) && {
-                    decoder.count_plain(f);
-                    true
-                }
-            });
+        // Offered as `next_fast_or` offers a frame to `fast` and `fast_stamped`: plain frames while no
+        // tap's stamps were confirmed (a stamped frame among them then goes one by one below), stamped
+        // ones after. Each run has its own loop, one call site of what it offers to, inlined into it.
+        // A stamped run offers its frames to `take_stamped`: one it declined is not offered again.
+        let stamped_run = *one.tap_confirmed;
+        let run = match (one.decoders[0].takes_plain(), *one.tap_confirmed) {
+            (false, _) => None,
+            (true, false) => {
+                let decoder = &mut one.decoders[0];
+                Some(r.next_run(max, |f| {
+                    fast.take(state, f) && {
+                        decoder.count_plain(f);
+                        true
+                    }
+                }))
+            }
+            (true, true) => {
+                let One { decoders, tap_confirmed, offsets, .. } = &mut one;
+                let decoder = &mut decoders[0];
+                Some(r.next_run(max, |f| {
+                    // (Only the general path teaches the decoder a device that ends this.)
+                    if decoder.takes_plain()
+                        && let Some((udp, stamp)) = plain_stamp(decoder, f)
+                        && fast.take_stamped(state, f, udp, &stamp)
+                    {
+                        decoder.count_plain_stamp(f, &stamp);
+                        **tap_confirmed |= offsets.saw_stamp(f, stamp.time_ns, false);
+                        return true;
+                    }
+                    false
+                }))
+            }
+        };
+        if let Some((n, end)) = run {
             one.per_input[0] += n;
             taken = n;
             match end? {
@@ -423,12 +449,15 @@ impl Pipeline {
                 RunEnd::Declined => {}
             }
         }
-        // A frame `fast` declined, or one not for it.
+        // A frame the run declined, or one not for it.
         let Some(frame) = r.next_frame()? else {
             finish_decoders(one.decoders, one.files)?;
             return Ok(None);
         };
-        one.frame(frame, state, |_, _| None, fast_stamped, general)?;
+        let stamped = |s: &mut S, f: &Frame<'_>, u: PlainUdp<'_>, t: &TrailerStamp| {
+            (!stamped_run && fast.take_stamped(s, f, u, t)).then_some(())
+        };
+        one.frame(frame, state, |_, _| None, stamped, general)?;
         Ok(Some(taken + 1))
     }
 
@@ -712,11 +741,14 @@ fn interface_name(i: &Interface) -> String {
     i.name.as_deref().map_or_else(|| format!("#{}", i.local_id), |n| n.escape_debug().to_string())
 }
 
-/// What [`Pipeline::next_run`] offers a frame to first: a method, not a closure, so that it is inlined
-/// into the run's loop (a closure was called: some 15 instructions a frame).
+/// What [`Pipeline::next_run`] offers a frame to first: methods, not closures, so that they are
+/// inlined into the run's loop (a closure was called: some 15 instructions a frame).
 pub trait FastPath<S> {
     /// Whether it took `frame`, as `next_fast_or`'s `fast` says it.
     fn take(&mut self, state: &mut S, frame: &Frame<'_>) -> bool;
+    /// Whether it took `frame`, whose datagram `udp` a tap trailer with `stamp` follows, as
+    /// `next_fast_or`'s `fast_stamped` says it.
+    fn take_stamped(&mut self, state: &mut S, frame: &Frame<'_>, udp: PlainUdp<'_>, stamp: &TrailerStamp) -> bool;
 }
 
 /// A single input's part of the [`Pipeline`], for one of its frames.
