@@ -130,3 +130,80 @@ fn every_byte_of_every_field_reads_back_as_the_wire_holds_it() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `--by symbol` rows of the JSON report, read by Python's `json` module: `blank` for
+/// `symbol:(blank)`, the name itself for a row of no one symbol (`symbol:(others)`,
+/// `symbol:(unknown)`), else the bytes `codecs.escape_decode` gives of the name after `symbol:`, in
+/// hex; each with its count, joined by `:`; sorted.
+fn symbol_rows_by_python(report: &Path) -> Vec<String> {
+    let py = "import codecs, json, sys\n\
+              m = [m for m in json.load(open(sys.argv[1]))['metrics'] if m['name'] == 'tick_to_trade'][0]\n\
+              for d in m['dims']:\n\
+              \x20   name = d['name']\n\
+              \x20   if not name.startswith('symbol:'):\n\
+              \x20       continue\n\
+              \x20   if name == 'symbol:(blank)':\n\
+              \x20       key = 'blank'\n\
+              \x20   elif name.startswith('symbol:('):\n\
+              \x20       key = name\n\
+              \x20   else:\n\
+              \x20       key = codecs.escape_decode(name[7:].encode('ascii'))[0].hex()\n\
+              \x20   print(key + ':' + str(d['count']))\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", py])
+        .arg(report)
+        .output()
+        .expect("python3 (scripts/setup.sh installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
+/// `--by symbol` gives each symbol's text a row of its own, named as `--unmatched` writes a symbol
+/// (escaped, right padding trimmed): Python's `codecs.escape_decode` gives back each row's symbol, and
+/// the table names the rows as the JSON does. A blank symbol (8 spaces, 8 NULs) is `symbol:(blank)`;
+/// a symbol that reads `(blank)` or `(others)` has a row of its own, not that of blank symbols or of
+/// the symbols beyond 1,024 (its `(` written `\x28`: no symbol's row is named as those are). Under
+/// the token rule, OUCH 4.2 orders `T` and n (n from 1), 1 ms apart, each paired with AAPL tick n
+/// (all at T0), of symbols: `S` b `Z` for every byte b, `SSSSSSS` b (the same text for b a space
+/// or a NUL: one row of 2), `(blank)`, `(others)`, 8 spaces and 8 NULs (one row of 2).
+#[test]
+fn each_symbol_has_a_row_named_as_the_wire_holds_it() {
+    let dir = tmpdir("wire-text-symbol-rows");
+    let (cap, json) = (dir.join("c.pcap"), dir.join("r.json"));
+    let mut symbols: Vec<[u8; 8]> = Vec::new();
+    symbols.extend((0..=255).map(|b| field(b"S", b, b"Z")));
+    symbols.extend((0..=255).map(|b| field(b"SSSSSSS", b, b"")));
+    symbols.extend([*b"(blank) ", *b"(others)", *b"        ", [0; 8]]);
+    let script: Vec<(i64, bool, Vec<u8>)> = symbols
+        .iter()
+        .zip(1u64..)
+        .map(|(s, n)| (n as i64, true, support::enter42_of(&field(b"T", b'0', format!("{n}").as_bytes()), s)))
+        .collect();
+    let mut frames = conversation(&script);
+    frames.splice(0..0, (1..=symbols.len() as u64).map(|n| (T0, symbol_tick(n, "AAPL"))));
+    write_pcap(&cap, &frames);
+    let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch42", "--by", "symbol", "--match", r"token:T(\d+)"];
+    let r = support::analyze_json(&args, &cap);
+    assert_eq!(r["counters"]["matched"], symbols.len(), "{}", r["counters"]);
+    std::fs::write(&json, serde_json::to_vec(&r).unwrap()).unwrap();
+    let mut want = std::collections::BTreeMap::new();
+    for s in &symbols {
+        let key = match trimmed(s) {
+            t if t.iter().all(|&c| c == b' ' || c == 0) => "blank".to_owned(),
+            t => hex(t),
+        };
+        *want.entry(key).or_insert(0) += 1;
+    }
+    let mut want: Vec<String> = want.into_iter().map(|(k, n)| format!("{k}:{n}")).collect();
+    want.sort();
+    assert_eq!(symbol_rows_by_python(&json), want);
+    // The table names each row as the JSON does (its name column 44 characters wide).
+    let text = support::analyze_text(&args, &cap);
+    for (name, _) in support::dims(support::metric(&r, "tick_to_trade")) {
+        let line = format!("{:<44} ", format!("  {name}"));
+        assert!(text.lines().any(|l| l.starts_with(&line)), "{line:?} in\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
