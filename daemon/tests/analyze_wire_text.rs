@@ -56,7 +56,7 @@ fn enter42(_: u32, token: &[u8; 14], symbol: &[u8; 8]) -> Vec<u8> {
 }
 
 /// An OUCH 5.0 Enter Order (UserRefNum `n`) whose ClOrdID and symbol are the bytes given, any bytes
-/// (OUCH 5.0 §: symbol at offset 10, ClOrdID at 31).
+/// (OUCH 5.0 §2.1: symbol at offset 10, ClOrdID at 31).
 fn enter50(n: u32, cl_ord_id: &[u8; 14], symbol: &[u8; 8]) -> Vec<u8> {
     let mut m = Vec::new();
     ouch::enter_order(&mut m, &aapl_order(n));
@@ -204,6 +204,31 @@ fn each_symbol_has_a_row_named_as_the_wire_holds_it() {
     for (name, _) in support::dims(support::metric(&r, "tick_to_trade")) {
         let line = format!("{:<44} ", format!("  {name}"));
         assert!(text.lines().any(|l| l.starts_with(&line)), "{line:?} in\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The token rule reads the token's bytes as the wire holds them, not the escaped text the files
+/// show. OUCH 4.2, AAPL ticks 5 and 15 at T0, then orders 1 ms apart: `Q` NUL `5` under
+/// `token:\x00(\d+)` reads 5 (its text `Q\x005` holds no NUL) and pairs with tick 5; `Q` 0x01 `5`
+/// under `token:x(\d+)` reads nothing (its text `Q\x015` would give 15): `no_token`.
+#[test]
+fn the_token_rule_reads_the_wire_not_the_text() {
+    let dir = tmpdir("wire-text-token-rule");
+    let (cap, pairs) = (dir.join("c.pcap"), dir.join("p.csv"));
+    for (b, rule, matched) in [(0, r"token:\x00(\d+)", 1), (1, r"token:x(\d+)", 0)] {
+        let script = [(1, true, support::enter42_of(&field(b"Q", b, b"5"), b"AAPL    "))];
+        let mut frames = conversation(&script);
+        frames.splice(0..0, [(T0, symbol_tick(5, "AAPL")), (T0, symbol_tick(15, "AAPL"))]);
+        write_pcap(&cap, &frames);
+        let args = ["--md", FEED_A, "--orders", "tcp:10.1.0.1:8003@ouch42", "--match", rule];
+        let args: Vec<&str> = args.into_iter().chain(["--pairs", pairs.to_str().unwrap()]).collect();
+        let r = support::analyze_json(&args, &cap);
+        let c = |k: &str| r["counters"].get(k).map_or(0, |v| v.as_u64().unwrap());
+        assert_eq!([c("orders"), c("matched"), c("no_token")], [1, matched, 1 - matched], "{rule}: {}", r["counters"]);
+        let text = std::fs::read_to_string(&pairs).unwrap();
+        let tick_seq = text.lines().nth(1).map(|l| l.split(',').nth(1).unwrap().to_owned());
+        assert_eq!(tick_seq, (matched == 1).then(|| "5".to_owned()), "{rule}: {text}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
