@@ -99,16 +99,7 @@ pub(super) struct Accounts {
     /// Replace requests by the order they replace: the new order's id (of the same kind), until the
     /// Replaced (or the Canceled that answers an invalid one).
     replaced_by: ById<u32, [u8; 14]>,
-    /// Enters that reused the id of an order still remembered, by account and id: how many await
-    /// their Rejected. The exchange rejects such a duplicate, so the order remembered keeps its
-    /// symbol, and the Rejected that answers the duplicate does not end it. Rare: kept apart, so that
-    /// an entry of `symbols` stays small.
-    duplicates: BoundedMap<(Account, OrderId), u32>,
 }
-
-/// Duplicate Enters awaiting their Rejected, at most: beyond, the oldest goes (its Rejected, if it
-/// comes, then ends the order it duplicated, as every Rejected did before duplicates were kept).
-const DUPLICATES_MAX: usize = 1 << 12;
 
 impl Accounts {
     pub(super) fn new() -> Self {
@@ -122,7 +113,6 @@ impl Accounts {
             last: None,
             symbols: ById::new(orders),
             replaced_by: ById::new(orders),
-            duplicates: BoundedMap::new(DUPLICATES_MAX),
         }
     }
 
@@ -176,11 +166,12 @@ impl Accounts {
                     s.qty.and_then(NonZeroU32::new)
                 };
                 let Some(symbol) = s.symbol else { return };
-                // An Enter of an id still remembered: the exchange rejects the duplicate, and the
-                // order keeps its symbol (the duplicate's own rows carry the symbol it sent).
+                // An Enter of an id still remembered is a retransmission, which the exchange
+                // ignores (OUCH's inbound messages may be resent benignly; OUCH 5.0 §1.2 says so of a
+                // UserRefNum not above the last): no response answers it, so the order keeps its
+                // symbol, and a Rejected of the id is the order's. The duplicate's own rows carry the
+                // symbol it sent.
                 if s.msg_type == b'O' && self.symbols.get(a, id).is_some() {
-                    let n = self.duplicates.get(&(a, id)).unwrap_or(0);
-                    self.duplicates.insert((a, id), n.saturating_add(1));
                     return;
                 }
                 self.symbols.insert(a, id, Kept { symbol, leaves });
@@ -203,16 +194,6 @@ impl Accounts {
             && let Some(orig) = s.orig_id
         {
             self.symbols.remove(a, orig);
-        }
-        // The Rejected of a duplicate Enter: the order it duplicated lives on.
-        if s.msg_type == b'J'
-            && let Some(n) = self.duplicates.get_mut(&(a, id))
-        {
-            *n -= 1;
-            if *n == 0 {
-                self.duplicates.remove(&(a, id));
-            }
-            return;
         }
         let Some(k) = self.symbols.get_mut(a, id) else { return };
         let q = s.qty.unwrap_or(0);
@@ -466,15 +447,14 @@ mod tests {
         assert_eq!((a.symbol_of(ME, urn(1)), a.numbers.len()), (Some(AAPL), 1), "ME's order 1 untouched");
     }
 
-    /// An OUCH 4.2 Enter reusing the token of a live order is a duplicate the exchange rejects: order
-    /// T1 (AAPL, accepted) keeps its symbol through the duplicate (MSFT) and the Rejected that answers
-    /// it; a second Rejected (none awaited) ends T1 as a Rejected did. An Enter of T2 after T2 ended
-    /// is no duplicate: its symbol is kept.
+    /// An Enter reusing the id of an order still remembered is a retransmission the exchange ignores,
+    /// which no response answers: of each kind of id (OUCH 4.2 token, OUCH 5.0 UserRefNum), order 1
+    /// (AAPL, accepted) keeps its symbol through the duplicate (MSFT); order 2 (AAPL), resent before
+    /// any answer and then Rejected, ends (the Rejected is the order's: it never lived). An Enter of
+    /// order 3 after order 3 ended is taken as a new order: its symbol is kept.
     #[test]
     fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
         const MSFT: Symbol = Symbol(*b"MSFT    ");
-        let mut a = Accounts::new();
-        let (t1, t2) = (OrderId::Token(*b"ORDER000000001"), OrderId::Token(*b"ORDER000000002"));
         let send = |a: &mut Accounts, dir, ty, id, symbol| {
             let mut s = OrderSummary::new(dir, ty);
             (s.id, s.symbol, s.qty) = (Some(id), symbol, Some(100));
@@ -484,19 +464,30 @@ mod tests {
             a.order_symbol(ME, &mut s);
             s.symbol
         };
-        send(&mut a, OrderDir::Inbound, b'O', t1, Some(AAPL));
-        send(&mut a, OrderDir::Outbound, b'A', t1, Some(AAPL));
-        assert_eq!(send(&mut a, OrderDir::Inbound, b'O', t1, Some(MSFT)), Some(MSFT), "the duplicate's own");
-        assert_eq!(a.symbol_of(ME, t1), Some(AAPL));
-        send(&mut a, OrderDir::Outbound, b'J', t1, None);
-        assert_eq!((a.symbol_of(ME, t1), a.duplicates.len()), (Some(AAPL), 0));
-        send(&mut a, OrderDir::Outbound, b'J', t1, None);
-        assert_eq!(a.symbol_of(ME, t1), None);
+        let token = |n: u8| {
+            let mut t = *b"ORDER000000000";
+            t[13] += n;
+            OrderId::Token(t)
+        };
+        let kinds: [fn(u8) -> OrderId; 2] = [token, |n| urn(u32::from(n))];
+        for id in kinds {
+            let mut a = Accounts::new();
+            let (o1, o2, o3) = (id(1), id(2), id(3));
+            send(&mut a, OrderDir::Inbound, b'O', o1, Some(AAPL));
+            send(&mut a, OrderDir::Outbound, b'A', o1, Some(AAPL));
+            assert_eq!(send(&mut a, OrderDir::Inbound, b'O', o1, Some(MSFT)), Some(MSFT), "the duplicate's own");
+            assert_eq!(a.symbol_of(ME, o1), Some(AAPL), "{o1:?}");
 
-        send(&mut a, OrderDir::Inbound, b'O', t2, Some(AAPL));
-        send(&mut a, OrderDir::Outbound, b'J', t2, None);
-        send(&mut a, OrderDir::Inbound, b'O', t2, Some(MSFT));
-        assert_eq!((a.symbol_of(ME, t2), a.duplicates.len()), (Some(MSFT), 0));
+            send(&mut a, OrderDir::Inbound, b'O', o2, Some(AAPL));
+            send(&mut a, OrderDir::Inbound, b'O', o2, Some(AAPL));
+            send(&mut a, OrderDir::Outbound, b'J', o2, None);
+            assert_eq!(a.symbol_of(ME, o2), None, "{o2:?}");
+
+            send(&mut a, OrderDir::Inbound, b'O', o3, Some(AAPL));
+            send(&mut a, OrderDir::Outbound, b'J', o3, None);
+            send(&mut a, OrderDir::Inbound, b'O', o3, Some(MSFT));
+            assert_eq!(a.symbol_of(ME, o3), Some(MSFT), "{o3:?}");
+        }
     }
 
     /// What an order never answered costs: a UserRefNum's entry is 24 bytes in its table and 12 in

@@ -69,7 +69,8 @@ pub const MAX_FEED_SESSIONS: u32 = 64;
 /// ([`Analyzer::unclaimed`](super::Analyzer::unclaimed)).
 pub(super) const UNCLAIMED_MAX: usize = 16;
 
-/// The `--by symbol` row of orders whose symbol is not known (no symbol has parentheses).
+/// The `--by symbol` row of orders whose symbol is not known (no symbol's row begins with a
+/// parenthesis: its own `(` is written `\x28`).
 pub(super) const UNKNOWN_SYMBOL: &str = "symbol:(unknown)";
 
 /// The `--by symbol` row of the orders of a symbol blank on the wire (its 8 bytes spaces or NULs).

@@ -151,11 +151,13 @@ pub(super) fn quoted(field: &[u8]) -> String {
 
 /// The `--by symbol` dimension of `symbol`: `symbol:` and its text as `--unmatched` writes it, without
 /// its right padding; a symbol blank on the wire (spaces or NULs only) is `symbol:(blank)`, which
-/// no symbol's text is (the feed's symbols are upper-case letters, a space pads them) and which
-/// reads as blank where `symbol:` followed by nothing would read as a row name left out.
+/// reads as blank where `symbol:` followed by nothing would read as a row name left out. A symbol's
+/// leading `(` is written `\x28`: an order's symbol is any 8 bytes (`(blank)`, `(others)`), and its
+/// row must not be taken for one of no one symbol (`(blank)`, `(others)`, `(unknown)`).
 pub(super) fn symbol_dim(symbol: &crate::proto::Symbol) -> String {
     match symbol.trimmed() {
         [] => super::limits::BLANK_SYMBOL.to_owned(),
+        [b'(', rest @ ..] => format!(r"symbol:\x28{}", escaped(rest)),
         t => format!("symbol:{}", escaped(t)),
     }
 }
@@ -244,7 +246,8 @@ mod tests {
     }
 
     /// `--by symbol` names a blank symbol (spaces or NULs) `symbol:(blank)`, a symbol otherwise by its
-    /// text without padding, escaped.
+    /// text without padding, escaped; a leading `(` as `\x28`, so that a symbol reading `(blank)` or
+    /// `(others)` is not taken for those rows (a `(` further on is itself).
     #[test]
     fn a_blank_symbol_has_a_row_that_says_so() {
         let dim = |b: &[u8; 8]| symbol_dim(&Symbol(*b));
@@ -253,6 +256,10 @@ mod tests {
         assert_eq!(dim(b"\0 \0 \0 \0 "), "symbol:(blank)");
         assert_eq!(dim(b"AAPL    "), "symbol:AAPL");
         assert_eq!(dim(b"A\x01B\\\0\0\0\0"), r"symbol:A\x01B\\");
+        assert_eq!(dim(b"(blank) "), r"symbol:\x28blank)");
+        assert_eq!(dim(b"(others)"), r"symbol:\x28others)");
+        assert_eq!(dim(b"(\0A     "), r"symbol:\x28\x00A");
+        assert_eq!(dim(b"A(B)    "), "symbol:A(B)");
     }
 
     /// `ALL` holds every reason once, in the order they are looked at (this match, without a wildcard,
