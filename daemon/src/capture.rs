@@ -148,6 +148,8 @@ struct Files {
     index: u32,
     comment: String,
     current: Option<(Out, PathBuf, PathBuf)>,
+    /// The current `.part`'s device and inode, as made: whether its name still holds it ([`still_at`]).
+    part_id: (u64, u64),
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
     opened: Instant,
@@ -383,6 +385,7 @@ impl Files {
             index: 0,
             comment,
             current: None,
+            part_id: (0, 0),
             idbs: HashMap::new(),
             bytes: Rc::new(Cell::new(0)),
             opened: Instant::now(),
@@ -452,6 +455,8 @@ impl Files {
         let part = part_of(&path);
         let overwrite = self.overwrite;
         let f = claim::create_part(&part, |p| replaceable(p, overwrite))?;
+        // (An fstat that fails leaves no id: the file is then never taken for the one at its name.)
+        self.part_id = f.metadata().map_or((0, 0), |m| file_id(&m));
         self.bytes = Rc::new(Cell::new(0));
         let w = Counting { inner: BufWriter::with_capacity(1 << 20, f), count: self.bytes.clone() };
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
@@ -580,10 +585,17 @@ impl Files {
 
     /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
     /// other capture can have it): at a start refused after the file was made, and at exit a numbered
-    /// file without frames ([`Files::close`]).
+    /// file without frames ([`Files::close`]). Only while the name still holds this capture's file:
+    /// moved away while it ran, whatever is at the name now is not its own to remove.
     fn discard(&mut self) {
         if let Some((w, part, _)) = self.current.take() {
-            if let Err(e) = std::fs::remove_file(&part) {
+            if !still_at(&part, self.part_id) {
+                crate::note!(
+                    "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it \
+                     ran, and what is at the name now is not its own",
+                    part.display()
+                );
+            } else if let Err(e) = std::fs::remove_file(&part) {
                 crate::note!("wirestamp: {}: not removed ({e}); it holds no frame", part.display());
             }
             drop(w);
@@ -659,6 +671,18 @@ impl Files {
         }
         due
     }
+}
+
+/// A file's device and inode.
+fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// Whether `part` still names the file `id` (followed as its open followed it: a `.part` that is a
+/// link to a file is that file).
+fn still_at(part: &Path, id: (u64, u64)) -> bool {
+    std::fs::metadata(part).is_ok_and(|m| file_id(&m) == id)
 }
 
 /// Ends a file: its last blocks flushed to the kernel, then to the disk.

@@ -43,6 +43,41 @@ fn a_numbered_file_left_without_frames_at_the_end_is_not_kept() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The numbered file without frames a rotation left is removed at exit only while its name still
+/// holds it: moved away while the capture ran (here after the rotation that made it, 17 frames of
+/// 60,000 bytes at `-C 1`: see above), and a user's file put at its name, that file is left byte for
+/// byte (it was removed), the capture saying why it removed nothing; the moved file is the capture's
+/// (a header, no frame), and the first file holds the 17 frames fed.
+#[test]
+fn the_empty_last_file_is_not_removed_once_its_name_is_anothers() {
+    let dir = tmp("ends-moved");
+    let base = dir.join("r.pcapng");
+    let fed: Vec<_> = (0..17).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = relay(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    let part = dir.join("r.0001.pcapng.part");
+    wait_for(&part);
+    std::fs::rename(&part, dir.join("moved")).unwrap();
+    std::fs::write(&part, "someone's notes").unwrap();
+    drop(pipe);
+    let o = ended(child, 20);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it ran, and \
+             what is at the name now is not its own\n",
+            part.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["moved", "r.0000.pcapng", "r.0001.pcapng.part"]);
+    assert_eq!(std::fs::read_to_string(&part).unwrap(), "someone's notes");
+    assert_eq!(frames(&dir.join("r.0000.pcapng")), (fed, true));
+    assert_eq!(frames(&dir.join("moved")), (vec![], false));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
 /// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
 /// a second, each a header and nothing else), and after the second burst the stream ends. Every file
