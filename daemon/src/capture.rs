@@ -557,6 +557,13 @@ impl Files {
                     return Err(incomplete(&part, &path, &e));
                 }
             };
+            // Its name no longer holds it (removed, or moved and another file put there, while the
+            // capture ran): nothing is renamed (that would give another file the capture's name), and
+            // its frames are not said to be written.
+            if !still_at(&part, self.part_id) {
+                self.incomplete = Some((part.clone(), "removed or moved while written, not by this capture".into()));
+                return Err(gone(&part, &path));
+            }
             // Renamed while still locked: no other capture takes the `.part` for a killed one's.
             let overwrite = self.overwrite;
             let renamed = claim::commit(&part, &path, |p| {
@@ -710,6 +717,17 @@ fn incomplete(part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
          {part}`: its losses are unknown) or keep it under another name (mv -n {part} {}); a capture to -w {shown} \
          refuses it while it is there",
         recovered_name(path).display()
+    )
+}
+
+/// The error of a file whose `.part` was removed, or moved and another file put at its name, while
+/// the capture wrote it: where its frames are, and that nothing was given the name.
+fn gone(part: &Path, path: &Path) -> anyhow::Error {
+    let (part, shown) = (part.display(), path.display());
+    anyhow::anyhow!(
+        "-w {shown}: {part} was removed, or moved, while this capture wrote it (not by this capture): its frames \
+         are not at that name (complete in the file it was moved to; lost if it was removed); nothing was named \
+         {shown}, and a file at {part} now is not this capture's: left as it is"
     )
 }
 

@@ -78,6 +78,62 @@ fn the_empty_last_file_is_not_removed_once_its_name_is_anothers() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A `.part` removed while the capture writes it (its frames lost with it), or moved away and another
+/// file put at its name: the capture does not say its frames were written (it said "3 frames written",
+/// and renamed the file put there to -w's name, exit status 0, or failed to rename the removed one
+/// naming neither), gives -w's name to nothing, leaves the file at the `.part` name byte for byte, and
+/// exits with status 1 saying where the frames are. The moved file holds the 3 frames fed, complete.
+#[test]
+fn a_part_removed_or_moved_while_written_is_not_said_to_be_written() {
+    let dir = tmp("ends-gone");
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    for moved in [false, true] {
+        let out = dir.join("x.pcapng");
+        let part = dir.join("x.pcapng.part");
+        let (child, mut pipe) = relay(&[], &out);
+        pipe.write_all(&pcap_header()).unwrap();
+        feed(&mut pipe, &fed);
+        wait_for(&part);
+        match moved {
+            false => std::fs::remove_file(&part).unwrap(),
+            true => {
+                std::fs::rename(&part, dir.join("moved")).unwrap();
+                std::fs::write(&part, "someone's notes").unwrap();
+            }
+        }
+        drop(pipe);
+        let o = ended(child, 10);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let (p, x) = (part.display(), out.display());
+        assert!(
+            err.contains(&format!(
+                "\nwirestamp: 3 frames captured (pcap 3); {p} could not be completed (removed or moved while written, \
+                 not by this capture): the error below says what it holds and what to do\n"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("written ("), "{err}");
+        assert!(
+            err.ends_with(&format!(
+                "\nwirestamp: error: -w {x}: {p} was removed, or moved, while this capture wrote it (not by this \
+                 capture): its frames are not at that name (complete in the file it was moved to; lost if it was \
+                 removed); nothing was named {x}, and a file at {p} now is not this capture's: left as it is\n"
+            )),
+            "{err}"
+        );
+        match moved {
+            false => assert!(listing(&dir).is_empty()),
+            true => {
+                assert_eq!(listing(&dir), ["moved", "x.pcapng.part"]);
+                assert_eq!(std::fs::read_to_string(&part).unwrap(), "someone's notes");
+                assert_eq!(frames(&dir.join("moved")), (fed.clone(), true));
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
 /// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
 /// a second, each a header and nothing else), and after the second burst the stream ends. Every file
