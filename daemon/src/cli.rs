@@ -433,9 +433,14 @@ pub struct CaptureArgs {
     /// Stop after N frames.
     #[arg(short = 'c', value_name = "N")]
     pub count: Option<u64>,
-    /// Start a new file every SECS seconds. A file without frames is not rotated (an idle capture
-    /// makes no empty files), and one a rotation left without frames when the capture ends is removed,
-    /// unless it is the capture's only file.
+    /// Start a new file every SECS seconds: a file is closed at the first check (at each frame, and at
+    /// least every 100 ms while idle) SECS seconds after it was opened, and the next one is opened then.
+    /// A file still without frames then is not closed: its SECS seconds count again from that check, so
+    /// an idle capture makes no empty files. With -C too, a file is closed at whichever comes first, and
+    /// each new file's SECS seconds count from its opening. Files are numbered (STEM.0000.EXT, ...):
+    /// unlike tcpdump's -G, -w is not a strftime pattern and a name holds no time (each frame has its
+    /// own). A file a rotation left without frames when the capture ends is removed, unless it is the
+    /// capture's only file.
     #[arg(short = 'G', value_name = "SECS")]
     pub rotate_secs: Option<u64>,
     /// Start a new file when the current one reaches MB megabytes (10^6 bytes). A file a rotation left
