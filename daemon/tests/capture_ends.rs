@@ -1,6 +1,7 @@
 //! How `wirestamp capture` ends its files: a numbered file left without frames by a rotation just
 //! before the stream ended is not kept, and a file that cannot be completed (no space left at its last
-//! flush) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
+//! flush), renamed (its directory made read-only) or found at its `.part` name (removed or moved while
+//! written) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
 //! by hand (tests/relay), so that the frames expected back are the ones fed.
 
 mod relay;
@@ -212,6 +213,18 @@ impl SmallFs {
         (child, pipe)
     }
 
+    /// Makes `at` read-only in the namespace from now on (a read-only bind mount over it): a file the
+    /// capture opened before stays writable, a name cannot be made or changed there.
+    fn read_only(&self, at: &Path) {
+        let s = Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "--", "sh", "-c"])
+            .arg(r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0""#)
+            .arg(at)
+            .status()
+            .unwrap();
+        assert!(s.success(), "{} not made read-only", at.display());
+    }
+
     /// `p` (under `at`) as this test sees it.
     fn seen(&self, p: &Path) -> PathBuf {
         PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), p.display()))
@@ -336,6 +349,42 @@ fn a_part_that_cannot_be_made_is_named_with_its_flag() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stderr(&o), format!("wirestamp: error: -w {x}: cannot create {x}.part: {enospc}\n", x = out.display()));
     assert!(listing(&fs.seen(&at)).is_empty());
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory made read-only while the capture writes into it (a read-only bind mount over it in the
+/// capture's mount namespace: as root, permissions would not stop it): the file is completed but cannot
+/// be renamed. The error names -w, the `.part`, the system's reason and where the frames are (it said
+/// "renaming X.part to X: EROFS: Read-only file system"), exit status 1; the `.part` holds every frame
+/// fed, with its statistics blocks.
+#[test]
+fn a_file_that_cannot_be_renamed_says_where_its_frames_are() {
+    let dir = tmp("ends-readonly");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=1m");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    wait_for(&fs.seen(&part));
+    fs.read_only(&at);
+    drop(pipe);
+    let o = ended(child, 10);
+    let erofs = std::io::Error::from_raw_os_error(libc::EROFS).to_string();
+    let (p, x) = (part.display(), out.display());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {x}: {p} could not be renamed to {x}: {erofs}; its frames are in {p}, complete: \
+             give it its name yourself (mv -n {p} {x}) or read it as it is (`wirestamp analyze {p}`)\n"
+        )
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
+    assert_eq!(frames(&fs.seen(&part)), (fed, true));
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
