@@ -165,8 +165,9 @@ pub enum Command {
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
     /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
     /// A start refused (a name taken) leaves no file of its own, --tx-events CSV included. A file that
-    /// cannot be completed (no space left at its last flush) stays as FILE.part with the frames flushed
-    /// to it: the summary says the frames were captured, not written, and the error what to do.
+    /// cannot be completed (no space left, during the run or at its last flush) stays as FILE.part: the
+    /// summary says the frames were captured, not written, and how many of those written to it it holds
+    /// (those not yet on it when the write failed are lost), and the error what to do.
     /// Drop counters are printed at exit and written into each file's statistics blocks: delivered =
     /// its frames, accepted = delivered + dropped (frames still queued when a file closes are counted
     /// in the next; at exit, in the last file's accepted).

@@ -110,7 +110,7 @@ fn a_part_removed_or_moved_while_written_is_not_said_to_be_written() {
         assert!(
             err.contains(&format!(
                 "\nwirestamp: 3 frames captured (pcap 3); {p} could not be completed (removed or moved while written, \
-                 not by this capture): the error below says what it holds and what to do\n"
+                 not by this capture): the error below says where its frames are\n"
             )),
             "{err}"
         );
@@ -308,18 +308,18 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     let (p, x) = (part.display(), out.display());
     assert!(
         err.contains(&format!(
-            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed ({enospc}): the error below says \
-             what it holds and what to do\n"
+            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed ({enospc}): it holds the 22 frames \
+             written to it; the error below says what to do\n"
         )),
         "{err}"
     );
-    assert!(!err.contains("written"), "{err}");
+    assert!(!err.contains("wirestamp: 22 frames written"), "{err}");
     assert!(
         err.ends_with(&format!(
             "\nwirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df \
-             {}`); it is left as it is, with the frames flushed to it (up to about a second before) and without its \
-             statistics blocks: read it as it is (`wirestamp analyze {p}`: its losses are unknown) or keep it under \
-             another name (mv -n {p} {}); a capture to -w {x} refuses it while it is there\n",
+             {}`); it is left as it is, holding the 22 frames written to it and without its statistics blocks: read \
+             it as it is (`wirestamp analyze {p}`: its losses are unknown) or keep it under another name (mv -n {p} \
+             {}); a capture to -w {x} refuses it while it is there\n",
             at.display(),
             at.join("x.recovered.pcapng").display()
         )),
@@ -327,6 +327,56 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     );
     assert_eq!(frames(&seen), (fed, false));
     assert_eq!(listing(&fs.seen(&at)), ["filler", "x.pcapng.part"]);
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// No space left during the run: 300 frames of 1,000 bytes (about 310 KB) fed at once, held in the
+/// capture's buffer (1 MiB) until its flush a second later, which a 256 KiB tmpfs cannot take whole.
+/// The summary and the error say how many of the 300 the `.part` holds, and that the others are lost
+/// (they said "the frames flushed to it (up to about a second before)": none of the 300 was flushed a
+/// second before, and a third of them never reached the file). The number expected is the frames a
+/// reader finds in the `.part` (the first of those fed, in order), fewer than 300.
+#[test]
+fn frames_lost_when_no_space_is_left_during_the_run_are_counted() {
+    let dir = tmp("ends-full-run");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&[], &out);
+    let fed: Vec<_> = (0..300).map(|k| frame(k, 1_000)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    let o = ended(child, 10);
+    drop(pipe);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let (kept, complete) = frames(&fs.seen(&part));
+    let held = kept.len();
+    assert!(!complete && held > 0 && held < 300, "{held}: {err}");
+    assert_eq!(kept, fed[..held]);
+    let lost = 300 - held;
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let (p, x) = (part.display(), out.display());
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: 300 frames captured (pcap 300); {p} could not be completed ({enospc}): it holds {held} of \
+             the 300 frames written to it ({lost} lost: not yet on it when the write failed); the error below says \
+             what to do\n"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df \
+             {}`); it is left as it is, holding {held} of the 300 frames written to it ({lost} lost: not yet on it \
+             when the write failed) and without its statistics blocks:",
+            at.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
