@@ -1723,17 +1723,22 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (Some(k), Some(s)) => Some(format!("{k}; {s}")),
         (k, s) => k.or(s),
     };
-    if let Some(k) = kept.as_ref().filter(|_| result.is_err() || closed.is_err() || tx_done.is_err()) {
-        // Another error is the run's: this one is said all the same.
+    let mut errors = [result.err(), closed.err(), tx_done.err()].into_iter().flatten();
+    let Some(first) = errors.next() else {
+        if let Some(k) = kept {
+            bail!(k);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    // The first error is the run's; the others are said all the same (a file that could not be
+    // completed after the source failed: what it holds and what to do, which the summary points to).
+    if let Some(k) = kept {
         crate::note!("wirestamp: error: {k}");
     }
-    result?;
-    closed?;
-    tx_done?;
-    if let Some(k) = kept {
-        bail!(k);
+    for e in errors {
+        crate::note!("wirestamp: error: {}", crate::cli::describe(&e));
     }
-    Ok(ExitCode::SUCCESS)
+    Err(first)
 }
 
 /// The `--tx-events` CSV: its writer, its path, the rows written.

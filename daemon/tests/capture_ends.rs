@@ -256,6 +256,41 @@ fn grown_to(p: &Path, len: u64) -> u64 {
     }
 }
 
+/// Feeds a capture to `part` (in `fs`) 22 frames, the last sized so that the `.part` ends on a page
+/// boundary once they are flushed, then takes every page left (a file `filler` beside it): the next
+/// block the capture writes (its statistics blocks at the latest) finds no space. The frames fed.
+fn fed_then_full(fs: &SmallFs, pipe: &mut std::process::ChildStdin, part: &Path) -> Frames {
+    let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(pipe, &fed);
+    let seen = fs.seen(part);
+    let before = grown_to(&seen, 20 * (32 + 1_000));
+    // A frame's bytes in the file beyond its data (an Enhanced Packet Block's 32 at least, pcapng's
+    // layout; options, even none, may add some): measured, so that the last frame can be sized to end
+    // the `.part` on a page boundary.
+    fed.push(frame(20, 64));
+    feed(pipe, &fed[20..]);
+    let grown = grown_to(&seen, before + 32 + 64);
+    let around = grown - before - 64;
+    // pcapng blocks are 4-byte aligned: so is `len`.
+    let mut len = (4096 - (grown + around) % 4096) % 4096;
+    if len < 64 {
+        len += 4096;
+    }
+    fed.push(frame(21, len as usize));
+    feed(pipe, &fed[21..]);
+    assert_eq!(grown_to(&seen, grown + around + len) % 4096, 0);
+    // Every page taken.
+    let mut filler = std::fs::File::create(fs.seen(&part.with_file_name("filler"))).unwrap();
+    let e = loop {
+        if let Err(e) = filler.write_all(&[0u8; 4096]) {
+            break e;
+        }
+    };
+    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+    fed
+}
+
 /// No space left when the capture completes its file: the statistics blocks and the last flush fail.
 /// The file system (a 256 KiB tmpfs) is filled once every frame fed is on it, the `.part` ending on a
 /// page boundary (its last frame's length chosen for it), so that the statistics block needs a page
@@ -272,34 +307,8 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     let fs = SmallFs::new(&at, "size=256k");
     let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
     let (child, mut pipe) = fs.capture(&[], &out);
-    let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
-    pipe.write_all(&pcap_header()).unwrap();
-    feed(&mut pipe, &fed);
+    let fed = fed_then_full(&fs, &mut pipe, &part);
     let seen = fs.seen(&part);
-    let before = grown_to(&seen, 20 * (32 + 1_000));
-    // A frame's bytes in the file beyond its data (an Enhanced Packet Block's 32 at least, pcapng's
-    // layout; options, even none, may add some): measured, so that the last frame can be sized to end
-    // the `.part` on a page boundary.
-    fed.push(frame(20, 64));
-    feed(&mut pipe, &fed[20..]);
-    let grown = grown_to(&seen, before + 32 + 64);
-    let around = grown - before - 64;
-    // pcapng blocks are 4-byte aligned: so is `len`.
-    let mut len = (4096 - (grown + around) % 4096) % 4096;
-    if len < 64 {
-        len += 4096;
-    }
-    fed.push(frame(21, len as usize));
-    feed(&mut pipe, &fed[21..]);
-    assert_eq!(grown_to(&seen, grown + around + len) % 4096, 0);
-    // Every page taken.
-    let mut filler = std::fs::File::create(fs.seen(&at.join("filler"))).unwrap();
-    let e = loop {
-        if let Err(e) = filler.write_all(&[0u8; 4096]) {
-            break e;
-        }
-    };
-    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
     drop(pipe);
     let o = ended(child, 10);
     let err = stderr(&o);
@@ -435,6 +444,48 @@ fn a_file_that_cannot_be_renamed_says_where_its_frames_are() {
     );
     assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
     assert_eq!(frames(&fs.seen(&part)), (fed, true));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stream that fails (a record whose length field says 2^31 - 1 bytes: a reading error, exit
+/// status 1) while no space is left for the file's statistics blocks: both errors are said, the
+/// stream's (the run's) and the file's (what it holds and what to do, which the summary points to);
+/// the file's was not said at all. The `.part` holds the 22 frames fed before (see `fed_then_full`).
+#[test]
+fn a_file_that_cannot_be_completed_after_the_source_failed_is_said_too() {
+    let dir = tmp("ends-full-bad");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    let fed = fed_then_full(&fs, &mut pipe, &part);
+    // A pcap record header (16 bytes): seconds, nanoseconds, captured and wire length.
+    let mut bad = 1_796_049_100u32.to_le_bytes().to_vec();
+    for v in [0u32, 0x7fff_ffff, 0x7fff_ffff] {
+        bad.extend(v.to_le_bytes());
+    }
+    pipe.write_all(&bad).unwrap();
+    drop(pipe);
+    let o = ended(child, 10);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    let (p, x) = (part.display(), out.display());
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    assert!(
+        lines.iter().any(|l| l.starts_with(&format!(
+            "wirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df {}`); \
+             it is left as it is, holding the 22 frames written to it and without its statistics blocks:",
+            at.display()
+        ))),
+        "{err}"
+    );
+    // The stream's error: its record (the 23rd, number 22 from 0) named.
+    assert!(lines.iter().any(|l| l.starts_with("wirestamp: error: stdin: ") && l.contains("(record 22, ")), "{err}");
+    assert_eq!(frames(&fs.seen(&part)), (fed, false));
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
