@@ -170,6 +170,36 @@ fn an_idle_capture_with_g_makes_no_empty_files() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// What `-G` does with a file left without frames, as `--help` says: it is not closed, its seconds
+/// count again from the check that found it empty. `-G 2`: frame A in the first file; its rotation
+/// (seen as the second `.part` appearing, at t) opens the second, empty at t + 2 s, when its count
+/// begins again: frames B (t + 2.5 s) and C (t + 3.3 s) are both in it, before its next rotation at
+/// t + 4 s (closed the moment B was written, C would be in a third file; before the change, B and C
+/// were in a third file, the second empty).
+#[test]
+fn g_counts_a_files_seconds_again_while_it_has_no_frame() {
+    let dir = tmp("ends-g-again");
+    let base = dir.join("g.pcapng");
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    let (child, mut pipe) = relay(&["-q", "-G", "2"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..1]);
+    wait_for(&dir.join("g.0001.pcapng.part"));
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(2_500));
+    feed(&mut pipe, &fed[1..2]);
+    std::thread::sleep(Duration::from_millis(3_300).saturating_sub(t.elapsed()));
+    feed(&mut pipe, &fed[2..]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(t.elapsed() < Duration::from_millis(4_000), "too late to tell: {:?}", t.elapsed());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listing(&dir), ["g.0000.pcapng", "g.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[..1].to_vec(), true));
+    assert_eq!(frames(&dir.join("g.0001.pcapng")), (fed[1..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A process holding a private mount namespace (`unshare -m`) with a small tmpfs at `at` (mounted with
 /// `options`): the capture runs in it ([`SmallFs::capture`]), this test sees it through
 /// `/proc/PID/root`; the tmpfs goes with the namespace when the holder ends (its standard input
