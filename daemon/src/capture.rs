@@ -1141,6 +1141,16 @@ fn check_files(args: &CaptureArgs) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
+    // Found now, not once the first `.part` is claimed (with --overwrite, an earlier capture's `.part`
+    // emptied for it: a start refused then would lose it).
+    if let Some(tx) = args.tx_events.as_deref() {
+        if tx.is_dir() {
+            bail!("--tx-events {}: is a directory; give a file name", tx.display());
+        }
+        if let Some(dir) = tx.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            bail!("--tx-events {}: the directory {} does not exist", tx.display(), dir.display());
+        }
+    }
     // Every file of the run that exists now (each is checked again as it is opened).
     check_outputs(args)?;
     if let Some(p) = args.ptp4l.as_deref().filter(|p| !p.exists()) {
