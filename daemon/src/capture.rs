@@ -148,6 +148,8 @@ struct Files {
     index: u32,
     comment: String,
     current: Option<(Out, PathBuf, PathBuf)>,
+    /// The current `.part`'s device and inode, as made: whether its name still holds it ([`still_at`]).
+    part_id: (u64, u64),
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
     opened: Instant,
@@ -173,9 +175,14 @@ struct Files {
     last_kept: bool,
     /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
     skipped: Vec<PathBuf>,
-    /// The `.part` a write, the final flush or the sync failed on, left as it is, and the system's
-    /// error: for the summary, which does not call its frames written.
-    incomplete: Option<(PathBuf, String)>,
+    /// What the summary says of the `.part` a write, the final flush or the sync failed on (left as
+    /// it is), or that was removed or moved while written: it does not call the frames written.
+    incomplete: Option<String>,
+    /// Frames written to the current file (to its buffer), or whose write to it failed.
+    in_file: u64,
+    /// The current file's length and its frames when it was last flushed whole: what it holds for sure
+    /// if a later write fails ([`Files::failed`]).
+    flushed_whole: (u64, u64),
 }
 
 /// Names taken in a row a rotating capture skips before it stops: past this, something takes every
@@ -383,6 +390,7 @@ impl Files {
             index: 0,
             comment,
             current: None,
+            part_id: (0, 0),
             idbs: HashMap::new(),
             bytes: Rc::new(Cell::new(0)),
             opened: Instant::now(),
@@ -397,6 +405,8 @@ impl Files {
             last_kept: false,
             skipped: Vec::new(),
             incomplete: None,
+            in_file: 0,
+            flushed_whole: (0, 0),
         }
     }
 
@@ -452,6 +462,8 @@ impl Files {
         let part = part_of(&path);
         let overwrite = self.overwrite;
         let f = claim::create_part(&part, |p| replaceable(p, overwrite))?;
+        // (An fstat that fails leaves no id: the file is then never taken for the one at its name.)
+        self.part_id = f.metadata().map_or((0, 0), |m| file_id(&m));
         self.bytes = Rc::new(Cell::new(0));
         let w = Counting { inner: BufWriter::with_capacity(1 << 20, f), count: self.bytes.clone() };
         let w = PcapngWriter::new(w, Some(&self.comment)).with_context(|| format!("writing {}", part.display()))?;
@@ -460,6 +472,7 @@ impl Files {
         self.written_of.iter_mut().for_each(|w| w.file = 0);
         self.opened = Instant::now();
         self.flushed = self.opened;
+        (self.in_file, self.flushed_whole) = (0, (0, 0));
         Ok(())
     }
 
@@ -473,6 +486,7 @@ impl Files {
                 return Err(self.failed(e));
             }
             self.flushed = Instant::now();
+            self.flushed_whole = (self.bytes.get(), self.in_file);
             return Ok(true);
         }
         Ok(false)
@@ -547,11 +561,19 @@ impl Files {
         if let Some((w, part, path)) = self.current.take() {
             let file = match complete(w) {
                 Ok(file) => file,
-                Err(e) => {
-                    self.incomplete = Some((part.clone(), e.to_string()));
-                    return Err(incomplete(&part, &path, &e));
-                }
+                Err(e) => return Err(self.not_completed(&part, &path, &e)),
             };
+            // Its name no longer holds it (removed, or moved and another file put there, while the
+            // capture ran): nothing is renamed (that would give another file the capture's name), and
+            // its frames are not said to be written.
+            if !still_at(&part, self.part_id) {
+                self.incomplete = Some(format!(
+                    "{} could not be completed (removed or moved while written, not by this capture): the error below \
+                     says where its frames are",
+                    part.display()
+                ));
+                return Err(gone(&part, &path));
+            }
             // Renamed while still locked: no other capture takes the `.part` for a killed one's.
             let overwrite = self.overwrite;
             let renamed = claim::commit(&part, &path, |p| {
@@ -580,10 +602,17 @@ impl Files {
 
     /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
     /// other capture can have it): at a start refused after the file was made, and at exit a numbered
-    /// file without frames ([`Files::close`]).
+    /// file without frames ([`Files::close`]). Only while the name still holds this capture's file:
+    /// moved away while it ran, whatever is at the name now is not its own to remove.
     fn discard(&mut self) {
         if let Some((w, part, _)) = self.current.take() {
-            if let Err(e) = std::fs::remove_file(&part) {
+            if !still_at(&part, self.part_id) {
+                crate::note!(
+                    "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it \
+                     ran, and what is at the name now is not its own",
+                    part.display()
+                );
+            } else if let Err(e) = std::fs::remove_file(&part) {
                 crate::note!("wirestamp: {}: not removed ({e}); it holds no frame", part.display());
             }
             drop(w);
@@ -595,8 +624,21 @@ impl Files {
     fn failed(&mut self, e: std::io::Error) -> anyhow::Error {
         let Some((w, part, path)) = self.current.take() else { return e.into() };
         drop(w);
-        self.incomplete = Some((part.clone(), e.to_string()));
-        incomplete(&part, &path, &e)
+        self.not_completed(&part, &path, &e)
+    }
+
+    /// The current file, dropped, could not be completed: the frames it holds counted (a write that
+    /// fails for want of space keeps what fitted: the rest of the buffer is lost, up to a second of
+    /// frames), for the summary and the error ([`incomplete`]).
+    fn not_completed(&mut self, part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
+        let (from, before) = self.flushed_whole;
+        let held = (before + frames_from(part, from)).min(self.in_file);
+        self.incomplete = Some(format!(
+            "{} could not be completed ({e}): it holds {}; the error below says what to do",
+            part.display(),
+            held_words(held, self.in_file)
+        ));
+        incomplete(part, path, e, held, self.in_file)
     }
 
     /// Writes `f`; its interface's first frame in this file (and timestamp source) adds the interface,
@@ -613,6 +655,8 @@ impl Files {
             self.open()?;
         }
         let (w, _, _) = self.current.as_mut().expect("opened above");
+        // Counted before it is written: a frame whose write fails is one of those the file lost.
+        self.in_file += 1;
         let key = (f.interface, f.ts_source);
         let id = match self.idbs.get(&key) {
             Some(&id) => id,
@@ -661,6 +705,18 @@ impl Files {
     }
 }
 
+/// A file's device and inode.
+fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// Whether `part` still names the file `id` (followed as its open followed it: a `.part` that is a
+/// link to a file is that file).
+fn still_at(part: &Path, id: (u64, u64)) -> bool {
+    std::fs::metadata(part).is_ok_and(|m| file_id(&m) == id)
+}
+
 /// Ends a file: its last blocks flushed to the kernel, then to the disk.
 fn complete(w: Out) -> std::io::Result<File> {
     let mut inner = w.finish()?;
@@ -670,9 +726,47 @@ fn complete(w: Out) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// The whole Enhanced Packet Blocks in `part` from byte `from` (a block's start) to its end: the
+/// frames a file that could not be completed holds past its last whole flush. A block cut short, or
+/// one that is no block (a write that failed half way), ends the count.
+fn frames_from(part: &Path, from: u64) -> u64 {
+    use std::io::{BufRead, BufReader, Seek, SeekFrom};
+    const EPB: u32 = 6;
+    let Ok(mut f) = File::open(part) else { return 0 };
+    let Ok(len) = f.metadata().map(|m| m.len()) else { return 0 };
+    if f.seek(SeekFrom::Start(from)).is_err() {
+        return 0;
+    }
+    let mut r = BufReader::with_capacity(1 << 16, f);
+    let (mut at, mut n) = (from, 0);
+    let mut head = [0u8; 8];
+    while std::io::Read::read_exact(&mut r, &mut head).is_ok() {
+        let kind = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let total = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
+        if total < 12 || !total.is_multiple_of(4) || at + total > len {
+            break;
+        }
+        n += u64::from(kind == EPB);
+        // The rest of the block, skipped.
+        let mut left = total - 8;
+        while left > 0 {
+            let Ok(buf) = r.fill_buf() else { return n };
+            if buf.is_empty() {
+                return n;
+            }
+            let k = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            r.consume(k);
+            left -= k as u64;
+        }
+        at += total;
+    }
+    n
+}
+
 /// The error of a file that could not be completed (a write, its last flush or its sync failed: no
-/// space left, an I/O error): what happened, where its frames are, and what to do.
-fn incomplete(part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
+/// space left, an I/O error): what happened, what it holds (`held` of the `written` frames written to
+/// it), and what to do.
+fn incomplete(part: &Path, path: &Path, e: &std::io::Error, held: u64, written: u64) -> anyhow::Error {
     let (part, shown) = (part.display(), path.display());
     let free = match e.raw_os_error() {
         Some(libc::ENOSPC | libc::EDQUOT) => {
@@ -681,11 +775,33 @@ fn incomplete(part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
         _ => String::new(),
     };
     anyhow::anyhow!(
-        "-w {shown}: {part} could not be completed: {e}{free}; it is left as it is, with the frames flushed to it \
-         (up to about a second before) and without its statistics blocks: read it as it is (`wirestamp analyze \
-         {part}`: its losses are unknown) or keep it under another name (mv -n {part} {}); a capture to -w {shown} \
-         refuses it while it is there",
+        "-w {shown}: {part} could not be completed: {e}{free}; it is left as it is, holding {} and without its \
+         statistics blocks: read it as it is (`wirestamp analyze {part}`: its losses are unknown) or keep it under \
+         another name (mv -n {part} {}); a capture to -w {shown} refuses it while it is there",
+        held_words(held, written),
         recovered_name(path).display()
+    )
+}
+
+/// The frames a file that could not be completed holds, of those written to it: the others were still
+/// in the capture's buffer when the write failed (or were the frame it failed on), and are lost.
+fn held_words(held: u64, written: u64) -> String {
+    match written - held {
+        0 => format!("the {written} frames written to it"),
+        lost => {
+            format!("{held} of the {written} frames written to it ({lost} lost: not yet on it when the write failed)")
+        }
+    }
+}
+
+/// The error of a file whose `.part` was removed, or moved and another file put at its name, while
+/// the capture wrote it: where its frames are, and that nothing was given the name.
+fn gone(part: &Path, path: &Path) -> anyhow::Error {
+    let (part, shown) = (part.display(), path.display());
+    anyhow::anyhow!(
+        "-w {shown}: {part} was removed, or moved, while this capture wrote it (not by this capture): its frames \
+         are not at that name (complete in the file it was moved to; lost if it was removed); nothing was named \
+         {shown}, and a file at {part} now is not this capture's: left as it is"
     )
 }
 
@@ -1024,6 +1140,16 @@ fn check_files(args: &CaptureArgs) -> Result<()> {
     }
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
+    }
+    // Found now, not once the first `.part` is claimed (with --overwrite, an earlier capture's `.part`
+    // emptied for it: a start refused then would lose it).
+    if let Some(tx) = args.tx_events.as_deref() {
+        if tx.is_dir() {
+            bail!("--tx-events {}: is a directory; give a file name", tx.display());
+        }
+        if let Some(dir) = tx.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+            bail!("--tx-events {}: the directory {} does not exist", tx.display(), dir.display());
+        }
     }
     // Every file of the run that exists now (each is checked again as it is opened).
     check_outputs(args)?;
@@ -1417,9 +1543,11 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             if f.link == LinkType::Erf {
                 bail!("frame {count}: ERF records cannot be written to pcapng here");
             }
-            files.write(&f, name, &describe, snaplen, decimals)?;
+            // Counted as captured before it is written: a write that fails loses it, which the summary
+            // says (see `Files::not_completed`).
             *per_source.entry(f.ts_source.name()).or_default() += 1;
             count += 1;
+            files.write(&f, name, &describe, snaplen, decimals)?;
         }
     })();
     let ran = started.elapsed();
@@ -1560,11 +1688,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         match &files.incomplete {
             None => crate::note!("wirestamp: {count} frames written{srcs}"),
             // Not "written": those not flushed before the failure are lost, and the file has no end.
-            Some((part, e)) => crate::note!(
-                "wirestamp: {count} frames captured{srcs}; {} could not be completed ({e}): the error below says \
-                 what it holds and what to do",
-                part.display()
-            ),
+            Some(what) => crate::note!("wirestamp: {count} frames captured{srcs}; {what}"),
         }
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
@@ -1609,17 +1733,22 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         (Some(k), Some(s)) => Some(format!("{k}; {s}")),
         (k, s) => k.or(s),
     };
-    if let Some(k) = kept.as_ref().filter(|_| result.is_err() || closed.is_err() || tx_done.is_err()) {
-        // Another error is the run's: this one is said all the same.
+    let mut errors = [result.err(), closed.err(), tx_done.err()].into_iter().flatten();
+    let Some(first) = errors.next() else {
+        if let Some(k) = kept {
+            bail!(k);
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    // The first error is the run's; the others are said all the same (a file that could not be
+    // completed after the source failed: what it holds and what to do, which the summary points to).
+    if let Some(k) = kept {
         crate::note!("wirestamp: error: {k}");
     }
-    result?;
-    closed?;
-    tx_done?;
-    if let Some(k) = kept {
-        bail!(k);
+    for e in errors {
+        crate::note!("wirestamp: error: {}", crate::cli::describe(&e));
     }
-    Ok(ExitCode::SUCCESS)
+    Err(first)
 }
 
 /// The `--tx-events` CSV: its writer, its path, the rows written.

@@ -165,8 +165,9 @@ pub enum Command {
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
     /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
     /// A start refused (a name taken) leaves no file of its own, --tx-events CSV included. A file that
-    /// cannot be completed (no space left at its last flush) stays as FILE.part with the frames flushed
-    /// to it: the summary says the frames were captured, not written, and the error what to do.
+    /// cannot be completed (no space left, during the run or at its last flush) stays as FILE.part: the
+    /// summary says the frames were captured, not written, and how many of those written to it it holds
+    /// (those not yet on it when the write failed are lost), and the error what to do.
     /// Drop counters are printed at exit and written into each file's statistics blocks: delivered =
     /// its frames, accepted = delivered + dropped (frames still queued when a file closes are counted
     /// in the next; at exit, in the last file's accepted).
@@ -434,9 +435,14 @@ pub struct CaptureArgs {
     /// Stop after N frames.
     #[arg(short = 'c', value_name = "N")]
     pub count: Option<u64>,
-    /// Start a new file every SECS seconds. A file without frames is not rotated (an idle capture
-    /// makes no empty files), and one a rotation left without frames when the capture ends is removed,
-    /// unless it is the capture's only file.
+    /// Start a new file every SECS seconds: a file is closed at the first check (at each frame, and at
+    /// least every 100 ms while idle) SECS seconds after it was opened, and the next one is opened then.
+    /// A file still without frames then is not closed: its SECS seconds count again from that check, so
+    /// an idle capture makes no empty files. With -C too, a file is closed at whichever comes first, and
+    /// each new file's SECS seconds count from its opening. Files are numbered (STEM.0000.EXT, ...):
+    /// unlike tcpdump's -G, -w is not a strftime pattern and a name holds no time (each frame has its
+    /// own). A file a rotation left without frames when the capture ends is removed, unless it is the
+    /// capture's only file.
     #[arg(short = 'G', value_name = "SECS")]
     pub rotate_secs: Option<u64>,
     /// Start a new file when the current one reaches MB megabytes (10^6 bytes). A file a rotation left

@@ -1,6 +1,7 @@
 //! How `wirestamp capture` ends its files: a numbered file left without frames by a rotation just
 //! before the stream ended is not kept, and a file that cannot be completed (no space left at its last
-//! flush) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
+//! flush), renamed (its directory made read-only) or found at its `.part` name (removed or moved while
+//! written) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
 //! by hand (tests/relay), so that the frames expected back are the ones fed.
 
 mod relay;
@@ -43,6 +44,97 @@ fn a_numbered_file_left_without_frames_at_the_end_is_not_kept() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The numbered file without frames a rotation left is removed at exit only while its name still
+/// holds it: moved away while the capture ran (here after the rotation that made it, 17 frames of
+/// 60,000 bytes at `-C 1`: see above), and a user's file put at its name, that file is left byte for
+/// byte (it was removed), the capture saying why it removed nothing; the moved file is the capture's
+/// (a header, no frame), and the first file holds the 17 frames fed.
+#[test]
+fn the_empty_last_file_is_not_removed_once_its_name_is_anothers() {
+    let dir = tmp("ends-moved");
+    let base = dir.join("r.pcapng");
+    let fed: Vec<_> = (0..17).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = relay(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    let part = dir.join("r.0001.pcapng.part");
+    wait_for(&part);
+    std::fs::rename(&part, dir.join("moved")).unwrap();
+    std::fs::write(&part, "someone's notes").unwrap();
+    drop(pipe);
+    let o = ended(child, 20);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it ran, and \
+             what is at the name now is not its own\n",
+            part.display()
+        )
+    );
+    assert_eq!(listing(&dir), ["moved", "r.0000.pcapng", "r.0001.pcapng.part"]);
+    assert_eq!(std::fs::read_to_string(&part).unwrap(), "someone's notes");
+    assert_eq!(frames(&dir.join("r.0000.pcapng")), (fed, true));
+    assert_eq!(frames(&dir.join("moved")), (vec![], false));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `.part` removed while the capture writes it (its frames lost with it), or moved away and another
+/// file put at its name: the capture does not say its frames were written (it said "3 frames written",
+/// and renamed the file put there to -w's name, exit status 0, or failed to rename the removed one
+/// naming neither), gives -w's name to nothing, leaves the file at the `.part` name byte for byte, and
+/// exits with status 1 saying where the frames are. The moved file holds the 3 frames fed, complete.
+#[test]
+fn a_part_removed_or_moved_while_written_is_not_said_to_be_written() {
+    let dir = tmp("ends-gone");
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    for moved in [false, true] {
+        let out = dir.join("x.pcapng");
+        let part = dir.join("x.pcapng.part");
+        let (child, mut pipe) = relay(&[], &out);
+        pipe.write_all(&pcap_header()).unwrap();
+        feed(&mut pipe, &fed);
+        wait_for(&part);
+        match moved {
+            false => std::fs::remove_file(&part).unwrap(),
+            true => {
+                std::fs::rename(&part, dir.join("moved")).unwrap();
+                std::fs::write(&part, "someone's notes").unwrap();
+            }
+        }
+        drop(pipe);
+        let o = ended(child, 10);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let (p, x) = (part.display(), out.display());
+        assert!(
+            err.contains(&format!(
+                "\nwirestamp: 3 frames captured (pcap 3); {p} could not be completed (removed or moved while written, \
+                 not by this capture): the error below says where its frames are\n"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("written ("), "{err}");
+        assert!(
+            err.ends_with(&format!(
+                "\nwirestamp: error: -w {x}: {p} was removed, or moved, while this capture wrote it (not by this \
+                 capture): its frames are not at that name (complete in the file it was moved to; lost if it was \
+                 removed); nothing was named {x}, and a file at {p} now is not this capture's: left as it is\n"
+            )),
+            "{err}"
+        );
+        match moved {
+            false => assert!(listing(&dir).is_empty()),
+            true => {
+                assert_eq!(listing(&dir), ["moved", "x.pcapng.part"]);
+                assert_eq!(std::fs::read_to_string(&part).unwrap(), "someone's notes");
+                assert_eq!(frames(&dir.join("moved")), (fed.clone(), true));
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
 /// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
 /// a second, each a header and nothing else), and after the second burst the stream ends. Every file
@@ -75,6 +167,36 @@ fn an_idle_capture_with_g_makes_no_empty_files() {
         all.extend(got);
     }
     assert_eq!(all, fed);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What `-G` does with a file left without frames, as `--help` says: it is not closed, its seconds
+/// count again from the check that found it empty. `-G 2`: frame A in the first file; its rotation
+/// (seen as the second `.part` appearing, at t) opens the second, empty at t + 2 s, when its count
+/// begins again: frames B (t + 2.5 s) and C (t + 3.3 s) are both in it, before its next rotation at
+/// t + 4 s (closed the moment B was written, C would be in a third file; before the change, B and C
+/// were in a third file, the second empty).
+#[test]
+fn g_counts_a_files_seconds_again_while_it_has_no_frame() {
+    let dir = tmp("ends-g-again");
+    let base = dir.join("g.pcapng");
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    let (child, mut pipe) = relay(&["-q", "-G", "2"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..1]);
+    wait_for(&dir.join("g.0001.pcapng.part"));
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(2_500));
+    feed(&mut pipe, &fed[1..2]);
+    std::thread::sleep(Duration::from_millis(3_300).saturating_sub(t.elapsed()));
+    feed(&mut pipe, &fed[2..]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(t.elapsed() < Duration::from_millis(4_000), "too late to tell: {:?}", t.elapsed());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(listing(&dir), ["g.0000.pcapng", "g.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[..1].to_vec(), true));
+    assert_eq!(frames(&dir.join("g.0001.pcapng")), (fed[1..].to_vec(), true));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -121,6 +243,18 @@ impl SmallFs {
         (child, pipe)
     }
 
+    /// Makes `at` read-only in the namespace from now on (a read-only bind mount over it): a file the
+    /// capture opened before stays writable, a name cannot be made or changed there.
+    fn read_only(&self, at: &Path) {
+        let s = Command::new("nsenter")
+            .args(["-t", &self.holder.id().to_string(), "-m", "--", "sh", "-c"])
+            .arg(r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0""#)
+            .arg(at)
+            .status()
+            .unwrap();
+        assert!(s.success(), "{} not made read-only", at.display());
+    }
+
     /// `p` (under `at`) as this test sees it.
     fn seen(&self, p: &Path) -> PathBuf {
         PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), p.display()))
@@ -152,6 +286,41 @@ fn grown_to(p: &Path, len: u64) -> u64 {
     }
 }
 
+/// Feeds a capture to `part` (in `fs`) 22 frames, the last sized so that the `.part` ends on a page
+/// boundary once they are flushed, then takes every page left (a file `filler` beside it): the next
+/// block the capture writes (its statistics blocks at the latest) finds no space. The frames fed.
+fn fed_then_full(fs: &SmallFs, pipe: &mut std::process::ChildStdin, part: &Path) -> Frames {
+    let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(pipe, &fed);
+    let seen = fs.seen(part);
+    let before = grown_to(&seen, 20 * (32 + 1_000));
+    // A frame's bytes in the file beyond its data (an Enhanced Packet Block's 32 at least, pcapng's
+    // layout; options, even none, may add some): measured, so that the last frame can be sized to end
+    // the `.part` on a page boundary.
+    fed.push(frame(20, 64));
+    feed(pipe, &fed[20..]);
+    let grown = grown_to(&seen, before + 32 + 64);
+    let around = grown - before - 64;
+    // pcapng blocks are 4-byte aligned: so is `len`.
+    let mut len = (4096 - (grown + around) % 4096) % 4096;
+    if len < 64 {
+        len += 4096;
+    }
+    fed.push(frame(21, len as usize));
+    feed(pipe, &fed[21..]);
+    assert_eq!(grown_to(&seen, grown + around + len) % 4096, 0);
+    // Every page taken.
+    let mut filler = std::fs::File::create(fs.seen(&part.with_file_name("filler"))).unwrap();
+    let e = loop {
+        if let Err(e) = filler.write_all(&[0u8; 4096]) {
+            break e;
+        }
+    };
+    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+    fed
+}
+
 /// No space left when the capture completes its file: the statistics blocks and the last flush fail.
 /// The file system (a 256 KiB tmpfs) is filled once every frame fed is on it, the `.part` ending on a
 /// page boundary (its last frame's length chosen for it), so that the statistics block needs a page
@@ -168,34 +337,8 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     let fs = SmallFs::new(&at, "size=256k");
     let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
     let (child, mut pipe) = fs.capture(&[], &out);
-    let mut fed: Vec<_> = (0..20).map(|k| frame(k, 1_000)).collect();
-    pipe.write_all(&pcap_header()).unwrap();
-    feed(&mut pipe, &fed);
+    let fed = fed_then_full(&fs, &mut pipe, &part);
     let seen = fs.seen(&part);
-    let before = grown_to(&seen, 20 * (32 + 1_000));
-    // A frame's bytes in the file beyond its data (an Enhanced Packet Block's 32 at least, pcapng's
-    // layout; options, even none, may add some): measured, so that the last frame can be sized to end
-    // the `.part` on a page boundary.
-    fed.push(frame(20, 64));
-    feed(&mut pipe, &fed[20..]);
-    let grown = grown_to(&seen, before + 32 + 64);
-    let around = grown - before - 64;
-    // pcapng blocks are 4-byte aligned: so is `len`.
-    let mut len = (4096 - (grown + around) % 4096) % 4096;
-    if len < 64 {
-        len += 4096;
-    }
-    fed.push(frame(21, len as usize));
-    feed(&mut pipe, &fed[21..]);
-    assert_eq!(grown_to(&seen, grown + around + len) % 4096, 0);
-    // Every page taken.
-    let mut filler = std::fs::File::create(fs.seen(&at.join("filler"))).unwrap();
-    let e = loop {
-        if let Err(e) = filler.write_all(&[0u8; 4096]) {
-            break e;
-        }
-    };
-    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
     drop(pipe);
     let o = ended(child, 10);
     let err = stderr(&o);
@@ -204,18 +347,18 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     let (p, x) = (part.display(), out.display());
     assert!(
         err.contains(&format!(
-            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed ({enospc}): the error below says \
-             what it holds and what to do\n"
+            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed ({enospc}): it holds the 22 frames \
+             written to it; the error below says what to do\n"
         )),
         "{err}"
     );
-    assert!(!err.contains("written"), "{err}");
+    assert!(!err.contains("wirestamp: 22 frames written"), "{err}");
     assert!(
         err.ends_with(&format!(
             "\nwirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df \
-             {}`); it is left as it is, with the frames flushed to it (up to about a second before) and without its \
-             statistics blocks: read it as it is (`wirestamp analyze {p}`: its losses are unknown) or keep it under \
-             another name (mv -n {p} {}); a capture to -w {x} refuses it while it is there\n",
+             {}`); it is left as it is, holding the 22 frames written to it and without its statistics blocks: read \
+             it as it is (`wirestamp analyze {p}`: its losses are unknown) or keep it under another name (mv -n {p} \
+             {}); a capture to -w {x} refuses it while it is there\n",
             at.display(),
             at.join("x.recovered.pcapng").display()
         )),
@@ -223,6 +366,56 @@ fn a_file_that_cannot_be_completed_is_not_said_to_be_written() {
     );
     assert_eq!(frames(&seen), (fed, false));
     assert_eq!(listing(&fs.seen(&at)), ["filler", "x.pcapng.part"]);
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// No space left during the run: 300 frames of 1,000 bytes (about 310 KB) fed at once, held in the
+/// capture's buffer (1 MiB) until its flush a second later, which a 256 KiB tmpfs cannot take whole.
+/// The summary and the error say how many of the 300 the `.part` holds, and that the others are lost
+/// (they said "the frames flushed to it (up to about a second before)": none of the 300 was flushed a
+/// second before, and a third of them never reached the file). The number expected is the frames a
+/// reader finds in the `.part` (the first of those fed, in order), fewer than 300.
+#[test]
+fn frames_lost_when_no_space_is_left_during_the_run_are_counted() {
+    let dir = tmp("ends-full-run");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&[], &out);
+    let fed: Vec<_> = (0..300).map(|k| frame(k, 1_000)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    let o = ended(child, 10);
+    drop(pipe);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let (kept, complete) = frames(&fs.seen(&part));
+    let held = kept.len();
+    assert!(!complete && held > 0 && held < 300, "{held}: {err}");
+    assert_eq!(kept, fed[..held]);
+    let lost = 300 - held;
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    let (p, x) = (part.display(), out.display());
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: 300 frames captured (pcap 300); {p} could not be completed ({enospc}): it holds {held} of \
+             the 300 frames written to it ({lost} lost: not yet on it when the write failed); the error below says \
+             what to do\n"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df \
+             {}`); it is left as it is, holding {held} of the 300 frames written to it ({lost} lost: not yet on it \
+             when the write failed) and without its statistics blocks:",
+            at.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -245,6 +438,84 @@ fn a_part_that_cannot_be_made_is_named_with_its_flag() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stderr(&o), format!("wirestamp: error: -w {x}: cannot create {x}.part: {enospc}\n", x = out.display()));
     assert!(listing(&fs.seen(&at)).is_empty());
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A directory made read-only while the capture writes into it (a read-only bind mount over it in the
+/// capture's mount namespace: as root, permissions would not stop it): the file is completed but cannot
+/// be renamed. The error names -w, the `.part`, the system's reason and where the frames are (it said
+/// "renaming X.part to X: EROFS: Read-only file system"), exit status 1; the `.part` holds every frame
+/// fed, with its statistics blocks.
+#[test]
+fn a_file_that_cannot_be_renamed_says_where_its_frames_are() {
+    let dir = tmp("ends-readonly");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=1m");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    let fed: Vec<_> = (0..3).map(|k| frame(k, 100)).collect();
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed);
+    wait_for(&fs.seen(&part));
+    fs.read_only(&at);
+    drop(pipe);
+    let o = ended(child, 10);
+    let erofs = std::io::Error::from_raw_os_error(libc::EROFS).to_string();
+    let (p, x) = (part.display(), out.display());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "wirestamp: error: -w {x}: {p} could not be renamed to {x}: {erofs}; its frames are in {p}, complete: \
+             give it its name yourself (mv -n {p} {x}) or read it as it is (`wirestamp analyze {p}`)\n"
+        )
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
+    assert_eq!(frames(&fs.seen(&part)), (fed, true));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A stream that fails (a record whose length field says 2^31 - 1 bytes: a reading error, exit
+/// status 1) while no space is left for the file's statistics blocks: both errors are said, the
+/// stream's (the run's) and the file's (what it holds and what to do, which the summary points to);
+/// the file's was not said at all. The `.part` holds the 22 frames fed before (see `fed_then_full`).
+#[test]
+fn a_file_that_cannot_be_completed_after_the_source_failed_is_said_too() {
+    let dir = tmp("ends-full-bad");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=256k");
+    let (out, part) = (at.join("x.pcapng"), at.join("x.pcapng.part"));
+    let (child, mut pipe) = fs.capture(&["-q"], &out);
+    let fed = fed_then_full(&fs, &mut pipe, &part);
+    // A pcap record header (16 bytes): seconds, nanoseconds, captured and wire length.
+    let mut bad = 1_796_049_100u32.to_le_bytes().to_vec();
+    for v in [0u32, 0x7fff_ffff, 0x7fff_ffff] {
+        bad.extend(v.to_le_bytes());
+    }
+    pipe.write_all(&bad).unwrap();
+    drop(pipe);
+    let o = ended(child, 10);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    let (p, x) = (part.display(), out.display());
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC).to_string();
+    assert!(
+        lines.iter().any(|l| l.starts_with(&format!(
+            "wirestamp: error: -w {x}: {p} could not be completed: {enospc} (free space on its file system: `df {}`); \
+             it is left as it is, holding the 22 frames written to it and without its statistics blocks:",
+            at.display()
+        ))),
+        "{err}"
+    );
+    // The stream's error: its record (the 23rd, number 22 from 0) named.
+    assert!(lines.iter().any(|l| l.starts_with("wirestamp: error: stdin: ") && l.contains("(record 22, ")), "{err}");
+    assert_eq!(frames(&fs.seen(&part)), (fed, false));
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -2194,3 +2194,61 @@ fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--tx-events` in a directory that does not exist, or naming a directory, is refused with the start-up
+/// checks (exit status 1, nothing opened), as `-w`'s are: it was found only once the first `.part` was
+/// claimed, which with `--overwrite` had emptied a killed capture's `.part` left at `-w` (and the start
+/// refused then removed it). The leftover is byte for byte as it was, and nothing else is made.
+#[test]
+fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-dir");
+    let cg = cgroup2_root().join(format!("wirestamp-capture-test-txdir-{}", std::process::id()));
+    std::fs::create_dir(&cg).unwrap();
+    let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
+    // A killed capture's .part: a pcapng section header's first bytes, then anything.
+    let leftover = [&[0x0a, 0x0d, 0x0d, 0x0a][..], b"a killed capture's frames"].concat();
+    std::fs::write(&part, &leftover).unwrap();
+    std::fs::create_dir(dir.join("adir")).unwrap();
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    for (tx, why) in [
+        (dir.join("nowhere/tx.csv"), format!("the directory {} does not exist", dir.join("nowhere").display())),
+        (dir.join("adir"), "is a directory; give a file name".to_string()),
+    ] {
+        let a = args(
+            &[
+                "--source",
+                "ebpf",
+                "-i",
+                "va",
+                "--orders",
+                &orders,
+                "--no-hwtstamp",
+                "--overwrite",
+                "--cgroup",
+                &cg.display().to_string(),
+                "--tx-events",
+                &tx.display().to_string(),
+            ],
+            &out,
+        );
+        let child = pair.a.run(move || {
+            Command::new(BIN)
+                .arg("capture")
+                .arg("-q")
+                .args(a)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        });
+        let o = finish(child, 20);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(relay::listing(&dir), ["adir", "x.pcapng.part"], "{err}");
+        assert_eq!(std::fs::read(&part).unwrap(), leftover);
+        assert_eq!(err, format!("wirestamp: error: --tx-events {}: {why}\n", tx.display()));
+    }
+    std::fs::remove_dir(&cg).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -187,7 +187,6 @@ fn hold(f: File, path: &Path) -> Held {
 /// frames stay in `part` (the caller says so). Never replaces anything else: `RENAME_NOREPLACE`, or on
 /// a file system that refuses it (`EINVAL`: NFS, SMB) a hard link and an unlink, which do not either.
 pub(super) fn commit(part: &Path, path: &Path, replaceable: impl Fn(&Path) -> bool) -> Result<bool> {
-    let renaming = || format!("renaming {} to {}", part.display(), path.display());
     match renameat2(AT_FDCWD, part, AT_FDCWD, path, RenameFlags::RENAME_NOREPLACE) {
         Ok(()) => return Ok(true),
         Err(Errno::EEXIST) => {}
@@ -205,14 +204,24 @@ pub(super) fn commit(part: &Path, path: &Path, replaceable: impl Fn(&Path) -> bo
                 return Ok(true);
             }
         }
-        Err(e) => return Err(e).with_context(renaming),
+        Err(e) => return Err(not_renamed(part, path, e.into())),
     }
     if !replaceable(path) {
         return Ok(false);
     }
     // What was there when the run began, or a capture --overwrite replaces: checked just now.
-    std::fs::rename(part, path).with_context(renaming)?;
+    std::fs::rename(part, path).map_err(|e| not_renamed(part, path, e))?;
     Ok(true)
+}
+
+/// A complete `part` the system would not rename (its directory made read-only, no permission): where
+/// its frames are, and what to do.
+fn not_renamed(part: &Path, path: &Path, e: std::io::Error) -> anyhow::Error {
+    let (part, path) = (part.display(), path.display());
+    anyhow::anyhow!(
+        "-w {path}: {part} could not be renamed to {path}: {e}; its frames are in {part}, complete: give it its \
+         name yourself (mv -n {part} {path}) or read it as it is (`wirestamp analyze {part}`)"
+    )
 }
 
 /// `part` named `path` by a hard link, then its old name removed: false, nothing changed, when `path`
