@@ -310,11 +310,6 @@ impl CaptureReader {
         self.stats.bytes = self.buf.offset();
     }
 
-    /// Whether the next frame is one that [`CaptureReader::next_run`]'s `take` declined.
-    pub fn holds_declined(&self) -> bool {
-        self.declined.is_some()
-    }
-
     /// [`CaptureReader::next_frame`] with the frame's interface, as far as this input describes it
     /// (its timestamp resolution, say), looked up once the record is read (a pcapng interface is
     /// described in the same read as its first frame).

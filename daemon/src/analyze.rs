@@ -385,12 +385,7 @@ pub fn process_with_tx(
     tx.feed_until(analyzer, i64::MAX);
     analyzer.finish();
     sinks.drain(analyzer)?;
-    if let Some(w) = sinks.pairs.as_mut() {
-        w.write(|w| w.flush())?;
-    }
-    if let Some(w) = sinks.unmatched.as_mut() {
-        w.write(|w| w.flush())?;
-    }
+    sinks.flush_csv()?;
     if let Some(h) = sinks.hlog.as_mut() {
         h.finish(analyzer.first_time())?;
     }
@@ -398,6 +393,14 @@ pub fn process_with_tx(
 }
 
 impl Sinks {
+    /// Writes out what `--pairs` and `--unmatched` hold.
+    fn flush_csv(&mut self) -> Result<()> {
+        for w in [self.pairs.as_mut(), self.unmatched.as_mut()].into_iter().flatten() {
+            w.write(|w| w.flush())?;
+        }
+        Ok(())
+    }
+
     /// `e` says that the input has to wait (a relay on standard input, idle: [`Pipeline::is_wait`]):
     /// what the run wrote so far goes out, so that `tail -f` of a `--pairs` file follows the relay, and
     /// the progress line is brought up to date (`None`); else it is the error that stops the run. Out of
@@ -417,12 +420,7 @@ impl Sinks {
         }
         // What the frames of the run before the wait queued.
         self.drain(analyzer)?;
-        if let Some(w) = self.pairs.as_mut() {
-            w.write(|w| w.flush())?;
-        }
-        if let Some(w) = self.unmatched.as_mut() {
-            w.write(|w| w.flush())?;
-        }
+        self.flush_csv()?;
         if let Some(h) = self.hlog.as_mut() {
             h.flush()?;
         }
