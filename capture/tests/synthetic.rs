@@ -7,16 +7,10 @@ mod common;
 use std::io::Read;
 
 use common::build::{Ng, erf_record, eth_frame, pcap_header, pcap_record};
-use common::{assert_same_as_tshark, read_all, temp_path};
+use common::{assert_same_as_tshark, read_all, written};
 use wirestamp_capture::{CaptureReader, Compression, Container, TsResolution, WarningKind};
 use wirestamp_core::{ClockQuality, Direction, LinkType, TsSource};
 use wirestamp_testdata::tshark_fields;
-
-fn write(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let p = temp_path(name);
-    std::fs::write(&p, bytes).unwrap();
-    p
-}
 
 /// An if_tsresol option of 2 bytes (the format gives 1): the interface's time unit is unknown, so the
 /// file is refused at its IDB, as libpcap refuses it (the first byte read as the unit put times 1,000
@@ -27,7 +21,7 @@ fn an_if_tsresol_of_the_wrong_length_is_refused() {
     let mut f = ng.shb();
     f.extend(ng.idb(1, 0, &[ng.opt(9, &[9, 0])]));
     f.extend(ng.epb(0, 1_000, &eth_frame(1), 60, &[]));
-    let path = write("tsresol-len2.pcapng", &f);
+    let path = written("tsresol-len2.pcapng", &f);
     let mut r = CaptureReader::open(&path).unwrap();
     let e = r.next_frame().expect_err("refused");
     assert!(
@@ -59,7 +53,7 @@ fn binary_tsresol_and_negative_offset_exact() {
     for (i, (units, _)) in cases.iter().enumerate() {
         f.extend(ng.epb(0, *units, &eth_frame(i as u8), 60, &[]));
     }
-    let path = write("pow2.pcapng", &f);
+    let path = written("pow2.pcapng", &f);
     let r = assert_same_as_tshark(&path);
     let got: Vec<i64> = r.rows.iter().map(|x| x.ts_ns.unwrap()).collect();
     let want: Vec<i64> = cases.iter().map(|c| c.1).collect();
@@ -78,7 +72,7 @@ fn picosecond_tsresol_truncates_exactly() {
     f.extend(ng.idb(1, 0, &[ng.opt(9, &[12]), ng.opt(14, &1000i64.to_be_bytes())]));
     f.extend(ng.epb(0, 1_234_567_891_999, &eth_frame(1), 60, &[]));
     f.extend(ng.epb(0, u64::MAX, &eth_frame(2), 60, &[]));
-    let r = read_all(&write("ps.pcapng", &f));
+    let r = read_all(&written("ps.pcapng", &f));
     // 1.234567891999 s + 1000 s; u64::MAX ps = 18446744.073709551615 s + 1000 s.
     let got: Vec<i64> = r.rows.iter().map(|x| x.ts_ns.unwrap()).collect();
     assert_eq!(got, [1_001_234_567_891, 18_447_744_073_709_551]);
@@ -97,7 +91,7 @@ fn packet_flags_fcs_and_obsolete_blocks() {
         f.extend(ng.epb(0, 3_000_000, &eth_frame(3), 60, &[]));
         f.extend(ng.pb(0, 4_000_000, &eth_frame(4), 60, &[ng.opt(2, &ng.u32(0x01))]));
         f.extend(ng.spb(&eth_frame(5), 60));
-        let path = write(&format!("flags-{be}.pcapng"), &f);
+        let path = written(&format!("flags-{be}.pcapng"), &f);
         assert_same_as_tshark(&path);
         let theirs = tshark_fields(&path, &[], &["frame.packet_flags_direction", "frame.packet_flags_fcs_length"]);
         let mut r = CaptureReader::open(&path).unwrap();
@@ -138,7 +132,7 @@ fn simple_packet_block_lengths() {
     f.extend(ng.idb(1, 40, &[]));
     f.extend(ng.spb(&eth_frame(2)[..36], 36)); // shorter than snaplen
     f.extend(ng.spb(&eth_frame(3)[..40], 1500)); // cut to the snaplen by the writer
-    let path = write("spb.pcapng", &f);
+    let path = written("spb.pcapng", &f);
     let r = assert_same_as_tshark(&path);
     let lens: Vec<(u32, u32)> = r.rows.iter().map(|x| (x.wire_len, x.cap_len)).collect();
     assert_eq!(lens, [(36, 36), (1500, 40)]);
@@ -148,7 +142,7 @@ fn simple_packet_block_lengths() {
     f.extend(ng.idb(1, 40, &[]));
     f.extend(ng.spb(&eth_frame(1), 60));
     f.extend(ng.spb(&eth_frame(3)[..32], 1500));
-    let r = read_all(&write("spb-over.pcapng", &f));
+    let r = read_all(&written("spb-over.pcapng", &f));
     let lens: Vec<(u32, u32)> = r.rows.iter().map(|x| (x.wire_len, x.cap_len)).collect();
     assert_eq!(lens, [(60, 40), (1500, 32)]);
 }
@@ -176,7 +170,7 @@ fn erf_inside_pcap() {
     let mut f = pcap_header(0xa1b2_c3d4, 197);
     f.extend(pcap_record(5, 7, &erf, erf.len() as u32));
     f.extend(pcap_record(6, 0, &meta, meta.len() as u32));
-    let path = write("erf-in.pcap", &f);
+    let path = written("erf-in.pcap", &f);
     let theirs = tshark_fields(&path, &[], &["frame.time_epoch", "frame.len", "frame.cap_len", "erf.types.type"]);
     // The record is padded to 8 bytes: 16 + 8 + 2 + 60 = 86 -> 88. With wlen (64) beyond the
     // bytes present, the 2 padding bytes cannot be told from frame bytes: both readers keep 62.
@@ -204,7 +198,7 @@ fn erf_types_flags_and_extension_headers() {
     f.extend(erf_record(ts(1_600_000_001, 7), 16, 0x12, &[], true, &eth_frame(3), 64)); // port 2, RX error
     f.extend(erf_record(ts(1_600_000_001, 0xffff_ffff), 20, 0x23, &[], true, &eth_frame(4), 64)); // port 3, DS error
     f.extend(erf_record(ts(1_600_000_002, 0), 27, 0, &[], false, &[0u8; 8], 8));
-    let path = write("types.erf", &f);
+    let path = written("types.erf", &f);
     let r = assert_same_as_tshark(&path);
     assert_eq!(r.container, Container::Erf);
     let ts_got: Vec<i64> = r.rows.iter().map(|x| x.ts_ns.unwrap()).collect();
@@ -250,7 +244,7 @@ fn lctr_records() -> [Vec<u8>; 5] {
 /// without a frame (PAD) included; the colour types hold a colour there, not a count.
 #[test]
 fn erf_loss_counters_are_the_interfaces_drops() {
-    let path = write("lctr.erf", &lctr_records().concat());
+    let path = written("lctr.erf", &lctr_records().concat());
     let mut rd = CaptureReader::open(&path).unwrap();
     let mut frames = 0;
     while rd.next_frame().unwrap().is_some() {
@@ -270,7 +264,7 @@ fn erf_loss_counters_in_a_pcap_are_its_interfaces_drops() {
     for (i, r) in lctr_records().iter().enumerate() {
         f.extend(pcap_record(i as u32, 0, r, r.len() as u32));
     }
-    let path = write("lctr-in.pcap", &f);
+    let path = written("lctr-in.pcap", &f);
     let mut rd = CaptureReader::open(&path).unwrap();
     let mut frames = 0;
     while rd.next_frame().unwrap().is_some() {
@@ -553,7 +547,7 @@ fn erf_inside_pcapng() {
     f.extend(ng.idb(1, 0, &[]));
     f.extend(ng.epb(0, 5_000_000, &erf, erf.len() as u32, &[]));
     f.extend(ng.epb(1, 6_000_000, &eth_frame(8), 60, &[]));
-    let path = write("erf-in.pcapng", &f);
+    let path = written("erf-in.pcapng", &f);
     let r = read_all(&path);
     let theirs = common::tshark_rows(&path);
     let ts: Vec<i64> = r.rows.iter().map(|x| x.ts_ns.unwrap()).collect();

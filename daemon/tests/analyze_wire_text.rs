@@ -24,6 +24,19 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
+/// The lines Python program `py` prints given `paths`, sorted.
+fn python_lines(py: &str, paths: &[&Path]) -> Vec<String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", py])
+        .args(paths)
+        .output()
+        .expect("python3 (scripts/setup.sh installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
+    lines.sort();
+    lines
+}
+
 /// Each row of each CSV file in `paths`, as Python's `csv` module reads it: its `order_frame`, then the
 /// bytes `codecs.escape_decode` gives of its `order_id`, `token` and (`--unmatched`) `symbol`, in
 /// hex, joined by `:`; sorted.
@@ -36,15 +49,7 @@ fn decoded_by_python(paths: &[&Path]) -> Vec<String> {
               \x20   for row in rows[1:]:\n\
               \x20       dec = [codecs.escape_decode(row[c].encode('ascii'))[0].hex() for c in cols]\n\
               \x20       print(':'.join([row[head.index('order_frame')]] + dec))\n";
-    let out = std::process::Command::new("python3")
-        .args(["-c", py])
-        .args(paths)
-        .output()
-        .expect("python3 (scripts/setup.sh installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
-    lines.sort();
-    lines
+    python_lines(py, paths)
 }
 
 /// An Enter Order packet: UserRefNum (OUCH 5.0), order token or ClOrdID, symbol.
@@ -149,15 +154,7 @@ fn symbol_rows_by_python(report: &Path) -> Vec<String> {
               \x20   else:\n\
               \x20       key = codecs.escape_decode(name[7:].encode('ascii'))[0].hex()\n\
               \x20   print(key + ':' + str(d['count']))\n";
-    let out = std::process::Command::new("python3")
-        .args(["-c", py])
-        .arg(report)
-        .output()
-        .expect("python3 (scripts/setup.sh installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut lines: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect();
-    lines.sort();
-    lines
+    python_lines(py, &[report])
 }
 
 /// `--by symbol` gives each symbol's text a row of its own, named as `--unmatched` writes a symbol

@@ -3,6 +3,8 @@
 //! leaves every file byte for byte as it was. `--source stdin` stands in for a live source: outputs are
 //! checked before any source is opened (so an `--source ebpf` run is refused before it loads anything).
 
+mod relay;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use wirestamp_testdata::data_file;
@@ -461,7 +463,7 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
     let out = dir.join("e.pcapng");
     let fed: Vec<(i64, Vec<u8>)> =
         (0..2).map(|k| (1_796_049_000_000_000_000 + k * 1_000_000_000, vec![k as u8 + 1; 60])).collect();
-    let (child, mut pipe) = relay(&out);
+    let (child, mut pipe) = relay::relay(&[], &out);
     for (ts, data) in &fed {
         pipe.write_all(&erf_eth((ts / 1_000_000_000) as u32, data)).unwrap();
         pipe.flush().unwrap();
@@ -481,19 +483,6 @@ fn a_live_erf_relay_shows_its_records_before_64_kib() {
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("before the stream's header") && err.contains("stream: 2 records read"), "{err}");
     assert_eq!(written, fed);
-}
-
-/// `wirestamp capture --source stdin -w OUT`, its standard input a pipe kept here.
-fn relay(out: &std::path::Path) -> (std::process::Child, std::process::ChildStdin) {
-    let mut child = Command::new(BIN)
-        .args(["capture", "--source", "stdin", "-w"])
-        .arg(out)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pipe = child.stdin.take().unwrap();
-    (child, pipe)
 }
 
 /// SIGTERM to a relay, its end waited for (5 s at most) with its input still open, then its output.
@@ -531,7 +520,7 @@ fn a_relay_stopped_while_idle_after_frames_ends_as_asked() {
     for (ts, data) in &fed {
         w.write(id, *ts, data, data.len() as u32, Direction::Inbound).unwrap();
     }
-    let (child, mut pipe) = relay(&out);
+    let (child, mut pipe) = relay::relay(&[], &out);
     pipe.write_all(&w.finish().unwrap()).unwrap();
     pipe.flush().unwrap();
     std::thread::sleep(Duration::from_millis(1_500));

@@ -227,20 +227,9 @@ impl SmallFs {
 
     /// `wirestamp capture --source stdin ARGS -w OUT` in the namespace, its standard input a pipe.
     fn capture(&self, args: &[&str], out: &Path) -> (std::process::Child, std::process::ChildStdin) {
-        let mut child = Command::new("nsenter")
-            .args(["-t", &self.holder.id().to_string(), "-m", "--"])
-            .arg(BIN)
-            .args(["capture", "--source", "stdin"])
-            .args(args)
-            .arg("-w")
-            .arg(out)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pipe = child.stdin.take().unwrap();
-        (child, pipe)
+        let mut nsenter = Command::new("nsenter");
+        nsenter.args(["-t", &self.holder.id().to_string(), "-m", "--"]).arg(BIN);
+        relay_by(nsenter, args, out)
     }
 
     /// Makes `at` read-only in the namespace from now on (a read-only bind mount over it): a file the

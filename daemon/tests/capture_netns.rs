@@ -471,15 +471,9 @@ fn stdin_stream_is_rewritten_with_identical_timestamps() {
         let input = data_file(rel);
         // A file each: capture replaces no earlier capture.
         let out = dir.join(format!("s{k}.pcapng"));
-        let mut child = Command::new(BIN)
-            .args(["capture", "--source", "stdin", "-w"])
-            .arg(&out)
-            .stdin(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        std::io::copy(&mut std::fs::File::open(&input).unwrap(), child.stdin.as_mut().unwrap()).unwrap();
-        drop(child.stdin.take());
+        let (child, mut pipe) = relay::relay(&[], &out);
+        std::io::copy(&mut std::fs::File::open(&input).unwrap(), &mut pipe).unwrap();
+        drop(pipe);
         let res = finish(child, 10);
         assert!(res.status.success(), "{rel}: {}", String::from_utf8_lossy(&res.stderr));
         let (a, b) = (frames(&input), frames(&out));
@@ -1257,6 +1251,40 @@ fn cgroup2_root() -> PathBuf {
         .expect("a cgroup2 mount")
 }
 
+/// A cgroup of its own for a test (`wirestamp-capture-test-TAGPID` under the cgroup2 mount), removed
+/// when dropped: its processes may take a moment to leave it, so removal is tried for up to a second,
+/// and a cgroup still there then fails the test (unless it is failing already).
+struct TestCgroup(PathBuf);
+
+impl TestCgroup {
+    fn new(tag: &str) -> TestCgroup {
+        let cg = cgroup2_root().join(format!("wirestamp-capture-test-{tag}{}", std::process::id()));
+        std::fs::create_dir(&cg).unwrap();
+        TestCgroup(cg)
+    }
+}
+
+impl std::ops::Deref for TestCgroup {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if !std::thread::panicking() {
+            panic!("cgroup {} not removed", self.0.display());
+        }
+    }
+}
+
 /// Runs the TX client (`ebpf_tx_client_child`) in `pair.a`'s namespace inside cgroup `cg`, against a
 /// gateway in `pair.b` that answers each order; returns the client's port once both are done.
 fn run_tx_client(pair: &VethPair, cg: &Path) -> u16 {
@@ -1306,8 +1334,7 @@ fn run_tx_client(pair: &VethPair, cg: &Path) -> u16 {
 fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
     let pair = VethPair::new();
     let dir = tmp("ebpf-tx");
-    let cg = cgroup2_root().join(format!("wirestamp-capture-test-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
+    let cg = TestCgroup::new("");
     let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
     let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
@@ -1336,12 +1363,6 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
     // SAFETY: signals our own child by pid.
     assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
     let res = finish(cap, 10);
-    for _ in 0..50 {
-        if std::fs::remove_dir(&cg).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let err = String::from_utf8_lossy(&res.stderr);
     assert!(res.status.success(), "{err}");
     assert!(err.contains("sockops: 1 connections timestamped"), "{err}");
@@ -1906,8 +1927,7 @@ fn sighup_completes_the_file_unless_it_is_ignored() {
 fn a_killed_capture_keeps_its_tx_events() {
     let pair = VethPair::new();
     let dir = tmp("ebpf-tx-kill");
-    let cg = cgroup2_root().join(format!("wirestamp-capture-test-kill-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
+    let cg = TestCgroup::new("kill-");
     let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
     let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
@@ -1919,12 +1939,6 @@ fn a_killed_capture_keeps_its_tx_events() {
     std::thread::sleep(Duration::from_millis(2_500));
     cap.kill().unwrap();
     cap.wait().unwrap();
-    for _ in 0..50 {
-        if std::fs::remove_dir(&cg).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let text = std::fs::read_to_string(&csv).unwrap();
     // The header, the connection's established row, then sched, snd_sw and ack of each write: every row.
     assert_eq!(text.lines().count(), 2 + 3 * TX_WRITES, "{text}");
@@ -2074,8 +2088,7 @@ fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
     use std::os::fd::AsRawFd;
     let pair = VethPair::new();
     let dir = tmp("ebpf-claims");
-    let cg = cgroup2_root().join(format!("wirestamp-capture-test-claims-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
+    let cg = TestCgroup::new("claims-");
     let (out, part, csv) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"), dir.join("tx.csv"));
     let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let cgs = cg.display().to_string();
@@ -2186,12 +2199,6 @@ fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
     assert_eq!(err.matches("--tx-events").count(), 2, "{err}");
     assert_eq!(relay::listing(&dir), ["held.csv", "relayed.pcapng", "tx.csv", "x.pcapng"]);
     drop(lock);
-    for _ in 0..50 {
-        if std::fs::remove_dir(&cg).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -2203,8 +2210,7 @@ fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
 fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
     let pair = VethPair::new();
     let dir = tmp("ebpf-tx-dir");
-    let cg = cgroup2_root().join(format!("wirestamp-capture-test-txdir-{}", std::process::id()));
-    std::fs::create_dir(&cg).unwrap();
+    let cg = TestCgroup::new("txdir-");
     let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
     // A killed capture's .part: a pcapng section header's first bytes, then anything.
     let leftover = [&[0x0a, 0x0d, 0x0d, 0x0a][..], b"a killed capture's frames"].concat();
@@ -2249,6 +2255,5 @@ fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
         assert_eq!(std::fs::read(&part).unwrap(), leftover);
         assert_eq!(err, format!("wirestamp: error: --tx-events {}: {why}\n", tx.display()));
     }
-    std::fs::remove_dir(&cg).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -11,6 +11,7 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+mod relay;
 mod support;
 
 use support::{synth_pcap, tmpdir};
@@ -325,14 +326,9 @@ fn a_compressed_relay_cut_short_places_the_cut_in_its_decompressed_bytes() {
     // `capture --source stdin` relays it, saying the same place.
     let dir = tmpdir("relay-zstd-cut");
     let out = dir.join("relayed.pcapng");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wirestamp"))
-        .args(["capture", "--source", "stdin", "-w"])
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(cut).unwrap();
+    let (child, mut pipe) = relay::relay(&[], &out);
+    pipe.write_all(cut).unwrap();
+    drop(pipe);
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(o.status.success(), "{err}");

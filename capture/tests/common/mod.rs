@@ -119,5 +119,12 @@ pub fn temp_path(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
+
+/// `bytes` written to [`temp_path`]`(name)`, that path.
+pub fn written(name: &str, bytes: &[u8]) -> PathBuf {
+    let p = temp_path(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
 pub mod build;
 pub mod corrupt;

@@ -50,7 +50,12 @@ pub fn frame(k: usize, len: usize) -> (i64, Vec<u8>) {
 
 /// `wirestamp capture --source stdin ARGS`, its standard input a pipe kept here.
 pub fn relay(args: &[&str], out: &Path) -> (Child, ChildStdin) {
-    let mut child = Command::new(BIN)
+    relay_by(Command::new(BIN), args, out)
+}
+
+/// [`relay`] run by `cmd`: the wirestamp binary, or a program that runs it (`nsenter ... BIN`).
+pub fn relay_by(mut cmd: Command, args: &[&str], out: &Path) -> (Child, ChildStdin) {
+    let mut child = cmd
         .args(["capture", "--source", "stdin"])
         .args(args)
         .arg("-w")
