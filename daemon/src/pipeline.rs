@@ -344,29 +344,10 @@ impl Pipeline {
     /// `analyze` saves two copies of the (few hundred bytes) `Stamped` this way.
     #[inline(always)]
     pub fn next_with<'a, R>(&'a mut self, f: impl FnOnce(&Stamped<'a>) -> R) -> Result<Option<R>> {
-        self.next_fast_or(&mut (), |_, _| None, |_, _, _, _| None, |_, s| f(s))
-    }
-
-    /// The next frame in time order, offered to `fast` first, before dissection and the trailer
-    /// check, when its input's trailer decoder would find nothing in a plain frame
-    /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it
-    /// is such a frame (the decoder then counts it as one without a trailer). A frame of the same
-    /// UDP shape that a tap trailer follows is offered to `fast_stamped` with its datagram and the
-    /// stamp the decoder finds in it without dissection (`TrailerDecoder::plain_stamp`). If neither
-    /// takes it, the frame is dissected and trailer-checked and goes to `general`. All get `state`
-    /// (what they change). `Ok(None)` at the end; errors as [`Pipeline::next`].
-    #[inline(always)]
-    pub fn next_fast_or<'a, S, R>(
-        &'a mut self,
-        state: &mut S,
-        fast: impl FnOnce(&mut S, &Frame<'a>) -> Option<R>,
-        fast_stamped: impl FnOnce(&mut S, &Frame<'a>, PlainUdp<'a>, &TrailerStamp) -> Option<R>,
-        general: impl FnOnce(&mut S, &Stamped<'a>) -> R,
-    ) -> Result<Option<R>> {
-        // Apart, so that the single-file loop stays as it was (a second call site of `fast` here
-        // stopped the compiler inlining it: 45 instructions per frame).
+        let (fast, fast_stamped) =
+            (|_: &mut (), _: &Frame<'a>| None, |_: &mut (), _: &Frame<'a>, _, _: &TrailerStamp| None);
         if matches!(self.source, Source::Many(_)) {
-            return self.next_merged(state, fast, fast_stamped, general);
+            return self.next_merged(&mut (), fast, fast_stamped, |_, s| f(s));
         }
         let (r, one) = self.parts();
         let Some(r) = r else { return Ok(None) };
@@ -374,14 +355,14 @@ impl Pipeline {
             finish_decoders(one.decoders, one.files)?;
             return Ok(None);
         };
-        one.frame(frame, state, fast, fast_stamped, general).map(Some)
+        one.frame(frame, &mut (), fast, fast_stamped, |_, s| f(s)).map(Some)
     }
 
-    /// [`Pipeline::next_fast_or`] over a run of frames: the frames of a single input that `fast`
-    /// takes are offered one after another in one call, at most `max` of them (the reader's hot path,
-    /// [`CaptureReader::next_run`]: no return per frame), then the next frame as `next_fast_or`
-    /// offers it. The closures see the frames in order, each once, as calls of `next_fast_or` would
-    /// show them. Returns how many frames were handled (at least one), `None` at the end; an error
+    /// The next frames in time order, offered to the fast paths as `One::frame` offers a frame
+    /// (several inputs: `Pipeline::next_merged`); those of a single input that `fast` takes, one
+    /// after another in one call, at most `max` of them (the reader's hot path,
+    /// [`CaptureReader::next_run`]: no return per frame), then the next frame as `One::frame` offers
+    /// it. `fast` and `general` see the frames in order, each once. Returns how many frames were handled (at least one), `None` at the end; an error
     /// comes after the frames before it were handled.
     #[inline(always)]
     pub fn next_run<S>(
@@ -403,7 +384,7 @@ impl Pipeline {
         let (r, mut one) = self.parts();
         let Some(r) = r else { return Ok(None) };
         let mut taken = 0;
-        // Offered as `next_fast_or` offers a frame to `fast` and `fast_stamped`: plain frames while no
+        // Offered as `One::frame` offers a frame to `fast` and `fast_stamped`: plain frames while no
         // tap's stamps were confirmed (a stamped frame among them then goes one by one below), stamped
         // ones after. Each run has its own loop, one call site of what it offers to, inlined into it.
         // A stamped run offers its frames to `take_stamped`: one it declined is not offered again.
@@ -479,7 +460,7 @@ impl Pipeline {
         (r, one)
     }
 
-    /// [`Pipeline::next_fast_or`] for several inputs, merged by each frame's best time ([`TapTime`]).
+    /// [`One::frame`] for several inputs, merged by each frame's best time ([`TapTime`]).
     /// Out of line: inlined, it cost the single-file loop 20 instructions per frame.
     #[inline(never)]
     fn next_merged<'a, S, R>(
@@ -744,10 +725,10 @@ fn interface_name(i: &Interface) -> String {
 /// What [`Pipeline::next_run`] offers a frame to first: methods, not closures, so that they are
 /// inlined into the run's loop (a closure was called: some 15 instructions a frame).
 pub trait FastPath<S> {
-    /// Whether it took `frame`, as `next_fast_or`'s `fast` says it.
+    /// Whether it took `frame`, as `One::frame`'s `fast` says it.
     fn take(&mut self, state: &mut S, frame: &Frame<'_>) -> bool;
     /// Whether it took `frame`, whose datagram `udp` a tap trailer with `stamp` follows, as
-    /// `next_fast_or`'s `fast_stamped` says it.
+    /// `One::frame`'s `fast_stamped` says it.
     fn take_stamped(&mut self, state: &mut S, frame: &Frame<'_>, udp: PlainUdp<'_>, stamp: &TrailerStamp) -> bool;
 }
 
@@ -761,7 +742,14 @@ struct One<'p> {
 }
 
 impl One<'_> {
-    /// [`Pipeline::next_fast_or`]'s handling of a frame of a single input.
+    /// A frame of a single input, offered to `fast` first, before dissection and the trailer check,
+    /// when its input's trailer decoder would find nothing in a plain frame
+    /// (`TrailerDecoder::takes_plain`). `fast` returns whether it took the frame, vouching that it is
+    /// such a frame (the decoder then counts it as one without a trailer). A frame of the same UDP
+    /// shape that a tap trailer follows is offered to `fast_stamped` with its datagram and the stamp
+    /// the decoder finds in it without dissection (`TrailerDecoder::plain_stamp`). If neither takes
+    /// it, the frame is dissected and trailer-checked and goes to `general`. All get `state` (what
+    /// they change).
     #[inline(always)]
     fn frame<'a, S, R>(
         self,
