@@ -20,7 +20,7 @@ use crate::error::ReadError;
 use crate::interface::Interface;
 use crate::live::Waits;
 use crate::raw::RawFrame;
-use crate::reader::CaptureReader;
+use crate::reader::{CaptureReader, RunEnd};
 
 /// What the merge orders frames by, when not the record's time: called once per frame, in each
 /// input's order, when the frame becomes its input's next (so a stateful decoder may run here, once).
@@ -145,6 +145,52 @@ impl MergedReader {
 
     /// Advances the input whose frame went out last. It is still at the heap's top, under that
     /// frame's key: its next frame replaces it there (one sift down, against a pop and a push).
+    /// Offers the next frames in timestamp order to `take` (with `keys` and the frame's input), as long
+    /// as it takes them and at most `max` of them: [`CaptureReader::next_run`] for the merge, one
+    /// call for a run of frames whatever input each comes from. Returns how many `take` took and why
+    /// the run ended: `max` frames taken, a frame declined (the one [`MergedReader::next_frame_keyed`]
+    /// returns next, untouched), the end of every input, or an error (as `next_frame_keyed` returns
+    /// it, after the frames before it). `take` must not change what `keys` answers for a frame it
+    /// declines.
+    #[inline(always)]
+    pub fn next_run_keyed<K: MergeKey>(
+        &mut self,
+        max: u64,
+        keys: &mut K,
+        mut take: impl FnMut(&mut K, usize, &Frame<'_>) -> bool,
+    ) -> (u64, Result<RunEnd, ReadError>) {
+        let mut taken = 0;
+        loop {
+            if taken == max {
+                return (taken, Ok(RunEnd::Max));
+            }
+            if self.top_taken {
+                let r = self.advance_top(keys);
+                self.top_taken = matches!(&r, Err(e) if e.would_block());
+                if let Err(e) = r {
+                    return (taken, Err(e));
+                }
+            }
+            if !self.to_refill.is_empty()
+                && let Err(e) = self.fill(keys)
+            {
+                return (taken, Err(e));
+            }
+            let Some(&Reverse((_, i))) = self.heap.peek() else { return (taken, Ok(RunEnd::End)) };
+            let (Some(reader), Some(st)) = (self.inputs.get(i), self.state.get(i)) else {
+                return (taken, Ok(RunEnd::End));
+            };
+            let Some(raw) = &st.head else { return (taken, Ok(RunEnd::End)) };
+            let mut f = reader.frame(raw);
+            f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
+            if !take(keys, i, &f) {
+                return (taken, Ok(RunEnd::Declined));
+            }
+            self.top_taken = true;
+            taken += 1;
+        }
+    }
+
     #[inline(always)]
     fn advance_top(&mut self, keys: &mut impl MergeKey) -> Result<(), ReadError> {
         let Some(&Reverse((_, i))) = self.heap.peek() else { return Ok(()) };

@@ -2,13 +2,14 @@
 //! run offers, those it takes, the one it declines and those `next_frame` returns between runs are
 //! the file's frames, each once and in order, with the counts a frame-by-frame read gives, across
 //! buffer refills, headers in the middle, records the hot path leaves to the general one, a cut and
-//! an error.
+//! an error. `MergedReader::next_run_keyed`, the same over several inputs merged by time.
 
 mod common;
 
 use common::build::{Ng, pcap_header, pcap_record};
 use common::written;
-use wirestamp_capture::{CaptureReader, RunEnd};
+use wirestamp_capture::{CaptureReader, MergeKey, MergedReader, RunEnd};
+use wirestamp_core::Frame;
 
 /// Frame `i`: 60 to 250 bytes, its index in its first 4 bytes (then a pattern), so that the test
 /// knows each frame it is shown.
@@ -190,4 +191,97 @@ fn a_run_goes_on_through_a_pcapng_section_and_interfaces_met_in_the_middle() {
         assert_eq!((count, end), (1_500, Ok(())), "max {max}");
     }
     std::fs::remove_file(&path).unwrap();
+}
+
+/// Record times as the merge's keys, with how many frames it was asked to key.
+#[derive(Default)]
+struct Keyed(u64);
+
+impl MergeKey for Keyed {
+    fn looks(&self, _: usize) -> bool {
+        true
+    }
+    fn key(&mut self, _: usize, frame: &Frame<'_>) -> Option<i64> {
+        self.0 += 1;
+        Some(frame.ts_ns)
+    }
+}
+
+#[test]
+fn a_merged_run_shows_every_frame_once_in_time_order_whatever_its_input() {
+    // Frame i at i us, in file i % 3 but for stretches of 40 frames in file 0 (runs of one input) and
+    // the last 500 frames, file 1's alone after the others end; file 2 ends with a record running past
+    // the 256 MiB a record may have (its error comes once, after its frames before it, and the others
+    // go on).
+    let n = 3_000u32;
+    let file_of = |i: u32| match i {
+        _ if i >= n - 500 => 1,
+        _ if (i / 40) % 5 == 2 => 0,
+        _ => (i % 3) as usize,
+    };
+    let mut files = vec![pcap_header(0xa1b2_3c4d, 1); 3];
+    let mut expected = Vec::new();
+    for i in 0..n {
+        let k = file_of(i);
+        files[k].extend(pcap_record(1_800_000_000, i * 1_000, &frame(i), 0));
+        expected.push((k, i, 1_800_000_000_000_000_000 + i64::from(i) * 1_000));
+    }
+    let mut broken = pcap_record(1_800_000_000, n * 1_000, &frame(n), 0);
+    broken[8..12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    files[2].extend(broken);
+    let paths: Vec<_> = files.iter().enumerate().map(|(k, f)| written(&format!("merged-run-{k}.pcap"), f)).collect();
+    // Frame by frame first: the same frames, and the error between them at the same place.
+    let mut m = MergedReader::open(&paths).unwrap();
+    let mut keys = Keyed::default();
+    let (mut one, mut errors) = (Vec::new(), 0);
+    loop {
+        match m.next_frame_keyed(&mut keys) {
+            Ok(Some((input, f))) => one.push((input, index_of(f.data), f.ts_ns)),
+            Ok(None) => break,
+            Err(_) => errors += 1,
+        }
+    }
+    assert_eq!((one.as_slice(), errors, keys.0), (expected.as_slice(), 1, u64::from(n)));
+    for (max, every) in [(1, 1), (5, 7), (1024, 13), (1024, 1_000_000), (u64::MAX, 3)] {
+        let mut seen = Vec::new();
+        let (mut taken, mut errors) = (0, 0);
+        let mut m = MergedReader::open(&paths).unwrap();
+        let mut keys = Keyed::default();
+        loop {
+            let mut shown = Vec::new();
+            let (n_taken, end) = m.next_run_keyed(max, &mut keys, |_, input, f| {
+                let i = index_of(f.data);
+                shown.push((input, i, f.ts_ns));
+                i % every != every - 1
+            });
+            taken += n_taken;
+            // The frames offered, less the one declined (last), are those taken.
+            let declined = matches!(end, Ok(RunEnd::Declined));
+            assert_eq!(shown.len() as u64, n_taken + u64::from(declined), "{shown:?} {end:?}");
+            let last = declined.then(|| shown.pop().unwrap());
+            seen.extend(shown);
+            match end {
+                Ok(RunEnd::Max) => assert_eq!(n_taken, max),
+                Ok(RunEnd::Declined) => {}
+                Ok(RunEnd::End) => break,
+                // After the frames before it; the next run goes on with the other inputs.
+                Err(_) => errors += 1,
+            }
+            if let Some(last) = last {
+                let (input, f) = m.next_frame_keyed(&mut keys).unwrap().unwrap();
+                assert_eq!((input, index_of(f.data), f.ts_ns), last);
+                seen.push(last);
+            }
+        }
+        // Past the end, a run finds nothing more.
+        assert!(matches!(m.next_run_keyed(max, &mut keys, |_, _, _| true), (0, Ok(RunEnd::End))));
+        let declined = (0..n).filter(|i| i % every == every - 1).count() as u64;
+        assert_eq!(seen, expected, "max {max}, declining every {every}th");
+        assert_eq!((taken, errors), (u64::from(n) - declined, 1), "max {max}, every {every}");
+        // Each frame keyed once, as frame by frame.
+        assert_eq!(keys.0, u64::from(n), "max {max}");
+    }
+    for p in paths {
+        std::fs::remove_file(p).unwrap();
+    }
 }

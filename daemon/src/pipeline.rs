@@ -373,13 +373,20 @@ impl Pipeline {
         general: impl FnOnce(&mut S, &Stamped<'_>),
     ) -> Result<Option<u64>> {
         if matches!(self.source, Source::Many(_)) {
+            let (n, end) = self.merged_run(state, max, fast);
+            match end? {
+                RunEnd::Max => return Ok(Some(n)),
+                RunEnd::End if n > 0 => return Ok(Some(n)),
+                // The end (`next_merged` says so) or a frame the run declined.
+                RunEnd::End | RunEnd::Declined => {}
+            }
             // (`fast` in two closures, each called at most once.)
             let fast = std::cell::RefCell::new(fast);
             let plain = |s: &mut S, f: &Frame<'_>| fast.borrow_mut().take(s, f).then_some(());
             let stamped = |s: &mut S, f: &Frame<'_>, u: PlainUdp<'_>, t: &TrailerStamp| {
                 fast.borrow_mut().take_stamped(s, f, u, t).then_some(())
             };
-            return Ok(self.next_merged(state, plain, stamped, |s, f| general(s, f))?.map(|()| 1));
+            return Ok(self.next_merged(state, plain, stamped, |s, f| general(s, f))?.map(|()| n + 1));
         }
         let (r, mut one) = self.parts();
         let Some(r) = r else { return Ok(None) };
@@ -440,6 +447,37 @@ impl Pipeline {
         };
         one.frame(frame, state, |_, _| None, stamped, general)?;
         Ok(Some(taken + 1))
+    }
+
+    /// The frames of several inputs, in time order, that `fast` takes, at most `max` of them in one
+    /// call ([`MergedReader::next_run_keyed`]): those `next_merged` would offer it (the merge learnt
+    /// nothing of them, their decoder takes plain frames, no host offset moves their time), offered
+    /// as it offers them. The first frame declined is left for `next_merged`, which offers it again
+    /// (a frame declined changed nothing). Out of line, as `next_merged`: the single input's loop
+    /// keeps its own copy of the fast path.
+    #[inline(never)]
+    fn merged_run<S>(
+        &mut self,
+        state: &mut S,
+        max: u64,
+        fast: &mut impl FastPath<S>,
+    ) -> (u64, Result<RunEnd, ReadError>) {
+        let Source::Many(m) = &mut self.source else { return (0, Ok(RunEnd::Declined)) };
+        let mut keys = TapTime { decoders: &mut self.decoders, merging: &mut self.merging, offsets: &mut self.offsets };
+        let per_input = &mut self.per_input;
+        m.next_run_keyed(max, &mut keys, |k, i, f| {
+            let (Some(Merging { head: Head::Deferred, .. }), Some(decoder), Some(n)) =
+                (k.merging.get(i), k.decoders.get_mut(i), per_input.get_mut(i))
+            else {
+                return false;
+            };
+            if !decoder.takes_plain() || k.offsets.get(f.interface).is_some() || !fast.take(state, f) {
+                return false;
+            }
+            decoder.count_plain(f);
+            *n += 1;
+            true
+        })
     }
 
     /// The single input's reader (`None` with several inputs) apart from the rest, which its frames

@@ -167,6 +167,12 @@ fn generated_captures_give_the_same_results_on_both_paths() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Whether a frame is feed B's: UDP to port 26478 (synth's), tagged or not.
+fn is_feed_b(f: &[u8]) -> bool {
+    let ip = if f.get(12..14) == Some(&[0x81, 0x00][..]) { 18 } else { 14 };
+    f.get(ip + 9) == Some(&17) && f.get(ip + 22..ip + 24) == Some(&26478u16.to_be_bytes()[..])
+}
+
 /// A capture's frames as `(time, bytes)`.
 type Frames = Vec<(i64, Vec<u8>)>;
 
@@ -229,7 +235,23 @@ fn irregular_captures_give_the_same_results_on_both_paths() {
     for (name, frames) in &variants {
         let cap = dir.join(format!("{name}.pcap"));
         write_pcap(&cap, frames);
-        for run in both_paths(&dir, &[cap], RULES) {
+        // Also with feed B's frames in a file of their own (two taps' files, merged by time: the
+        // merge offers the fast path runs of frames from either file).
+        let (b, a): (Frames, Frames) = frames.iter().cloned().partition(|(_, f)| is_feed_b(f));
+        let split = [dir.join(format!("{name}-a.pcap")), dir.join(format!("{name}-b.pcap"))];
+        write_pcap(&split[0], &a);
+        write_pcap(&split[1], &b);
+        let single = both_paths(&dir, std::slice::from_ref(&cap), RULES);
+        let merged = both_paths(&dir, &split, RULES);
+        for (run, two) in single.iter().zip(&merged) {
+            assert_eq!(two.frames, run.frames, "{name}: the two files hold the capture's frames");
+            // Where the capture's times never step back the merge gives the capture's order, so the
+            // fast path takes as many frames as on the single file.
+            if *name != "reordered" {
+                assert_eq!(two.fast, run.fast, "{name}: fast-path frames, two files");
+            }
+        }
+        for run in single {
             // Both paths in play: the irregular frames general, most others fast. Corruption can
             // throw a feed's expected sequence far ahead (a changed high byte), after which its
             // packets are old to the tracker and all go the general way: there only some are fast.
@@ -314,11 +336,6 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
             })
             .collect()
     };
-    // Feed B's frames (UDP to 26478) apart, as a second tap's file: merged by the taps' stamps.
-    let feed_b = |f: &[u8]| {
-        let ip = if f[12..14] == [0x81, 0x00] { 18 } else { 14 };
-        f.get(ip + 9) == Some(&17) && f.get(ip + 22..ip + 24) == Some(&26478u16.to_be_bytes()[..])
-    };
     // 3.2 us: the host's clock agrees with the tap's, nothing is moved. 870 s behind: the unstamped
     // frames are timed by their record times moved onto the tap's clock, by the general path.
     let cases = [
@@ -331,7 +348,8 @@ fn tap_stamped_frames_take_the_fast_path_with_the_general_paths_results() {
         let parts: Vec<Vec<(i64, Vec<u8>, bool)>> = if files == 1 {
             vec![frames.clone()]
         } else {
-            let (b, a): (Vec<_>, Vec<_>) = frames.iter().cloned().partition(|(_, f, _)| feed_b(f));
+            // Feed B's frames apart, as a second tap's file: merged by the taps' stamps.
+            let (b, a): (Vec<_>, Vec<_>) = frames.iter().cloned().partition(|(_, f, _)| is_feed_b(f));
             vec![a, b]
         };
         let caps: Vec<PathBuf> = (0..files).map(|i| dir.join(format!("tap-{i}.pcap"))).collect();
