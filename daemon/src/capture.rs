@@ -10,7 +10,7 @@
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
 //! it is skipped: `Files::open`); a file without frames is not rotated, and one left without frames at
 //! exit is removed unless it is the only one (`Files::close`). A file that cannot be completed (a write,
-//! its last flush or its sync failing) stays as its `.part`, said so (`incomplete`).
+//! its last flush or its sync failing) stays as its `.part`, said so (`complete`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -25,10 +25,12 @@
 //! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
 
 mod claim;
+mod complete;
 
 use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
+use complete::file_id;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::File;
@@ -45,7 +47,7 @@ use wirestamp_capture::live::{
     AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
     PolledStdin, RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
-use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
+use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, PcapngWriter};
 use wirestamp_capture::{CaptureReader, ReadErrorKind, RecordedStats, TsResolution};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -148,7 +150,8 @@ struct Files {
     index: u32,
     comment: String,
     current: Option<(Out, PathBuf, PathBuf)>,
-    /// The current `.part`'s device and inode, as made: whether its name still holds it ([`still_at`]).
+    /// The current `.part`'s device and inode, as made: whether its name still holds it
+    /// (`complete::still_at`).
     part_id: (u64, u64),
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
@@ -492,153 +495,9 @@ impl Files {
         Ok(false)
     }
 
-    /// Closes the current file, after an Interface Statistics Block per interface it has frames of,
-    /// counting from that interface's previous block (or the capture's start: `isb_starttime`) to now.
-    /// `counters` holds each interface's counters since the capture began, sampled once; `last`: the
-    /// capture is ending.
-    ///
-    /// A live source's block says what became of the frames of that span, so that it is true of the file
-    /// and the files add up (see [`isb_counters`]). A relayed stream's are its own blocks' counters, the
-    /// span's share of them.
-    fn close(&mut self, counters: &Counters, last: bool) -> Result<()> {
-        if let Some((w, _, _)) = self.current.as_mut() {
-            let now = wall_ns();
-            let mut blocks: Vec<(u32, IfaceStats, Option<String>)> = Vec::new();
-            for (i, c) in counters.per_iface.iter().enumerate() {
-                // The interface's first block in this file (one per timestamp source).
-                let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
-                    // No block to put them in: the last file has none of the interface's frames.
-                    if last && !counters.relayed {
-                        let before = self.counted.get(&i).map_or(RecordedStats::default(), |c| c.0);
-                        let all = self.written_of.get(i).map_or(0, |w| w.all);
-                        let (c, _) = isb_counters(c, &before, Written { file: 0, all }, true);
-                        let lost = c.osdrop.unwrap_or(0);
-                        let queued = c.filteraccept.map_or(0, |a| a.saturating_sub(lost));
-                        if lost + queued > 0 {
-                            self.unblocked.push((i, lost, queued));
-                        }
-                    }
-                    continue;
-                };
-                let (before, since_ns) =
-                    self.counted.insert(i, (*c, now)).unwrap_or((RecordedStats::default(), self.began_ns));
-                let written = self.written_of.get(i).copied().unwrap_or_default();
-                let (counters, comment) =
-                    if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
-                blocks.push((id, IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters }, comment));
-            }
-            // Every interface of a closed file has a block, counters or none: a reader that finds one
-            // without knows the file was never closed (analyze warns that its losses are unknown).
-            let mut uncounted: Vec<(u32, u32)> = self
-                .idbs
-                .iter()
-                .filter(|(k, _)| k.0 as usize >= counters.per_iface.len())
-                .map(|(k, id)| (k.0, *id))
-                .collect();
-            uncounted.sort_unstable();
-            uncounted.dedup_by_key(|(i, _)| *i);
-            for (i, id) in uncounted {
-                let (_, since_ns) = self
-                    .counted
-                    .insert(i as usize, (RecordedStats::default(), now))
-                    .unwrap_or((RecordedStats::default(), self.began_ns));
-                let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters: RecordedStats::default() };
-                blocks.push((id, st, Some(NO_COUNTERS.to_string())));
-            }
-            for (id, st, comment) in blocks {
-                if let Err(e) = w.write_stats_commented(id, now, &st, comment.as_deref()) {
-                    return Err(self.failed(e));
-                }
-            }
-        }
-        // A numbered file without a frame, left at exit by a rotation just before, is no file of the
-        // capture's: removed, unless it is the only one (a capture leaves a file, frames or none).
-        if last && self.numbered && self.idbs.is_empty() && !(self.written.is_empty() && self.kept.is_empty()) {
-            self.discard();
-            self.last_kept = false;
-            return Ok(());
-        }
-        if let Some((w, part, path)) = self.current.take() {
-            let file = match complete(w) {
-                Ok(file) => file,
-                Err(e) => return Err(self.not_completed(&part, &path, &e)),
-            };
-            // Its name no longer holds it (removed, or moved and another file put there, while the
-            // capture ran): nothing is renamed (that would give another file the capture's name), and
-            // its frames are not said to be written.
-            if !still_at(&part, self.part_id) {
-                self.incomplete = Some(format!(
-                    "{} could not be completed (removed or moved while written, not by this capture): the error below \
-                     says where its frames are",
-                    part.display()
-                ));
-                return Err(gone(&part, &path));
-            }
-            // Renamed while still locked: no other capture takes the `.part` for a killed one's.
-            let overwrite = self.overwrite;
-            let renamed = claim::commit(&part, &path, |p| {
-                std::fs::metadata(p).is_ok_and(|m| m.is_file()) && replaceable(p, overwrite).is_ok()
-            })?;
-            self.index += 1;
-            self.last_kept = !renamed;
-            if renamed {
-                self.written.push(path);
-                return Ok(());
-            }
-            let kept = claim::Kept { bytes: file.metadata().map_or(0, |m| m.len()), part, path };
-            // Said now when the capture goes on (rotation), -q or not: the run's error names it at exit.
-            if !last {
-                crate::note!("wirestamp: {}", kept.message());
-            }
-            self.kept.push(kept);
-        }
-        Ok(())
-    }
-
     /// Whether the current file holds a frame (its interfaces are added with their first frames).
     fn has_frames(&self) -> bool {
         !self.idbs.is_empty()
-    }
-
-    /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
-    /// other capture can have it): at a start refused after the file was made, and at exit a numbered
-    /// file without frames ([`Files::close`]). Only while the name still holds this capture's file:
-    /// moved away while it ran, whatever is at the name now is not its own to remove.
-    fn discard(&mut self) {
-        if let Some((w, part, _)) = self.current.take() {
-            if !still_at(&part, self.part_id) {
-                crate::note!(
-                    "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it \
-                     ran, and what is at the name now is not its own",
-                    part.display()
-                );
-            } else if let Err(e) = std::fs::remove_file(&part) {
-                crate::note!("wirestamp: {}: not removed ({e}); it holds no frame", part.display());
-            }
-            drop(w);
-        }
-    }
-
-    /// A write to the current file failed: the file is dropped unfinished, left as its `.part` (not
-    /// renamed: it may end in a cut block), and the error says so ([`incomplete`]).
-    fn failed(&mut self, e: std::io::Error) -> anyhow::Error {
-        let Some((w, part, path)) = self.current.take() else { return e.into() };
-        drop(w);
-        self.not_completed(&part, &path, &e)
-    }
-
-    /// The current file, dropped, could not be completed: the frames it holds counted (a write that
-    /// fails for want of space keeps what fitted: the rest of the buffer is lost, up to a second of
-    /// frames), for the summary and the error ([`incomplete`]).
-    fn not_completed(&mut self, part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
-        let (from, before) = self.flushed_whole;
-        let held = (before + frames_from(part, from)).min(self.in_file);
-        self.incomplete = Some(format!(
-            "{} could not be completed ({e}): it holds {}; the error below says what to do",
-            part.display(),
-            held_words(held, self.in_file)
-        ));
-        incomplete(part, path, e, held, self.in_file)
     }
 
     /// Writes `f`; its interface's first frame in this file (and timestamp source) adds the interface,
@@ -703,106 +562,6 @@ impl Files {
         }
         due
     }
-}
-
-/// A file's device and inode.
-fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (m.dev(), m.ino())
-}
-
-/// Whether `part` still names the file `id` (followed as its open followed it: a `.part` that is a
-/// link to a file is that file).
-fn still_at(part: &Path, id: (u64, u64)) -> bool {
-    std::fs::metadata(part).is_ok_and(|m| file_id(&m) == id)
-}
-
-/// Ends a file: its last blocks flushed to the kernel, then to the disk.
-fn complete(w: Out) -> std::io::Result<File> {
-    let mut inner = w.finish()?;
-    inner.flush()?;
-    let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    Ok(file)
-}
-
-/// The whole Enhanced Packet Blocks in `part` from byte `from` (a block's start) to its end: the
-/// frames a file that could not be completed holds past its last whole flush. A block cut short, or
-/// one that is no block (a write that failed half way), ends the count.
-fn frames_from(part: &Path, from: u64) -> u64 {
-    use std::io::{BufRead, BufReader, Seek, SeekFrom};
-    const EPB: u32 = 6;
-    let Ok(mut f) = File::open(part) else { return 0 };
-    let Ok(len) = f.metadata().map(|m| m.len()) else { return 0 };
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return 0;
-    }
-    let mut r = BufReader::with_capacity(1 << 16, f);
-    let (mut at, mut n) = (from, 0);
-    let mut head = [0u8; 8];
-    while std::io::Read::read_exact(&mut r, &mut head).is_ok() {
-        let kind = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-        let total = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
-        if total < 12 || !total.is_multiple_of(4) || at + total > len {
-            break;
-        }
-        n += u64::from(kind == EPB);
-        // The rest of the block, skipped.
-        let mut left = total - 8;
-        while left > 0 {
-            let Ok(buf) = r.fill_buf() else { return n };
-            if buf.is_empty() {
-                return n;
-            }
-            let k = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            r.consume(k);
-            left -= k as u64;
-        }
-        at += total;
-    }
-    n
-}
-
-/// The error of a file that could not be completed (a write, its last flush or its sync failed: no
-/// space left, an I/O error): what happened, what it holds (`held` of the `written` frames written to
-/// it), and what to do.
-fn incomplete(part: &Path, path: &Path, e: &std::io::Error, held: u64, written: u64) -> anyhow::Error {
-    let (part, shown) = (part.display(), path.display());
-    let free = match e.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT) => {
-            format!(" (free space on its file system: `df {}`)", dir_of(path).display())
-        }
-        _ => String::new(),
-    };
-    anyhow::anyhow!(
-        "-w {shown}: {part} could not be completed: {e}{free}; it is left as it is, holding {} and without its \
-         statistics blocks: read it as it is (`wirestamp analyze {part}`: its losses are unknown) or keep it under \
-         another name (mv -n {part} {}); a capture to -w {shown} refuses it while it is there",
-        held_words(held, written),
-        recovered_name(path).display()
-    )
-}
-
-/// The frames a file that could not be completed holds, of those written to it: the others were still
-/// in the capture's buffer when the write failed (or were the frame it failed on), and are lost.
-fn held_words(held: u64, written: u64) -> String {
-    match written - held {
-        0 => format!("the {written} frames written to it"),
-        lost => {
-            format!("{held} of the {written} frames written to it ({lost} lost: not yet on it when the write failed)")
-        }
-    }
-}
-
-/// The error of a file whose `.part` was removed, or moved and another file put at its name, while
-/// the capture wrote it: where its frames are, and that nothing was given the name.
-fn gone(part: &Path, path: &Path) -> anyhow::Error {
-    let (part, shown) = (part.display(), path.display());
-    anyhow::anyhow!(
-        "-w {shown}: {part} was removed, or moved, while this capture wrote it (not by this capture): its frames \
-         are not at that name (complete in the file it was moved to; lost if it was removed); nothing was named \
-         {shown}, and a file at {part} now is not this capture's: left as it is"
-    )
 }
 
 /// Interfaces of a stream given their own name in the output; beyond, frames are written under the
