@@ -417,13 +417,19 @@ impl Files {
         file_name(&self.base, self.numbered, self.index)
     }
 
-    /// Opens the next file (see [`Files::open_at`]). A rotating capture whose next name is taken
+    /// Opens the next file: claims it ([`Files::claim`]) and begins it ([`Files::begin`]).
+    fn open(&mut self) -> Result<()> {
+        let claimed = self.claim()?;
+        self.begin(claimed)
+    }
+
+    /// Claims the next file (see [`Files::claim_at`]). A rotating capture whose next name is taken
     /// (another capture holds its `.part`, or a file there may not be replaced) skips it, saying so, and
     /// goes on with the one after, as when a name is taken at the rename: a collision must not end a
     /// long capture. The first name is the start's, refused then.
-    fn open(&mut self) -> Result<()> {
+    fn claim(&mut self) -> Result<claim::Claim> {
         for _ in 0..MAX_SKIPPED {
-            let e = match self.open_at() {
+            let e = match self.claim_at() {
                 Err(e) if self.numbered && self.index > 0 => e,
                 r => return r,
             };
@@ -457,14 +463,19 @@ impl Files {
         bail!("-w {}: {MAX_SKIPPED} names in a row were taken; stopped", self.base.display())
     }
 
-    /// Opens file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
-    /// capture of this name is refused: [`claim::Taken`]). A file at its name is not refused here: the
-    /// rename leaves it be ([`claim::commit`]), and the capture goes on.
-    fn open_at(&mut self) -> Result<()> {
+    /// Claims file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
+    /// capture of this name is refused: [`claim::Taken`]); nothing in it changed yet. A file at its name
+    /// is not refused here: the rename leaves it be ([`claim::commit`]), and the capture goes on.
+    fn claim_at(&self) -> Result<claim::Claim> {
+        let overwrite = self.overwrite;
+        claim::create_part(&part_of(&self.name()), |p| replaceable(p, overwrite))
+    }
+
+    /// Begins file `index` in the `.part` claimed for it: what was there is emptied now ([`claim::Claim::take`]).
+    fn begin(&mut self, claimed: claim::Claim) -> Result<()> {
         let path = self.name();
         let part = part_of(&path);
-        let overwrite = self.overwrite;
-        let f = claim::create_part(&part, |p| replaceable(p, overwrite))?;
+        let f = claimed.take()?;
         // (An fstat that fails leaves no id: the file is then never taken for the one at its name.)
         self.part_id = f.metadata().map_or((0, 0), |m| file_id(&m));
         self.bytes = Rc::new(Cell::new(0));
@@ -1162,11 +1173,25 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut unsynced: u64 = 0;
     let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
-    // The first file's `.part` is claimed before the CSV: a start refused there (another capture holds
-    // it, the name was taken since the check) makes no CSV, which would have been left with its header
-    // only, refused by the next start; a CSV refused removes the `.part` made for it.
-    files.open()?;
-    let mut tx_csv = match args.tx_events.as_deref().map(|p| create_tx_csv(p, args.overwrite)).transpose() {
+    // Every file of the start is claimed (made, or found and locked: nothing emptied) before any is
+    // begun: a start refused at the CSV (no permission, a read-only directory, another capture made it
+    // just then) leaves a killed capture's `.part` it would replace as it was, and removes the `.part`
+    // made for it. The `.part` first: a start refused there makes no CSV.
+    let first = files.claim()?;
+    let tx_claim = match args.tx_events.as_deref().map(|p| claim_tx_csv(p, args.overwrite)).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            first.release();
+            return Err(e);
+        }
+    };
+    if let Err(e) = files.begin(first) {
+        if let Some(c) = tx_claim {
+            c.release();
+        }
+        return Err(e);
+    }
+    let mut tx_csv = match tx_claim.zip(args.tx_events.as_deref()).map(|(c, p)| start_tx_csv(c, p)).transpose() {
         Ok(csv) => csv,
         Err(e) => {
             files.discard();
@@ -1513,10 +1538,14 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
 /// The `--tx-events` CSV: its writer, its path, the rows written.
 type TxCsv = (BufWriter<File>, PathBuf, u64);
 
-/// Creates the `--tx-events` CSV (see [`claim::create_tx`]) and writes its header.
-fn create_tx_csv(p: &Path, overwrite: bool) -> Result<TxCsv> {
-    let f = claim::create_tx(p, |p| tx_replaceable(p, overwrite))?;
-    let mut w = BufWriter::new(f);
+/// Claims the `--tx-events` CSV (see [`claim::create_tx`]).
+fn claim_tx_csv(p: &Path, overwrite: bool) -> Result<claim::Claim> {
+    claim::create_tx(p, |p| tx_replaceable(p, overwrite))
+}
+
+/// Begins the `--tx-events` CSV claimed at `p` (an earlier one emptied now) with its header.
+fn start_tx_csv(claimed: claim::Claim, p: &Path) -> Result<TxCsv> {
+    let mut w = BufWriter::new(claimed.take()?);
     writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
     Ok((w, p.to_path_buf(), 0))
 }

@@ -164,7 +164,8 @@ pub enum Command {
     /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
     /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
-    /// A start refused (a name taken) leaves no file of its own, --tx-events CSV included. A file that
+    /// A start refused (a name taken, a --tx-events CSV that cannot be made) leaves no file of its own,
+    /// --tx-events CSV included, and what --overwrite would have replaced as it was. A file that
     /// cannot be completed (no space left, during the run or at its last flush) stays as FILE.part: the
     /// summary says the frames were captured, not written, and how many of those written to it it holds
     /// (those not yet on it when the write failed are lost), and the error what to do.

@@ -2257,3 +2257,66 @@ fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A killed capture's `.part` at -w (a relay fed 3 frames, flushed to its `.part`, then SIGKILL), and a
+/// start with --overwrite whose --tx-events CSV the system will not make once the start-up checks have
+/// passed (its directory made read-only in the capture's mount namespace: EROFS, as no permission, or a
+/// CSV another capture makes just then, would refuse it): the start is refused (exit status 1, the
+/// CSV's error) and the `.part` is left byte for byte, its 3 frames readable. (It was emptied when
+/// claimed for the run, then removed with the start refused: nothing is emptied before every file of
+/// the run is claimed.)
+#[test]
+fn a_killed_captures_part_survives_a_start_refused_when_its_tx_events_csv_is_claimed() {
+    use std::io::Write;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-claim");
+    let cg = TestCgroup::new("txclaim-");
+    let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
+    let fed: Vec<_> = (0..3).map(|k| relay::frame(k, 100)).collect();
+    let (mut killed, mut pipe) = relay::relay(&["-q"], &out);
+    pipe.write_all(&relay::pcap_header()).unwrap();
+    relay::feed(&mut pipe, &fed);
+    relay::grown_to(&part, 3 * (32 + 100));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    drop(pipe);
+    let leftover = std::fs::read(&part).unwrap();
+    assert_eq!(relay::frames(&part), (fed.clone(), false));
+    let ro = dir.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let fs = relay::SmallFs::new(&ro, "size=64k");
+    fs.read_only(&ro);
+    let tx = ro.join("tx.csv");
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, txs) = (cg.display().to_string(), tx.display().to_string());
+    let a = args(
+        &[
+            "--source",
+            "ebpf",
+            "-i",
+            "va",
+            "--orders",
+            &orders,
+            "--no-hwtstamp",
+            "--overwrite",
+            "--cgroup",
+            &cgs,
+            "--tx-events",
+            &txs,
+        ],
+        &out,
+    );
+    let mut cmd = fs.command(BIN);
+    cmd.arg("capture").arg("-q").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
+    let child = pair.a.run(move || cmd.spawn().unwrap());
+    let o = finish(child, 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let erofs = std::io::Error::from_raw_os_error(libc::EROFS);
+    assert_eq!(err, format!("wirestamp: error: --tx-events {txs}: cannot create it: {erofs}\n"));
+    assert_eq!(relay::listing(&dir), ["ro", "x.pcapng.part"]);
+    assert_eq!(std::fs::read(&part).unwrap(), leftover);
+    assert_eq!(relay::frames(&part), (fed, false));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

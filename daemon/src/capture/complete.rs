@@ -116,7 +116,8 @@ impl Files {
     }
 
     /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
-    /// other capture can have it): at a start refused after the file was made, and at exit a numbered
+    /// other capture can have it): at a start refused after the file was begun (its CSV could not be
+    /// begun), and at exit a numbered
     /// file without frames ([`Files::close`]). Only while the name still holds this capture's file:
     /// moved away while it ran, whatever is at the name now is not its own to remove.
     pub(super) fn discard(&mut self) {
