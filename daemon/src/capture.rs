@@ -21,8 +21,9 @@
 //! without a file (none is made before the header is read).
 //!
 //! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
-//! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`,
-//! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
+//! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`
+//! (unless it holds no frame: `complete::holds_no_frame`), not `--tx-events`; `--overwrite` replaces
+//! earlier captures and TX CSVs, never another file.
 
 mod claim;
 mod complete;
@@ -664,7 +665,8 @@ fn part_of(path: &Path) -> PathBuf {
 }
 
 /// Whether capture may write `path` (`-w`'s name, a numbered name, or the `.part` of one): it is missing
-/// or empty, or (`overwrite`) an earlier capture. Anything else is refused, saying what is there and
+/// or empty, a `.part` that holds no frame ([`complete::holds_no_frame`]), or (`overwrite`) an earlier
+/// capture. Anything else is refused, saying what is there and
 /// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
 /// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
 fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
@@ -697,11 +699,14 @@ fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
              or choose another name"
         );
     }
-    if overwrite {
+    let done = path.to_str().and_then(|p| p.strip_suffix(".part"));
+    // A `.part` without a frame (a capture killed before its first: its header alone) holds nothing to
+    // lose: taken, so that it does not hold off the next capture until removed by hand.
+    if overwrite || (done.is_some() && complete::holds_no_frame(path)) {
         return Ok(());
     }
     let bytes = meta.len();
-    match path.to_str().and_then(|p| p.strip_suffix(".part")) {
+    match done {
         Some(done) => bail!(
             "-w {done}: {shown} is left by a capture that did not give it its name (killed, or the machine \
              stopped: its frames up to about a second before; a write failed; or the name was taken while it ran, \
@@ -911,8 +916,7 @@ fn check_files(args: &CaptureArgs) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
-    // Found now, not once the first `.part` is claimed (with --overwrite, an earlier capture's `.part`
-    // emptied for it: a start refused then would lose it).
+    // Found now, before the source is opened, as -w's are (not once the files are claimed).
     if let Some(tx) = args.tx_events.as_deref() {
         if tx.is_dir() {
             bail!("--tx-events {}: is a directory; give a file name", tx.display());

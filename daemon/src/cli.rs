@@ -176,7 +176,9 @@ pub enum Command {
     /// completed and renamed, its statistics blocks written, the NIC's timestamping restored.
     /// A file capture would write (-w, each numbered name, their .part, --tx-events) is never replaced
     /// when it exists and is not empty: a killed capture's FILE.part is refused, not lost (rename it, or
-    /// read it as it is: `wirestamp analyze FILE.part`); --overwrite replaces earlier captures.
+    /// read it as it is: `wirestamp analyze FILE.part`), unless it holds no frame (a capture killed
+    /// before its file's first frame: its header alone), which is taken; --overwrite replaces earlier
+    /// captures.
     /// The summary says when and why the capture stopped (-c, --duration, a signal, the stream's end).
     /// Exit status: 0 when the capture ended as asked (count, duration, signal); 1 when a source or an
     /// output failed, or an output exists (or was made at a file's name while it ran); 2 when the
@@ -425,7 +427,8 @@ pub struct CaptureArgs {
     #[arg(long, value_enum, default_value_t = CaptureSource::Afpacket)]
     pub source: CaptureSource,
     /// Output pcapng file. An existing, non-empty file of that name (with -G/-C: of any numbered name,
-    /// STEM.NNNN.EXT), or a FILE.part left by a killed capture, is refused (see --overwrite).
+    /// STEM.NNNN.EXT), or a FILE.part left by a killed capture, is refused (see --overwrite); a FILE.part
+    /// that holds no frame (its header alone) is taken.
     #[arg(short = 'w', value_name = "FILE")]
     pub output: std::path::PathBuf,
     /// Replace the earlier outputs of a capture at these names: captures (pcapng or pcap) at -w and its

@@ -199,6 +199,69 @@ fn g_counts_a_files_seconds_again_while_it_has_no_frame() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A capture killed (SIGKILL) while idle, before its file's first frame, leaves a `.part` holding the
+/// file's header and no frame: nothing to lose, so the next start takes it (it was refused as a killed
+/// capture's, to be moved or removed by hand, or replaced with --overwrite). With -G 1, the file a
+/// rotation opened after 3 frames (flushed a second later: its header); once the complete file is
+/// moved away (as a job collecting them does), a second start with the same -w and -G takes that name
+/// when it comes to it: 3 frames, a rotation, 3 frames, each file whole. Without -G, a capture killed
+/// before its first frame; the next one takes its `.part` at the start.
+#[test]
+fn a_part_left_without_frames_by_a_killed_capture_is_taken_by_the_next() {
+    let dir = tmp("ends-killed-idle");
+    let base = dir.join("g.pcapng");
+    let (part0, part1) = (dir.join("g.0000.pcapng.part"), dir.join("g.0001.pcapng.part"));
+    let fed: Vec<_> = (0..9).map(|k| frame(k, 100)).collect();
+    let killed_idle = |args: &[&str], out: &Path, fed: &[(i64, Vec<u8>)], idle: &Path| {
+        let (mut child, mut pipe) = relay(args, out);
+        pipe.write_all(&pcap_header()).unwrap();
+        feed(&mut pipe, fed);
+        wait_for(idle);
+        grown_to(idle, 28);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(frames(idle), (vec![], false));
+    };
+    killed_idle(&["-q", "-G", "1"], &base, &fed[..3], &part1);
+    assert_eq!(listing(&dir), ["g.0000.pcapng", "g.0001.pcapng.part"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[..3].to_vec(), true));
+    std::fs::create_dir(dir.join("collected")).unwrap();
+    std::fs::rename(dir.join("g.0000.pcapng"), dir.join("collected/g.0000.pcapng")).unwrap();
+    let (mut child, mut pipe) = relay(&["-q", "-G", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[3..6]);
+    // The first file renamed at its rotation (the capture refused at the start, said).
+    let t = Instant::now();
+    while !dir.join("g.0000.pcapng").exists() {
+        if child.try_wait().unwrap().is_some() {
+            panic!("{}", stderr(&child.wait_with_output().unwrap()));
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "no rotation");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    feed(&mut pipe, &fed[6..]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(listing(&dir), ["collected", "g.0000.pcapng", "g.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[3..6].to_vec(), true));
+    assert_eq!(frames(&dir.join("g.0001.pcapng")), (fed[6..].to_vec(), true));
+    assert!(!part0.exists());
+    // Without rotation.
+    let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
+    killed_idle(&["-q"], &out, &[], &part);
+    let (child, mut pipe) = relay(&["-q"], &out);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..2]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(frames(&out), (fed[..2].to_vec(), true));
+    assert!(!part.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Feeds a capture to `part` (in `fs`) 22 frames, the last sized so that the `.part` ends on a page
 /// boundary once they are flushed, then takes every page left (a file `filler` beside it): the next
 /// block the capture writes (its statistics blocks at the latest) finds no space. The frames fed.

@@ -179,6 +179,50 @@ fn complete(w: Out) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// Whether the file at `part` holds no frame: whole pcapng blocks, a section header and then interface
+/// descriptions only, as a capture killed before its file's first frame leaves its `.part` (its header,
+/// flushed a second after the file opened). Anything else (a frame, a block cut short, another kind of
+/// block, more than a header's worth of bytes) is taken to hold data.
+pub(super) fn holds_no_frame(part: &Path) -> bool {
+    use std::io::Read;
+    const SHB: u32 = 0x0A0D_0D0A;
+    const IDB: u32 = 1;
+    /// Far more than a header: the section's comment is the command line and the mode line.
+    const MOST: u64 = 1 << 16;
+    let mut bytes = Vec::new();
+    let Ok(f) = File::open(part) else { return false };
+    if f.take(MOST + 1).read_to_end(&mut bytes).is_err() || bytes.len() as u64 > MOST || bytes.len() < 12 {
+        return false;
+    }
+    // The section's byte order, from its byte-order magic (pcapng spec §4.1).
+    let word = |at: usize, little: bool| {
+        let b: [u8; 4] = bytes[at..at + 4].try_into().expect("4 bytes");
+        if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+    };
+    let little = match bytes[8..12] {
+        [0x4D, 0x3C, 0x2B, 0x1A] => true,
+        [0x1A, 0x2B, 0x3C, 0x4D] => false,
+        _ => return false,
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes.len() - at < 12 {
+            return false;
+        }
+        let (kind, total) = (word(at, little), word(at + 4, little) as usize);
+        let whole = total >= 12 && total.is_multiple_of(4) && total <= bytes.len() - at;
+        // Whole: its length again at its end. A section header first, and only there.
+        if !whole || word(at + total - 4, little) as usize != total || (kind == SHB) != (at == 0) {
+            return false;
+        }
+        if !matches!(kind, SHB | IDB) {
+            return false;
+        }
+        at += total;
+    }
+    true
+}
+
 /// The whole Enhanced Packet Blocks in `part` from byte `from` (a block's start) to its end: the
 /// frames a file that could not be completed holds past its last whole flush. A block cut short, or
 /// one that is no block (a write that failed half way), ends the count.
@@ -256,4 +300,52 @@ fn gone(part: &Path, path: &Path) -> anyhow::Error {
          are not at that name (complete in the file it was moved to; lost if it was removed); nothing was named \
          {shown}, and a file at {part} now is not this capture's: left as it is"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pcapng block, little- or big-endian (pcapng spec §3.1): type, total length, body, total length.
+    fn block(little: bool, kind: u32, body: &[u8]) -> Vec<u8> {
+        let total = (12 + body.len()) as u32;
+        let w = |v: u32| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+        [&w(kind)[..], &w(total), body, &w(total)].concat()
+    }
+
+    /// A section header's body (§4.1): byte-order magic, version 1.0, section length unknown.
+    fn shb(little: bool) -> Vec<u8> {
+        let w = |v: u32| if little { v.to_le_bytes() } else { v.to_be_bytes() };
+        // Major 1, minor 0 (16 bits each, in the section's order: 1 then 0 read as one word).
+        let version = if little { 1u32 } else { 1 << 16 };
+        block(little, 0x0A0D_0D0A, &[&w(0x1A2B_3C4D)[..], &w(version), &[0xFF; 8]].concat())
+    }
+
+    /// What a `.part` holds decides whether it holds no frame: its header and interface descriptions
+    /// only, whole, in either byte order; a frame, a block cut short, anything after the magic that is no
+    /// block, a second section or a header not first is taken to hold data.
+    #[test]
+    fn a_part_holds_no_frame_only_with_its_header_and_interfaces() {
+        let dir = std::env::temp_dir().join(format!("wirestamp-complete-noframe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let part = dir.join("c.pcapng.part");
+        let idb = |little| block(little, 1, &[1, 0, 0, 0, 0, 0, 4, 0]);
+        let epb = block(true, 6, &[0; 20 + 60]);
+        let cases: [(Vec<u8>, bool); 9] = [
+            (shb(true), true),
+            ([shb(true), idb(true), idb(true)].concat(), true),
+            ([shb(false), idb(false)].concat(), true),
+            ([shb(true), idb(true), epb.clone()].concat(), false),
+            (shb(true)[..20].to_vec(), false),
+            ([shb(true), idb(true)[..12].to_vec()].concat(), false),
+            ([&[0x0A, 0x0D, 0x0D, 0x0A][..], b"a killed capture's frames"].concat(), false),
+            ([shb(true), shb(true)].concat(), false),
+            ([idb(true), shb(true)].concat(), false),
+        ];
+        for (i, (bytes, none)) in cases.iter().enumerate() {
+            std::fs::write(&part, bytes).unwrap();
+            assert_eq!(holds_no_frame(&part), *none, "case {i}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
