@@ -179,9 +179,12 @@ struct Files {
     last_kept: bool,
     /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
     skipped: Vec<PathBuf>,
-    /// What the summary says of the `.part` a write, the final flush or the sync failed on (left as
+    /// What the summary says of each `.part` a write, the final flush or the sync failed on (left as
     /// it is), or that was removed or moved while written: it does not call the frames written.
-    incomplete: Option<String>,
+    incomplete: Vec<String>,
+    /// The `.part` of each file a rotating capture closed but could not finish (moved away or
+    /// removed while written, or not renamed), said when it happened: the capture went on.
+    unfinished: Vec<PathBuf>,
     /// Frames written to the current file (to its buffer), or whose write to it failed.
     in_file: u64,
     /// The current file's length and its frames when it was last flushed whole: what it holds for sure
@@ -408,7 +411,8 @@ impl Files {
             kept: Vec::new(),
             last_kept: false,
             skipped: Vec::new(),
-            incomplete: None,
+            incomplete: Vec::new(),
+            unfinished: Vec::new(),
             in_file: 0,
             flushed_whole: (0, 0),
         }
@@ -1473,10 +1477,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let srcs = if srcs.is_empty() { String::new() } else { format!(" ({})", srcs.join(", ")) };
-        match &files.incomplete {
-            None => crate::note!("wirestamp: {count} frames written{srcs}"),
+        match files.incomplete.is_empty() {
+            true => crate::note!("wirestamp: {count} frames written{srcs}"),
             // Not "written": those not flushed before the failure are lost, and the file has no end.
-            Some(what) => crate::note!("wirestamp: {count} frames captured{srcs}; {what}"),
+            false => crate::note!("wirestamp: {count} frames captured{srcs}; {}", files.incomplete.join("; ")),
         }
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
@@ -1514,13 +1518,20 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
-    let skipped = files.skipped.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-    let skipped = (!files.skipped.is_empty())
-        .then(|| format!("names were taken when this capture came to them, skipped (said above): {skipped}"));
-    let kept = match (claim::kept_error(&files.kept, files.last_kept), skipped) {
-        (Some(k), Some(s)) => Some(format!("{k}; {s}")),
-        (k, s) => k.or(s),
-    };
+    let names = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let skipped = (!files.skipped.is_empty()).then(|| {
+        format!("names were taken when this capture came to them, skipped (said above): {}", names(&files.skipped))
+    });
+    let unfinished = (!files.unfinished.is_empty()).then(|| {
+        format!(
+            "files could not be completed or named while this capture ran (said above, each with where its frames \
+             are): {}",
+            names(&files.unfinished)
+        )
+    });
+    let said: Vec<String> =
+        [claim::kept_error(&files.kept, files.last_kept), unfinished, skipped].into_iter().flatten().collect();
+    let kept = (!said.is_empty()).then(|| said.join("; "));
     let mut errors = [result.err(), closed.err(), tx_done.err()].into_iter().flatten();
     let Some(first) = errors.next() else {
         if let Some(k) = kept {

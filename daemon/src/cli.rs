@@ -163,7 +163,9 @@ pub enum Command {
     /// written: a second capture of one -w stops at once, saying so. The rename never replaces a file
     /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
-    /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
+    /// numbered name another capture holds when it comes to it is skipped, said, and named at exit;
+    /// a FILE.part moved away while written, or a file the system will not rename, is said, named at
+    /// exit, and the capture goes on with its next file).
     /// A start refused (a name taken, a --tx-events CSV that cannot be made) leaves no file of its own,
     /// --tx-events CSV included, and what --overwrite would have replaced as it was. A file that
     /// cannot be completed (no space left, during the run or at its last flush) stays as FILE.part: the

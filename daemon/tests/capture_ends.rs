@@ -134,6 +134,58 @@ fn a_part_removed_or_moved_while_written_is_not_said_to_be_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A rotating capture whose `.part` is moved away while it writes it says so once, when it comes to
+/// close it (what, and where its frames are), and goes on with its next file, losing no frame: 22 frames
+/// of 60,000 bytes at `-C 1` (17 a file: see the first test), the first file's `.part` moved away before
+/// them. The moved file holds the first 17, complete (its statistics blocks written); the next name the
+/// other 5; the summary says the frames were captured, not written; the exit status is 1, the error at
+/// exit naming the file said above. (The capture stopped at the first rotation, every later frame lost.)
+#[test]
+fn a_rotating_capture_goes_on_when_a_part_is_moved_away() {
+    let dir = tmp("ends-moved-rotating");
+    let base = dir.join("r.pcapng");
+    let (part0, r1) = (dir.join("r.0000.pcapng.part"), dir.join("r.0001.pcapng"));
+    let fed: Vec<_> = (0..22).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = relay(&["-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    pipe.flush().unwrap();
+    wait_for(&part0);
+    std::fs::rename(&part0, dir.join("moved")).unwrap();
+    feed(&mut pipe, &fed);
+    drop(pipe);
+    let o = ended(child, 20);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let (p, r0) = (part0.display(), dir.join("r.0000.pcapng").display().to_string());
+    let said = format!(
+        "\nwirestamp: -w {r0}: {p} was removed, or moved, while this capture wrote it (not by this capture): its \
+         frames are not at that name (complete in the file it was moved to; lost if it was removed); nothing was \
+         named {r0}, and a file at {p} now is not this capture's: left as it is; this capture goes on with {}\n",
+        r1.display()
+    );
+    assert!(err.contains(&said), "{err}");
+    assert_eq!(err.matches(" was removed, or moved, ").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed (removed or moved while written, \
+             not by this capture): said above, with where its frames are\n"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("\nwirestamp: wrote {}\n", r1.display())), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "\nwirestamp: error: files could not be completed or named while this capture ran (said above, each \
+             with where its frames are): {p}\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(listing(&dir), ["moved", "r.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("moved")), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&r1), (fed[17..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
 /// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
 /// a second, each a header and nothing else), and after the second burst the stream ends. Every file
@@ -450,6 +502,63 @@ fn a_file_that_cannot_be_renamed_says_where_its_frames_are() {
     );
     assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
     assert_eq!(frames(&fs.seen(&part)), (fed, true));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rotating capture whose complete file the system will not rename (its directory made append-only,
+/// `chattr +a`: files can be made there, not renamed) says so once, when it happens (what, and where
+/// the frames are), and goes on with its next file, losing no frame: 22 frames of 60,000 bytes at `-C 1`
+/// (17 a file), the directory append-only from before the first rotation until the second file is
+/// open. The first file's frames are in its `.part`, complete; the second file, renamed at exit, holds
+/// the other 5; the exit status is 1, the error at exit naming the `.part` said above. (The capture
+/// stopped at the first rotation, every later frame lost.)
+#[test]
+fn a_rotating_capture_goes_on_when_a_file_cannot_be_renamed() {
+    let dir = tmp("ends-unrenamed-rotating");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=4m");
+    let base = at.join("r.pcapng");
+    let (part0, r0, part1, r1) = (
+        at.join("r.0000.pcapng.part"),
+        at.join("r.0000.pcapng"),
+        at.join("r.0001.pcapng.part"),
+        at.join("r.0001.pcapng"),
+    );
+    let chattr = |flag: &str| {
+        let s = fs.command("chattr").arg(flag).arg(&at).status().unwrap();
+        assert!(s.success(), "chattr {flag} {}", at.display());
+    };
+    let fed: Vec<_> = (0..22).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = fs.capture(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    pipe.flush().unwrap();
+    wait_for(&fs.seen(&part0));
+    chattr("+a");
+    feed(&mut pipe, &fed[..17]);
+    wait_for(&fs.seen(&part1));
+    chattr("-a");
+    feed(&mut pipe, &fed[17..]);
+    drop(pipe);
+    let o = ended(child, 20);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let eperm = std::io::Error::from_raw_os_error(libc::EPERM);
+    let (p, x) = (part0.display(), r0.display());
+    assert_eq!(
+        err,
+        format!(
+            "wirestamp: -w {x}: {p} could not be renamed to {x}: {eperm}; its frames are in {p}, complete: give it \
+             its name yourself (mv -n {p} {x}) or read it as it is (`wirestamp analyze {p}`); this capture goes on \
+             with {}\nwirestamp: error: files could not be completed or named while this capture ran (said above, \
+             each with where its frames are): {p}\n",
+            r1.display()
+        )
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["r.0000.pcapng.part", "r.0001.pcapng"]);
+    assert_eq!(frames(&fs.seen(&part0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&fs.seen(&r1)), (fed[17..].to_vec(), true));
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }

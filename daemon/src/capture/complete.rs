@@ -7,7 +7,7 @@ use super::{
 use anyhow::Result;
 use std::fs::File;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use wirestamp_capture::RecordedStats;
 use wirestamp_capture::write::IfaceStats;
 
@@ -87,18 +87,23 @@ impl Files {
             // capture ran): nothing is renamed (that would give another file the capture's name), and
             // its frames are not said to be written.
             if !still_at(&part, self.part_id) {
-                self.incomplete = Some(format!(
-                    "{} could not be completed (removed or moved while written, not by this capture): the error below \
-                     says where its frames are",
+                let said = if last { "the error below says" } else { "said above, with" };
+                self.incomplete.push(format!(
+                    "{} could not be completed (removed or moved while written, not by this capture): {said} where \
+                     its frames are",
                     part.display()
                 ));
-                return Err(gone(&part, &path));
+                let e = gone(&part, &path);
+                return self.unfinished(part, e, last);
             }
             // Renamed while still locked: no other capture takes the `.part` for a killed one's.
             let overwrite = self.overwrite;
-            let renamed = claim::commit(&part, &path, |p| {
+            let renamed = match claim::commit(&part, &path, |p| {
                 std::fs::metadata(p).is_ok_and(|m| m.is_file()) && replaceable(p, overwrite).is_ok()
-            })?;
+            }) {
+                Ok(renamed) => renamed,
+                Err(e) => return self.unfinished(part, e, last),
+            };
             self.index += 1;
             self.last_kept = !renamed;
             if renamed {
@@ -112,6 +117,21 @@ impl Files {
             }
             self.kept.push(kept);
         }
+        Ok(())
+    }
+
+    /// A file closed but not finished: its `.part` moved away or removed while written, or not renamed
+    /// (`e` says what, and where its frames are). The run's error when it is the last; a rotating capture
+    /// says it now (-q or not), names it again at exit, and goes on with its next file: the frames still
+    /// to come can be written (the next file's own trouble, if any, stops it then).
+    fn unfinished(&mut self, part: PathBuf, e: anyhow::Error, last: bool) -> Result<()> {
+        self.last_kept = false;
+        if last || !self.numbered {
+            return Err(e);
+        }
+        self.index += 1;
+        crate::note!("wirestamp: {}; this capture goes on with {}", crate::cli::describe(&e), self.name().display());
+        self.unfinished.push(part);
         Ok(())
     }
 
@@ -149,7 +169,7 @@ impl Files {
     fn not_completed(&mut self, part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
         let (from, before) = self.flushed_whole;
         let held = (before + frames_from(part, from)).min(self.in_file);
-        self.incomplete = Some(format!(
+        self.incomplete.push(format!(
             "{} could not be completed ({e}): it holds {}; the error below says what to do",
             part.display(),
             held_words(held, self.in_file)
