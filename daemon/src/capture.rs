@@ -27,6 +27,7 @@
 
 mod claim;
 mod complete;
+mod tx_csv;
 
 use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};
 use anyhow::{Context, Result, bail};
@@ -41,6 +42,7 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
+use tx_csv::{TX_HEADER, TxCsv};
 use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
@@ -658,9 +660,6 @@ const CAPTURE_MAGICS: [[u8; 4]; 5] = [
     [0xa1, 0xb2, 0x3c, 0x4d],
 ];
 
-/// The header of the `--tx-events` CSV.
-const TX_HEADER: &str = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last";
-
 /// The file written while `path` is not complete: `path.part`.
 fn part_of(path: &Path) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
@@ -1199,19 +1198,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         return Err(e);
     }
-    let mut tx_csv = match tx_claim.zip(args.tx_events.as_deref()).map(|(c, p)| start_tx_csv(c, p)).transpose() {
+    let mut tx_csv = match tx_claim.zip(args.tx_events.as_deref()).map(|(c, p)| TxCsv::start(c, p)).transpose() {
         Ok(csv) => csv,
         Err(e) => {
             files.discard();
             return Err(e);
         }
     };
-    // The TX events are flushed with the capture file, every second: a killed capture keeps both.
+    // The TX events are flushed with the capture file, every second: a killed capture keeps both. A
+    // CSV that cannot be written is said at once; the capture goes on (its frames are still written).
     let flush_due = |files: &mut Files, tx: &mut Option<TxCsv>| -> Result<()> {
         if files.flush_due()?
-            && let Some((w, p, _)) = tx.as_mut()
+            && let Some(csv) = tx.as_mut()
+            && !csv.flush()
         {
-            w.flush().with_context(|| crate::output::writing("--tx-events", p))?;
+            crate::note!("wirestamp: {}", csv.failed_now());
         }
         Ok(())
     };
@@ -1246,8 +1247,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     return Ok(why);
                 }
             }
-            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
-                write_tx(csv, s.take_tx_events())?;
+            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut())
+                && !csv.write(s.take_tx_events())
+            {
+                crate::note!("wirestamp: {}", csv.failed_now());
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
                 files.close(&iface_stats(&sample(&mut source)), false)?;
@@ -1347,14 +1350,20 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let at_exit = sample(&mut source);
     let closed = files.close(&iface_stats(&at_exit), true);
     let tx_done = match (&mut source, tx_csv.as_mut()) {
-        (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
+        (Source::Ebpf(s), Some(csv)) => {
             // The last writes' ACKs may still be in the ring.
-            while s.poll_tx(Duration::from_millis(50))? > 0 {}
-            write_tx(csv, s.take_tx_events())?;
-            csv.0.flush().with_context(|| crate::output::writing("--tx-events", &csv.1))
-        })(),
+            let polled = (|| -> Result<()> {
+                while s.poll_tx(Duration::from_millis(50))? > 0 {}
+                Ok(())
+            })();
+            csv.write(s.take_tx_events());
+            csv.flush();
+            polled
+        }
         _ => Ok(()),
     };
+    // A CSV whose write failed, during the run or just now: what it holds, and what to do.
+    let tx_failed = tx_csv.as_ref().and_then(TxCsv::error).map_or(Ok(()), Err);
     let counters: Result<String, String> = match &at_exit {
         Sample::Rings(v) => v
             .iter()
@@ -1506,10 +1515,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     if let (Source::Ebpf(s), false) = (&source, args.quiet) {
         match s.tx_stats() {
             Ok(Some(t)) => crate::note!(
-                "wirestamp: sockops: {} connections timestamped, {} events written, {} lost (ring full), {} bad \
-                 records; {} connections the kernel could not timestamp (before Linux 6.15)",
+                "wirestamp: sockops: {} connections timestamped, {}, {} lost (ring full), {} bad records; {} \
+                 connections the kernel could not timestamp (before Linux 6.15)",
                 t.enabled,
-                tx_csv.as_ref().map_or(0, |c| c.2),
+                tx_csv.as_ref().map_or_else(|| "0 events written".into(), TxCsv::words),
                 t.ringbuf_full,
                 t.bad_records,
                 t.setsockopt_failed + t.no_kfunc
@@ -1532,7 +1541,7 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let said: Vec<String> =
         [claim::kept_error(&files.kept, files.last_kept), unfinished, skipped].into_iter().flatten().collect();
     let kept = (!said.is_empty()).then(|| said.join("; "));
-    let mut errors = [result.err(), closed.err(), tx_done.err()].into_iter().flatten();
+    let mut errors = [result.err(), closed.err(), tx_done.err(), tx_failed.err()].into_iter().flatten();
     let Some(first) = errors.next() else {
         if let Some(k) = kept {
             bail!(k);
@@ -1550,41 +1559,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     Err(first)
 }
 
-/// The `--tx-events` CSV: its writer, its path, the rows written.
-type TxCsv = (BufWriter<File>, PathBuf, u64);
-
 /// Claims the `--tx-events` CSV (see [`claim::create_tx`]).
 fn claim_tx_csv(p: &Path, overwrite: bool) -> Result<claim::Claim> {
     claim::create_tx(p, |p| tx_replaceable(p, overwrite))
-}
-
-/// Begins the `--tx-events` CSV claimed at `p` (an earlier one emptied now) with its header.
-fn start_tx_csv(claimed: claim::Claim, p: &Path) -> Result<TxCsv> {
-    let mut w = BufWriter::new(claimed.take()?);
-    writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
-    Ok((w, p.to_path_buf(), 0))
-}
-
-/// Appends TX events to the CSV (see `--tx-events`).
-fn write_tx(csv: &mut TxCsv, events: Vec<wirestamp_capture::live::ebpf::TxEvent>) -> Result<()> {
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-    for e in events {
-        writeln!(
-            csv.0,
-            "{},{},{},{},{},{},{},{}",
-            e.time_ns,
-            e.kind,
-            e.local,
-            e.remote,
-            opt(e.seq_first),
-            e.seq_last,
-            opt(e.stream.map(|s| s.0)),
-            opt(e.stream.map(|s| s.1))
-        )
-        .with_context(|| crate::output::writing("--tx-events", &csv.1))?;
-        csv.2 += 1;
-    }
-    Ok(())
 }
 
 /// A flow as given on the command line.
