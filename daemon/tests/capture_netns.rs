@@ -2333,7 +2333,7 @@ fn a_killed_captures_part_survives_a_start_refused_when_its_tx_events_csv_is_cla
 /// file holds (its whole rows, counted here) and how many were not written (it said "91 events written":
 /// those taken into the buffer), and the error at exit says what the file holds and what to do (it said
 /// "--tx-events X: writing: No space left on device"); exit status 1. The capture goes on: its own file,
-/// elsewhere, is complete, every order's frame in it.
+/// elsewhere, is complete, every order's frame in it. Then a CSV that fails from its first flush.
 #[test]
 fn tx_events_that_could_not_be_written_are_not_said_to_be() {
     use std::io::Write;
@@ -2399,16 +2399,58 @@ fn tx_events_that_could_not_be_written_are_not_said_to_be() {
         )),
         "{err}"
     );
-    // The capture's file: complete, each order's frame (its payload carrying the write's bytes) in it.
-    let orders_sent = read_all(&out)
-        .into_iter()
-        .filter(|(_, outbound, data, _, _)| {
-            parse_key(*outbound, data).is_some_and(|(k, hdr)| {
-                *outbound && k.src.1 == port && usize::from(k.ip_len) + 14 - hdr == TX_WRITE_LEN
+    // The capture's file: complete, each order's frame (its payload a write's bytes) in it.
+    let orders_in = |out: &Path, port: u16| {
+        read_all(out)
+            .into_iter()
+            .filter(|(_, outbound, data, _, _)| {
+                parse_key(*outbound, data).is_some_and(|(k, hdr)| {
+                    *outbound && k.src.1 == port && usize::from(k.ip_len) + 14 - hdr == TX_WRITE_LEN
+                })
             })
-        })
-        .count();
-    assert_eq!(orders_sent, WRITES);
+            .count()
+    };
+    assert_eq!(orders_in(&out, port), WRITES);
+    // The file system still full: a CSV whose first flush (its header) fails, before the client
+    // connects. Said at once; the capture goes on (it stopped there, the orders never captured), and
+    // at exit none of the 91 events is said written.
+    let (out, csv) = (dir.join("t2.pcapng"), at.join("tx2.csv"));
+    let csvs = csv.display().to_string();
+    let a = args(
+        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
+        &out,
+    );
+    let mut cmd = fs.command(BIN);
+    cmd.arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
+    let cap = pair.a.run(move || cmd.spawn().unwrap());
+    let t = Instant::now();
+    while !dir.join("t2.pcapng.part").exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the capture never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Past its first flush.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let port = run_tx_client(&pair, &cg, WRITES);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    let o = finish(cap, 10);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(std::fs::metadata(fs.seen(&csv)).unwrap().len(), 0);
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: --tx-events {csvs}: writing it failed: {enospc}; the capture goes on, the TX events from \
+             now on lost (counted at exit)\n"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!(", 0 events written, {taken} not (the --tx-events CSV could not")), "{err}");
+    assert!(
+        err.contains(&format!("--tx-events {csvs}: writing it failed: {enospc}; it holds the first 0 of the {taken}")),
+        "{err}"
+    );
+    assert_eq!(orders_in(&out, port), WRITES);
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
