@@ -8,7 +8,7 @@
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
-//! it is skipped: `Files::open`); a file without frames is not rotated, and one left without frames at
+//! it is skipped: `Files::claim`); a file without frames is not rotated, and one left without frames at
 //! exit is removed unless it is the only one (`Files::close`). A file that cannot be completed (a write,
 //! its last flush or its sync failing) stays as its `.part`, said so (`complete`).
 //!
@@ -179,7 +179,7 @@ struct Files {
     kept: Vec<claim::Kept>,
     /// Whether the last file closed is among `kept`.
     last_kept: bool,
-    /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
+    /// Names a rotating capture skipped, taken when it came to them ([`Files::claim`]).
     skipped: Vec<PathBuf>,
     /// What the summary says of each `.part` a write, the final flush or the sync failed on (left as
     /// it is), or that was removed or moved while written: it does not call the frames written.
@@ -448,14 +448,10 @@ impl Files {
                     part.display(),
                     part.display()
                 ),
-                // Its message begins with the flag, which this one names: said once (the file it is
-                // about kept, when it is the `.part`).
-                false => {
-                    let taken = taken.to_string();
-                    let of_name = taken.strip_prefix(&format!("-w {}: ", name.display()));
-                    let of_part = taken.strip_prefix("-w ").filter(|t| t.starts_with(&*part.to_string_lossy()));
-                    of_name.or(of_part).map_or(taken.clone(), str::to_string)
-                }
+                // Why, without the flag, which this message names: the file it is about named when it is
+                // not the name skipped (its `.part`).
+                false if taken.name == name => taken.why.clone(),
+                false => format!("{}: {}", taken.name.display(), taken.why),
             };
             self.index += 1;
             // Said now, -q or not, and named again at exit.
@@ -672,34 +668,41 @@ fn part_of(path: &Path) -> PathBuf {
 /// capture. Anything else is refused, saying what is there and
 /// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
 /// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
-fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
+fn replaceable(path: &Path, overwrite: bool) -> Result<(), claim::Taken> {
+    let refused = |name: &Path, why: String| Err(claim::Taken::new("-w", name, why));
     let shown = path.display();
     let Ok(meta) = std::fs::metadata(path) else {
         // A link to nothing is a name taken all the same: the rename would find it there at the end
         // and keep the frames in the `.part`, a whole capture later.
         if let Ok(to) = std::fs::read_link(path) {
-            bail!(
-                "-w {shown}: a symbolic link to {}, which does not exist: capture writes its file beside the link \
-                 and renames it to the link's name, not where the link points; give the file's own name, or remove \
-                 the link",
-                to.display()
+            return refused(
+                path,
+                format!(
+                    "a symbolic link to {}, which does not exist: capture writes its file beside the link and renames \
+                     it to the link's name, not where the link points; give the file's own name, or remove the link",
+                    to.display()
+                ),
             );
         }
         return Ok(());
     };
     if !meta.is_file() {
-        bail!(
-            "-w {shown}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over \
-             it; give a file name"
+        return refused(
+            path,
+            "not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over it; give a \
+             file name"
+                .into(),
         );
     }
     if meta.len() == 0 {
         return Ok(());
     }
     if !CAPTURE_MAGICS.iter().any(|m| crate::output::begins_with_bytes(path, m)) {
-        bail!(
-            "-w {shown}: the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it \
-             or choose another name"
+        return refused(
+            path,
+            "the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it or choose \
+             another name"
+                .into(),
         );
     }
     let done = path.to_str().and_then(|p| p.strip_suffix(".part"));
@@ -710,16 +713,22 @@ fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
     }
     let bytes = meta.len();
     match done {
-        Some(done) => bail!(
-            "-w {done}: {shown} is left by a capture that did not give it its name (killed, or the machine \
-             stopped: its frames up to about a second before; a write failed; or the name was taken while it ran, \
-             as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
-             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
-            recovered_name(Path::new(done)).display()
+        Some(done) => refused(
+            Path::new(done),
+            format!(
+                "{shown} is left by a capture that did not give it its name (killed, or the machine stopped: its \
+                 frames up to about a second before; a write failed; or the name was taken while it ran, as it \
+                 said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
+                 `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
+                recovered_name(Path::new(done)).display()
+            ),
         ),
-        None => bail!(
-            "-w {shown}: the file exists and holds a capture ({bytes} bytes): refusing to overwrite it; rename or \
-             remove it, or choose another name; --overwrite replaces an earlier capture"
+        None => refused(
+            path,
+            format!(
+                "the file exists and holds a capture ({bytes} bytes): refusing to overwrite it; rename or remove it, \
+                 or choose another name; --overwrite replaces an earlier capture"
+            ),
         ),
     }
 }
@@ -790,7 +799,7 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
             .collect();
         present.sort();
         if let Some(p) = present.iter().find(|p| claim::in_use(p)) {
-            bail!(claim::in_use_message(p));
+            return Err(claim::Taken::part_in_use(p).into());
         }
         for p in present {
             replaceable(&p, args.overwrite)?;
@@ -798,14 +807,14 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
     } else {
         let part = part_of(base);
         if claim::in_use(&part) {
-            bail!(claim::in_use_message(&part));
+            return Err(claim::Taken::part_in_use(&part).into());
         }
         replaceable(base, args.overwrite)?;
         replaceable(&part, args.overwrite)?;
     }
     if let Some(tx) = args.tx_events.as_deref() {
         if claim::in_use(tx) {
-            bail!(claim::tx_in_use_message(tx));
+            return Err(claim::Taken::tx_in_use(tx).into());
         }
         tx_replaceable(tx, args.overwrite)?;
     }
@@ -814,22 +823,21 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
 
 /// Whether capture may write the `--tx-events` CSV `tx`: missing, empty or not a regular file (a FIFO),
 /// or (`overwrite`) an earlier capture's; anything else is refused, saying what to do.
-fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<()> {
+fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<(), claim::Taken> {
+    let refused = |why: &str| Err(claim::Taken::new("--tx-events", tx, why.into()));
     if !crate::output::kept_file(tx) {
         return Ok(());
     }
     if !crate::output::begins_with(tx, TX_HEADER) {
-        bail!(
-            "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its name?): \
-             refusing to overwrite it; remove it or choose another name",
-            tx.display()
+        return refused(
+            "the file exists and is not an earlier --tx-events CSV (a capture given as its name?): refusing to \
+             overwrite it; remove it or choose another name",
         );
     }
     if !overwrite {
-        bail!(
-            "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to overwrite \
-             it; rename or remove it, or choose another name; --overwrite replaces it",
-            tx.display()
+        return refused(
+            "the file exists and holds the TX events of an earlier capture: refusing to overwrite it; rename or \
+             remove it, or choose another name; --overwrite replaces it",
         );
     }
     Ok(())

@@ -18,14 +18,56 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 /// A name [`create`] refuses because it is taken: held by a running capture, or a file there that may
-/// not be replaced. A rotating capture goes on with its next name instead (`Files::open`); any other
-/// error (no permission, no space) stops it.
+/// not be replaced. A rotating capture goes on with its next name instead (`Files::claim`); any other
+/// error (no permission, no space) stops it. Said as `FLAG NAME: WHY`, in parts, so that a message that
+/// names the flag and the file itself says only why.
 #[derive(Debug)]
-pub(super) struct Taken(String);
+pub(super) struct Taken {
+    /// `-w` or `--tx-events`, and the file it names (for a `.part`, the name it is written for).
+    pub flag: &'static str,
+    pub name: PathBuf,
+    pub why: String,
+}
+
+impl Taken {
+    pub fn new(flag: &'static str, name: &Path, why: String) -> Taken {
+        Taken { flag, name: name.to_path_buf(), why }
+    }
+
+    /// A `.part` a running capture holds.
+    pub fn part_in_use(part: &Path) -> Taken {
+        let shown = part.display();
+        let name = shown.to_string();
+        let done = name.strip_suffix(".part").unwrap_or(&name);
+        Taken::new(
+            "-w",
+            Path::new(done),
+            format!(
+                "{shown} is being written by another capture, running now (it holds the file's lock; `fuser -v \
+                 {shown}` names the process): two captures cannot write one file; give this one another -w, or \
+                 stop the other first"
+            ),
+        )
+    }
+
+    /// A `--tx-events` CSV a running capture holds.
+    pub fn tx_in_use(path: &Path) -> Taken {
+        let shown = path.display();
+        Taken::new(
+            "--tx-events",
+            path,
+            format!(
+                "another capture is writing it, running now (it holds the file's lock; `fuser -v {shown}` names the \
+                 process): two captures cannot write one file; give this one another --tx-events, or stop the other \
+                 first"
+            ),
+        )
+    }
+}
 
 impl std::fmt::Display for Taken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{} {}: {}", self.flag, self.name.display(), self.why)
     }
 }
 
@@ -60,43 +102,21 @@ pub(super) fn in_use(path: &Path) -> bool {
     fcntl(&f, FcntlArg::F_OFD_GETLK(&mut l)).is_ok() && i32::from(l.l_type) != libc::F_UNLCK
 }
 
-/// What is said of a `.part` a running capture holds.
-pub(super) fn in_use_message(part: &Path) -> String {
-    let shown = part.display();
-    let name = shown.to_string();
-    let done = name.strip_suffix(".part").unwrap_or(&name);
-    format!(
-        "-w {done}: {shown} is being written by another capture, running now (it holds the file's lock; `fuser -v \
-         {shown}` names the process): two captures cannot write one file; give this one another -w, or stop the \
-         other first"
-    )
-}
-
-/// What is said of a `--tx-events` CSV a running capture holds.
-pub(super) fn tx_in_use_message(path: &Path) -> String {
-    let shown = path.display();
-    format!(
-        "--tx-events {shown}: another capture is writing it, running now (it holds the file's lock; `fuser -v \
-         {shown}` names the process): two captures cannot write one file; give this one another --tx-events, or \
-         stop the other first"
-    )
-}
-
 /// Claims `part` for this capture (see [`create`]).
-pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<Claim> {
-    create(part, Messages { held: in_use_message, failed: part_failed }, replaceable)
+pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
+    create(part, Messages { held: Taken::part_in_use, failed: part_failed }, replaceable)
 }
 
 /// Claims the `--tx-events` CSV (see [`create`]): the same lock as a `.part`'s, so that two captures of
 /// one CSV do not empty each other's.
-pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<Claim> {
-    create(path, Messages { held: tx_in_use_message, failed: tx_failed }, replaceable)
+pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
+    create(path, Messages { held: Taken::tx_in_use, failed: tx_failed }, replaceable)
 }
 
 /// What [`create`] says of a file, each naming the flag and the file once: held by another capture,
 /// or (the context of an error of the system's) not made.
 struct Messages {
-    held: fn(&Path) -> String,
+    held: fn(&Path) -> Taken,
     failed: fn(&Path) -> String,
 }
 
@@ -167,7 +187,7 @@ impl Claim {
 /// emptied here ([`Claim::take`] does, once every file of the run is claimed). Refused otherwise, saying
 /// why: held by a running capture (`held`), or `replaceable`'s reason (each names the flag and the file:
 /// the caller adds neither).
-fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>) -> Result<Claim> {
+fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
     let creating = || (say.failed)(path);
     let held = say.held;
     let claim = |file, kind| Claim { file, path: path.to_path_buf(), kind, failed: say.failed };
@@ -179,7 +199,7 @@ fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>)
             Ok(f) => match hold(f, path) {
                 Held::Ours(f) => return Ok(claim(f, Kind::Made)),
                 // Another capture found it just made, and took it first.
-                Held::Locked => return Err(Taken(held(path)).into()),
+                Held::Locked => return Err(held(path).into()),
                 Held::Moved => continue,
             },
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -187,7 +207,7 @@ fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>)
                 // FIFO), not locked nor emptied. (Opened to write only, as `File::create` would: a FIFO
                 // waits for its reader.)
                 if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                    replaceable(path).map_err(taken)?;
+                    replaceable(path)?;
                     let f = OpenOptions::new().write(true).open(path).with_context(creating)?;
                     return Ok(claim(f, Kind::AsIs));
                 }
@@ -197,19 +217,14 @@ fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>)
         };
         match hold(f, path) {
             Held::Ours(f) => {
-                replaceable(path).map_err(taken)?;
+                replaceable(path)?;
                 return Ok(claim(f, Kind::Found));
             }
-            Held::Locked => return Err(Taken(held(path)).into()),
+            Held::Locked => return Err(held(path).into()),
             Held::Moved => {}
         }
     }
-    Err(Taken(held(path)).into())
-}
-
-/// `replaceable`'s refusal, as a name taken.
-fn taken(e: anyhow::Error) -> anyhow::Error {
-    Taken(format!("{e:#}")).into()
+    Err(held(path).into())
 }
 
 /// What became of a file opened at a name when its lock was asked for.
@@ -370,8 +385,8 @@ mod tests {
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         drop(first);
         assert!(!in_use(&part));
-        let e = create_part(&part, |_| anyhow::bail!("a leftover")).unwrap_err();
-        assert_eq!(format!("{e:#}"), "a leftover");
+        let e = create_part(&part, |p| Err(Taken::new("-w", p, "a leftover".into()))).unwrap_err();
+        assert_eq!(format!("{e:#}"), format!("-w {}: a leftover", part.display()));
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         // Allowed (--overwrite): claimed, locked, left as it is until taken; released, as it was.
         let again = create_part(&part, |_| Ok(())).unwrap();
