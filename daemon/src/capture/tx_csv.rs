@@ -16,6 +16,7 @@ use wirestamp_capture::live::ebpf::TxEvent;
 /// The header of the `--tx-events` CSV.
 pub(super) const TX_HEADER: &str = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last";
 
+/// The CSV being written, and what of it is on the file.
 pub(super) struct TxCsv {
     /// None once a write failed: nothing more is written (not even by the writer's drop, which would
     /// put bytes on the file that no count says).
@@ -36,10 +37,8 @@ impl TxCsv {
     /// Begins the CSV claimed at `path` (an earlier one emptied now) with its header.
     pub fn start(claimed: claim::Claim, path: &Path) -> Result<TxCsv> {
         let on_file = Rc::new(Cell::new(0));
-        let mut w = BufWriter::new(Counting { inner: claimed.take()?, count: on_file.clone() });
-        // Into the buffer: it fails only with the first flush, said as any later write's is.
-        let _ = writeln!(w, "{TX_HEADER}");
-        let csv = TxCsv {
+        let w = BufWriter::new(Counting { inner: claimed.take()?, count: on_file.clone() });
+        let mut csv = TxCsv {
             w: Some(w),
             path: path.to_path_buf(),
             on_file,
@@ -48,6 +47,10 @@ impl TxCsv {
             written: 0,
             failed: None,
         };
+        // Into the buffer: a failure comes with a flush, said as any row's is.
+        if let Some(Err(e)) = csv.w.as_mut().map(|w| writeln!(w, "{TX_HEADER}")) {
+            csv.fail(e);
+        }
         Ok(csv)
     }
 
