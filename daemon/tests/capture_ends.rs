@@ -1,8 +1,9 @@
 //! How `wirestamp capture` ends its files: a numbered file left without frames by a rotation just
 //! before the stream ended is not kept, and a file that cannot be completed (no space left at its last
 //! flush), renamed (its directory made read-only) or found at its `.part` name (removed or moved while
-//! written) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
-//! by hand (tests/relay), so that the frames expected back are the ones fed.
+//! written) is said to be so, not counted as written, a rotating capture going on with its next file;
+//! and a `.part` a killed capture left without frames is taken by the next. `--source stdin` relays fed
+//! a classic pcap written by hand (tests/relay), so that the frames expected back are the ones fed.
 
 mod relay;
 
