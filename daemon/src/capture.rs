@@ -22,8 +22,9 @@
 //!
 //! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
 //! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`
-//! (unless it holds no frame: `complete::holds_no_frame`), not `--tx-events`; `--overwrite` replaces
-//! earlier captures and TX CSVs, never another file.
+//! (unless it holds no frame: `complete::holds_no_frame`), not `--tx-events` (unless it holds its
+//! header alone: `tx_replaceable`); `--overwrite` replaces earlier captures and TX CSVs, never another
+//! file.
 
 mod claim;
 mod complete;
@@ -822,7 +823,9 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
 }
 
 /// Whether capture may write the `--tx-events` CSV `tx`: missing, empty or not a regular file (a FIFO),
-/// or (`overwrite`) an earlier capture's; anything else is refused, saying what to do.
+/// an earlier CSV holding its header alone (no event: a capture killed before its first, as a `.part`
+/// holding no frame is taken), or (`overwrite`) an earlier capture's; anything else is refused, saying
+/// what to do.
 fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<(), claim::Taken> {
     let refused = |why: &str| Err(claim::Taken::new("--tx-events", tx, why.into()));
     if !crate::output::kept_file(tx) {
@@ -834,7 +837,9 @@ fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<(), claim::Taken> {
              overwrite it; remove it or choose another name",
         );
     }
-    if !overwrite {
+    let header_alone = std::fs::metadata(tx).is_ok_and(|m| m.len() == TX_HEADER.len() as u64 + 1)
+        && crate::output::begins_with(tx, &format!("{TX_HEADER}\n"));
+    if !overwrite && !header_alone {
         return refused(
             "the file exists and holds the TX events of an earlier capture: refusing to overwrite it; rename or \
              remove it, or choose another name; --overwrite replaces it",

@@ -520,7 +520,8 @@ pub struct CaptureArgs {
     /// CSV of the TX timestamps: time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last
     /// (one row per write and event; seq_last is the write's last byte: the egress frame with
     /// seq + len - 1 = seq_last carried it). Flushed every second, as the capture file is. An existing,
-    /// non-empty file is refused (see --overwrite), and it cannot be the -w file. A CSV that cannot be
+    /// non-empty file is refused (see --overwrite) unless it holds the header alone (a capture killed
+    /// before its first event), and it cannot be the -w file. A CSV that cannot be
     /// written (no space left) is said at once and the capture goes on; the summary counts the events
     /// the file holds and those lost, and the error at exit (status 1) says what to do.
     #[arg(long, value_name = "FILE", requires = "cgroup")]

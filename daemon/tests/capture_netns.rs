@@ -2454,3 +2454,50 @@ fn tx_events_that_could_not_be_written_are_not_said_to_be() {
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A capture with --tx-events killed (SIGKILL) before its first frame and its first TX event leaves
+/// its `.part` holding the file's header alone and its CSV the CSV's header alone (both flushed a
+/// second after the start): nothing to lose in either. The next start with the same command line (a
+/// supervisor's restart) takes both and runs: a client's orders then bring their events, every row
+/// in the CSV, its header once. (The `.part` was taken, but the CSV was refused as "the TX events of an
+/// earlier capture": the restart refused over nothing, until the CSV was removed by hand.)
+#[test]
+fn a_killed_captures_tx_events_csv_holding_its_header_alone_is_taken_by_the_next() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-header-only");
+    let cg = TestCgroup::new("txhead-");
+    let (out, part, csv) = (dir.join("t.pcapng"), dir.join("t.pcapng.part"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let a = args(
+        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
+        &out,
+    );
+    let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
+    let mut killed = start(&pair.a, a.clone(), part.clone());
+    relay::grown_to(&csv, header.len() as u64);
+    relay::grown_to(&part, 28);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), header);
+    assert_eq!(relay::frames(&part), (vec![], false));
+    let cap = pair.a.run(move || {
+        Command::new(BIN).arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    });
+    // Past its first flush: running, the CSV its own.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let port = run_tx_client(&pair, &cg, TX_WRITES);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) };
+    let o = finish(cap, 10);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().next(), Some(header.trim_end()), "{text}");
+    assert_eq!(text.matches("time_ns,").count(), 1, "{text}");
+    let mine = text.lines().skip(1).filter(|l| l.split(',').nth(2).is_some_and(|l| l.ends_with(&format!(":{port}"))));
+    assert_eq!(mine.count(), 1 + 3 * TX_WRITES, "{text}");
+    assert_eq!(relay::listing(&dir), ["t.pcapng", "tx.csv"]);
+    assert!(relay::frames(&out).1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
