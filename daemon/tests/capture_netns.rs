@@ -2440,8 +2440,9 @@ fn tx_events_that_could_not_be_written_are_not_said_to_be() {
     assert_eq!(std::fs::metadata(fs.seen(&csv)).unwrap().len(), 0);
     assert!(
         err.contains(&format!(
-            "\nwirestamp: --tx-events {csvs}: writing it failed: {enospc}; the capture goes on, the TX events from \
-             now on lost (counted at exit)\n"
+            "\nwirestamp: --tx-events {csvs}: writing it failed: {enospc}; nothing more is written to it: it holds \
+             the first 0 TX events; those to come are lost (counted at exit); the capture goes on, its frames still \
+             written\n"
         )),
         "{err}"
     );

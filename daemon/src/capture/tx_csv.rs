@@ -110,13 +110,19 @@ impl TxCsv {
         }
     }
 
-    /// What is said at once when a write fails while the capture runs: it goes on.
+    /// What is said at once when a write fails while the capture runs: what the file holds, what is lost
+    /// (the events taken but not yet on it too, up to a second's), and that the capture goes on.
     pub fn failed_now(&self) -> String {
+        let lost = match self.taken - self.written {
+            0 => "those to come are lost".to_string(),
+            n => format!("{n} more, taken but not yet on it, are lost, and those to come"),
+        };
         format!(
-            "--tx-events {}: writing it failed: {}; the capture goes on, the TX events from now on lost (counted at \
-             exit)",
+            "--tx-events {}: writing it failed: {}; nothing more is written to it: it holds the first {} TX events; \
+             {lost} (counted at exit); the capture goes on, its frames still written",
             self.path.display(),
-            self.failed.as_ref().map_or(String::new(), |e| e.to_string())
+            self.failed.as_ref().map_or(String::new(), |e| e.to_string()),
+            self.written
         )
     }
 
@@ -155,5 +161,56 @@ impl TxCsv {
             self.taken,
             self.taken - self.written
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(k: u32) -> TxEvent {
+        TxEvent {
+            time_ns: 1_000 + i64::from(k),
+            kind: "sched",
+            local: "10.0.0.1:5000".parse().unwrap(),
+            remote: "10.0.0.2:9000".parse().unwrap(),
+            seq_first: Some(k * 50 + 1),
+            seq_last: k * 50 + 50,
+            stream: Some((k * 50, k * 50 + 49)),
+        }
+    }
+
+    /// A CSV whose flush fails (`/dev/full`: no space left, nothing taken) with three events in its
+    /// buffer: what is said at once counts those three lost with the ones to come (it said "the TX
+    /// events from now on lost", as if those taken before were on the file), then the summary and the
+    /// error at exit count all five taken.
+    #[test]
+    fn a_failed_flush_counts_the_events_it_lost() {
+        let full = Path::new("/dev/full");
+        let claimed = claim::create_tx(full, |_| Ok(())).unwrap();
+        let mut csv = TxCsv::start(claimed, full).unwrap();
+        assert!(csv.write((0..3).map(event).collect()));
+        assert!(!csv.flush());
+        let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert_eq!(
+            csv.failed_now(),
+            format!(
+                "--tx-events /dev/full: writing it failed: {enospc}; nothing more is written to it: it holds the \
+                 first 0 TX events; 3 more, taken but not yet on it, are lost, and those to come (counted at exit); \
+                 the capture goes on, its frames still written"
+            )
+        );
+        // Once failed, events are counted, not written, and not said again.
+        assert!(csv.write((3..5).map(event).collect()));
+        assert!(csv.flush());
+        assert_eq!(csv.words(), "0 events written, 5 not (the --tx-events CSV could not be written: see the error)");
+        assert_eq!(
+            csv.error().map(|e| e.to_string()),
+            Some(format!(
+                "--tx-events /dev/full: writing it failed: {enospc}; it holds the first 0 of the 5 TX events taken \
+                 (5 lost): read it as it is (`wirestamp analyze --tx-events /dev/full` leaves out a last row cut \
+                 short, saying so); free space on its file system (`df /dev`) before the next capture"
+            ))
+        );
     }
 }
