@@ -342,8 +342,9 @@ mod tests {
     }
 
     /// What a `.part` holds decides whether it holds no frame: its header and interface descriptions
-    /// only, whole, in either byte order; a frame, a block cut short, anything after the magic that is no
-    /// block, a second section or a header not first is taken to hold data.
+    /// only, whole, in either byte order; a frame (enhanced or simple), a block of another kind, more
+    /// than 64 KiB, a block cut short, anything after the magic that is no block, a second section or a
+    /// header not first is taken to hold data.
     #[test]
     fn a_part_holds_no_frame_only_with_its_header_and_interfaces() {
         let dir = std::env::temp_dir().join(format!("wirestamp-complete-noframe-{}", std::process::id()));
@@ -351,7 +352,17 @@ mod tests {
         let part = dir.join("c.pcapng.part");
         let idb = |little| block(little, 1, &[1, 0, 0, 0, 0, 0, 4, 0]);
         let epb = block(true, 6, &[0; 20 + 60]);
-        let cases: [(Vec<u8>, bool); 9] = [
+        // An interface description of 4 KiB (a long description option): 17 of them are over 64 KiB.
+        let big_idb = block(true, 1, &[&[1, 0, 0, 0, 0, 0, 4, 0][..], &[0; 4096]].concat());
+        let spb = block(true, 3, &[&60u32.to_le_bytes()[..], &[0; 60]].concat());
+        let cases: [(Vec<u8>, bool); 14] = [
+            // A Simple Packet Block is a frame too; so may be any block not known here (a custom block).
+            ([shb(true), idb(true), spb].concat(), false),
+            ([shb(true), idb(true), block(true, 0x0000_0BAD, &[0; 8])].concat(), false),
+            // A frame past 64 KiB of interfaces is not looked for: that much is taken to hold data.
+            ([&shb(true)[..], &big_idb.repeat(17), &epb].concat(), false),
+            ([&shb(true)[..], &big_idb.repeat(17)].concat(), false),
+            ([&shb(true)[..], &big_idb.repeat(15)].concat(), true),
             (shb(true), true),
             ([shb(true), idb(true), idb(true)].concat(), true),
             ([shb(false), idb(false)].concat(), true),
