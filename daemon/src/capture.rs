@@ -8,9 +8,9 @@
 //! failed or interrupted run never leaves a file without its last block. The `.part` is created anew and
 //! locked while written, and the rename replaces no file made at the name meanwhile (`claim`). With
 //! `-G`/`-C`, files are `STEM.0000.EXT`, `STEM.0001.EXT`, ... (a name taken when the capture comes to
-//! it is skipped: `Files::open`); a file without frames is not rotated, and one left without frames at
+//! it is skipped: `Files::claim`); a file without frames is not rotated, and one left without frames at
 //! exit is removed unless it is the only one (`Files::close`). A file that cannot be completed (a write,
-//! its last flush or its sync failing) stays as its `.part`, said so (`incomplete`).
+//! its last flush or its sync failing) stays as its `.part`, said so (`complete`).
 //!
 //! Several `-i` (afpacket) open one ring per interface, read round-robin: frames are in time order per
 //! interface, not across interfaces (pcapng does not require it; `wirestamp frames` merges by time).
@@ -21,14 +21,19 @@
 //! without a file (none is made before the header is read).
 //!
 //! Outputs: a capture is data no later run can make again, so no existing, non-empty file is replaced
-//! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`,
-//! not `--tx-events`; `--overwrite` replaces earlier captures and TX CSVs, never another file.
+//! (see `check_outputs`): not `-w`, not one of its numbered names, not a killed capture's `.part`
+//! (unless it holds no frame: `complete::holds_no_frame`), not `--tx-events` (unless it holds its
+//! header alone: `tx_replaceable`); `--overwrite` replaces earlier captures and TX CSVs, never another
+//! file.
 
 mod claim;
+mod complete;
+mod tx_csv;
 
 use crate::cli::{CaptureArgs, CaptureSource, RxHookArg, usage};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
+use complete::file_id;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::fs::File;
@@ -38,6 +43,7 @@ use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::{Duration, Instant};
+use tx_csv::{TX_HEADER, TxCsv};
 use wirestamp_capture::live::clock::ClockWatch;
 use wirestamp_capture::live::ebpf::{FRAME_MAX, RxHook};
 use wirestamp_capture::live::pmc::Pmc;
@@ -45,7 +51,7 @@ use wirestamp_capture::live::{
     AfPacket, AfXdp, AfXdpStats, EbpfConfig, EbpfSource, EbpfStats, HwTsGuard, Ioctl, LiveError, PcapLive, PcapStats,
     PolledStdin, RingConfig, RingMerge, RingStats, Step, TsMode, offloads,
 };
-use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, IfaceStats, PcapngWriter};
+use wirestamp_capture::write::{CAPTURE_COMMENT, IfaceSpec, PcapngWriter};
 use wirestamp_capture::{CaptureReader, ReadErrorKind, RecordedStats, TsResolution};
 use wirestamp_core::analyze::flows::FlowSpec;
 use wirestamp_core::{ClockQuality, Frame, LinkType, TsSource};
@@ -148,7 +154,8 @@ struct Files {
     index: u32,
     comment: String,
     current: Option<(Out, PathBuf, PathBuf)>,
-    /// The current `.part`'s device and inode, as made: whether its name still holds it ([`still_at`]).
+    /// The current `.part`'s device and inode, as made: whether its name still holds it
+    /// (`complete::still_at`).
     part_id: (u64, u64),
     idbs: HashMap<(u32, TsSource), u32>,
     bytes: Rc<Cell<u64>>,
@@ -173,11 +180,14 @@ struct Files {
     kept: Vec<claim::Kept>,
     /// Whether the last file closed is among `kept`.
     last_kept: bool,
-    /// Names a rotating capture skipped, taken when it came to them ([`Files::open`]).
+    /// Names a rotating capture skipped, taken when it came to them ([`Files::claim`]).
     skipped: Vec<PathBuf>,
-    /// What the summary says of the `.part` a write, the final flush or the sync failed on (left as
+    /// What the summary says of each `.part` a write, the final flush or the sync failed on (left as
     /// it is), or that was removed or moved while written: it does not call the frames written.
-    incomplete: Option<String>,
+    incomplete: Vec<String>,
+    /// The `.part` of each file a rotating capture closed but could not finish (moved away or
+    /// removed while written, or not renamed), said when it happened: the capture went on.
+    unfinished: Vec<PathBuf>,
     /// Frames written to the current file (to its buffer), or whose write to it failed.
     in_file: u64,
     /// The current file's length and its frames when it was last flushed whole: what it holds for sure
@@ -404,7 +414,8 @@ impl Files {
             kept: Vec::new(),
             last_kept: false,
             skipped: Vec::new(),
-            incomplete: None,
+            incomplete: Vec::new(),
+            unfinished: Vec::new(),
             in_file: 0,
             flushed_whole: (0, 0),
         }
@@ -414,13 +425,19 @@ impl Files {
         file_name(&self.base, self.numbered, self.index)
     }
 
-    /// Opens the next file (see [`Files::open_at`]). A rotating capture whose next name is taken
+    /// Opens the next file: claims it ([`Files::claim`]) and begins it ([`Files::begin`]).
+    fn open(&mut self) -> Result<()> {
+        let claimed = self.claim()?;
+        self.begin(claimed)
+    }
+
+    /// Claims the next file (see [`Files::claim_at`]). A rotating capture whose next name is taken
     /// (another capture holds its `.part`, or a file there may not be replaced) skips it, saying so, and
     /// goes on with the one after, as when a name is taken at the rename: a collision must not end a
     /// long capture. The first name is the start's, refused then.
-    fn open(&mut self) -> Result<()> {
+    fn claim(&mut self) -> Result<claim::Claim> {
         for _ in 0..MAX_SKIPPED {
-            let e = match self.open_at() {
+            let e = match self.claim_at() {
                 Err(e) if self.numbered && self.index > 0 => e,
                 r => return r,
             };
@@ -432,14 +449,10 @@ impl Files {
                     part.display(),
                     part.display()
                 ),
-                // Its message begins with the flag, which this one names: said once (the file it is
-                // about kept, when it is the `.part`).
-                false => {
-                    let taken = taken.to_string();
-                    let of_name = taken.strip_prefix(&format!("-w {}: ", name.display()));
-                    let of_part = taken.strip_prefix("-w ").filter(|t| t.starts_with(&*part.to_string_lossy()));
-                    of_name.or(of_part).map_or(taken.clone(), str::to_string)
-                }
+                // Why, without the flag, which this message names: the file it is about named when it is
+                // not the name skipped (its `.part`).
+                false if taken.name == name => taken.why.clone(),
+                false => format!("{}: {}", taken.name.display(), taken.why),
             };
             self.index += 1;
             // Said now, -q or not, and named again at exit.
@@ -454,14 +467,19 @@ impl Files {
         bail!("-w {}: {MAX_SKIPPED} names in a row were taken; stopped", self.base.display())
     }
 
-    /// Opens file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
-    /// capture of this name is refused: [`claim::Taken`]). A file at its name is not refused here: the
-    /// rename leaves it be ([`claim::commit`]), and the capture goes on.
-    fn open_at(&mut self) -> Result<()> {
+    /// Claims file `index`: its `.part` made anew, or one [`replaceable`] allows, and locked (a second
+    /// capture of this name is refused: [`claim::Taken`]); nothing in it changed yet. A file at its name
+    /// is not refused here: the rename leaves it be ([`claim::commit`]), and the capture goes on.
+    fn claim_at(&self) -> Result<claim::Claim> {
+        let overwrite = self.overwrite;
+        claim::create_part(&part_of(&self.name()), |p| replaceable(p, overwrite))
+    }
+
+    /// Begins file `index` in the `.part` claimed for it: what was there is emptied now ([`claim::Claim::take`]).
+    fn begin(&mut self, claimed: claim::Claim) -> Result<()> {
         let path = self.name();
         let part = part_of(&path);
-        let overwrite = self.overwrite;
-        let f = claim::create_part(&part, |p| replaceable(p, overwrite))?;
+        let f = claimed.take()?;
         // (An fstat that fails leaves no id: the file is then never taken for the one at its name.)
         self.part_id = f.metadata().map_or((0, 0), |m| file_id(&m));
         self.bytes = Rc::new(Cell::new(0));
@@ -492,153 +510,9 @@ impl Files {
         Ok(false)
     }
 
-    /// Closes the current file, after an Interface Statistics Block per interface it has frames of,
-    /// counting from that interface's previous block (or the capture's start: `isb_starttime`) to now.
-    /// `counters` holds each interface's counters since the capture began, sampled once; `last`: the
-    /// capture is ending.
-    ///
-    /// A live source's block says what became of the frames of that span, so that it is true of the file
-    /// and the files add up (see [`isb_counters`]). A relayed stream's are its own blocks' counters, the
-    /// span's share of them.
-    fn close(&mut self, counters: &Counters, last: bool) -> Result<()> {
-        if let Some((w, _, _)) = self.current.as_mut() {
-            let now = wall_ns();
-            let mut blocks: Vec<(u32, IfaceStats, Option<String>)> = Vec::new();
-            for (i, c) in counters.per_iface.iter().enumerate() {
-                // The interface's first block in this file (one per timestamp source).
-                let Some(id) = self.idbs.iter().filter(|(k, _)| k.0 as usize == i).map(|(_, id)| *id).min() else {
-                    // No block to put them in: the last file has none of the interface's frames.
-                    if last && !counters.relayed {
-                        let before = self.counted.get(&i).map_or(RecordedStats::default(), |c| c.0);
-                        let all = self.written_of.get(i).map_or(0, |w| w.all);
-                        let (c, _) = isb_counters(c, &before, Written { file: 0, all }, true);
-                        let lost = c.osdrop.unwrap_or(0);
-                        let queued = c.filteraccept.map_or(0, |a| a.saturating_sub(lost));
-                        if lost + queued > 0 {
-                            self.unblocked.push((i, lost, queued));
-                        }
-                    }
-                    continue;
-                };
-                let (before, since_ns) =
-                    self.counted.insert(i, (*c, now)).unwrap_or((RecordedStats::default(), self.began_ns));
-                let written = self.written_of.get(i).copied().unwrap_or_default();
-                let (counters, comment) =
-                    if counters.relayed { (span(c, &before), None) } else { isb_counters(c, &before, written, last) };
-                blocks.push((id, IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters }, comment));
-            }
-            // Every interface of a closed file has a block, counters or none: a reader that finds one
-            // without knows the file was never closed (analyze warns that its losses are unknown).
-            let mut uncounted: Vec<(u32, u32)> = self
-                .idbs
-                .iter()
-                .filter(|(k, _)| k.0 as usize >= counters.per_iface.len())
-                .map(|(k, id)| (k.0, *id))
-                .collect();
-            uncounted.sort_unstable();
-            uncounted.dedup_by_key(|(i, _)| *i);
-            for (i, id) in uncounted {
-                let (_, since_ns) = self
-                    .counted
-                    .insert(i as usize, (RecordedStats::default(), now))
-                    .unwrap_or((RecordedStats::default(), self.began_ns));
-                let st = IfaceStats { start_ns: Some(since_ns), end_ns: Some(now), counters: RecordedStats::default() };
-                blocks.push((id, st, Some(NO_COUNTERS.to_string())));
-            }
-            for (id, st, comment) in blocks {
-                if let Err(e) = w.write_stats_commented(id, now, &st, comment.as_deref()) {
-                    return Err(self.failed(e));
-                }
-            }
-        }
-        // A numbered file without a frame, left at exit by a rotation just before, is no file of the
-        // capture's: removed, unless it is the only one (a capture leaves a file, frames or none).
-        if last && self.numbered && self.idbs.is_empty() && !(self.written.is_empty() && self.kept.is_empty()) {
-            self.discard();
-            self.last_kept = false;
-            return Ok(());
-        }
-        if let Some((w, part, path)) = self.current.take() {
-            let file = match complete(w) {
-                Ok(file) => file,
-                Err(e) => return Err(self.not_completed(&part, &path, &e)),
-            };
-            // Its name no longer holds it (removed, or moved and another file put there, while the
-            // capture ran): nothing is renamed (that would give another file the capture's name), and
-            // its frames are not said to be written.
-            if !still_at(&part, self.part_id) {
-                self.incomplete = Some(format!(
-                    "{} could not be completed (removed or moved while written, not by this capture): the error below \
-                     says where its frames are",
-                    part.display()
-                ));
-                return Err(gone(&part, &path));
-            }
-            // Renamed while still locked: no other capture takes the `.part` for a killed one's.
-            let overwrite = self.overwrite;
-            let renamed = claim::commit(&part, &path, |p| {
-                std::fs::metadata(p).is_ok_and(|m| m.is_file()) && replaceable(p, overwrite).is_ok()
-            })?;
-            self.index += 1;
-            self.last_kept = !renamed;
-            if renamed {
-                self.written.push(path);
-                return Ok(());
-            }
-            let kept = claim::Kept { bytes: file.metadata().map_or(0, |m| m.len()), part, path };
-            // Said now when the capture goes on (rotation), -q or not: the run's error names it at exit.
-            if !last {
-                crate::note!("wirestamp: {}", kept.message());
-            }
-            self.kept.push(kept);
-        }
-        Ok(())
-    }
-
     /// Whether the current file holds a frame (its interfaces are added with their first frames).
     fn has_frames(&self) -> bool {
         !self.idbs.is_empty()
-    }
-
-    /// Drops the current file unfinished and removes its `.part`, while it still holds the lock (no
-    /// other capture can have it): at a start refused after the file was made, and at exit a numbered
-    /// file without frames ([`Files::close`]). Only while the name still holds this capture's file:
-    /// moved away while it ran, whatever is at the name now is not its own to remove.
-    fn discard(&mut self) {
-        if let Some((w, part, _)) = self.current.take() {
-            if !still_at(&part, self.part_id) {
-                crate::note!(
-                    "wirestamp: {}: not removed: this capture's file (without frames) was moved or removed while it \
-                     ran, and what is at the name now is not its own",
-                    part.display()
-                );
-            } else if let Err(e) = std::fs::remove_file(&part) {
-                crate::note!("wirestamp: {}: not removed ({e}); it holds no frame", part.display());
-            }
-            drop(w);
-        }
-    }
-
-    /// A write to the current file failed: the file is dropped unfinished, left as its `.part` (not
-    /// renamed: it may end in a cut block), and the error says so ([`incomplete`]).
-    fn failed(&mut self, e: std::io::Error) -> anyhow::Error {
-        let Some((w, part, path)) = self.current.take() else { return e.into() };
-        drop(w);
-        self.not_completed(&part, &path, &e)
-    }
-
-    /// The current file, dropped, could not be completed: the frames it holds counted (a write that
-    /// fails for want of space keeps what fitted: the rest of the buffer is lost, up to a second of
-    /// frames), for the summary and the error ([`incomplete`]).
-    fn not_completed(&mut self, part: &Path, path: &Path, e: &std::io::Error) -> anyhow::Error {
-        let (from, before) = self.flushed_whole;
-        let held = (before + frames_from(part, from)).min(self.in_file);
-        self.incomplete = Some(format!(
-            "{} could not be completed ({e}): it holds {}; the error below says what to do",
-            part.display(),
-            held_words(held, self.in_file)
-        ));
-        incomplete(part, path, e, held, self.in_file)
     }
 
     /// Writes `f`; its interface's first frame in this file (and timestamp source) adds the interface,
@@ -703,106 +577,6 @@ impl Files {
         }
         due
     }
-}
-
-/// A file's device and inode.
-fn file_id(m: &std::fs::Metadata) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (m.dev(), m.ino())
-}
-
-/// Whether `part` still names the file `id` (followed as its open followed it: a `.part` that is a
-/// link to a file is that file).
-fn still_at(part: &Path, id: (u64, u64)) -> bool {
-    std::fs::metadata(part).is_ok_and(|m| file_id(&m) == id)
-}
-
-/// Ends a file: its last blocks flushed to the kernel, then to the disk.
-fn complete(w: Out) -> std::io::Result<File> {
-    let mut inner = w.finish()?;
-    inner.flush()?;
-    let file = inner.inner.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    Ok(file)
-}
-
-/// The whole Enhanced Packet Blocks in `part` from byte `from` (a block's start) to its end: the
-/// frames a file that could not be completed holds past its last whole flush. A block cut short, or
-/// one that is no block (a write that failed half way), ends the count.
-fn frames_from(part: &Path, from: u64) -> u64 {
-    use std::io::{BufRead, BufReader, Seek, SeekFrom};
-    const EPB: u32 = 6;
-    let Ok(mut f) = File::open(part) else { return 0 };
-    let Ok(len) = f.metadata().map(|m| m.len()) else { return 0 };
-    if f.seek(SeekFrom::Start(from)).is_err() {
-        return 0;
-    }
-    let mut r = BufReader::with_capacity(1 << 16, f);
-    let (mut at, mut n) = (from, 0);
-    let mut head = [0u8; 8];
-    while std::io::Read::read_exact(&mut r, &mut head).is_ok() {
-        let kind = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-        let total = u64::from(u32::from_le_bytes([head[4], head[5], head[6], head[7]]));
-        if total < 12 || !total.is_multiple_of(4) || at + total > len {
-            break;
-        }
-        n += u64::from(kind == EPB);
-        // The rest of the block, skipped.
-        let mut left = total - 8;
-        while left > 0 {
-            let Ok(buf) = r.fill_buf() else { return n };
-            if buf.is_empty() {
-                return n;
-            }
-            let k = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-            r.consume(k);
-            left -= k as u64;
-        }
-        at += total;
-    }
-    n
-}
-
-/// The error of a file that could not be completed (a write, its last flush or its sync failed: no
-/// space left, an I/O error): what happened, what it holds (`held` of the `written` frames written to
-/// it), and what to do.
-fn incomplete(part: &Path, path: &Path, e: &std::io::Error, held: u64, written: u64) -> anyhow::Error {
-    let (part, shown) = (part.display(), path.display());
-    let free = match e.raw_os_error() {
-        Some(libc::ENOSPC | libc::EDQUOT) => {
-            format!(" (free space on its file system: `df {}`)", dir_of(path).display())
-        }
-        _ => String::new(),
-    };
-    anyhow::anyhow!(
-        "-w {shown}: {part} could not be completed: {e}{free}; it is left as it is, holding {} and without its \
-         statistics blocks: read it as it is (`wirestamp analyze {part}`: its losses are unknown) or keep it under \
-         another name (mv -n {part} {}); a capture to -w {shown} refuses it while it is there",
-        held_words(held, written),
-        recovered_name(path).display()
-    )
-}
-
-/// The frames a file that could not be completed holds, of those written to it: the others were still
-/// in the capture's buffer when the write failed (or were the frame it failed on), and are lost.
-fn held_words(held: u64, written: u64) -> String {
-    match written - held {
-        0 => format!("the {written} frames written to it"),
-        lost => {
-            format!("{held} of the {written} frames written to it ({lost} lost: not yet on it when the write failed)")
-        }
-    }
-}
-
-/// The error of a file whose `.part` was removed, or moved and another file put at its name, while
-/// the capture wrote it: where its frames are, and that nothing was given the name.
-fn gone(part: &Path, path: &Path) -> anyhow::Error {
-    let (part, shown) = (part.display(), path.display());
-    anyhow::anyhow!(
-        "-w {shown}: {part} was removed, or moved, while this capture wrote it (not by this capture): its frames \
-         are not at that name (complete in the file it was moved to; lost if it was removed); nothing was named \
-         {shown}, and a file at {part} now is not this capture's: left as it is"
-    )
 }
 
 /// Interfaces of a stream given their own name in the output; beyond, frames are written under the
@@ -883,9 +657,6 @@ const CAPTURE_MAGICS: [[u8; 4]; 5] = [
     [0xa1, 0xb2, 0x3c, 0x4d],
 ];
 
-/// The header of the `--tx-events` CSV.
-const TX_HEADER: &str = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last";
-
 /// The file written while `path` is not complete: `path.part`.
 fn part_of(path: &Path) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
@@ -894,54 +665,71 @@ fn part_of(path: &Path) -> PathBuf {
 }
 
 /// Whether capture may write `path` (`-w`'s name, a numbered name, or the `.part` of one): it is missing
-/// or empty, or (`overwrite`) an earlier capture. Anything else is refused, saying what is there and
+/// or empty, a `.part` that holds no frame ([`complete::holds_no_frame`]), or (`overwrite`) an earlier
+/// capture. Anything else is refused, saying what is there and
 /// what to do: a capture (or a killed capture's `.part`) is data no later run can make again, and the
 /// file is written beside `path` and renamed over it, so a device or a FIFO would become a regular file.
-fn replaceable(path: &Path, overwrite: bool) -> Result<()> {
+fn replaceable(path: &Path, overwrite: bool) -> Result<(), claim::Taken> {
+    let refused = |name: &Path, why: String| Err(claim::Taken::new("-w", name, why));
     let shown = path.display();
     let Ok(meta) = std::fs::metadata(path) else {
         // A link to nothing is a name taken all the same: the rename would find it there at the end
         // and keep the frames in the `.part`, a whole capture later.
         if let Ok(to) = std::fs::read_link(path) {
-            bail!(
-                "-w {shown}: a symbolic link to {}, which does not exist: capture writes its file beside the link \
-                 and renames it to the link's name, not where the link points; give the file's own name, or remove \
-                 the link",
-                to.display()
+            return refused(
+                path,
+                format!(
+                    "a symbolic link to {}, which does not exist: capture writes its file beside the link and renames \
+                     it to the link's name, not where the link points; give the file's own name, or remove the link",
+                    to.display()
+                ),
             );
         }
         return Ok(());
     };
     if !meta.is_file() {
-        bail!(
-            "-w {shown}: not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over \
-             it; give a file name"
+        return refused(
+            path,
+            "not a regular file (a device, a FIFO?): capture writes a file beside it and renames it over it; give a \
+             file name"
+                .into(),
         );
     }
     if meta.len() == 0 {
         return Ok(());
     }
     if !CAPTURE_MAGICS.iter().any(|m| crate::output::begins_with_bytes(path, m)) {
-        bail!(
-            "-w {shown}: the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it \
-             or choose another name"
+        return refused(
+            path,
+            "the file exists and is not a capture (pcapng or pcap): refusing to overwrite it; remove it or choose \
+             another name"
+                .into(),
         );
     }
-    if overwrite {
+    let done = path.to_str().and_then(|p| p.strip_suffix(".part"));
+    // A `.part` without a frame (a capture killed before its first: its header alone) holds nothing to
+    // lose: taken, so that it does not hold off the next capture until removed by hand.
+    if overwrite || (done.is_some() && complete::holds_no_frame(path)) {
         return Ok(());
     }
     let bytes = meta.len();
-    match path.to_str().and_then(|p| p.strip_suffix(".part")) {
-        Some(done) => bail!(
-            "-w {done}: {shown} is left by a capture that did not give it its name (killed, or the machine \
-             stopped: its frames up to about a second before; a write failed; or the name was taken while it ran, \
-             as it said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
-             `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
-            recovered_name(Path::new(done)).display()
+    match done {
+        Some(done) => refused(
+            Path::new(done),
+            format!(
+                "{shown} is left by a capture that did not give it its name (killed, or the machine stopped: its \
+                 frames up to about a second before; a write failed; or the name was taken while it ran, as it \
+                 said): {bytes} bytes; refusing to overwrite it. Keep it under another name (mv {shown} {}; \
+                 `wirestamp analyze` reads it as it is) or remove it, then start again; --overwrite replaces it",
+                recovered_name(Path::new(done)).display()
+            ),
         ),
-        None => bail!(
-            "-w {shown}: the file exists and holds a capture ({bytes} bytes): refusing to overwrite it; rename or \
-             remove it, or choose another name; --overwrite replaces an earlier capture"
+        None => refused(
+            path,
+            format!(
+                "the file exists and holds a capture ({bytes} bytes): refusing to overwrite it; rename or remove it, \
+                 or choose another name; --overwrite replaces an earlier capture"
+            ),
         ),
     }
 }
@@ -1012,7 +800,7 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
             .collect();
         present.sort();
         if let Some(p) = present.iter().find(|p| claim::in_use(p)) {
-            bail!(claim::in_use_message(p));
+            return Err(claim::Taken::part_in_use(p).into());
         }
         for p in present {
             replaceable(&p, args.overwrite)?;
@@ -1020,14 +808,14 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
     } else {
         let part = part_of(base);
         if claim::in_use(&part) {
-            bail!(claim::in_use_message(&part));
+            return Err(claim::Taken::part_in_use(&part).into());
         }
         replaceable(base, args.overwrite)?;
         replaceable(&part, args.overwrite)?;
     }
     if let Some(tx) = args.tx_events.as_deref() {
         if claim::in_use(tx) {
-            bail!(claim::tx_in_use_message(tx));
+            return Err(claim::Taken::tx_in_use(tx).into());
         }
         tx_replaceable(tx, args.overwrite)?;
     }
@@ -1035,23 +823,26 @@ fn check_outputs(args: &CaptureArgs) -> Result<()> {
 }
 
 /// Whether capture may write the `--tx-events` CSV `tx`: missing, empty or not a regular file (a FIFO),
-/// or (`overwrite`) an earlier capture's; anything else is refused, saying what to do.
-fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<()> {
+/// an earlier CSV holding its header alone (no event: a capture killed before its first, as a `.part`
+/// holding no frame is taken), or (`overwrite`) an earlier capture's; anything else is refused, saying
+/// what to do.
+fn tx_replaceable(tx: &Path, overwrite: bool) -> Result<(), claim::Taken> {
+    let refused = |why: &str| Err(claim::Taken::new("--tx-events", tx, why.into()));
     if !crate::output::kept_file(tx) {
         return Ok(());
     }
     if !crate::output::begins_with(tx, TX_HEADER) {
-        bail!(
-            "--tx-events {}: the file exists and is not an earlier --tx-events CSV (a capture given as its name?): \
-             refusing to overwrite it; remove it or choose another name",
-            tx.display()
+        return refused(
+            "the file exists and is not an earlier --tx-events CSV (a capture given as its name?): refusing to \
+             overwrite it; remove it or choose another name",
         );
     }
-    if !overwrite {
-        bail!(
-            "--tx-events {}: the file exists and holds the TX events of an earlier capture: refusing to overwrite \
-             it; rename or remove it, or choose another name; --overwrite replaces it",
-            tx.display()
+    let header_alone = std::fs::metadata(tx).is_ok_and(|m| m.len() == TX_HEADER.len() as u64 + 1)
+        && crate::output::begins_with(tx, &format!("{TX_HEADER}\n"));
+    if !overwrite && !header_alone {
+        return refused(
+            "the file exists and holds the TX events of an earlier capture: refusing to overwrite it; rename or \
+             remove it, or choose another name; --overwrite replaces it",
         );
     }
     Ok(())
@@ -1141,8 +932,7 @@ fn check_files(args: &CaptureArgs) -> Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         bail!("-w {}: the directory {} does not exist", out.display(), dir.display());
     }
-    // Found now, not once the first `.part` is claimed (with --overwrite, an earlier capture's `.part`
-    // emptied for it: a start refused then would lose it).
+    // Found now, before the source is opened, as -w's are (not once the files are claimed).
     if let Some(tx) = args.tx_events.as_deref() {
         if tx.is_dir() {
             bail!("--tx-events {}: is a directory; give a file name", tx.display());
@@ -1403,23 +1193,39 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let mut unsynced: u64 = 0;
     let mut unsynced_reason = String::new();
     let mut per_source: HashMap<&'static str, u64> = HashMap::new();
-    // The first file's `.part` is claimed before the CSV: a start refused there (another capture holds
-    // it, the name was taken since the check) makes no CSV, which would have been left with its header
-    // only, refused by the next start; a CSV refused removes the `.part` made for it.
-    files.open()?;
-    let mut tx_csv = match args.tx_events.as_deref().map(|p| create_tx_csv(p, args.overwrite)).transpose() {
+    // Every file of the start is claimed (made, or found and locked: nothing emptied) before any is
+    // begun: a start refused at the CSV (no permission, a read-only directory, another capture made it
+    // just then) leaves a killed capture's `.part` it would replace as it was, and removes the `.part`
+    // made for it. The `.part` first: a start refused there makes no CSV.
+    let first = files.claim()?;
+    let tx_claim = match args.tx_events.as_deref().map(|p| claim_tx_csv(p, args.overwrite)).transpose() {
+        Ok(c) => c,
+        Err(e) => {
+            first.release();
+            return Err(e);
+        }
+    };
+    if let Err(e) = files.begin(first) {
+        if let Some(c) = tx_claim {
+            c.release();
+        }
+        return Err(e);
+    }
+    let mut tx_csv = match tx_claim.zip(args.tx_events.as_deref()).map(|(c, p)| TxCsv::start(c, p)).transpose() {
         Ok(csv) => csv,
         Err(e) => {
             files.discard();
             return Err(e);
         }
     };
-    // The TX events are flushed with the capture file, every second: a killed capture keeps both.
+    // The TX events are flushed with the capture file, every second: a killed capture keeps both. A
+    // CSV that cannot be written is said at once; the capture goes on (its frames are still written).
     let flush_due = |files: &mut Files, tx: &mut Option<TxCsv>| -> Result<()> {
         if files.flush_due()?
-            && let Some((w, p, _)) = tx.as_mut()
+            && let Some(csv) = tx.as_mut()
+            && !csv.flush()
         {
-            w.flush().with_context(|| crate::output::writing("--tx-events", p))?;
+            crate::note!("wirestamp: {}", csv.failed_now());
         }
         Ok(())
     };
@@ -1454,8 +1260,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
                     return Ok(why);
                 }
             }
-            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut()) {
-                write_tx(csv, s.take_tx_events())?;
+            if let (Source::Ebpf(s), Some(csv)) = (&mut source, tx_csv.as_mut())
+                && !csv.write(s.take_tx_events())
+            {
+                crate::note!("wirestamp: {}", csv.failed_now());
             }
             if files.rotate_due(args.rotate_secs, args.rotate_mb) {
                 files.close(&iface_stats(&sample(&mut source)), false)?;
@@ -1555,14 +1363,20 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     let at_exit = sample(&mut source);
     let closed = files.close(&iface_stats(&at_exit), true);
     let tx_done = match (&mut source, tx_csv.as_mut()) {
-        (Source::Ebpf(s), Some(csv)) => (|| -> Result<()> {
+        (Source::Ebpf(s), Some(csv)) => {
             // The last writes' ACKs may still be in the ring.
-            while s.poll_tx(Duration::from_millis(50))? > 0 {}
-            write_tx(csv, s.take_tx_events())?;
-            csv.0.flush().with_context(|| crate::output::writing("--tx-events", &csv.1))
-        })(),
+            let polled = (|| -> Result<()> {
+                while s.poll_tx(Duration::from_millis(50))? > 0 {}
+                Ok(())
+            })();
+            csv.write(s.take_tx_events());
+            csv.flush();
+            polled
+        }
         _ => Ok(()),
     };
+    // A CSV whose write failed, during the run or just now: what it holds, and what to do.
+    let tx_failed = tx_csv.as_ref().and_then(TxCsv::error).map_or(Ok(()), Err);
     let counters: Result<String, String> = match &at_exit {
         Sample::Rings(v) => v
             .iter()
@@ -1685,10 +1499,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
         }
         let srcs: Vec<String> = by_source.iter().map(|(k, v)| format!("{k} {v}")).collect();
         let srcs = if srcs.is_empty() { String::new() } else { format!(" ({})", srcs.join(", ")) };
-        match &files.incomplete {
-            None => crate::note!("wirestamp: {count} frames written{srcs}"),
+        match files.incomplete.is_empty() {
+            true => crate::note!("wirestamp: {count} frames written{srcs}"),
             // Not "written": those not flushed before the failure are lost, and the file has no end.
-            Some(what) => crate::note!("wirestamp: {count} frames captured{srcs}; {what}"),
+            false => crate::note!("wirestamp: {count} frames captured{srcs}; {}", files.incomplete.join("; ")),
         }
         match &counters {
             Ok(c) => crate::note!("wirestamp: {c}"),
@@ -1714,10 +1528,10 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     if let (Source::Ebpf(s), false) = (&source, args.quiet) {
         match s.tx_stats() {
             Ok(Some(t)) => crate::note!(
-                "wirestamp: sockops: {} connections timestamped, {} events written, {} lost (ring full), {} bad \
-                 records; {} connections the kernel could not timestamp (before Linux 6.15)",
+                "wirestamp: sockops: {} connections timestamped, {}, {} lost (ring full), {} bad records; {} \
+                 connections the kernel could not timestamp (before Linux 6.15)",
                 t.enabled,
-                tx_csv.as_ref().map_or(0, |c| c.2),
+                tx_csv.as_ref().map_or_else(|| "0 events written".into(), TxCsv::words),
                 t.ringbuf_full,
                 t.bad_records,
                 t.setsockopt_failed + t.no_kfunc
@@ -1726,14 +1540,21 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
             Err(e) => crate::note!("wirestamp: sockops counters unavailable: {e}"),
         }
     }
-    let skipped = files.skipped.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
-    let skipped = (!files.skipped.is_empty())
-        .then(|| format!("names were taken when this capture came to them, skipped (said above): {skipped}"));
-    let kept = match (claim::kept_error(&files.kept, files.last_kept), skipped) {
-        (Some(k), Some(s)) => Some(format!("{k}; {s}")),
-        (k, s) => k.or(s),
-    };
-    let mut errors = [result.err(), closed.err(), tx_done.err()].into_iter().flatten();
+    let names = |v: &[PathBuf]| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ");
+    let skipped = (!files.skipped.is_empty()).then(|| {
+        format!("names were taken when this capture came to them, skipped (said above): {}", names(&files.skipped))
+    });
+    let unfinished = (!files.unfinished.is_empty()).then(|| {
+        format!(
+            "files could not be completed or named while this capture ran (said above, each with where its frames \
+             are): {}",
+            names(&files.unfinished)
+        )
+    });
+    let said: Vec<String> =
+        [claim::kept_error(&files.kept, files.last_kept), unfinished, skipped].into_iter().flatten().collect();
+    let kept = (!said.is_empty()).then(|| said.join("; "));
+    let mut errors = [result.err(), closed.err(), tx_done.err(), tx_failed.err()].into_iter().flatten();
     let Some(first) = errors.next() else {
         if let Some(k) = kept {
             bail!(k);
@@ -1751,37 +1572,9 @@ pub fn run(args: &CaptureArgs) -> Result<ExitCode> {
     Err(first)
 }
 
-/// The `--tx-events` CSV: its writer, its path, the rows written.
-type TxCsv = (BufWriter<File>, PathBuf, u64);
-
-/// Creates the `--tx-events` CSV (see [`claim::create_tx`]) and writes its header.
-fn create_tx_csv(p: &Path, overwrite: bool) -> Result<TxCsv> {
-    let f = claim::create_tx(p, |p| tx_replaceable(p, overwrite))?;
-    let mut w = BufWriter::new(f);
-    writeln!(w, "{TX_HEADER}").with_context(|| crate::output::writing("--tx-events", p))?;
-    Ok((w, p.to_path_buf(), 0))
-}
-
-/// Appends TX events to the CSV (see `--tx-events`).
-fn write_tx(csv: &mut TxCsv, events: Vec<wirestamp_capture::live::ebpf::TxEvent>) -> Result<()> {
-    let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-    for e in events {
-        writeln!(
-            csv.0,
-            "{},{},{},{},{},{},{},{}",
-            e.time_ns,
-            e.kind,
-            e.local,
-            e.remote,
-            opt(e.seq_first),
-            e.seq_last,
-            opt(e.stream.map(|s| s.0)),
-            opt(e.stream.map(|s| s.1))
-        )
-        .with_context(|| crate::output::writing("--tx-events", &csv.1))?;
-        csv.2 += 1;
-    }
-    Ok(())
+/// Claims the `--tx-events` CSV (see [`claim::create_tx`]).
+fn claim_tx_csv(p: &Path, overwrite: bool) -> Result<claim::Claim> {
+    claim::create_tx(p, |p| tx_replaceable(p, overwrite))
 }
 
 /// A flow as given on the command line.

@@ -163,8 +163,11 @@ pub enum Command {
     /// written: a second capture of one -w stops at once, saying so. The rename never replaces a file
     /// made at the name meanwhile: that file is left as it is, the frames stay in FILE.part, and the
     /// capture exits with status 1 naming both (with -G/-C it goes on, each file renamed on its own; a
-    /// numbered name another capture holds when it comes to it is skipped, said, and named at exit).
-    /// A start refused (a name taken) leaves no file of its own, --tx-events CSV included. A file that
+    /// numbered name another capture holds when it comes to it is skipped, said, and named at exit;
+    /// a FILE.part moved away while written, or a file the system will not rename, is said, named at
+    /// exit, and the capture goes on with its next file).
+    /// A start refused (a name taken, a --tx-events CSV that cannot be made) leaves no file of its own,
+    /// --tx-events CSV included, and what --overwrite would have replaced as it was. A file that
     /// cannot be completed (no space left, during the run or at its last flush) stays as FILE.part: the
     /// summary says the frames were captured, not written, and how many of those written to it it holds
     /// (those not yet on it when the write failed are lost), and the error what to do.
@@ -175,7 +178,9 @@ pub enum Command {
     /// completed and renamed, its statistics blocks written, the NIC's timestamping restored.
     /// A file capture would write (-w, each numbered name, their .part, --tx-events) is never replaced
     /// when it exists and is not empty: a killed capture's FILE.part is refused, not lost (rename it, or
-    /// read it as it is: `wirestamp analyze FILE.part`); --overwrite replaces earlier captures.
+    /// read it as it is: `wirestamp analyze FILE.part`), unless it holds no frame (a capture killed
+    /// before its file's first frame: its header alone), which is taken; --overwrite replaces earlier
+    /// captures.
     /// The summary says when and why the capture stopped (-c, --duration, a signal, the stream's end).
     /// Exit status: 0 when the capture ended as asked (count, duration, signal); 1 when a source or an
     /// output failed, or an output exists (or was made at a file's name while it ran); 2 when the
@@ -424,7 +429,8 @@ pub struct CaptureArgs {
     #[arg(long, value_enum, default_value_t = CaptureSource::Afpacket)]
     pub source: CaptureSource,
     /// Output pcapng file. An existing, non-empty file of that name (with -G/-C: of any numbered name,
-    /// STEM.NNNN.EXT), or a FILE.part left by a killed capture, is refused (see --overwrite).
+    /// STEM.NNNN.EXT), or a FILE.part left by a killed capture, is refused (see --overwrite); a FILE.part
+    /// that holds no frame (its header alone) is taken.
     #[arg(short = 'w', value_name = "FILE")]
     pub output: std::path::PathBuf,
     /// Replace the earlier outputs of a capture at these names: captures (pcapng or pcap) at -w and its
@@ -514,7 +520,10 @@ pub struct CaptureArgs {
     /// CSV of the TX timestamps: time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last
     /// (one row per write and event; seq_last is the write's last byte: the egress frame with
     /// seq + len - 1 = seq_last carried it). Flushed every second, as the capture file is. An existing,
-    /// non-empty file is refused (see --overwrite), and it cannot be the -w file.
+    /// non-empty file is refused (see --overwrite) unless it holds the header alone (a capture killed
+    /// before its first event), and it cannot be the -w file. A CSV that cannot be
+    /// written (no space left) is said at once and the capture goes on; the summary counts the events
+    /// the file holds and those lost, and the error at exit (status 1) says what to do.
     #[arg(long, value_name = "FILE", requires = "cgroup")]
     pub tx_events: Option<std::path::PathBuf>,
     /// No messages on standard error (errors excepted).

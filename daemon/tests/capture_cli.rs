@@ -161,6 +161,14 @@ fn tx_events_replaces_no_capture_and_is_not_the_capture_file() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("holds the TX events of an earlier capture"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(dir.join("tx.csv")).unwrap(), earlier);
+    // Its header and a row cut short (a capture killed while writing it): an event, refused too. (A
+    // CSV holding its header alone is taken: capture_netns, a killed capture's.)
+    let cut = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n1";
+    std::fs::write(dir.join("tx.csv"), cut).unwrap();
+    let o = run(&w("tx.csv"), &w("new.pcapng"), &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("holds the TX events of an earlier capture"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.join("tx.csv")).unwrap(), cut);
     // One file named twice, however spelt: the command line's error.
     let dot = format!("{}/./same.x", dir.display());
     for (tx, out, extra) in [

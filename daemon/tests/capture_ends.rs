@@ -1,15 +1,15 @@
 //! How `wirestamp capture` ends its files: a numbered file left without frames by a rotation just
 //! before the stream ended is not kept, and a file that cannot be completed (no space left at its last
 //! flush), renamed (its directory made read-only) or found at its `.part` name (removed or moved while
-//! written) is said to be so, not counted as written. `--source stdin` relays fed a classic pcap written
-//! by hand (tests/relay), so that the frames expected back are the ones fed.
+//! written) is said to be so, not counted as written, a rotating capture going on with its next file;
+//! and a `.part` a killed capture left without frames is taken by the next. `--source stdin` relays fed
+//! a classic pcap written by hand (tests/relay), so that the frames expected back are the ones fed.
 
 mod relay;
 
 use relay::*;
-use std::io::{BufRead, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::io::Write;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// `-C 1` rotates once a file holds 1,000,000 bytes: frames of 60,000 bytes are 60,032 in a file (an
@@ -135,6 +135,58 @@ fn a_part_removed_or_moved_while_written_is_not_said_to_be_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A rotating capture whose `.part` is moved away while it writes it says so once, when it comes to
+/// close it (what, and where its frames are), and goes on with its next file, losing no frame: 22 frames
+/// of 60,000 bytes at `-C 1` (17 a file: see the first test), the first file's `.part` moved away before
+/// them. The moved file holds the first 17, complete (its statistics blocks written); the next name the
+/// other 5; the summary says the frames were captured, not written; the exit status is 1, the error at
+/// exit naming the file said above. (The capture stopped at the first rotation, every later frame lost.)
+#[test]
+fn a_rotating_capture_goes_on_when_a_part_is_moved_away() {
+    let dir = tmp("ends-moved-rotating");
+    let base = dir.join("r.pcapng");
+    let (part0, r1) = (dir.join("r.0000.pcapng.part"), dir.join("r.0001.pcapng"));
+    let fed: Vec<_> = (0..22).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = relay(&["-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    pipe.flush().unwrap();
+    wait_for(&part0);
+    std::fs::rename(&part0, dir.join("moved")).unwrap();
+    feed(&mut pipe, &fed);
+    drop(pipe);
+    let o = ended(child, 20);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let (p, r0) = (part0.display(), dir.join("r.0000.pcapng").display().to_string());
+    let said = format!(
+        "\nwirestamp: -w {r0}: {p} was removed, or moved, while this capture wrote it (not by this capture): its \
+         frames are not at that name (complete in the file it was moved to; lost if it was removed); nothing was \
+         named {r0}, and a file at {p} now is not this capture's: left as it is; this capture goes on with {}\n",
+        r1.display()
+    );
+    assert!(err.contains(&said), "{err}");
+    assert_eq!(err.matches(" was removed, or moved, ").count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: 22 frames captured (pcap 22); {p} could not be completed (removed or moved while written, \
+             not by this capture): said above, with where its frames are\n"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("\nwirestamp: wrote {}\n", r1.display())), "{err}");
+    assert!(
+        err.ends_with(&format!(
+            "\nwirestamp: error: files could not be completed or named while this capture ran (said above, each \
+             with where its frames are): {p}\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(listing(&dir), ["moved", "r.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("moved")), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&r1), (fed[17..].to_vec(), true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `-G 1` with the stream idle for 4 s between two bursts: the first burst's file is rotated a second
 /// after it opened; while idle, the file opened then, without a frame, is not rotated (it made a file
 /// a second, each a header and nothing else), and after the second burst the stream ends. Every file
@@ -200,79 +252,67 @@ fn g_counts_a_files_seconds_again_while_it_has_no_frame() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A process holding a private mount namespace (`unshare -m`) with a small tmpfs at `at` (mounted with
-/// `options`): the capture runs in it ([`SmallFs::capture`]), this test sees it through
-/// `/proc/PID/root`; the tmpfs goes with the namespace when the holder ends (its standard input
-/// closed: dropped, or this test's end).
-struct SmallFs {
-    holder: std::process::Child,
-}
-
-impl SmallFs {
-    fn new(at: &Path, options: &str) -> SmallFs {
-        let mut holder = Command::new("unshare")
-            .args(["-m", "--propagation", "private", "sh", "-c"])
-            .arg(r#"mount -t tmpfs -o "$1" tmpfs "$0" && echo mounted && exec cat >/dev/null"#)
-            .arg(at)
-            .arg(options)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
-        assert_eq!(line, "mounted\n", "tmpfs not mounted (root needed)");
-        SmallFs { holder }
-    }
-
-    /// `wirestamp capture --source stdin ARGS -w OUT` in the namespace, its standard input a pipe.
-    fn capture(&self, args: &[&str], out: &Path) -> (std::process::Child, std::process::ChildStdin) {
-        let mut nsenter = Command::new("nsenter");
-        nsenter.args(["-t", &self.holder.id().to_string(), "-m", "--"]).arg(BIN);
-        relay_by(nsenter, args, out)
-    }
-
-    /// Makes `at` read-only in the namespace from now on (a read-only bind mount over it): a file the
-    /// capture opened before stays writable, a name cannot be made or changed there.
-    fn read_only(&self, at: &Path) {
-        let s = Command::new("nsenter")
-            .args(["-t", &self.holder.id().to_string(), "-m", "--", "sh", "-c"])
-            .arg(r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0""#)
-            .arg(at)
-            .status()
-            .unwrap();
-        assert!(s.success(), "{} not made read-only", at.display());
-    }
-
-    /// `p` (under `at`) as this test sees it.
-    fn seen(&self, p: &Path) -> PathBuf {
-        PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), p.display()))
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        drop(self.holder.stdin.take());
-        let _ = self.holder.wait();
-    }
-}
-
-/// Waits until the file `p` is at least `len` bytes long and has stopped growing (a relay flushes its
-/// file every second while its input is idle: unchanged for longer, it holds every frame fed); its
-/// length.
-fn grown_to(p: &Path, len: u64) -> u64 {
+/// A capture killed (SIGKILL) while idle, before its file's first frame, leaves a `.part` holding the
+/// file's header and no frame: nothing to lose, so the next start takes it (it was refused as a killed
+/// capture's, to be moved or removed by hand, or replaced with --overwrite). With -G 1, the file a
+/// rotation opened after 3 frames (flushed a second later: its header); once the complete file is
+/// moved away (as a job collecting them does), a second start with the same -w and -G takes that name
+/// when it comes to it: 3 frames, a rotation, 3 frames, each file whole. Without -G, a capture killed
+/// before its first frame; the next one takes its `.part` at the start.
+#[test]
+fn a_part_left_without_frames_by_a_killed_capture_is_taken_by_the_next() {
+    let dir = tmp("ends-killed-idle");
+    let base = dir.join("g.pcapng");
+    let (part0, part1) = (dir.join("g.0000.pcapng.part"), dir.join("g.0001.pcapng.part"));
+    let fed: Vec<_> = (0..9).map(|k| frame(k, 100)).collect();
+    let killed_idle = |args: &[&str], out: &Path, fed: &[(i64, Vec<u8>)], idle: &Path| {
+        let (mut child, mut pipe) = relay(args, out);
+        pipe.write_all(&pcap_header()).unwrap();
+        feed(&mut pipe, fed);
+        wait_for(idle);
+        grown_to(idle, 28);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(frames(idle), (vec![], false));
+    };
+    killed_idle(&["-q", "-G", "1"], &base, &fed[..3], &part1);
+    assert_eq!(listing(&dir), ["g.0000.pcapng", "g.0001.pcapng.part"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[..3].to_vec(), true));
+    std::fs::create_dir(dir.join("collected")).unwrap();
+    std::fs::rename(dir.join("g.0000.pcapng"), dir.join("collected/g.0000.pcapng")).unwrap();
+    let (mut child, mut pipe) = relay(&["-q", "-G", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[3..6]);
+    // The first file renamed at its rotation (the capture refused at the start, said).
     let t = Instant::now();
-    let mut last = (0, Instant::now());
-    loop {
-        let now = std::fs::metadata(p).map_or(0, |m| m.len());
-        if now != last.0 {
-            last = (now, Instant::now());
-        } else if now >= len && last.1.elapsed() > Duration::from_millis(1_500) {
-            return now;
+    while !dir.join("g.0000.pcapng").exists() {
+        if child.try_wait().unwrap().is_some() {
+            panic!("{}", stderr(&child.wait_with_output().unwrap()));
         }
-        assert!(t.elapsed() < Duration::from_secs(15), "{}: {now} bytes, never {len} to stay", p.display());
-        std::thread::sleep(Duration::from_millis(20));
+        assert!(t.elapsed() < Duration::from_secs(10), "no rotation");
+        std::thread::sleep(Duration::from_millis(5));
     }
+    feed(&mut pipe, &fed[6..]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(listing(&dir), ["collected", "g.0000.pcapng", "g.0001.pcapng"]);
+    assert_eq!(frames(&dir.join("g.0000.pcapng")), (fed[3..6].to_vec(), true));
+    assert_eq!(frames(&dir.join("g.0001.pcapng")), (fed[6..].to_vec(), true));
+    assert!(!part0.exists());
+    // Without rotation.
+    let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
+    killed_idle(&["-q"], &out, &[], &part);
+    let (child, mut pipe) = relay(&["-q"], &out);
+    pipe.write_all(&pcap_header()).unwrap();
+    feed(&mut pipe, &fed[..2]);
+    drop(pipe);
+    let o = ended(child, 10);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(frames(&out), (fed[..2].to_vec(), true));
+    assert!(!part.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Feeds a capture to `part` (in `fs`) 22 frames, the last sized so that the `.part` ends on a page
@@ -463,6 +503,63 @@ fn a_file_that_cannot_be_renamed_says_where_its_frames_are() {
     );
     assert_eq!(listing(&fs.seen(&at)), ["x.pcapng.part"]);
     assert_eq!(frames(&fs.seen(&part)), (fed, true));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rotating capture whose complete file the system will not rename (its directory made append-only,
+/// `chattr +a`: files can be made there, not renamed) says so once, when it happens (what, and where
+/// the frames are), and goes on with its next file, losing no frame: 22 frames of 60,000 bytes at `-C 1`
+/// (17 a file), the directory append-only from before the first rotation until the second file is
+/// open. The first file's frames are in its `.part`, complete; the second file, renamed at exit, holds
+/// the other 5; the exit status is 1, the error at exit naming the `.part` said above. (The capture
+/// stopped at the first rotation, every later frame lost.)
+#[test]
+fn a_rotating_capture_goes_on_when_a_file_cannot_be_renamed() {
+    let dir = tmp("ends-unrenamed-rotating");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = SmallFs::new(&at, "size=4m");
+    let base = at.join("r.pcapng");
+    let (part0, r0, part1, r1) = (
+        at.join("r.0000.pcapng.part"),
+        at.join("r.0000.pcapng"),
+        at.join("r.0001.pcapng.part"),
+        at.join("r.0001.pcapng"),
+    );
+    let chattr = |flag: &str| {
+        let s = fs.command("chattr").arg(flag).arg(&at).status().unwrap();
+        assert!(s.success(), "chattr {flag} {}", at.display());
+    };
+    let fed: Vec<_> = (0..22).map(|k| frame(k, 60_000)).collect();
+    let (child, mut pipe) = fs.capture(&["-q", "-C", "1"], &base);
+    pipe.write_all(&pcap_header()).unwrap();
+    pipe.flush().unwrap();
+    wait_for(&fs.seen(&part0));
+    chattr("+a");
+    feed(&mut pipe, &fed[..17]);
+    wait_for(&fs.seen(&part1));
+    chattr("-a");
+    feed(&mut pipe, &fed[17..]);
+    drop(pipe);
+    let o = ended(child, 20);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let eperm = std::io::Error::from_raw_os_error(libc::EPERM);
+    let (p, x) = (part0.display(), r0.display());
+    assert_eq!(
+        err,
+        format!(
+            "wirestamp: -w {x}: {p} could not be renamed to {x}: {eperm}; its frames are in {p}, complete: give it \
+             its name yourself (mv -n {p} {x}) or read it as it is (`wirestamp analyze {p}`); this capture goes on \
+             with {}\nwirestamp: error: files could not be completed or named while this capture ran (said above, \
+             each with where its frames are): {p}\n",
+            r1.display()
+        )
+    );
+    assert_eq!(listing(&fs.seen(&at)), ["r.0000.pcapng.part", "r.0001.pcapng"]);
+    assert_eq!(frames(&fs.seen(&part0)), (fed[..17].to_vec(), true));
+    assert_eq!(frames(&fs.seen(&r1)), (fed[17..].to_vec(), true));
     drop(fs);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1197,6 +1197,8 @@ fn ebpf_source_detaches_on_sigterm_and_rejects_bad_arguments() {
 }
 
 const TX_CLIENT_ENV: &str = "WS_CAPTURE_TX_CLIENT";
+/// How many orders the TX client writes, when not [`TX_WRITES`].
+const TX_WRITES_ENV: &str = "WS_CAPTURE_TX_WRITES";
 const TX_WRITES: usize = 5;
 /// One SoupBinTCP Unsequenced Data packet holding an OUCH 5.0 Enter Order (2 + 1 + 47 bytes).
 const TX_WRITE_LEN: usize = 50;
@@ -1224,7 +1226,8 @@ fn tx_order(k: usize) -> Vec<u8> {
 
 /// The trading app of `ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client`, run by it in a
 /// child process inside a cgroup: connects to $WS_CAPTURE_TX_CLIENT, writes TX_WRITES OUCH orders of
-/// TX_WRITE_LEN bytes (each answered by a heartbeat), never touching SO_TIMESTAMPING; prints its port.
+/// TX_WRITE_LEN bytes (or $WS_CAPTURE_TX_WRITES of them; each answered by a heartbeat), never touching
+/// SO_TIMESTAMPING; prints its port.
 #[test]
 #[ignore = "helper: run in a child process by ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client"]
 fn ebpf_tx_client_child() {
@@ -1233,7 +1236,8 @@ fn ebpf_tx_client_child() {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_nodelay(true).unwrap();
     let mut r = [0u8; TX_ANSWER.len()];
-    for k in 0..TX_WRITES {
+    let writes = std::env::var(TX_WRITES_ENV).map_or(TX_WRITES, |n| n.parse().unwrap());
+    for k in 0..writes {
         s.write_all(&tx_order(k)).unwrap();
         s.read_exact(&mut r).unwrap();
     }
@@ -1285,16 +1289,17 @@ impl Drop for TestCgroup {
     }
 }
 
-/// Runs the TX client (`ebpf_tx_client_child`) in `pair.a`'s namespace inside cgroup `cg`, against a
-/// gateway in `pair.b` that answers each order; returns the client's port once both are done.
-fn run_tx_client(pair: &VethPair, cg: &Path) -> u16 {
+/// Runs the TX client (`ebpf_tx_client_child`) in `pair.a`'s namespace inside cgroup `cg`, writing
+/// `writes` orders, against a gateway in `pair.b` that answers each; returns the client's port once both
+/// are done.
+fn run_tx_client(pair: &VethPair, cg: &Path, writes: usize) -> u16 {
     use std::io::{Read, Write};
     use std::os::unix::process::CommandExt;
     let gw = pair.b.run(|| std::net::TcpListener::bind((ADDR_B, GW_PORT)).unwrap());
     let gw_thread = std::thread::spawn(move || {
         let (mut s, _) = gw.accept().unwrap();
         let mut o = [0u8; TX_WRITE_LEN];
-        for _ in 0..TX_WRITES {
+        for _ in 0..writes {
             s.read_exact(&mut o).unwrap();
             s.write_all(&TX_ANSWER).unwrap();
         }
@@ -1305,7 +1310,8 @@ fn run_tx_client(pair: &VethPair, cg: &Path) -> u16 {
     let client_out = pair.a.run(move || {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         cmd.args(["--exact", "ebpf_tx_client_child", "--ignored", "--nocapture", "--test-threads=1"])
-            .env(TX_CLIENT_ENV, format!("{ADDR_B}:{GW_PORT}"));
+            .env(TX_CLIENT_ENV, format!("{ADDR_B}:{GW_PORT}"))
+            .env(TX_WRITES_ENV, writes.to_string());
         // SAFETY: only async-signal-safe calls (open, write, close) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
@@ -1358,7 +1364,7 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
         ),
         dir.join("t.pcapng.part"),
     );
-    let port = run_tx_client(&pair, &cg);
+    let port = run_tx_client(&pair, &cg, TX_WRITES);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signals our own child by pid.
     assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
@@ -1934,7 +1940,7 @@ fn a_killed_capture_keeps_its_tx_events() {
     let a =
         ["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs];
     let mut cap = start(&pair.a, args(&a, &out), dir.join("t.pcapng.part"));
-    let port = run_tx_client(&pair, &cg);
+    let port = run_tx_client(&pair, &cg, TX_WRITES);
     // Two flushes' worth of quiet, then SIGKILL: nothing runs at exit.
     std::thread::sleep(Duration::from_millis(2_500));
     cap.kill().unwrap();
@@ -2255,5 +2261,244 @@ fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
         assert_eq!(std::fs::read(&part).unwrap(), leftover);
         assert_eq!(err, format!("wirestamp: error: --tx-events {}: {why}\n", tx.display()));
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A killed capture's `.part` at -w (a relay fed 3 frames, flushed to its `.part`, then SIGKILL), and a
+/// start with --overwrite whose --tx-events CSV the system will not make once the start-up checks have
+/// passed (its directory made read-only in the capture's mount namespace: EROFS, as no permission, or a
+/// CSV another capture makes just then, would refuse it): the start is refused (exit status 1, the
+/// CSV's error) and the `.part` is left byte for byte, its 3 frames readable. (It was emptied when
+/// claimed for the run, then removed with the start refused: nothing is emptied before every file of
+/// the run is claimed.)
+#[test]
+fn a_killed_captures_part_survives_a_start_refused_when_its_tx_events_csv_is_claimed() {
+    use std::io::Write;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-claim");
+    let cg = TestCgroup::new("txclaim-");
+    let (out, part) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"));
+    let fed: Vec<_> = (0..3).map(|k| relay::frame(k, 100)).collect();
+    let (mut killed, mut pipe) = relay::relay(&["-q"], &out);
+    pipe.write_all(&relay::pcap_header()).unwrap();
+    relay::feed(&mut pipe, &fed);
+    relay::grown_to(&part, 3 * (32 + 100));
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    drop(pipe);
+    let leftover = std::fs::read(&part).unwrap();
+    assert_eq!(relay::frames(&part), (fed.clone(), false));
+    let ro = dir.join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let fs = relay::SmallFs::new(&ro, "size=64k");
+    fs.read_only(&ro);
+    let tx = ro.join("tx.csv");
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, txs) = (cg.display().to_string(), tx.display().to_string());
+    let a = args(
+        &[
+            "--source",
+            "ebpf",
+            "-i",
+            "va",
+            "--orders",
+            &orders,
+            "--no-hwtstamp",
+            "--overwrite",
+            "--cgroup",
+            &cgs,
+            "--tx-events",
+            &txs,
+        ],
+        &out,
+    );
+    let mut cmd = fs.command(BIN);
+    cmd.arg("capture").arg("-q").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
+    let child = pair.a.run(move || cmd.spawn().unwrap());
+    let o = finish(child, 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let erofs = std::io::Error::from_raw_os_error(libc::EROFS);
+    assert_eq!(err, format!("wirestamp: error: --tx-events {txs}: cannot create it: {erofs}\n"));
+    assert_eq!(relay::listing(&dir), ["ro", "x.pcapng.part"]);
+    assert_eq!(std::fs::read(&part).unwrap(), leftover);
+    assert_eq!(relay::frames(&part), (fed, false));
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A --tx-events CSV that can no longer be written (no space left: its tmpfs filled once the header was
+/// on it, the header's page leaving room for about 45 rows) while a client's 30 orders bring 91 events
+/// (`established`, then `sched`, `snd_sw` and `ack` per write): the summary says how many events the
+/// file holds (its whole rows, counted here) and how many were not written (it said "91 events written":
+/// those taken into the buffer), and the error at exit says what the file holds and what to do (it said
+/// "--tx-events X: writing: No space left on device"); exit status 1. The capture goes on: its own file,
+/// elsewhere, is complete, every order's frame in it. Then a CSV that fails from its first flush.
+#[test]
+fn tx_events_that_could_not_be_written_are_not_said_to_be() {
+    use std::io::Write;
+    const WRITES: usize = 30;
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-full");
+    let cg = TestCgroup::new("txfull-");
+    let at = dir.join("small");
+    std::fs::create_dir(&at).unwrap();
+    let fs = relay::SmallFs::new(&at, "size=64k");
+    let (out, csv) = (dir.join("t.pcapng"), at.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let a = args(
+        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
+        &out,
+    );
+    let mut cmd = fs.command(BIN);
+    cmd.arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
+    let cap = pair.a.run(move || cmd.spawn().unwrap());
+    // The header on the file (flushed with the capture's file, a second after its start).
+    let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
+    let seen = fs.seen(&csv);
+    let t = Instant::now();
+    while std::fs::metadata(&seen).map_or(0, |m| m.len()) < header.len() as u64 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the CSV's header never written");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Every page left taken.
+    let mut filler = std::fs::File::create(fs.seen(&at.join("filler"))).unwrap();
+    let e = loop {
+        if let Err(e) = filler.write_all(&[0u8; 4096]) {
+            break e;
+        }
+    };
+    assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+    let port = run_tx_client(&pair, &cg, WRITES);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    let o = finish(cap, 10);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let text = String::from_utf8_lossy(&std::fs::read(&seen).unwrap()).into_owned();
+    assert!(text.starts_with(header), "{text}");
+    let (taken, whole) = (1 + 3 * WRITES, text.matches('\n').count() - 1);
+    assert!(whole > 0 && whole < taken, "{whole} rows: {text}");
+    let lost = taken - whole;
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: sockops: 1 connections timestamped, {whole} events written, {lost} not (the --tx-events CSV \
+             could not be written: see the error), 0 lost (ring full),"
+        )),
+        "{err}"
+    );
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+    assert!(
+        err.ends_with(&format!(
+            "\nwirestamp: error: --tx-events {csvs}: writing it failed: {enospc}; it holds the first {whole} of the \
+             {taken} TX events taken ({lost} lost): read it as it is (`wirestamp analyze --tx-events {csvs}` leaves \
+             out a last row cut short, saying so); free space on its file system (`df {}`) before the next capture\n",
+            at.display()
+        )),
+        "{err}"
+    );
+    // The capture's file: complete, each order's frame (its payload a write's bytes) in it.
+    let orders_in = |out: &Path, port: u16| {
+        read_all(out)
+            .into_iter()
+            .filter(|(_, outbound, data, _, _)| {
+                parse_key(*outbound, data).is_some_and(|(k, hdr)| {
+                    *outbound && k.src.1 == port && usize::from(k.ip_len) + 14 - hdr == TX_WRITE_LEN
+                })
+            })
+            .count()
+    };
+    assert_eq!(orders_in(&out, port), WRITES);
+    // The file system still full: a CSV whose first flush (its header) fails, before the client
+    // connects. Said at once; the capture goes on (it stopped there, the orders never captured), and
+    // at exit none of the 91 events is said written.
+    let (out, csv) = (dir.join("t2.pcapng"), at.join("tx2.csv"));
+    let csvs = csv.display().to_string();
+    let a = args(
+        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
+        &out,
+    );
+    let mut cmd = fs.command(BIN);
+    cmd.arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
+    let cap = pair.a.run(move || cmd.spawn().unwrap());
+    let t = Instant::now();
+    while !dir.join("t2.pcapng.part").exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the capture never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Past its first flush.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let port = run_tx_client(&pair, &cg, WRITES);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    assert_eq!(unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) }, 0);
+    let o = finish(cap, 10);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(std::fs::metadata(fs.seen(&csv)).unwrap().len(), 0);
+    assert!(
+        err.contains(&format!(
+            "\nwirestamp: --tx-events {csvs}: writing it failed: {enospc}; nothing more is written to it: it holds \
+             the first 0 TX events; those to come are lost (counted at exit); the capture goes on, its frames still \
+             written\n"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!(", 0 events written, {taken} not (the --tx-events CSV could not")), "{err}");
+    assert!(
+        err.contains(&format!("--tx-events {csvs}: writing it failed: {enospc}; it holds the first 0 of the {taken}")),
+        "{err}"
+    );
+    assert_eq!(orders_in(&out, port), WRITES);
+    drop(fs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A capture with --tx-events killed (SIGKILL) before its first frame and its first TX event leaves
+/// its `.part` holding the file's header alone and its CSV the CSV's header alone (both flushed a
+/// second after the start): nothing to lose in either. The next start with the same command line (a
+/// supervisor's restart) takes both and runs: a client's orders then bring their events, every row
+/// in the CSV, its header once. (The `.part` was taken, but the CSV was refused as "the TX events of an
+/// earlier capture": the restart refused over nothing, until the CSV was removed by hand.)
+#[test]
+fn a_killed_captures_tx_events_csv_holding_its_header_alone_is_taken_by_the_next() {
+    let pair = VethPair::new();
+    let dir = tmp("ebpf-tx-header-only");
+    let cg = TestCgroup::new("txhead-");
+    let (out, part, csv) = (dir.join("t.pcapng"), dir.join("t.pcapng.part"), dir.join("tx.csv"));
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
+    let a = args(
+        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
+        &out,
+    );
+    let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
+    let mut killed = start(&pair.a, a.clone(), part.clone());
+    relay::grown_to(&csv, header.len() as u64);
+    relay::grown_to(&part, 28);
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert_eq!(std::fs::read_to_string(&csv).unwrap(), header);
+    assert_eq!(relay::frames(&part), (vec![], false));
+    let cap = pair.a.run(move || {
+        Command::new(BIN).arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap()
+    });
+    // Past its first flush: running, the CSV its own.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let port = run_tx_client(&pair, &cg, TX_WRITES);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signals our own child by pid.
+    unsafe { libc::kill(cap.id() as i32, libc::SIGTERM) };
+    let o = finish(cap, 10);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().next(), Some(header.trim_end()), "{text}");
+    assert_eq!(text.matches("time_ns,").count(), 1, "{text}");
+    let mine = text.lines().skip(1).filter(|l| l.split(',').nth(2).is_some_and(|l| l.ends_with(&format!(":{port}"))));
+    assert_eq!(mine.count(), 1 + 3 * TX_WRITES, "{text}");
+    assert_eq!(relay::listing(&dir), ["t.pcapng", "tx.csv"]);
+    assert!(relay::frames(&out).1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -5,6 +5,10 @@
 //! `-w` stops at once instead of writing the first one's `.part`, and a file made at `NAME` while the
 //! capture ran is left as it is, the frames staying in the `.part`. A lock is kept only on the file
 //! still at the name it was opened by (a capture renames its `.part` while it holds the lock).
+//!
+//! A file is claimed ([`Claim`]: locked, nothing in it changed) before anything is emptied: a leftover
+//! a run replaces (`--overwrite`) is emptied only once every file of the run is claimed
+//! ([`Claim::take`]), so a start refused at its second file leaves the first as it found it.
 
 use anyhow::{Context, Result};
 use nix::errno::Errno;
@@ -14,14 +18,56 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 /// A name [`create`] refuses because it is taken: held by a running capture, or a file there that may
-/// not be replaced. A rotating capture goes on with its next name instead (`Files::open`); any other
-/// error (no permission, no space) stops it.
+/// not be replaced. A rotating capture goes on with its next name instead (`Files::claim`); any other
+/// error (no permission, no space) stops it. Said as `FLAG NAME: WHY`, in parts, so that a message that
+/// names the flag and the file itself says only why.
 #[derive(Debug)]
-pub(super) struct Taken(String);
+pub(super) struct Taken {
+    /// `-w` or `--tx-events`, and the file it names (for a `.part`, the name it is written for).
+    pub flag: &'static str,
+    pub name: PathBuf,
+    pub why: String,
+}
+
+impl Taken {
+    pub fn new(flag: &'static str, name: &Path, why: String) -> Taken {
+        Taken { flag, name: name.to_path_buf(), why }
+    }
+
+    /// A `.part` a running capture holds.
+    pub fn part_in_use(part: &Path) -> Taken {
+        let shown = part.display();
+        let name = shown.to_string();
+        let done = name.strip_suffix(".part").unwrap_or(&name);
+        Taken::new(
+            "-w",
+            Path::new(done),
+            format!(
+                "{shown} is being written by another capture, running now (it holds the file's lock; `fuser -v \
+                 {shown}` names the process): two captures cannot write one file; give this one another -w, or \
+                 stop the other first"
+            ),
+        )
+    }
+
+    /// A `--tx-events` CSV a running capture holds.
+    pub fn tx_in_use(path: &Path) -> Taken {
+        let shown = path.display();
+        Taken::new(
+            "--tx-events",
+            path,
+            format!(
+                "another capture is writing it, running now (it holds the file's lock; `fuser -v {shown}` names the \
+                 process): two captures cannot write one file; give this one another --tx-events, or stop the other \
+                 first"
+            ),
+        )
+    }
+}
 
 impl std::fmt::Display for Taken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        write!(f, "{} {}: {}", self.flag, self.name.display(), self.why)
     }
 }
 
@@ -56,43 +102,21 @@ pub(super) fn in_use(path: &Path) -> bool {
     fcntl(&f, FcntlArg::F_OFD_GETLK(&mut l)).is_ok() && i32::from(l.l_type) != libc::F_UNLCK
 }
 
-/// What is said of a `.part` a running capture holds.
-pub(super) fn in_use_message(part: &Path) -> String {
-    let shown = part.display();
-    let name = shown.to_string();
-    let done = name.strip_suffix(".part").unwrap_or(&name);
-    format!(
-        "-w {done}: {shown} is being written by another capture, running now (it holds the file's lock; `fuser -v \
-         {shown}` names the process): two captures cannot write one file; give this one another -w, or stop the \
-         other first"
-    )
+/// Claims `part` for this capture (see [`create`]).
+pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
+    create(part, Messages { held: Taken::part_in_use, failed: part_failed }, replaceable)
 }
 
-/// What is said of a `--tx-events` CSV a running capture holds.
-pub(super) fn tx_in_use_message(path: &Path) -> String {
-    let shown = path.display();
-    format!(
-        "--tx-events {shown}: another capture is writing it, running now (it holds the file's lock; `fuser -v \
-         {shown}` names the process): two captures cannot write one file; give this one another --tx-events, or \
-         stop the other first"
-    )
-}
-
-/// Creates `part` for this capture and locks it (see [`create`]).
-pub(super) fn create_part(part: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    create(part, Messages { held: in_use_message, failed: part_failed }, replaceable)
-}
-
-/// Creates the `--tx-events` CSV and locks it (see [`create`]): the same lock as a `.part`'s, so that
-/// two captures of one CSV do not empty each other's.
-pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
-    create(path, Messages { held: tx_in_use_message, failed: tx_failed }, replaceable)
+/// Claims the `--tx-events` CSV (see [`create`]): the same lock as a `.part`'s, so that two captures of
+/// one CSV do not empty each other's.
+pub(super) fn create_tx(path: &Path, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
+    create(path, Messages { held: Taken::tx_in_use, failed: tx_failed }, replaceable)
 }
 
 /// What [`create`] says of a file, each naming the flag and the file once: held by another capture,
 /// or (the context of an error of the system's) not made.
 struct Messages {
-    held: fn(&Path) -> String,
+    held: fn(&Path) -> Taken,
     failed: fn(&Path) -> String,
 }
 
@@ -108,22 +132,74 @@ fn tx_failed(path: &Path) -> String {
     format!("--tx-events {}: cannot create it", path.display())
 }
 
-/// Creates `path` and locks it. An existing file is taken only when no capture holds it and
-/// `replaceable` allows it (empty, or with `--overwrite` a killed capture's); it is then emptied.
-/// Refused otherwise, saying why: held by a running capture (`held`), or `replaceable`'s reason (each
-/// names the flag and the file: the caller adds neither).
-fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>) -> Result<File> {
+/// A file claimed for this capture: created anew, or an existing one [`create`] may take, locked, and
+/// nothing in it changed yet.
+#[derive(Debug)]
+#[must_use = "a claim is taken, or released"]
+pub(super) struct Claim {
+    file: File,
+    path: PathBuf,
+    kind: Kind,
+    failed: fn(&Path) -> String,
+}
+
+/// What a [`Claim`] holds.
+#[derive(Debug)]
+enum Kind {
+    /// Made by the claim (`O_EXCL`), empty: removed when released.
+    Made,
+    /// A file that was there (empty, or a leftover `replaceable` allowed): emptied when taken, left
+    /// as it was when released.
+    Found,
+    /// Not a regular file (a CSV to a FIFO): written as it is.
+    AsIs,
+}
+
+impl Claim {
+    /// The file, for this capture to write: a file that was there is emptied now, every file of the
+    /// run claimed.
+    pub fn take(self) -> Result<File> {
+        if matches!(self.kind, Kind::Found) {
+            self.file.set_len(0).with_context(|| (self.failed)(&self.path))?;
+        }
+        Ok(self.file)
+    }
+
+    /// Gives the file up, the start refused: one the claim made is removed while still locked (no other
+    /// capture can have it) and still at its name; any other is left as it was found.
+    pub fn release(self) {
+        use std::os::unix::fs::MetadataExt;
+        if !matches!(self.kind, Kind::Made) {
+            return;
+        }
+        let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+        if let (Ok(a), Ok(b)) = (self.file.metadata().map(id), std::fs::symlink_metadata(&self.path).map(id))
+            && a == b
+            && let Err(e) = std::fs::remove_file(&self.path)
+        {
+            tracing::warn!("{}: not removed ({e}); this capture made it and wrote nothing to it", self.path.display());
+        }
+    }
+}
+
+/// Claims `path`: created anew (`O_EXCL`), or an existing file taken when no capture holds it and
+/// `replaceable` allows it (empty, or with `--overwrite` a killed capture's), then locked. Nothing is
+/// emptied here ([`Claim::take`] does, once every file of the run is claimed). Refused otherwise, saying
+/// why: held by a running capture (`held`), or `replaceable`'s reason (each names the flag and the file:
+/// the caller adds neither).
+fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<(), Taken>) -> Result<Claim> {
     let creating = || (say.failed)(path);
     let held = say.held;
+    let claim = |file, kind| Claim { file, path: path.to_path_buf(), kind, failed: say.failed };
     // A file opened, then renamed away by the capture that held it (done) before its lock was ours, is
     // not `path`'s: the name is tried again, and is free by then. Bounded: renamed every time is a
     // capture after capture at this name, which a capture that holds it keeps off.
     for _ in 0..3 {
         let f = match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
             Ok(f) => match hold(f, path) {
-                Held::Ours(f) => return Ok(f),
+                Held::Ours(f) => return Ok(claim(f, Kind::Made)),
                 // Another capture found it just made, and took it first.
-                Held::Locked => return Err(Taken(held(path)).into()),
+                Held::Locked => return Err(held(path).into()),
                 Held::Moved => continue,
             },
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {
@@ -131,8 +207,9 @@ fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>)
                 // FIFO), not locked nor emptied. (Opened to write only, as `File::create` would: a FIFO
                 // waits for its reader.)
                 if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                    replaceable(path).map_err(taken)?;
-                    return OpenOptions::new().write(true).open(path).with_context(creating);
+                    replaceable(path)?;
+                    let f = OpenOptions::new().write(true).open(path).with_context(creating)?;
+                    return Ok(claim(f, Kind::AsIs));
                 }
                 OpenOptions::new().read(true).write(true).open(path).with_context(creating)?
             }
@@ -140,20 +217,14 @@ fn create(path: &Path, say: Messages, replaceable: impl Fn(&Path) -> Result<()>)
         };
         match hold(f, path) {
             Held::Ours(f) => {
-                replaceable(path).map_err(taken)?;
-                f.set_len(0).with_context(creating)?;
-                return Ok(f);
+                replaceable(path)?;
+                return Ok(claim(f, Kind::Found));
             }
-            Held::Locked => return Err(Taken(held(path)).into()),
+            Held::Locked => return Err(held(path).into()),
             Held::Moved => {}
         }
     }
-    Err(Taken(held(path)).into())
-}
-
-/// `replaceable`'s refusal, as a name taken.
-fn taken(e: anyhow::Error) -> anyhow::Error {
-    Taken(format!("{e:#}")).into()
+    Err(held(path).into())
 }
 
 /// What became of a file opened at a name when its lock was asked for.
@@ -297,7 +368,7 @@ mod tests {
     fn a_part_held_by_a_capture_is_refused_to_another() {
         let dir = test_dir("held");
         let part = dir.join("c.pcapng.part");
-        let first = create_part(&part, |_| Ok(())).unwrap();
+        let first = create_part(&part, |_| Ok(())).unwrap().take().unwrap();
         std::io::Write::write_all(&mut &first, b"first capture's bytes").unwrap();
         assert!(in_use(&part));
         let e = create_part(&part, |_| Ok(())).unwrap_err();
@@ -314,13 +385,35 @@ mod tests {
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
         drop(first);
         assert!(!in_use(&part));
-        let e = create_part(&part, |_| anyhow::bail!("a leftover")).unwrap_err();
-        assert_eq!(format!("{e:#}"), "a leftover");
+        let e = create_part(&part, |p| Err(Taken::new("-w", p, "a leftover".into()))).unwrap_err();
+        assert_eq!(format!("{e:#}"), format!("-w {}: a leftover", part.display()));
         assert_eq!(std::fs::read(&part).unwrap(), b"first capture's bytes");
-        // Allowed (--overwrite): taken, emptied, locked.
+        // Allowed (--overwrite): claimed, locked, left as it is until taken; released, as it was.
         let again = create_part(&part, |_| Ok(())).unwrap();
+        assert_eq!((std::fs::read(&part).unwrap(), in_use(&part)), (b"first capture's bytes".to_vec(), true));
+        again.release();
+        assert_eq!((std::fs::read(&part).unwrap(), in_use(&part)), (b"first capture's bytes".to_vec(), false));
+        // Taken: emptied, still locked.
+        let again = create_part(&part, |_| Ok(())).unwrap().take().unwrap();
         assert_eq!((std::fs::read(&part).unwrap().len(), in_use(&part)), (0, true));
         drop(again);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A file a claim made is removed when the claim is released (a start refused after it), while it
+    /// is still the one at the name; one moved away meanwhile is left, and nothing is removed at the name.
+    #[test]
+    fn a_released_claim_removes_only_the_file_it_made() {
+        let dir = test_dir("released");
+        let part = dir.join("c.pcapng.part");
+        create_part(&part, |_| panic!("nothing was there")).unwrap().release();
+        assert!(!part.exists());
+        let made = create_part(&part, |_| panic!("nothing was there")).unwrap();
+        std::fs::rename(&part, dir.join("moved")).unwrap();
+        std::fs::write(&part, b"someone's notes").unwrap();
+        made.release();
+        assert_eq!(std::fs::read(&part).unwrap(), b"someone's notes");
+        assert!(dir.join("moved").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -331,7 +424,7 @@ mod tests {
     fn a_lock_won_on_a_file_renamed_meanwhile_is_not_taken() {
         let dir = test_dir("moved");
         let (part, path) = (dir.join("c.pcapng.part"), dir.join("c.pcapng"));
-        let first = create_part(&part, |_| Ok(())).unwrap();
+        let first = create_part(&part, |_| Ok(())).unwrap().take().unwrap();
         std::io::Write::write_all(&mut &first, b"first capture's frames").unwrap();
         let second = OpenOptions::new().read(true).write(true).open(&part).unwrap();
         assert!(commit(&part, &path, |_| panic!("nothing was there")).unwrap());
@@ -343,7 +436,7 @@ mod tests {
         assert!(matches!(hold(second, &part), Held::Moved));
         assert_eq!(std::fs::read(&path).unwrap(), b"first capture's frames");
         // The name is free again: a new, empty `.part`, the first capture's file as it was.
-        let again = create_part(&part, |_| panic!("nothing is at the .part")).unwrap();
+        let again = create_part(&part, |_| panic!("nothing is at the .part")).unwrap().take().unwrap();
         assert_eq!((std::fs::read(&part).unwrap().len(), in_use(&part)), (0, true));
         assert_eq!(std::fs::read(&path).unwrap(), b"first capture's frames");
         drop(again);
@@ -358,7 +451,7 @@ mod tests {
         let (part, target) = (dir.join("c.pcapng.part"), dir.join("elsewhere"));
         std::fs::write(&target, b"").unwrap();
         std::os::unix::fs::symlink(&target, &part).unwrap();
-        let f = create_part(&part, |_| Ok(())).unwrap();
+        let f = create_part(&part, |_| Ok(())).unwrap().take().unwrap();
         std::io::Write::write_all(&mut &f, b"frames").unwrap();
         assert!(in_use(&target));
         assert_eq!(std::fs::read(&target).unwrap(), b"frames");

@@ -4,7 +4,7 @@
 //! fed, known before the capture runs.
 #![allow(dead_code, reason = "each test binary uses a subset")]
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -123,4 +123,85 @@ pub fn feed(pipe: &mut ChildStdin, fed: &[(i64, Vec<u8>)]) {
         pipe.write_all(&pcap_record(*ts, data)).unwrap();
     }
     pipe.flush().unwrap();
+}
+
+/// A process holding a private mount namespace (`unshare -m`) with a small tmpfs at `at` (mounted with
+/// `options`): the capture runs in it ([`SmallFs::capture`]), this test sees it through
+/// `/proc/PID/root`; the tmpfs goes with the namespace when the holder ends (its standard input
+/// closed: dropped, or this test's end).
+pub struct SmallFs {
+    holder: std::process::Child,
+}
+
+impl SmallFs {
+    pub fn new(at: &Path, options: &str) -> SmallFs {
+        let mut holder = Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c"])
+            .arg(r#"mount -t tmpfs -o "$1" tmpfs "$0" && echo mounted && exec cat >/dev/null"#)
+            .arg(at)
+            .arg(options)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+        assert_eq!(line, "mounted\n", "tmpfs not mounted (root needed)");
+        SmallFs { holder }
+    }
+
+    /// `wirestamp capture --source stdin ARGS -w OUT` in the namespace, its standard input a pipe.
+    pub fn capture(&self, args: &[&str], out: &Path) -> (std::process::Child, std::process::ChildStdin) {
+        relay_by(self.command(BIN), args, out)
+    }
+
+    /// `program` run in the namespace (the network namespace is the caller's).
+    pub fn command(&self, program: &str) -> Command {
+        let mut nsenter = Command::new("nsenter");
+        nsenter.args(["-t", &self.holder.id().to_string(), "-m", "--", program]);
+        nsenter
+    }
+
+    /// Makes `at` read-only in the namespace from now on (a read-only bind mount over it): a file the
+    /// capture opened before stays writable, a name cannot be made or changed there.
+    pub fn read_only(&self, at: &Path) {
+        let s = self
+            .command("sh")
+            .arg("-c")
+            .arg(r#"mount --bind "$0" "$0" && mount -o remount,ro,bind "$0""#)
+            .arg(at)
+            .status()
+            .unwrap();
+        assert!(s.success(), "{} not made read-only", at.display());
+    }
+
+    /// `p` (under `at`) as this test sees it.
+    pub fn seen(&self, p: &Path) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root{}", self.holder.id(), p.display()))
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        drop(self.holder.stdin.take());
+        let _ = self.holder.wait();
+    }
+}
+
+/// Waits until the file `p` is at least `len` bytes long and has stopped growing (a relay flushes its
+/// file every second while its input is idle: unchanged for longer, it holds every frame fed); its
+/// length.
+pub fn grown_to(p: &Path, len: u64) -> u64 {
+    let t = Instant::now();
+    let mut last = (0, Instant::now());
+    loop {
+        let now = std::fs::metadata(p).map_or(0, |m| m.len());
+        if now != last.0 {
+            last = (now, Instant::now());
+        } else if now >= len && last.1.elapsed() > Duration::from_millis(1_500) {
+            return now;
+        }
+        assert!(t.elapsed() < Duration::from_secs(15), "{}: {now} bytes, never {len} to stay", p.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
