@@ -149,7 +149,10 @@ pub fn config(args: &AnalyzeArgs) -> Result<AnalyzeConfig> {
 /// is a typical value).
 fn positive_duration(flag: &str, value: &str, example: &str) -> Result<i64> {
     wirestamp_core::analyze::parse_duration_ns(value).filter(|ns| *ns > 0).ok_or_else(|| {
-        anyhow::anyhow!("{flag} {value}: not a duration above 0 with its unit (ns, us, ms, s; e.g. {example}, 500ms)")
+        anyhow::anyhow!(
+            "{flag} {value}: not a duration above 0 with its unit ({}; e.g. {example}, 500ms, 1.5s)",
+            wirestamp_core::analyze::DURATION_UNITS
+        )
     })
 }
 

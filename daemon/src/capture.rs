@@ -98,9 +98,10 @@ fn duration_arg(value: &str) -> Result<Duration> {
     };
     d.filter(|d| !d.is_zero()).ok_or_else(|| {
         anyhow::anyhow!(
-            "--duration {}: not a duration above 0: whole seconds (e.g. 30), or a whole number with its unit: ns, us, \
-             ms, s (e.g. 500ms, 90s)",
-            if value.is_empty() { "''" } else { value }
+            "--duration {}: not a duration above 0: whole seconds (e.g. 30), or a number with its unit: {} (e.g. \
+             500ms, 90s, 1.5min, 8h)",
+            if value.is_empty() { "''" } else { value },
+            wirestamp_core::analyze::DURATION_UNITS
         )
     })
 }

@@ -458,7 +458,7 @@ pub struct CaptureArgs {
     /// Capture filter (tcpdump syntax), compiled by libpcap.
     #[arg(short = 'f', long, value_name = "FILTER")]
     pub filter: Option<String>,
-    /// Stop after this long: a whole number with its unit (ns, us, ms, s: 500ms, 90s), or whole seconds
+    /// Stop after this long: a number with its unit (ns, us, ms, s, min, h: 500ms, 90s, 1.5min), or whole seconds
     /// without one (30: 30 s, as before units were taken). Above 0. The summary says when and why the
     /// capture stopped.
     #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
@@ -640,7 +640,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Doctor(args) => crate::doctor::run(&args),
         Command::ProbeStats { session, interval, count, once, json } => {
             let ns = wirestamp_core::analyze::parse_duration_ns(&interval).filter(|ns| *ns > 0).ok_or_else(|| {
-                usage(anyhow::anyhow!("--interval {interval}: not a duration above 0 with its unit (e.g. 500ms, 1s)"))
+                usage(anyhow::anyhow!(
+                    "--interval {interval}: not a duration above 0 with its unit ({}; e.g. 500ms, 1s)",
+                    wirestamp_core::analyze::DURATION_UNITS
+                ))
             })?;
             let args = wirestamp_probe::reader::ProbeStatsArgs {
                 session,

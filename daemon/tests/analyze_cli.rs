@@ -1039,7 +1039,7 @@ fn what_no_capture_could_make_right_exits_2() {
         (vec!["frames", "-q", &cap, &cap], same),
         (
             vec!["probe-stats", "x", "--interval", "soon"],
-            "--interval soon: not a duration above 0 with its unit (e.g. 500ms, 1s)".to_owned(),
+            "--interval soon: not a duration above 0 with its unit (ns, us, ms, s, min, h; e.g. 500ms, 1s)".to_owned(),
         ),
     ];
     for (args, want) in cases {

@@ -479,8 +479,8 @@ fn a_bad_duration_is_refused_with_what_is_taken() {
             (
                 Some(2),
                 format!(
-                    "wirestamp: error: --duration {shown}: not a duration above 0: whole seconds (e.g. 30), or a whole \
-                     number with its unit: ns, us, ms, s (e.g. 500ms, 90s)\n"
+                    "wirestamp: error: --duration {shown}: not a duration above 0: whole seconds (e.g. 30), or a number \
+                     with its unit: ns, us, ms, s, min, h (e.g. 500ms, 90s, 1.5min, 8h)\n"
                 )
             ),
             "{bad:?}"

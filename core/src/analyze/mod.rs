@@ -83,7 +83,7 @@ impl MatchRule {
             Ok(MatchRule::Symbol { window_ns: 1_000_000_000 })
         } else if let Some(w) = s.strip_prefix("symbol:") {
             let window_ns = parse_duration_ns(w).filter(|ns| *ns > 0).ok_or_else(|| {
-                format!("`{w}` is not a duration above 0 with its unit (ns, us, ms, s; e.g. 500us, 2ms, 1s)")
+                format!("`{w}` is not a duration above 0 with its unit ({DURATION_UNITS}; e.g. 500us, 2ms, 1.5s)")
             })?;
             Ok(MatchRule::Symbol { window_ns })
         } else {
@@ -99,20 +99,40 @@ impl MatchRule {
     }
 }
 
-/// Parses `123ns`, `5us` (or `5µs`), `2ms`, `1s` into ns. A bare number is refused: `1` meant as a
-/// second and read as a nanosecond gives a plausible, wrong report.
+/// The units [`parse_duration_ns`] takes, for messages.
+pub const DURATION_UNITS: &str = "ns, us, ms, s, min, h";
+
+/// Parses `123ns`, `5us` (or `5µs`), `2ms`, `1s`, `2min`, `1h` into ns, with a decimal fraction where
+/// it comes to whole nanoseconds (`1.5ms`, `0.25s`; `1.5ns` is refused). A bare number is refused: `1`
+/// meant as a second and read as a nanosecond gives a plausible, wrong report. So is `1m` (a minute, or
+/// a millisecond mistyped?).
 pub fn parse_duration_ns(s: &str) -> Option<i64> {
-    let (num, mult) = if let Some(n) = s.strip_suffix("ns") {
-        (n, 1)
-    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
-        (n, 1_000)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1_000_000)
-    } else {
-        (s.strip_suffix('s')?, 1_000_000_000)
-    };
-    let v: i64 = num.trim().parse().ok()?;
-    v.checked_mul(mult).filter(|v| *v >= 0)
+    const UNITS: [(&str, i64); 7] = [
+        ("ns", 1),
+        ("us", 1_000),
+        ("µs", 1_000),
+        ("ms", 1_000_000),
+        ("min", 60_000_000_000),
+        ("h", 3_600_000_000_000),
+        ("s", 1_000_000_000),
+    ];
+    let (num, mult) = UNITS.iter().find_map(|(u, m)| s.strip_suffix(u).map(|n| (n.trim(), *m)))?;
+    let (whole, frac) = num.split_once('.').unwrap_or((num, ""));
+    // Digits only (no sign, no exponent), and at least one before or after the point.
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || !digits(frac) || whole.len() + frac.len() == 0 || (num.contains('.') && frac.is_empty()) {
+        return None;
+    }
+    let whole: i64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    // The fraction's ns: exact, or refused (trailing zeros are no precision).
+    let frac = frac.trim_end_matches('0');
+    // (In i128: `0.9999999h` is whole nanoseconds, its digits times the unit's ns beyond i64.)
+    let scale = 10i128.checked_pow(u32::try_from(frac.len()).ok()?)?;
+    let part = if frac.is_empty() { 0 } else { frac.parse::<i128>().ok()?.checked_mul(i128::from(mult))? };
+    if part % scale != 0 {
+        return None;
+    }
+    whole.checked_mul(mult)?.checked_add(i64::try_from(part / scale).ok()?)
 }
 
 /// What to analyse and how.

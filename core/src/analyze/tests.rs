@@ -49,7 +49,24 @@ fn match_rules_parse() {
 #[test]
 fn durations() {
     assert_eq!(parse_duration_ns("15"), None, "a bare number has no unit");
-    assert_eq!(parse_duration_ns("1.5s"), None);
+    // Decimals to the nanosecond, minutes and hours.
+    assert_eq!(parse_duration_ns("1.5s"), Some(1_500_000_000));
+    assert_eq!(parse_duration_ns("0.25ms"), Some(250_000));
+    assert_eq!(parse_duration_ns(".5us"), Some(500));
+    assert_eq!(parse_duration_ns("2.500us"), Some(2_500), "trailing zeros are no precision");
+    assert_eq!(parse_duration_ns("1.000000001s"), Some(1_000_000_001));
+    assert_eq!(parse_duration_ns("1.5min"), Some(90_000_000_000));
+    assert_eq!(parse_duration_ns("0.9999999h"), Some(3_599_999_640_000));
+    assert_eq!(parse_duration_ns("8h"), Some(28_800_000_000_000));
+    assert_eq!(parse_duration_ns("1.5ns"), None, "not a whole nanosecond");
+    assert_eq!(parse_duration_ns("1.0000000001s"), None, "not a whole nanosecond");
+    for bad in ["1m", "1.s", ".s", "s", "1..5s", "1.-5s", "+1s", "1e3ns", "1,5s", " s", "0x10ns", "1.5e1s"] {
+        assert_eq!(parse_duration_ns(bad), None, "{bad}");
+    }
+    // The largest: i64::MAX ns, 9,223,372,036,854,775,807 (about 292 years), refused beyond.
+    assert_eq!(parse_duration_ns("9223372036.854775807s"), Some(i64::MAX));
+    assert_eq!(parse_duration_ns("9223372036.854775808s"), None);
+    assert_eq!(parse_duration_ns("2562048h"), None);
     assert_eq!(parse_duration_ns("3µs"), Some(3_000));
     assert_eq!(parse_duration_ns("15ns"), Some(15));
     assert_eq!(parse_duration_ns("3us"), Some(3_000));
