@@ -180,6 +180,12 @@ pub struct Counters {
     /// `unmatched_responses` nor `unsolicited_cancels`; `order_to_ack` has no sample of them.
     #[serde(skip_serializing_if = "is_zero")]
     pub late_responses: u64,
+    /// Enter Orders that retransmit one of their account's that trading day (an OUCH 5.0 UserRefNum
+    /// not above the last entered, an OUCH 4.x token entered before): the exchange ignores them
+    /// and answers the first, so they are no orders (not in `orders`, no sample, pair or
+    /// `--unmatched` row) and await no response (order-to-ack runs from the first).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub orders_resent: u64,
 }
 
 /// For `skip_serializing_if`: a counter added to the JSON after its schema settled, present only when

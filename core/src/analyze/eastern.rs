@@ -30,6 +30,17 @@ impl EasternClock {
         t.wrapping_add(self.offset_ns).wrapping_sub(self.midnight_ns)
     }
 
+    /// The US Eastern day of capture time `t` (UTC ns), numbered from 1970-01-01: the trading day
+    /// whose order ids OUCH keeps unique.
+    #[inline]
+    pub(super) fn day(&mut self, t: i64) -> i32 {
+        if t < self.hour.0 || t >= self.hour.1 {
+            self.enter_hour(t);
+        }
+        // (Within ±106,751 days of 1970 for any i64 time: an i32.)
+        self.midnight_ns.div_euclid(Self::DAY) as i32
+    }
+
     #[inline(never)]
     fn enter_hour(&mut self, t: i64) {
         // In i128: near the ends of the range the hour and its local midnight lie beyond them.

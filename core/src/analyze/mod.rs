@@ -399,7 +399,8 @@ pub struct Analyzer {
     /// symbol rule, `by_symbol`); and Replace requests by the order they replace, the new order's id
     /// (an invalid Replace is answered by a Canceled of the order it would replace, OUCH 5.0 §2.2,
     /// which pairs with the Replace through this). Beyond [`accounts::ORDERS_MAX`] the oldest
-    /// entries go (a Replace of one counts as unmatched).
+    /// entries go (a Replace of one counts as unmatched). And the ids each account entered, which
+    /// tell a retransmitted Enter ([`Counters::orders_resent`]).
     accounts: accounts::Accounts,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given

@@ -1384,7 +1384,7 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated)",
+            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated){}",
             self.matching,
             n(c.orders, "order", "orders"),
             c.matched,
@@ -1404,7 +1404,15 @@ impl Report {
                 String::new()
             },
             c.ambiguous,
-            n(c.not_correlated, "cancel or modify", "cancels and modifies")
+            n(c.not_correlated, "cancel or modify", "cancels and modifies"),
+            // Not orders, so in none of the counts before: said, so that none is lost silently.
+            match c.orders_resent {
+                0 => String::new(),
+                k => format!(
+                    "; {} the exchange ignores (an order id already entered that day): not orders",
+                    n(k, "retransmitted Enter", "retransmitted Enters")
+                ),
+            }
         );
         // Every order without a readable token: the regex does not fit the firm's tokens. Say what
         // one looks like, so that the fix is one look away.
