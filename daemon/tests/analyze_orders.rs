@@ -1539,6 +1539,7 @@ fn a_resent_enter_is_no_order_and_its_order_is_acked_from_the_first() {
         let r = support::analyze_json(&with_files, &cap);
         assert_eq!(fates(&r), [1, 1, 0, 0, 0], "{session}");
         assert_eq!([&r["counters"]["matched"], &r["counters"]["orders_resent"]], [1, 1], "{session}");
+        assert!(r["counters"]["resent_answered"].is_null(), "{session}: the Accepted answers the first");
         assert_eq!(count_min_max(metric(&r, "tick_to_trade")), (Some(1), Some(MS), Some(MS)), "{session}");
         assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(1), Some(6 * MS), Some(6 * MS)), "{session}");
         assert_eq!(std::fs::read_to_string(&pairs).unwrap().lines().count(), 2, "{session}: a header and one pair");
@@ -1607,6 +1608,7 @@ fn a_resent_enter_after_its_order_ended_is_ignored() {
         assert_eq!(fates(&r), [2, 2, 0, 0, 0], "{session}");
         let got = ["matched", "not_correlated", "unsolicited_cancels", "orders_resent"].map(|k| c[k].as_u64());
         assert_eq!(got, [1, 1, 0, 1].map(Some), "{session}");
+        assert!(c["resent_answered"].is_null(), "{session}: nothing answers the resend");
         assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(2), Some(MS), Some(MS)), "{session}");
     }
 }
@@ -1615,8 +1617,9 @@ fn a_resent_enter_after_its_order_ended_is_ignored() {
 /// logged in as TRADR1 enters order 1 on connection 1 (port 40001) at 1 ms, reconnects (port 40002,
 /// TRADR1 again: the same account) and resends it at 4 ms; the exchange answers on connection 2 at
 /// 6 ms. The resend is no order (`orders_resent`), so the Accepted finds no request on its
-/// connection (unmatched) and order 1's goes unanswered past the 10 s timeout (unacked): each
-/// counted, none paired (the resend was a second order, paired 2 ms on, tick-to-trade counted twice).
+/// connection (unmatched; `resent_answered`, as the exchange's answer to the resend would be) and
+/// order 1's goes unanswered past the 10 s timeout (unacked): each counted, none paired (the resend was
+/// a second order, paired 2 ms on, tick-to-trade counted twice).
 #[test]
 fn a_resend_on_a_new_connection_leaves_its_order_unacked_and_the_response_unmatched() {
     let ex = ([10, 1, 0, 1], 8003);
@@ -1637,6 +1640,51 @@ fn a_resend_on_a_new_connection_leaves_its_order_unacked_and_the_response_unmatc
     let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
     let r = analyze_frames("resent-elsewhere", &frames, &args);
     assert_eq!(fates(&r), [1, 0, 1, 0, 1]);
-    assert_eq!([&r["counters"]["matched"], &r["counters"]["orders_resent"]], [1, 1]);
+    let c = &r["counters"];
+    assert_eq!([&c["matched"], &c["orders_resent"], &c["resent_answered"]], [1, 1, 1]);
     assert_eq!(count_min_max(metric(&r, "tick_to_trade")), (Some(1), Some(MS), Some(MS)));
+}
+
+/// An Enter taken for a retransmission that the exchange answers on its own connection is said to
+/// be: an exchange that lets UserRefNums start again at a new login (a simulator may; Nasdaq ignores
+/// them, OUCH 5.0 §1.2) acts on them as new orders, which the analysis drops. A client logged in as
+/// TRADR1 enters orders 1 and 2 on connection 1 (port 40001: 1 and 3 ms after tick 1 at T0), each
+/// accepted 1 ms on; it logs in again on connection 2 (port 40002) and enters 1 and 2 again (7 and 9
+/// ms), each accepted 1 ms on, there. Two orders (acked: 1 ms), two resent, and the two Accepted of
+/// connection 2 unmatched: both counted in `resent_answered`, and the note says what they may be.
+/// (Nothing said so: the table's line had the exchange ignore them.)
+#[test]
+fn a_resent_enter_the_exchange_answers_is_said_so() {
+    let ex = ([10, 1, 0, 1], 8003);
+    let login = soup_packet(b'L', &soup::login_request("TRADR1", "pw"));
+    let (e1, e2, a1, a2) = (enter50(1, 1), enter50(2, 1), accepted50(1, 1), accepted50(2, 1));
+    let (l, e, a) = (login.len() as u32, e1.len() as u32, a1.len() as u32);
+    let mut frames = vec![(T0, aapl_tick(1))];
+    for (port, at) in [(40001, 0), (40002, 6)] {
+        let t = |ms: i64| T0 + (at + ms) * MS;
+        frames.extend([
+            (t(-2), segment_to(ex, port, true, 0, 0x02, &[])),
+            (t(-1), segment_to(ex, port, true, 1, 0x18, &login)),
+            (t(1), segment_to(ex, port, true, 1 + l, 0x18, &e1)),
+            (t(2), segment_to(ex, port, false, 1, 0x18, &a1)),
+            (t(3), segment_to(ex, port, true, 1 + l + e, 0x18, &e2)),
+            (t(4), segment_to(ex, port, false, 1 + a, 0x18, &a2)),
+        ]);
+    }
+    frames.push((T0 + 11_000 * MS, segment_to(ex, 40002, true, 1 + l + 2 * e, 0x18, &heartbeat())));
+    frames.sort_by_key(|f| f.0);
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let dir = support::tmpdir("resent-answered");
+    let cap = dir.join("c.pcap");
+    support::write_pcap(&cap, &frames);
+    let r = support::analyze_json(&args, &cap);
+    assert_eq!(fates(&r), [2, 2, 0, 0, 2]);
+    let c = &r["counters"];
+    assert_eq!(["orders_resent", "resent_answered"].map(|k| c[k].as_u64()), [Some(2), Some(2)]);
+    assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(2), Some(MS), Some(MS)));
+    let want = "2 responses answered, on their own connection, Enters taken for retransmissions";
+    assert!(r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(want)), "{}", r["notes"]);
+    let text = support::analyze_text(&args, &cap);
+    assert!(text.contains(&format!("note: {want}")), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

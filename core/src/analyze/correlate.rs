@@ -161,7 +161,12 @@ impl Analyzer {
             }
             match e.cancel {
                 true => self.counters.unsolicited_cancels += 1,
-                false => self.counters.unmatched_responses += 1,
+                false => {
+                    self.counters.unmatched_responses += 1;
+                    if self.resent.remove(&(e.conn, e.id)).is_some() {
+                        self.counters.resent_answered += 1;
+                    }
+                }
             }
         }
     }
@@ -256,6 +261,10 @@ impl Analyzer {
         // (no sample, pair or row) and awaits no response. Counted apart.
         if m.summary.msg_type == b'O' && m.summary.dir == OrderDir::Inbound && self.enter_resent(ci, &m) {
             self.counters.orders_resent += 1;
+            // (A response of its id here that finds no request may say the exchange acted on it.)
+            if let Some(id) = m.summary.id {
+                self.resent.insert((ci, id), ());
+            }
             return;
         }
         let owner = self.owner(ci);

@@ -31,8 +31,8 @@ pub mod tx;
 pub use counters::Counters;
 pub use limits::{
     MAX_CONNECTIONS, MAX_DETECTED_FEEDS, MAX_DETECTED_SESSIONS, MAX_EARLY_RESPONSES, MAX_FEED_SESSIONS,
-    MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS, MAX_SYMBOLS,
-    MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
+    MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_RESENT_REMEMBERED, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS,
+    MAX_SYMBOLS, MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
 };
 pub use unmatched::{Unmatched, UnmatchedReason};
 
@@ -449,6 +449,10 @@ pub struct Analyzer {
     /// ([`MAX_TIMED_OUT_REMEMBERED`] at most, the latest): a response that comes after them is late,
     /// not unmatched ([`Counters::late_responses`]).
     timed_out: bounded::BoundedMap<(usize, OrderId), u32>,
+    /// Enters taken for retransmissions, by connection and order id ([`MAX_RESENT_REMEMBERED`] at
+    /// most, the latest): a response of that id on that connection finding no request answered one
+    /// ([`Counters::resent_answered`]).
+    resent: bounded::BoundedMap<(usize, OrderId), ()>,
     /// Each (connection, order id)'s responses in `early_responses`, by arrival: an order takes its
     /// id's first without a scan (a scan per order, or one for its position, was quadratic when many
     /// responses wait).
@@ -621,6 +625,7 @@ impl Analyzer {
             early_responses: BTreeMap::new(),
             early_n: 0,
             timed_out: bounded::BoundedMap::new(MAX_TIMED_OUT_REMEMBERED),
+            resent: bounded::BoundedMap::new(MAX_RESENT_REMEMBERED),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
             release_reorder: false,

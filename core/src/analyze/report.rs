@@ -1060,6 +1060,22 @@ fn bound_notes(a: &Analyzer) -> Vec<String> {
             flag_duration(raise),
         ));
     }
+    let k = c.resent_answered;
+    if k > 0 {
+        notes.push(format!(
+            "{} answered, on {} own connection, {} taken for {} (an id already entered that day: \
+             orders_resent) and paired with no request: replayed after a reconnect, or the exchange acted on {} \
+             as new {} (one that lets UserRefNums start again at a new login, as a simulator may; a capture \
+             clock off US Eastern days), which then {} in no count: no order, sample or pair",
+            n(k, "response", "responses"),
+            one(k, "its", "their"),
+            one(k, "an Enter", "Enters"),
+            one(k, "a retransmission", "retransmissions"),
+            one(k, "it", "them"),
+            one(k, "order", "orders"),
+            one(k, "is", "are"),
+        ));
+    }
     let k = c.late_responses;
     if k > 0 {
         notes.push(format!(
