@@ -1439,3 +1439,252 @@ fn a_blank_symbol_has_a_row_that_says_so() {
     assert!(text.lines().any(|l| l.starts_with("  symbol:(blank) ")), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// OUCH 5.0 Enter Order (§2.1, 47 bytes), by hand: UserRefNum `urn`, buy 100 AAPL at 100.0000, day,
+/// ClOrdID `T` and tick `seq` in 13 digits; in a SoupBinTCP Unsequenced Data packet.
+fn enter50(urn: u32, seq: u64) -> Vec<u8> {
+    let mut m = vec![b'O'];
+    m.extend(urn.to_be_bytes());
+    m.push(b'B');
+    m.extend(100u32.to_be_bytes());
+    m.extend(b"AAPL    ");
+    m.extend(1_000_000u64.to_be_bytes());
+    m.extend(b"0YPNN"); // time in force, display, capacity, intermarket sweep, cross type
+    m.extend(format!("T{seq:013}").as_bytes());
+    m.extend(0u16.to_be_bytes()); // appendage length
+    assert_eq!(m.len(), 47);
+    soup_packet(b'U', &m)
+}
+
+/// OUCH 5.0 Order Accepted (§3.2, 64 bytes) of [`enter50`]`(urn, seq)`, live; in a Sequenced Data
+/// packet.
+fn accepted50(urn: u32, seq: u64) -> Vec<u8> {
+    let mut m = vec![b'A'];
+    m.extend(0u64.to_be_bytes()); // timestamp
+    m.extend(urn.to_be_bytes());
+    m.push(b'B');
+    m.extend(100u32.to_be_bytes());
+    m.extend(b"AAPL    ");
+    m.extend(1_000_000u64.to_be_bytes());
+    m.extend(b"0Y");
+    m.extend(u64::from(urn).to_be_bytes()); // order reference number
+    m.extend(b"PNNL"); // capacity, intermarket sweep, cross type, order state (live)
+    m.extend(format!("T{seq:013}").as_bytes());
+    m.extend(0u16.to_be_bytes());
+    assert_eq!(m.len(), 64);
+    soup_packet(b'S', &m)
+}
+
+/// A request to cancel a whole order and its answer, by hand: OUCH 5.0 Cancel Order (§2.3, 9 bytes:
+/// UserRefNum, quantity 0) and Order Canceled (§3.4, 18 bytes: 100 shares, reason `U`, user
+/// requested); OUCH 4.2 Cancel Order (19 bytes: token, shares 0) and Canceled (28 bytes).
+fn cancel_and_canceled(id: &Id) -> (Vec<u8>, Vec<u8>) {
+    let key: Vec<u8> = match id {
+        Id::Ref(n) => n.to_be_bytes().to_vec(),
+        Id::Token(t) => t.to_vec(),
+    };
+    let mut x = vec![b'X'];
+    x.extend(&key);
+    x.extend(0u32.to_be_bytes());
+    let mut c = vec![b'C'];
+    c.extend(0u64.to_be_bytes());
+    c.extend(&key);
+    c.extend(100u32.to_be_bytes());
+    c.push(b'U');
+    let (xl, cl) = if matches!(id, Id::Ref(_)) { (9, 18) } else { (19, 28) };
+    assert_eq!((x.len(), c.len()), (xl, cl));
+    (soup_packet(b'U', &x), soup_packet(b'S', &c))
+}
+
+/// The id of an order: an OUCH 5.0 UserRefNum or an OUCH 4.2 token.
+enum Id {
+    Ref(u32),
+    Token([u8; 14]),
+}
+
+/// Order 1 (UserRefNum 1, or OUCH 4.2 token `T0000000000001`: both name tick 1 for the token rule),
+/// its Enter and its Accepted; and the session spec of its version.
+fn order_one(id: &Id) -> (Vec<u8>, Vec<u8>, String) {
+    match id {
+        Id::Ref(n) => (enter50(*n, 1), accepted50(*n, 1), format!("{ORDERS}@ouch50")),
+        Id::Token(t) => (enter42(t), support::accepted42(t, b"AAPL    "), format!("{ORDERS}@ouch42")),
+    }
+}
+
+/// A client SoupBinTCP Heartbeat (`R`): bytes that move capture time on.
+fn heartbeat() -> Vec<u8> {
+    soup_packet(b'R', &[])
+}
+
+/// An Enter resent (the client unsure it arrived, OUCH 5.0 §2: inbound messages may be repeated
+/// benignly) is ignored by the exchange, which answers the first: OUCH 5.0 and 4.2, tick 1 at T0, the
+/// Enter of order 1 at 1 ms, the same Enter again at 3 ms, its Accepted at 7 ms, a heartbeat 11 s on
+/// (past the 10 s timeout). One order, matched (tick_to_trade 1 ms, one pair, no `--unmatched` row),
+/// acked from the first (order_to_ack 7 - 1 = 6 ms), none unacked; the resend counted in
+/// `orders_resent`, and said in the table. (The resend was a second order and pair, its request
+/// unacked.)
+#[test]
+fn a_resent_enter_is_no_order_and_its_order_is_acked_from_the_first() {
+    let dir = support::tmpdir("resent-enter");
+    let (cap, pairs, unmatched) = (dir.join("c.pcap"), dir.join("p.csv"), dir.join("u.csv"));
+    for id in [Id::Ref(1), Id::Token(*b"T0000000000001")] {
+        let (enter, acc, session) = order_one(&id);
+        let script = [(1, true, enter.clone()), (3, true, enter), (7, false, acc), (11_000, true, heartbeat())];
+        let mut frames = conversation(&script);
+        frames.insert(0, (T0, aapl_tick(1)));
+        support::write_pcap(&cap, &frames);
+        let (p, u) = (pairs.to_str().unwrap(), unmatched.to_str().unwrap());
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", &session, "--match", r"token:T(\d+)"];
+        let with_files: Vec<&str> = args.iter().copied().chain(["--pairs", p, "--unmatched", u]).collect();
+        let r = support::analyze_json(&with_files, &cap);
+        assert_eq!(fates(&r), [1, 1, 0, 0, 0], "{session}");
+        assert_eq!([&r["counters"]["matched"], &r["counters"]["orders_resent"]], [1, 1], "{session}");
+        assert!(r["counters"]["resent_answered"].is_null(), "{session}: the Accepted answers the first");
+        assert_eq!(count_min_max(metric(&r, "tick_to_trade")), (Some(1), Some(MS), Some(MS)), "{session}");
+        assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(1), Some(6 * MS), Some(6 * MS)), "{session}");
+        assert_eq!(std::fs::read_to_string(&pairs).unwrap().lines().count(), 2, "{session}: a header and one pair");
+        assert_eq!(std::fs::read_to_string(&unmatched).unwrap().lines().count(), 1, "{session}: a header alone");
+        let text = support::analyze_text(&args, &cap);
+        let want = "1 order, 1 matched, 0 unmatched (0 without a readable token), 0 ambiguous, 0 cancels and \
+                    modifies (not correlated); 1 retransmitted Enter the exchange ignores (an order id already \
+                    entered that day): not orders";
+        assert!(text.lines().any(|l| l.ends_with(want)), "{session}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// OUCH 5.0 §1.2: the exchange ignores an Enter whose UserRefNum is not above the last it processed
+/// that day, taking it for a retransmission. The capture begins mid-day: tick n at n ms, 3 us before
+/// Enters of UserRefNums 5 (the first seen: the start), 3 (below it, never seen: ignored), 6; their
+/// Accepted, of 5 and 6, at 10 ms; a heartbeat 11 s on. The next day (24 h on, 09:30 EST of Dec 1) the
+/// numbers start again: Enter 1 is a new order, answered 1 ms on. Three orders, all matched (3 us)
+/// and acked (9, 7 and 1 ms); the Enter of 3 counted in `orders_resent`. (It was a fourth order,
+/// matched, its request unacked.)
+#[test]
+fn an_enter_whose_user_ref_num_is_not_above_the_last_is_ignored() {
+    const DAY: i64 = 86_400_000;
+    let script = [
+        (1, true, enter50(5, 1)),
+        (2, true, enter50(3, 2)),
+        (3, true, enter50(6, 3)),
+        (10, false, [accepted50(5, 1), accepted50(6, 3)].concat()),
+        (11_000, true, heartbeat()),
+        (DAY + 4, true, enter50(1, 4)),
+        (DAY + 5, false, accepted50(1, 4)),
+    ];
+    let ticks = [(1, 1), (2, 2), (3, 3), (DAY + 4, 4)];
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let r = analyze_frames("user-ref-num-not-above", &with_ticks(&script, &ticks), &args);
+    assert_eq!(fates(&r), [3, 3, 0, 0, 0]);
+    assert_eq!([&r["counters"]["matched"], &r["counters"]["orders_resent"]], [3, 1]);
+    assert_eq!(count_min_max(metric(&r, "tick_to_trade")), (Some(3), Some(3_000), Some(3_000)));
+    assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(3), Some(MS), Some(9 * MS)));
+}
+
+/// A resend after its order ended is ignored too: a UserRefNum not above the last (OUCH 5.0 §1.2),
+/// an OUCH 4.2 token day-unique, whatever became of the order. Tick 1 at T0; order 1 entered at 1 ms,
+/// accepted at 2 ms; a Cancel of it at 3 ms, Canceled whole at 4 ms; the Enter resent at 5 ms (a
+/// client recovering, say); a heartbeat 11 s on. Two orders (the Enter, matched, and the Cancel, not
+/// correlated), both acked; the resend counted apart. (It was a new order, matched again, its
+/// request unacked.)
+#[test]
+fn a_resent_enter_after_its_order_ended_is_ignored() {
+    for id in [Id::Ref(1), Id::Token(*b"T0000000000001")] {
+        let (enter, acc, session) = order_one(&id);
+        let (cancel, canceled) = cancel_and_canceled(&id);
+        let script = [
+            (1, true, enter.clone()),
+            (2, false, acc),
+            (3, true, cancel),
+            (4, false, canceled),
+            (5, true, enter),
+            (11_000, true, heartbeat()),
+        ];
+        let mut frames = conversation(&script);
+        frames.insert(0, (T0, aapl_tick(1)));
+        let args = ["--md", "udp:233.54.12.111:26477", "--orders", &session, "--match", r"token:T(\d+)"];
+        let r = analyze_frames("resent-after-end", &frames, &args);
+        let c = &r["counters"];
+        assert_eq!(fates(&r), [2, 2, 0, 0, 0], "{session}");
+        let got = ["matched", "not_correlated", "unsolicited_cancels", "orders_resent"].map(|k| c[k].as_u64());
+        assert_eq!(got, [1, 1, 0, 1].map(Some), "{session}");
+        assert!(c["resent_answered"].is_null(), "{session}: nothing answers the resend");
+        assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(2), Some(MS), Some(MS)), "{session}");
+    }
+}
+
+/// Requests are paired with responses on their own connection, a resent Enter's order too: a client
+/// logged in as TRADR1 enters order 1 on connection 1 (port 40001) at 1 ms, reconnects (port 40002,
+/// TRADR1 again: the same account) and resends it at 4 ms; the exchange answers on connection 2 at
+/// 6 ms. The resend is no order (`orders_resent`), so the Accepted finds no request on its
+/// connection (unmatched; `resent_answered`, as the exchange's answer to the resend would be) and
+/// order 1's goes unanswered past the 10 s timeout (unacked): each counted, none paired (the resend was
+/// a second order, paired 2 ms on, tick-to-trade counted twice).
+#[test]
+fn a_resend_on_a_new_connection_leaves_its_order_unacked_and_the_response_unmatched() {
+    let ex = ([10, 1, 0, 1], 8003);
+    let login = soup_packet(b'L', &soup::login_request("TRADR1", "pw"));
+    let enter = enter50(1, 1);
+    let (l, e) = (login.len() as u32, enter.len() as u32);
+    let frames = vec![
+        (T0 - 2 * MS, segment_to(ex, 40001, true, 0, 0x02, &[])),
+        (T0 - MS, segment_to(ex, 40001, true, 1, 0x18, &login)),
+        (T0, aapl_tick(1)),
+        (T0 + MS, segment_to(ex, 40001, true, 1 + l, 0x18, &enter)),
+        (T0 + 2 * MS, segment_to(ex, 40002, true, 0, 0x02, &[])),
+        (T0 + 3 * MS, segment_to(ex, 40002, true, 1, 0x18, &login)),
+        (T0 + 4 * MS, segment_to(ex, 40002, true, 1 + l, 0x18, &enter)),
+        (T0 + 6 * MS, segment_to(ex, 40002, false, 1, 0x18, &accepted50(1, 1))),
+        (T0 + 11_000 * MS, segment_to(ex, 40002, true, 1 + l + e, 0x18, &heartbeat())),
+    ];
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let r = analyze_frames("resent-elsewhere", &frames, &args);
+    assert_eq!(fates(&r), [1, 0, 1, 0, 1]);
+    let c = &r["counters"];
+    assert_eq!([&c["matched"], &c["orders_resent"], &c["resent_answered"]], [1, 1, 1]);
+    assert_eq!(count_min_max(metric(&r, "tick_to_trade")), (Some(1), Some(MS), Some(MS)));
+}
+
+/// An Enter taken for a retransmission that the exchange answers on its own connection is said to
+/// be: an exchange that lets UserRefNums start again at a new login (a simulator may; Nasdaq ignores
+/// them, OUCH 5.0 §1.2) acts on them as new orders, which the analysis drops. A client logged in as
+/// TRADR1 enters orders 1 and 2 on connection 1 (port 40001: 1 and 3 ms after tick 1 at T0), each
+/// accepted 1 ms on; it logs in again on connection 2 (port 40002) and enters 1 and 2 again (7 and 9
+/// ms), each accepted 1 ms on, there. Two orders (acked: 1 ms), two resent, and the two Accepted of
+/// connection 2 unmatched: both counted in `resent_answered`, and the note says what they may be.
+/// (Nothing said so: the table's line had the exchange ignore them.)
+#[test]
+fn a_resent_enter_the_exchange_answers_is_said_so() {
+    let ex = ([10, 1, 0, 1], 8003);
+    let login = soup_packet(b'L', &soup::login_request("TRADR1", "pw"));
+    let (e1, e2, a1, a2) = (enter50(1, 1), enter50(2, 1), accepted50(1, 1), accepted50(2, 1));
+    let (l, e, a) = (login.len() as u32, e1.len() as u32, a1.len() as u32);
+    let mut frames = vec![(T0, aapl_tick(1))];
+    for (port, at) in [(40001, 0), (40002, 6)] {
+        let t = |ms: i64| T0 + (at + ms) * MS;
+        frames.extend([
+            (t(-2), segment_to(ex, port, true, 0, 0x02, &[])),
+            (t(-1), segment_to(ex, port, true, 1, 0x18, &login)),
+            (t(1), segment_to(ex, port, true, 1 + l, 0x18, &e1)),
+            (t(2), segment_to(ex, port, false, 1, 0x18, &a1)),
+            (t(3), segment_to(ex, port, true, 1 + l + e, 0x18, &e2)),
+            (t(4), segment_to(ex, port, false, 1 + a, 0x18, &a2)),
+        ]);
+    }
+    frames.push((T0 + 11_000 * MS, segment_to(ex, 40002, true, 1 + l + 2 * e, 0x18, &heartbeat())));
+    frames.sort_by_key(|f| f.0);
+    let args = ["--md", "udp:233.54.12.111:26477", "--orders", ORDERS, "--match", r"token:T(\d+)"];
+    let dir = support::tmpdir("resent-answered");
+    let cap = dir.join("c.pcap");
+    support::write_pcap(&cap, &frames);
+    let r = support::analyze_json(&args, &cap);
+    assert_eq!(fates(&r), [2, 2, 0, 0, 2]);
+    let c = &r["counters"];
+    assert_eq!(["orders_resent", "resent_answered"].map(|k| c[k].as_u64()), [Some(2), Some(2)]);
+    assert_eq!(count_min_max(metric(&r, "order_to_ack")), (Some(2), Some(MS), Some(MS)));
+    let want = "2 responses answered, on their own connection, Enters taken for retransmissions";
+    assert!(r["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with(want)), "{}", r["notes"]);
+    let text = support::analyze_text(&args, &cap);
+    assert!(text.contains(&format!("note: {want}")), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -589,21 +589,24 @@ fn a_field_not_printable_is_escaped_and_loses_nothing() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// An OUCH 4.2 Enter reusing the token of an order still remembered is a retransmission, which the
-/// exchange ignores (OUCH's inbound messages may be resent benignly; OUCH 5.0 §1.2 says so of a
-/// UserRefNum not above the last): no response answers it, so the order keeps its symbol, and a
-/// Rejected of that token answers the order itself. Frames (0-based) 1 ms apart after an AAPL tick
-/// (0) and an MSFT tick (1) at T0: 2 Enter T1 AAPL; 3 its Accepted; 4 Enter T1 MSFT (the duplicate);
-/// 5 Cancel of T1; 6 Enter T2 AAPL; 7 Enter T2 AAPL again, before any answer (a resend); 8 Rejected
-/// of T2; 9 Cancel of T2. Under the symbol rule with `--by symbol` the four Enters are paired (the
-/// duplicate with the MSFT tick, the others with the AAPL one). The Cancel of T1 acts on the live
-/// order, AAPL (it had MSFT: the duplicate's Enter took the order's symbol); T2 was rejected, never
-/// lived: its Cancel has no symbol (it had AAPL: the Rejected was taken for the resend's).
+/// An OUCH 4.2 Enter of a token its account entered that day is a retransmission, which the exchange
+/// ignores (OUCH's inbound messages may be resent benignly; order tokens are day-unique): no order, no
+/// response answers it, so the order keeps its symbol, and a response of that token answers the order
+/// itself. Frames (0-based) 1 ms apart after an AAPL tick (0) and an MSFT tick (1) at T0: 2 Enter T1
+/// AAPL; 3 its Accepted; 4 Enter T1 MSFT (resent); 5 Cancel of T1; 6 Enter T2 AAPL; 7 Enter T2 AAPL
+/// again, before any answer (resent); 8 Rejected of T2; 9 Cancel of T2; 10 Enter T3 AAPL; 11 Rejected
+/// of T3; 12 Enter T3 MSFT (resent: the token is spent); 13 an Accepted of T3, which answers no request
+/// (unmatched: a request recorded up to 2 ms after its response is waited for); 14, at 20 ms, Cancel
+/// of T3. Under the symbol rule with `--by symbol` the three first Enters are
+/// orders, paired with the AAPL tick; the resends are no orders (`orders_resent`). The Cancel of T1
+/// acts on the live order, AAPL (it had MSFT: the resend's Enter took the order's symbol); T2 and T3
+/// were rejected, never lived: their Cancels have no symbol (T2's had AAPL: the Rejected was taken for
+/// the resend's; T3's MSFT: the resend was taken for a new order).
 #[test]
-fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
+fn a_resent_enter_leaves_the_order_its_symbol() {
     let dir = tmpdir("unmatched-duplicate");
     let cap = dir.join("c.pcap");
-    let (t1, t2) = (b"ORDER000000001", b"ORDER000000002");
+    let (t1, t2, t3) = (b"ORDER000000001", b"ORDER000000002", b"ORDER000000003");
     let script = [
         (1, true, support::enter42_of(t1, b"AAPL    ")),
         (2, false, support::accepted42(t1, b"AAPL    ")),
@@ -613,21 +616,28 @@ fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
         (6, true, support::enter42_of(t2, b"AAPL    ")),
         (7, false, support::rejected42(t2)),
         (8, true, by_token42(b'X', t2)),
+        (9, true, support::enter42_of(t3, b"AAPL    ")),
+        (10, false, support::rejected42(t3)),
+        (11, true, support::enter42_of(t3, b"MSFT    ")),
+        (12, false, support::accepted42(t3, b"MSFT    ")),
+        (20, true, by_token42(b'X', t3)),
     ];
     let mut frames = support::conversation(&script);
     frames.splice(0..0, [(T0, symbol_tick(1, "AAPL")), (T0, symbol_tick(2, "MSFT"))]);
     write_pcap(&cap, &frames);
     let session = "tcp:10.1.0.1:8003@ouch42";
     let (r, got) = analyze_unmatched(&dir, &["--md", FEED_A, "--orders", session, "--by", "symbol"], &cap, false);
-    assert_eq!([counter(&r, "orders"), counter(&r, "matched")], [6, 4]);
+    // (The Accepted of T3, after its resend, answered it: `resent_answered`.)
+    let c = ["orders", "matched", "orders_resent", "unmatched_responses", "resent_answered"].map(|k| counter(&r, k));
+    assert_eq!(c, [6, 3, 3, 1, 1]);
     let t2t = support::metric(&r, "tick_to_trade");
     let symbols: Vec<_> = support::dims(t2t).into_iter().filter(|d| d.0.starts_with("symbol:")).collect();
-    assert_eq!(symbols, [("symbol:AAPL", 3), ("symbol:MSFT", 1)]);
+    assert_eq!(symbols, [("symbol:AAPL", 3)]);
     let row42 = |frame: u64, ms: i64, token: &[u8], symbol: &str| {
         let (s, token) = (|x: &str| x.to_owned(), String::from_utf8(token.to_vec()).unwrap());
         (frame, T0 + ms * MS, s(session), token.clone(), token, s(symbol), s("not_correlated"), String::new())
     };
-    assert_eq!(got, [row42(5, 4, t1, "AAPL"), row42(9, 8, t2, "")]);
+    assert_eq!(got, [row42(5, 4, t1, "AAPL"), row42(9, 8, t2, ""), row42(14, 20, t3, "")]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -2,6 +2,18 @@
 //! each order not known to have ended (a Replace carries none: it keeps its order's), and each Replace
 //! request by the order it replaces (an invalid Replace is answered by a Canceled of that order).
 //!
+//! It also tells a retransmitted Enter from a new order ([`Accounts::enter_resent`]), in every mode:
+//! the exchange ignores an Enter of an id its account already entered that trading day (OUCH 5.0
+//! §1.2: UserRefNums are strictly increasing, and one not above the last is taken for a
+//! retransmission; OUCH 4.x: order tokens are day-unique). Per account, the last UserRefNum entered
+//! (16 bytes with its time); and the order tokens of the last [`ORDERS_MAX`] Enters of all accounts
+//! together (one account's Enters make another's older tokens go), 28 bytes each in their table,
+//! with their day, and 24 in the queue: with the table's free room (2^21 slots for 2^20 tokens), 82
+//! bytes a token, 86 MB at the bound. 1.5 M OUCH 4.2 Enters under the token rule, each answered,
+//! peaked at 142 MB where they took 32 (the table growing to its 2^21 slots holds both), and took
+//! 0.9 us more each (a look-up and an insertion in a table beyond the caches), where an OUCH 5.0
+//! Enter's test is a comparison.
+//!
 //! An order never answered stays until the bound ([`ORDERS_MAX`]), so what one costs is kept small:
 //! an account is a number (its [`Owner`], 48 bytes, is kept once), and OUCH 5.0's UserRefNums (4
 //! bytes) are kept apart from OUCH 4.x's order tokens (14). An entry for a UserRefNum takes 24
@@ -11,6 +23,7 @@
 
 use super::Owner;
 use super::bounded::BoundedMap;
+use super::eastern::EasternClock;
 use crate::fxhash::FxHashMap;
 use crate::proto::{OrderDir, OrderId, OrderSummary, Symbol};
 use std::num::NonZeroU32;
@@ -21,8 +34,9 @@ pub(super) const ORDERS_MAX: usize = 1 << 20;
 
 /// Accounts whose orders are remembered, at most: more than the order connections taken (16,384),
 /// each acting for one account at a time. Orders of further accounts are not remembered (their
-/// Replaces are unmatched under the symbol rule, and an invalid one is not paired with the Canceled
-/// that answers it), as a capture of ever-new logins must not take memory without end.
+/// Replaces are unmatched under the symbol rule, an invalid one is not paired with the Canceled
+/// that answers it, and none of their Enters is told a retransmission), as a capture of ever-new
+/// logins must not take memory without end.
 pub(super) const ACCOUNTS_MAX: usize = 1 << 16;
 
 /// An account's number, given in the order first seen.
@@ -99,7 +113,20 @@ pub(super) struct Accounts {
     /// Replace requests by the order they replace: the new order's id (of the same kind), until the
     /// Replaced (or the Canceled that answers an invalid one).
     replaced_by: ById<u32, [u8; 14]>,
+    /// By account: the capture time of its last UserRefNum entered, and that number ([`NO_TIME`]
+    /// before its first Enter: the capture may begin mid-day, and its first Enter sets the start).
+    last_ref: Vec<(i64, u32)>,
+    /// The last connection whose Enter was looked at, with its login and its account.
+    last_conn: Option<(usize, Option<[u8; 6]>, Account)>,
+    /// The order tokens entered, with their trading day, for the last [`ORDERS_MAX`] Enters of all
+    /// accounts together.
+    tokens_entered: BoundedMap<(Account, [u8; 14]), i32>,
+    /// Capture time to the US Eastern day (a trading day's ids are unique within it).
+    days: EasternClock,
 }
+
+/// [`Accounts::last_ref`]'s time of an account that entered no UserRefNum yet.
+const NO_TIME: i64 = i64::MIN;
 
 impl Accounts {
     pub(super) fn new() -> Self {
@@ -113,6 +140,60 @@ impl Accounts {
             last: None,
             symbols: ById::new(orders),
             replaced_by: ById::new(orders),
+            last_ref: Vec::new(),
+            last_conn: None,
+            tokens_entered: BoundedMap::new(orders),
+            days: EasternClock::EMPTY,
+        }
+    }
+
+    /// Whether the Enter of order `id` at capture time `t` on connection `ci`, logged in as `login`,
+    /// is a retransmission, which the exchange ignores (it acts on the first it received, and
+    /// answers that one only): an id the account entered earlier that trading day (US Eastern, of the
+    /// capture's clock). A UserRefNum is one not above the last entered (OUCH 5.0 §1.2), whatever
+    /// became of that order; a token one of the last [`ORDERS_MAX`] Enters' (of all accounts
+    /// together). Otherwise the Enter is a new order's, and its id is kept. (A Replace's new id is
+    /// not: the exchange consumes it only if it acts on the Replace, §2.2, and a resent Enter's first
+    /// was an Enter.) `owner` gives the connection's owner, needed only when its account is not the
+    /// last connection's. An account beyond [`ACCOUNTS_MAX`] has none resent.
+    pub(super) fn enter_resent(
+        &mut self,
+        ci: usize,
+        login: Option<[u8; 6]>,
+        owner: impl FnOnce() -> Owner,
+        id: OrderId,
+        t: i64,
+    ) -> bool {
+        // (A connection's owner changes only with its login: comparing the two is cheaper.)
+        let a = match self.last_conn {
+            Some((c, l, a)) if c == ci && l == login => a,
+            _ => {
+                let Some(a) = self.account(owner()) else { return false };
+                if a as usize >= self.last_ref.len() {
+                    self.last_ref.resize(a as usize + 1, (NO_TIME, 0));
+                }
+                self.last_conn = Some((ci, login, a));
+                a
+            }
+        };
+        match id {
+            OrderId::UserRefNum(n) => {
+                let last = self.last_ref[a as usize];
+                // (The day is looked at only then: most Enters are above the last.)
+                if n <= last.1 && last.0 != NO_TIME && self.days.day(last.0) == self.days.day(t) {
+                    return true;
+                }
+                self.last_ref[a as usize] = (t, n);
+                false
+            }
+            OrderId::Token(tok) => {
+                let day = self.days.day(t);
+                if self.tokens_entered.get(&(a, tok)) == Some(day) {
+                    return true;
+                }
+                self.tokens_entered.insert((a, tok), day);
+                false
+            }
         }
     }
 
@@ -166,14 +247,8 @@ impl Accounts {
                     s.qty.and_then(NonZeroU32::new)
                 };
                 let Some(symbol) = s.symbol else { return };
-                // An Enter of an id still remembered is a retransmission, which the exchange
-                // ignores (OUCH's inbound messages may be resent benignly; OUCH 5.0 §1.2 says so of a
-                // UserRefNum not above the last): no response answers it, so the order keeps its
-                // symbol, and a Rejected of the id is the order's. The duplicate's own rows carry the
-                // symbol it sent.
-                if s.msg_type == b'O' && self.symbols.get(a, id).is_some() {
-                    return;
-                }
+                // (A retransmitted Enter never comes here: `enter_resent` took it, so the order keeps
+                // its symbol, and a response of its id is the order's.)
                 self.symbols.insert(a, id, Kept { symbol, leaves });
             }
             // Accepted live: nothing changes (most responses are this one).
@@ -447,22 +522,29 @@ mod tests {
         assert_eq!((a.symbol_of(ME, urn(1)), a.numbers.len()), (Some(AAPL), 1), "ME's order 1 untouched");
     }
 
-    /// An Enter reusing the id of an order still remembered is a retransmission the exchange ignores,
-    /// which no response answers: of each kind of id (OUCH 4.2 token, OUCH 5.0 UserRefNum), order 1
-    /// (AAPL, accepted) keeps its symbol through the duplicate (MSFT); order 2 (AAPL), resent before
-    /// any answer and then Rejected, ends (the Rejected is the order's: it never lived). An Enter of
-    /// order 3 after order 3 ended is taken as a new order: its symbol is kept.
+    /// An Enter of an id its account entered that day is a retransmission the exchange ignores,
+    /// which no response answers, whatever became of the order: of each kind of id (OUCH 4.2 token,
+    /// OUCH 5.0 UserRefNum), order 1 (AAPL, accepted) keeps its symbol through its resend (MSFT);
+    /// order 2 (AAPL), resent before any answer and then Rejected, ends (the Rejected is the order's:
+    /// it never lived); order 3, rejected, is resent (MSFT): the id is spent (OUCH 5.0 §3.8: a
+    /// rejected UserRefNum cannot be reused), so the resend is no order and takes no symbol (it took
+    /// MSFT). Each resend is told as one (the order path counts it and goes no further).
     #[test]
-    fn a_duplicate_enter_leaves_the_live_order_its_symbol() {
+    fn a_resent_enter_leaves_the_order_its_symbol() {
         const MSFT: Symbol = Symbol(*b"MSFT    ");
+        // As the order path reads a message: an Enter resent goes no further (`None`), any other
+        // message gives the symbol it has.
         let send = |a: &mut Accounts, dir, ty, id, symbol| {
             let mut s = OrderSummary::new(dir, ty);
             (s.id, s.symbol, s.qty) = (Some(id), symbol, Some(100));
             if ty == b'A' {
                 s.order_state = Some(b'L');
             }
+            if (dir, ty) == (OrderDir::Inbound, b'O') && a.enter_resent(0, None, || ME, id, T) {
+                return None;
+            }
             a.order_symbol(ME, &mut s);
-            s.symbol
+            Some(s.symbol)
         };
         let token = |n: u8| {
             let mut t = *b"ORDER000000000";
@@ -475,27 +557,97 @@ mod tests {
             let (o1, o2, o3) = (id(1), id(2), id(3));
             send(&mut a, OrderDir::Inbound, b'O', o1, Some(AAPL));
             send(&mut a, OrderDir::Outbound, b'A', o1, Some(AAPL));
-            assert_eq!(send(&mut a, OrderDir::Inbound, b'O', o1, Some(MSFT)), Some(MSFT), "the duplicate's own");
+            assert_eq!(send(&mut a, OrderDir::Inbound, b'O', o1, Some(MSFT)), None, "{o1:?} resent");
             assert_eq!(a.symbol_of(ME, o1), Some(AAPL), "{o1:?}");
 
             send(&mut a, OrderDir::Inbound, b'O', o2, Some(AAPL));
-            send(&mut a, OrderDir::Inbound, b'O', o2, Some(AAPL));
+            assert_eq!(send(&mut a, OrderDir::Inbound, b'O', o2, Some(AAPL)), None, "{o2:?} resent");
             send(&mut a, OrderDir::Outbound, b'J', o2, None);
             assert_eq!(a.symbol_of(ME, o2), None, "{o2:?}");
 
             send(&mut a, OrderDir::Inbound, b'O', o3, Some(AAPL));
             send(&mut a, OrderDir::Outbound, b'J', o3, None);
-            send(&mut a, OrderDir::Inbound, b'O', o3, Some(MSFT));
-            assert_eq!(a.symbol_of(ME, o3), Some(MSFT), "{o3:?}");
+            assert_eq!(send(&mut a, OrderDir::Inbound, b'O', o3, Some(MSFT)), None, "{o3:?} resent");
+            assert_eq!(a.symbol_of(ME, o3), None, "{o3:?}");
         }
     }
 
+    /// 2026-11-30T14:30:00Z, 09:30 EST.
+    const T: i64 = 1_796_049_000_000_000_000;
+
+    /// OUCH 5.0 §1.2: the exchange ignores an Enter whose UserRefNum is not above the last one
+    /// processed that day. The capture begins mid-day: the first Enter seen (1,000) sets the start,
+    /// so 1,000 again and 999 (never seen: sent before the capture) are resent, 1,001 new, then
+    /// 1,000 and 1,001 resent. Each account has its own numbers (another connection without a login
+    /// enters 5, then 1,001), and a new trading day its own: 2026-12-01T05:00:00Z is midnight EST, so
+    /// 1,001 a nanosecond before is resent, at it new; each Enter of a new order keeps the last.
+    #[test]
+    fn a_user_ref_num_not_above_the_last_is_resent() {
+        let mut a = Accounts::new();
+        let other = Owner::Conn(1);
+        let resent = |a: &mut Accounts, owner, n: u32, t| {
+            let ci = if owner == ME { 0 } else { 1 };
+            a.enter_resent(ci, None, || owner, urn(n), t)
+        };
+        assert!(!resent(&mut a, ME, 1_000, T), "the first sets the start");
+        assert!(resent(&mut a, ME, 1_000, T + 1));
+        assert!(resent(&mut a, ME, 999, T + 2), "sent before the capture: not above the last");
+        assert!(!resent(&mut a, ME, 1_001, T + 3));
+        assert!(resent(&mut a, ME, 1_000, T + 4));
+        assert!(resent(&mut a, ME, 1_001, T + 5));
+        assert!(!resent(&mut a, other, 5, T + 6), "another account's numbers");
+        assert!(!resent(&mut a, other, 1_001, T + 7));
+        let midnight = 1_796_101_200_000_000_000;
+        assert!(resent(&mut a, ME, 1_001, midnight - 1), "still Nov 30, EST");
+        assert!(!resent(&mut a, ME, 1_001, midnight), "Dec 1: a new day's numbers");
+        assert!(resent(&mut a, ME, 2, midnight + 1));
+        assert_eq!(a.last_ref, [(midnight, 1_001), (T + 7, 1_001)]);
+    }
+
+    /// OUCH 4.x: an order token is day-unique; one entered again the same day is resent, whatever
+    /// became of its order (none here); another account's, or a new day's, is new. Tokens are kept
+    /// for the last Enters only: with room for two, the first is forgotten at the third, and taken as
+    /// new after.
+    #[test]
+    fn a_token_entered_again_is_resent_while_remembered() {
+        const DAY: i64 = 86_400_000_000_000;
+        let tok = |n: u8| OrderId::Token([b'A' + n; 14]);
+        let mut a = Accounts::with_bound(2);
+        assert!(!a.enter_resent(0, None, || ME, tok(1), T));
+        assert!(a.enter_resent(0, None, || ME, tok(1), T + 1));
+        assert!(!a.enter_resent(1, None, || Owner::Conn(1), tok(1), T + 2), "another account's");
+        assert!(!a.enter_resent(0, None, || ME, tok(2), T + 3));
+        assert!(!a.enter_resent(0, None, || ME, tok(1), T + 4), "forgotten for room");
+        assert!(a.enter_resent(0, None, || ME, tok(1), T + 5));
+        assert!(!a.enter_resent(0, None, || ME, tok(1), T + DAY), "the next day's");
+        assert!(a.enter_resent(0, None, || ME, tok(1), T + DAY + 1));
+    }
+
+    /// The tokens kept are the last Enters' of all accounts together, not each account's: with room
+    /// for two, ME enters token 1, another account tokens 2 and 3, and ME's resend of token 1 (its
+    /// own last Enter) is taken as new. (The README had each account keep its last 1,048,576.)
+    #[test]
+    fn tokens_are_kept_for_the_last_enters_of_all_accounts_together() {
+        let tok = |n: u8| OrderId::Token([b'A' + n; 14]);
+        let other = || Owner::Conn(1);
+        let mut a = Accounts::with_bound(2);
+        assert!(!a.enter_resent(0, None, || ME, tok(1), T));
+        assert!(!a.enter_resent(1, None, other, tok(2), T + 1));
+        assert!(a.enter_resent(0, None, || ME, tok(1), T + 2), "ME's token 1 still kept");
+        assert!(!a.enter_resent(1, None, other, tok(3), T + 3));
+        assert!(!a.enter_resent(0, None, || ME, tok(1), T + 4), "another account's Enters took its place");
+    }
+
     /// What an order never answered costs: a UserRefNum's entry is 24 bytes in its table and 12 in
-    /// the queue (80 and 72 with the owner and the id's enum in the key).
+    /// the queue (80 and 72 with the owner and the id's enum in the key); an OUCH 4.x Enter's token,
+    /// kept to tell retransmissions, 28 and 24.
     #[test]
     fn an_entry_is_small() {
         use std::mem::size_of;
         assert_eq!(size_of::<((Account, u32), (Kept, u32))>(), 24);
         assert_eq!(size_of::<((Account, u32), u32)>(), 12);
+        // A token entered, with its day: 28 and 24.
+        assert_eq!(size_of::<((Account, [u8; 14]), (i32, u32))>(), 28);
+        assert_eq!(size_of::<((Account, [u8; 14]), u32)>(), 24);
     }
 }

@@ -93,6 +93,26 @@ mod tests {
         assert_eq!((m.len(), m.order.len(), m.order.capacity()), (1 << 10, 1 << 10, 1 << 10));
     }
 
+    /// What a bound of 2^20 OUCH 4.x tokens entered costs once full (`Accounts::tokens_entered`: an
+    /// account's number and a token, to its day): the table holds 2^20 entries in 2^21 slots (a
+    /// hash table fills to 7/8 at most), each slot 28 bytes and a control byte, and the queue 2^20
+    /// places of 24: 86 MB, 82 bytes a token, not the 52 of an entry and its place.
+    #[test]
+    fn a_full_bound_of_tokens_takes_its_table_s_free_room_too() {
+        use std::mem::size_of;
+        let mut m = BoundedMap::<(u32, [u8; 14]), i32>::new(1 << 20);
+        for k in 0..(1u32 << 20) + 1 {
+            let mut token = [b'0'; 14];
+            token[..4].copy_from_slice(&k.to_be_bytes());
+            m.insert((0, token), 0);
+        }
+        let slots = (m.map.capacity() + 1).next_power_of_two();
+        assert_eq!((m.len(), slots, m.order.capacity()), (1 << 20, 1 << 21, 1 << 20));
+        let (entry, place) = (size_of::<((u32, [u8; 14]), (i32, u32))>(), size_of::<((u32, [u8; 14]), u32)>());
+        let bytes = slots * (entry + 1) + m.order.capacity() * place;
+        assert_eq!((entry, place, bytes, bytes >> 20), (28, 24, 85_983_232, 82));
+    }
+
     /// Insertion numbers wrap: an entry inserted at number u32::MAX and one at 0 (after the wrap) are
     /// told apart, and a key inserted again across the wrap is not removed by its older place.
     #[test]

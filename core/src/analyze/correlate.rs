@@ -27,6 +27,15 @@ pub(super) fn token_wire(s: &OrderSummary) -> Option<&[u8]> {
     }
 }
 
+/// Whose orders connection `ci`, `c`, acts on while its login is `login`.
+#[inline]
+fn owner_of(c: &super::Conn, ci: usize, login: Option<[u8; 6]>) -> Owner {
+    match login {
+        Some(user) => Owner::Login(c.session, c.key.0, c.key.2, user),
+        None => Owner::Conn(ci),
+    }
+}
+
 impl Analyzer {
     /// Order `m` waits [`REORDER_NS`] past its first byte in [`Analyzer::reorder`], with its match so far (`best` under
     /// the symbol rule, `found` under the token rule). At most
@@ -152,7 +161,12 @@ impl Analyzer {
             }
             match e.cancel {
                 true => self.counters.unsolicited_cancels += 1,
-                false => self.counters.unmatched_responses += 1,
+                false => {
+                    self.counters.unmatched_responses += 1;
+                    if self.resent.remove(&(e.conn, e.id)).is_some() {
+                        self.counters.resent_answered += 1;
+                    }
+                }
             }
         }
     }
@@ -242,6 +256,17 @@ impl Analyzer {
     }
 
     pub(super) fn order_msg(&mut self, ci: usize, mut m: OrderMsg) {
+        // A retransmitted Enter (its id entered before, `Accounts::enter_resent`) the exchange
+        // ignores: it answers the first, so order-to-ack runs from that one, and this is no order
+        // (no sample, pair or row) and awaits no response. Counted apart.
+        if m.summary.msg_type == b'O' && m.summary.dir == OrderDir::Inbound && self.enter_resent(ci, &m) {
+            self.counters.orders_resent += 1;
+            // (A response of its id here that finds no request may say the exchange acted on it.)
+            if let Some(id) = m.summary.id {
+                self.resent.insert((ci, id), ());
+            }
+            return;
+        }
         let owner = self.owner(ci);
         // (`--unmatched` names a Replace's symbol too.)
         if matches!(self.cfg.matching, MatchRule::Symbol { .. }) || self.cfg.by_symbol || self.cfg.keep_unmatched {
@@ -364,14 +389,21 @@ impl Analyzer {
         }
     }
 
+    /// Whether Enter `m` on connection `ci` retransmits one its account entered
+    /// ([`Accounts::enter_resent`](super::accounts::Accounts::enter_resent)).
+    #[inline]
+    fn enter_resent(&mut self, ci: usize, m: &OrderMsg) -> bool {
+        let Some(id) = m.summary.id else { return false };
+        let c = &self.conn_list[ci];
+        let login = c.to_exchange.login_user();
+        self.accounts.enter_resent(ci, login, || owner_of(c, ci, login), id, m.first.time_ns)
+    }
+
     /// Whose orders connection `ci` acts on ([`Owner`]).
     #[inline]
     pub(super) fn owner(&self, ci: usize) -> Owner {
         let c = &self.conn_list[ci];
-        match c.to_exchange.login_user() {
-            Some(user) => Owner::Login(c.session, c.key.0, c.key.2, user),
-            None => Owner::Conn(ci),
-        }
+        owner_of(c, ci, c.to_exchange.login_user())
     }
 
     /// More than [`MAX_PENDING_REQUESTS`](super::limits::MAX_PENDING_REQUESTS) await a response: the oldest by time of

@@ -180,6 +180,19 @@ pub struct Counters {
     /// `unmatched_responses` nor `unsolicited_cancels`; `order_to_ack` has no sample of them.
     #[serde(skip_serializing_if = "is_zero")]
     pub late_responses: u64,
+    /// Enter Orders that retransmit one of their account's that trading day (an OUCH 5.0 UserRefNum
+    /// not above the last entered, an OUCH 4.x token entered before): the exchange ignores them
+    /// and answers the first, so they are no orders (not in `orders`, no sample, pair or
+    /// `--unmatched` row) and await no response (order-to-ack runs from the first).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub orders_resent: u64,
+    /// Responses (among `unmatched_responses`) of an order id an Enter taken for a retransmission
+    /// (`orders_resent`) sent on their connection, that found no request: replayed after a reconnect,
+    /// or the exchange acted on that Enter as a new order (one that lets UserRefNums start again, as
+    /// a simulator may; a capture clock off US Eastern days), which then is in no count. Of the
+    /// last [`MAX_RESENT_REMEMBERED`](super::limits::MAX_RESENT_REMEMBERED) such Enters.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub resent_answered: u64,
 }
 
 /// For `skip_serializing_if`: a counter added to the JSON after its schema settled, present only when

@@ -30,6 +30,17 @@ impl EasternClock {
         t.wrapping_add(self.offset_ns).wrapping_sub(self.midnight_ns)
     }
 
+    /// The US Eastern day of capture time `t` (UTC ns), numbered from 1970-01-01: the trading day
+    /// whose order ids OUCH keeps unique.
+    #[inline]
+    pub(super) fn day(&mut self, t: i64) -> i32 {
+        if t < self.hour.0 || t >= self.hour.1 {
+            self.enter_hour(t);
+        }
+        // (Within ±106,751 days of 1970 for any i64 time: an i32.)
+        self.midnight_ns.div_euclid(Self::DAY) as i32
+    }
+
     #[inline(never)]
     fn enter_hour(&mut self, t: i64) {
         // In i128: near the ends of the range the hour and its local midnight lie beyond them.
@@ -60,5 +71,37 @@ impl EasternClock {
     #[inline]
     pub(super) fn delay(&mut self, t: i64, itch_ns: u64) -> i64 {
         Self::delay_from(self.local(t), itch_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EasternClock;
+    use crate::time::{NANOS_PER_SEC, days_from_civil};
+
+    /// [`EasternClock::day`] turns at US Eastern midnight, EST (05:00 UTC) or EDT (04:00 UTC), on the
+    /// days DST begins (2026-03-08) and ends (2026-11-01) and those after them, and in any order of
+    /// look-ups (its hour cached): each UTC time by hand, its Eastern date the day before or the day.
+    #[test]
+    fn a_day_turns_at_eastern_midnight_across_dst() {
+        let utc = |m, d, h: i64| (days_from_civil(2026, m, d) * 86_400 + h * 3_600) * NANOS_PER_SEC;
+        let day = |m, d| days_from_civil(2026, m, d) as i32;
+        let cases = [
+            // Mar 8, 00:00 EST is 05:00 UTC; Mar 9, 00:00 EDT is 04:00 UTC.
+            (utc(3, 8, 5) - 1, day(3, 7)),
+            (utc(3, 8, 5), day(3, 8)),
+            (utc(3, 8, 7), day(3, 8)), // 03:00 EDT, an hour after the change
+            (utc(3, 9, 4) - 1, day(3, 8)),
+            (utc(3, 9, 4), day(3, 9)),
+            // Nov 1, 00:00 EDT is 04:00 UTC; Nov 2, 00:00 EST is 05:00 UTC.
+            (utc(11, 1, 4) - 1, day(10, 31)),
+            (utc(11, 1, 4), day(11, 1)),
+            (utc(11, 2, 5) - 1, day(11, 1)),
+            (utc(11, 2, 5), day(11, 2)),
+        ];
+        let mut c = EasternClock::EMPTY;
+        for &(t, want) in cases.iter().chain(cases.iter().rev()) {
+            assert_eq!(c.day(t), want, "{t}");
+        }
     }
 }

@@ -113,6 +113,13 @@ pub const MAX_EARLY_RESPONSES: usize = 1 << 16;
 /// all); beyond, the oldest is forgotten, and a response to it counts as unmatched.
 pub const MAX_TIMED_OUT_REMEMBERED: usize = 1 << 16;
 
+/// Enters taken for retransmissions remembered at once, at most, by connection and order id, so that
+/// a response of that id on that connection which finds no request is said to have answered one
+/// ([`Counters::resent_answered`](super::Counters::resent_answered)): each costs 64 bytes, about 100
+/// with its table's free room (6.4 MB in all, taken only as resends come); beyond, the oldest is
+/// forgotten, and a response to it is only unmatched.
+pub const MAX_RESENT_REMEMBERED: usize = 1 << 16;
+
 /// Ticks one symbol's history keeps, at most (`SymHistory`): a busy symbol's ticks over the 1 s an
 /// order held by reassembly keeps them, well beyond its millisecond of the allowance; each costs 40
 /// bytes, and a tick recorded late moves up to half of them. Beyond, the oldest are forgotten

@@ -31,8 +31,8 @@ pub mod tx;
 pub use counters::Counters;
 pub use limits::{
     MAX_CONNECTIONS, MAX_DETECTED_FEEDS, MAX_DETECTED_SESSIONS, MAX_EARLY_RESPONSES, MAX_FEED_SESSIONS,
-    MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS, MAX_SYMBOLS,
-    MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
+    MAX_HELD_FRAMING, MAX_HELD_TCP, MAX_PENDING_REQUESTS, MAX_RESENT_REMEMBERED, MAX_SYMBOL_ROWS, MAX_SYMBOL_TICKS,
+    MAX_SYMBOLS, MAX_TICKS_KEPT, MAX_TIMED_OUT_REMEMBERED, MAX_WAITING_ORDERS, MAX_WAITING_PER_SYMBOL,
 };
 pub use unmatched::{Unmatched, UnmatchedReason};
 
@@ -419,7 +419,8 @@ pub struct Analyzer {
     /// symbol rule, `by_symbol`); and Replace requests by the order they replace, the new order's id
     /// (an invalid Replace is answered by a Canceled of the order it would replace, OUCH 5.0 §2.2,
     /// which pairs with the Replace through this). Beyond [`accounts::ORDERS_MAX`] the oldest
-    /// entries go (a Replace of one counts as unmatched).
+    /// entries go (a Replace of one counts as unmatched). And the ids each account entered, which
+    /// tell a retransmitted Enter ([`Counters::orders_resent`]).
     accounts: accounts::Accounts,
     /// When flows are given (no detection): frames in no feed or session that look like one, by kind
     /// (`true`: TCP), destination address and port, for the report's notes (a feed or session given
@@ -468,6 +469,10 @@ pub struct Analyzer {
     /// ([`MAX_TIMED_OUT_REMEMBERED`] at most, the latest): a response that comes after them is late,
     /// not unmatched ([`Counters::late_responses`]).
     timed_out: bounded::BoundedMap<(usize, OrderId), u32>,
+    /// Enters taken for retransmissions, by connection and order id ([`MAX_RESENT_REMEMBERED`] at
+    /// most, the latest): a response of that id on that connection finding no request answered one
+    /// ([`Counters::resent_answered`]).
+    resent: bounded::BoundedMap<(usize, OrderId), ()>,
     /// Each (connection, order id)'s responses in `early_responses`, by arrival: an order takes its
     /// id's first without a scan (a scan per order, or one for its position, was quadratic when many
     /// responses wait).
@@ -640,6 +645,7 @@ impl Analyzer {
             early_responses: BTreeMap::new(),
             early_n: 0,
             timed_out: bounded::BoundedMap::new(MAX_TIMED_OUT_REMEMBERED),
+            resent: bounded::BoundedMap::new(MAX_RESENT_REMEMBERED),
             early_ids: FxHashMap::default(),
             next_prune: i64::MIN,
             release_reorder: false,

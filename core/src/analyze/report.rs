@@ -1060,6 +1060,22 @@ fn bound_notes(a: &Analyzer) -> Vec<String> {
             flag_duration(raise),
         ));
     }
+    let k = c.resent_answered;
+    if k > 0 {
+        notes.push(format!(
+            "{} answered, on {} own connection, {} taken for {} (an id already entered that day: \
+             orders_resent) and paired with no request: replayed after a reconnect, or the exchange acted on {} \
+             as new {} (one that lets UserRefNums start again at a new login, as a simulator may; a capture \
+             clock off US Eastern days), which then {} in no count: no order, sample or pair",
+            n(k, "response", "responses"),
+            one(k, "its", "their"),
+            one(k, "an Enter", "Enters"),
+            one(k, "a retransmission", "retransmissions"),
+            one(k, "it", "them"),
+            one(k, "order", "orders"),
+            one(k, "is", "are"),
+        ));
+    }
     let k = c.late_responses;
     if k > 0 {
         notes.push(format!(
@@ -1384,7 +1400,7 @@ impl Report {
         }
         let _ = writeln!(
             o,
-            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated)",
+            "\nmatching ({}): {}, {} matched{}, {} unmatched{}, {} ambiguous, {} (not correlated){}",
             self.matching,
             n(c.orders, "order", "orders"),
             c.matched,
@@ -1404,7 +1420,15 @@ impl Report {
                 String::new()
             },
             c.ambiguous,
-            n(c.not_correlated, "cancel or modify", "cancels and modifies")
+            n(c.not_correlated, "cancel or modify", "cancels and modifies"),
+            // Not orders, so in none of the counts before: said, so that none is lost silently.
+            match c.orders_resent {
+                0 => String::new(),
+                k => format!(
+                    "; {} the exchange ignores (an order id already entered that day): not orders",
+                    n(k, "retransmitted Enter", "retransmitted Enters")
+                ),
+            }
         );
         // Every order without a readable token: the regex does not fit the firm's tokens. Say what
         // one looks like, so that the fix is one look away.

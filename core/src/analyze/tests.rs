@@ -484,6 +484,14 @@ impl Frames {
         self.soup(true, b'U', &m);
     }
 
+    /// An OUCH 5.0 Cancel Order Request (§2.3, 9 bytes) of UserRefNum `urn`, to 0 shares.
+    fn cancel(&mut self, urn: u32) {
+        let mut m = vec![b'X'];
+        m.extend(urn.to_be_bytes());
+        m.extend(0u32.to_be_bytes());
+        self.soup(true, b'U', &m);
+    }
+
     /// An OUCH 5.0 Order Accepted of UserRefNum `urn`.
     fn accepted(&mut self, urn: u32) {
         let mut m = vec![b'A'];
@@ -1002,14 +1010,16 @@ fn a_tick_after_a_retime_forgot_the_last_kept_is_kept() {
 
 /// Requests of one order id recorded in falling time order (each 1 ns before the one before it, no
 /// step back): the timeout queue holds each of them, not only the id's first, so the bound of 2 holds
-/// whatever the order: of 4 never answered, 2 are released (at the third's frame, 4: the SYN and
+/// whatever the order: of 4 never answered (an Enter and three Cancels of its order: an Enter again
+/// would be a retransmission, no request), 2 are released (at the third's frame, 4: the SYN and
 /// SYN-ACK come first) and 2 await a response at the end. (Only 1 was released, the queue having
 /// dropped the entries of requests behind their id's first.)
 #[test]
 fn requests_of_one_id_out_of_time_order_are_bounded_too() {
     let mut f = Frames::new();
-    for _ in 0..4 {
-        f.order(7, b"AAPL", b"X");
+    f.order(7, b"AAPL", b"X");
+    for _ in 0..3 {
+        f.cancel(7);
     }
     let c = timed(&f, |i| 10 - i as i64, "symbol", Limits { pending: 2, ..LIMITS });
     assert_eq!((c.orders, c.requests_released_for_room, c.first_released_for_room_frame), (4, 2, Some(4)));
