@@ -883,6 +883,14 @@ fn args(v: &[&str], out: &Path) -> Vec<String> {
     v.iter().map(|s| s.to_string()).chain(["-w".into(), out.display().to_string()]).collect()
 }
 
+/// `capture`'s arguments for the eBPF source on `va` with sockops TX events of the order session
+/// `tcp:ADDR_B:GW_PORT` from cgroup `cg` into `csv`, `extra` beside them, writing `out`.
+fn tx_args(cg: &str, csv: &str, extra: &[&str], out: &Path) -> Vec<String> {
+    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
+    let a = ["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", cg, "--tx-events", csv];
+    args(&[&a[..], extra].concat(), out)
+}
+
 #[test]
 fn ebpf_source_captures_exactly_the_configured_flows_once_with_hook_timestamps() {
     use std::io::{Read, Write};
@@ -1344,26 +1352,7 @@ fn ebpf_source_writes_sockops_tx_timestamps_of_an_unmodified_client() {
     let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
     let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
-    let cap = start(
-        &pair.a,
-        args(
-            &[
-                "--source",
-                "ebpf",
-                "-i",
-                "va",
-                "--orders",
-                &orders,
-                "--no-hwtstamp",
-                "--cgroup",
-                &cgs,
-                "--tx-events",
-                &csvs,
-            ],
-            &out,
-        ),
-        dir.join("t.pcapng.part"),
-    );
+    let cap = start(&pair.a, tx_args(&cgs, &csvs, &[], &out), dir.join("t.pcapng.part"));
     let port = run_tx_client(&pair, &cg, TX_WRITES);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signals our own child by pid.
@@ -1937,9 +1926,7 @@ fn a_killed_capture_keeps_its_tx_events() {
     let (out, csv) = (dir.join("t.pcapng"), dir.join("tx.csv"));
     let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
-    let a =
-        ["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs];
-    let mut cap = start(&pair.a, args(&a, &out), dir.join("t.pcapng.part"));
+    let mut cap = start(&pair.a, tx_args(&cgs, &csvs, &[], &out), dir.join("t.pcapng.part"));
     let port = run_tx_client(&pair, &cg, TX_WRITES);
     // Two flushes' worth of quiet, then SIGKILL: nothing runs at exit.
     std::thread::sleep(Duration::from_millis(2_500));
@@ -2096,26 +2083,10 @@ fn a_start_refused_on_a_name_taken_meanwhile_leaves_nothing_behind() {
     let dir = tmp("ebpf-claims");
     let cg = TestCgroup::new("claims-");
     let (out, part, csv) = (dir.join("x.pcapng"), dir.join("x.pcapng.part"), dir.join("tx.csv"));
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let cgs = cg.display().to_string();
     let ebpf = |csv: &Path, out: &Path| {
         let csv = csv.display().to_string();
-        args(
-            &[
-                "--source",
-                "ebpf",
-                "-i",
-                "va",
-                "--orders",
-                &orders,
-                "--no-hwtstamp",
-                "--cgroup",
-                &cgs,
-                "--tx-events",
-                &csv,
-            ],
-            out,
-        )
+        tx_args(&cgs, &csv, &[], out)
     };
     let spawn = |a: Vec<String>| {
         pair.a.run(move || {
@@ -2222,28 +2193,11 @@ fn a_tx_events_csv_that_cannot_be_made_is_refused_before_any_file_is_claimed() {
     let leftover = [&[0x0a, 0x0d, 0x0d, 0x0a][..], b"a killed capture's frames"].concat();
     std::fs::write(&part, &leftover).unwrap();
     std::fs::create_dir(dir.join("adir")).unwrap();
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     for (tx, why) in [
         (dir.join("nowhere/tx.csv"), format!("the directory {} does not exist", dir.join("nowhere").display())),
         (dir.join("adir"), "is a directory; give a file name".to_string()),
     ] {
-        let a = args(
-            &[
-                "--source",
-                "ebpf",
-                "-i",
-                "va",
-                "--orders",
-                &orders,
-                "--no-hwtstamp",
-                "--overwrite",
-                "--cgroup",
-                &cg.display().to_string(),
-                "--tx-events",
-                &tx.display().to_string(),
-            ],
-            &out,
-        );
+        let a = tx_args(&cg.display().to_string(), &tx.display().to_string(), &["--overwrite"], &out);
         let child = pair.a.run(move || {
             Command::new(BIN)
                 .arg("capture")
@@ -2293,25 +2247,8 @@ fn a_killed_captures_part_survives_a_start_refused_when_its_tx_events_csv_is_cla
     let fs = relay::SmallFs::new(&ro, "size=64k");
     fs.read_only(&ro);
     let tx = ro.join("tx.csv");
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, txs) = (cg.display().to_string(), tx.display().to_string());
-    let a = args(
-        &[
-            "--source",
-            "ebpf",
-            "-i",
-            "va",
-            "--orders",
-            &orders,
-            "--no-hwtstamp",
-            "--overwrite",
-            "--cgroup",
-            &cgs,
-            "--tx-events",
-            &txs,
-        ],
-        &out,
-    );
+    let a = tx_args(&cgs, &txs, &["--overwrite"], &out);
     let mut cmd = fs.command(BIN);
     cmd.arg("capture").arg("-q").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
     let child = pair.a.run(move || cmd.spawn().unwrap());
@@ -2345,12 +2282,8 @@ fn tx_events_that_could_not_be_written_are_not_said_to_be() {
     std::fs::create_dir(&at).unwrap();
     let fs = relay::SmallFs::new(&at, "size=64k");
     let (out, csv) = (dir.join("t.pcapng"), at.join("tx.csv"));
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
-    let a = args(
-        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
-        &out,
-    );
+    let a = tx_args(&cgs, &csvs, &[], &out);
     let mut cmd = fs.command(BIN);
     cmd.arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
     let cap = pair.a.run(move || cmd.spawn().unwrap());
@@ -2416,10 +2349,7 @@ fn tx_events_that_could_not_be_written_are_not_said_to_be() {
     // at exit none of the 91 events is said written.
     let (out, csv) = (dir.join("t2.pcapng"), at.join("tx2.csv"));
     let csvs = csv.display().to_string();
-    let a = args(
-        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
-        &out,
-    );
+    let a = tx_args(&cgs, &csvs, &[], &out);
     let mut cmd = fs.command(BIN);
     cmd.arg("capture").args(a).stdout(Stdio::null()).stderr(Stdio::piped());
     let cap = pair.a.run(move || cmd.spawn().unwrap());
@@ -2468,12 +2398,8 @@ fn a_killed_captures_tx_events_csv_holding_its_header_alone_is_taken_by_the_next
     let dir = tmp("ebpf-tx-header-only");
     let cg = TestCgroup::new("txhead-");
     let (out, part, csv) = (dir.join("t.pcapng"), dir.join("t.pcapng.part"), dir.join("tx.csv"));
-    let orders = format!("tcp:{ADDR_B}:{GW_PORT}");
     let (cgs, csvs) = (cg.display().to_string(), csv.display().to_string());
-    let a = args(
-        &["--source", "ebpf", "-i", "va", "--orders", &orders, "--no-hwtstamp", "--cgroup", &cgs, "--tx-events", &csvs],
-        &out,
-    );
+    let a = tx_args(&cgs, &csvs, &[], &out);
     let header = "time_ns,event,local,remote,seq_first,seq_last,stream_first,stream_last\n";
     let mut killed = start(&pair.a, a.clone(), part.clone());
     relay::grown_to(&csv, header.len() as u64);
