@@ -120,28 +120,12 @@ impl MergedReader {
     /// [`MergedReader::next_frame`], ordered by `keys` ([`MergeKey`]).
     #[inline(always)]
     pub fn next_frame_keyed(&mut self, keys: &mut impl MergeKey) -> Result<Option<(usize, Frame<'_>)>, ReadError> {
-        if self.top_taken {
-            // An input that has nothing yet stays where it was, its frame's turn taken: advanced again
-            // on the next call.
-            let r = self.advance_top(keys);
-            self.top_taken = matches!(&r, Err(e) if e.would_block());
-            r?;
-        }
-        if !self.to_refill.is_empty() {
-            self.fill(keys)?;
-        }
-        let Some((_, i)) = self.heap.peek() else { return Ok(None) };
-        let (Some(reader), Some(st)) = (self.inputs.get(i), self.state.get(i)) else { return Ok(None) };
-        // The head stays in place (not taken: a copy per frame) until the input is advanced.
-        let Some(raw) = &st.head else { return Ok(None) };
-        self.top_taken = true;
-        let mut f = reader.frame(raw);
-        f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
-        Ok(Some((i, f)))
+        self.ready(keys)?;
+        let top = top(&self.heap, &self.inputs, &self.state);
+        self.top_taken = top.is_some();
+        Ok(top)
     }
 
-    /// Advances the input whose frame went out last. It is still at the heap's top, under that
-    /// frame's key: its next frame replaces it there (one sift down, against a pop and a push).
     /// Offers the next frames in timestamp order to `take` (with `keys` and the frame's input), as long
     /// as it takes them and at most `max` of them: [`CaptureReader::next_run`] for the merge, one
     /// call for a run of frames whatever input each comes from. Returns how many `take` took and why
@@ -161,25 +145,10 @@ impl MergedReader {
             if taken == max {
                 return (taken, Ok(RunEnd::Max));
             }
-            if self.top_taken {
-                let r = self.advance_top(keys);
-                self.top_taken = matches!(&r, Err(e) if e.would_block());
-                if let Err(e) = r {
-                    return (taken, Err(e));
-                }
-            }
-            if !self.to_refill.is_empty()
-                && let Err(e) = self.fill(keys)
-            {
+            if let Err(e) = self.ready(keys) {
                 return (taken, Err(e));
             }
-            let Some((_, i)) = self.heap.peek() else { return (taken, Ok(RunEnd::End)) };
-            let (Some(reader), Some(st)) = (self.inputs.get(i), self.state.get(i)) else {
-                return (taken, Ok(RunEnd::End));
-            };
-            let Some(raw) = &st.head else { return (taken, Ok(RunEnd::End)) };
-            let mut f = reader.frame(raw);
-            f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
+            let Some((i, f)) = top(&self.heap, &self.inputs, &self.state) else { return (taken, Ok(RunEnd::End)) };
             if !take(keys, i, &f) {
                 return (taken, Ok(RunEnd::Declined));
             }
@@ -188,6 +157,24 @@ impl MergedReader {
         }
     }
 
+    /// Before a pick: the input whose frame went out last advanced (one that has nothing yet stays
+    /// where it was, its frame's turn taken: advanced again on the next call), and every input's first
+    /// frame read.
+    #[inline(always)]
+    fn ready(&mut self, keys: &mut impl MergeKey) -> Result<(), ReadError> {
+        if self.top_taken {
+            let r = self.advance_top(keys);
+            self.top_taken = matches!(&r, Err(e) if e.would_block());
+            r?;
+        }
+        if !self.to_refill.is_empty() {
+            self.fill(keys)?;
+        }
+        Ok(())
+    }
+
+    /// Advances the input whose frame went out last. It is still at the heap's top, under that
+    /// frame's key: its next frame replaces it there (one sift down, against a pop and a push).
     #[inline(always)]
     fn advance_top(&mut self, keys: &mut impl MergeKey) -> Result<(), ReadError> {
         let Some((_, i)) = self.heap.peek() else { return Ok(()) };
@@ -292,6 +279,19 @@ impl InputState {
         }
         self.last_key
     }
+}
+
+/// The frame at the merge's top, with its input; its `interface` the global id. Its head stays in place
+/// (not taken: a copy per frame) until the input is advanced. (Over the fields it reads, so that the
+/// caller may mark the top taken while the frame borrows the buffer.)
+#[inline(always)]
+fn top<'a>(heap: &Heads, inputs: &'a [CaptureReader], state: &[InputState]) -> Option<(usize, Frame<'a>)> {
+    let (_, i) = heap.peek()?;
+    let (reader, st) = (inputs.get(i)?, state.get(i)?);
+    let raw = st.head.as_ref()?;
+    let mut f = reader.frame(raw);
+    f.interface = st.iface_map.get(raw.interface as usize).copied().unwrap_or(u32::MAX);
+    Some((i, f))
 }
 
 /// A min-heap of `(key, input)`, the merge's order: the least key first, equal keys by input. Its
